@@ -1,0 +1,110 @@
+/**
+ * One flat module of error conditions. Every user-facing failure carries a stable kebab-case
+ * `code`, a message that says what to fix, and JSON-safe `details` (SPEC §2.1).
+ */
+
+/** Which CLI exit code a failure maps to: 1 sandbox work failed, 2 invalid input, 3 environment. */
+export type ErrorCategory = "sandbox" | "input" | "environment" | "internal";
+
+/** Every stable error code, with the category that decides the CLI exit code. */
+export const ERROR_CODES = {
+  "invalid-argument": "input",
+  "invalid-duration": "input",
+  "invalid-policy": "input",
+  "invalid-json-arg": "input",
+  "invalid-steps-json": "input",
+  "invalid-recipe": "input",
+  "unknown-command": "input",
+  "missing-argument": "input",
+  "artifacts-dir-not-empty": "input",
+  "mount-source-missing": "input",
+  "mount-escape": "input",
+  "mount-target-outside-sandbox": "input",
+  "mount-symlink-escape": "input",
+  "invalid-mount": "input",
+  "wordpress-version-unavailable": "environment",
+  "wordpress-build-missing": "environment",
+  "wordpress-source-invalid": "input",
+  "php-version-unavailable": "input",
+  "browser-unavailable": "environment",
+  "wp-cli-unavailable": "environment",
+  "policy-denied": "sandbox",
+  "runtime-disposed": "sandbox",
+  "boot-failed": "sandbox",
+  "php-fatal": "sandbox",
+  "php-error": "sandbox",
+  "timeout": "sandbox",
+  "http-error": "sandbox",
+  "bundle-invalid": "sandbox",
+  "internal-error": "internal",
+} as const satisfies Record<string, ErrorCategory>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** JSON form written into bundles and printed with `--json`. */
+export interface SerializedError {
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+/**
+ * Base error: `code` is stable, `message` says what to try next, `details` is JSON-safe.
+ * @example throw new WpCodeboxError("mount-source-missing", "Mount source ./x does not exist: create it or fix the path.", { source: "./x" })
+ */
+export class WpCodeboxError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "WpCodeboxError";
+    this.code = code;
+    this.details = details;
+  }
+
+  /** Which exit-code family the error belongs to. */
+  get category(): ErrorCategory {
+    return ERROR_CODES[this.code] ?? "internal";
+  }
+
+  toJSON(): SerializedError {
+    return { code: this.code, message: this.message, details: this.details };
+  }
+}
+
+/** A command or capability the policy does not grant. `details.capability` names it. */
+export class PolicyDeniedError extends WpCodeboxError {
+  readonly capability: string;
+  constructor(capability: string, message?: string) {
+    super(
+      "policy-denied",
+      message ??
+        `The runtime policy does not grant the capability "${capability}". Add it to the policy's "commands" list (for example --policy '{"commands":["${capability}"]}').`,
+      { capability },
+    );
+    this.name = "PolicyDeniedError";
+    this.capability = capability;
+  }
+}
+
+/** Maps an error category to the CLI exit code (SPEC §5; STYLE §10). */
+export function exitCodeForCategory(category: ErrorCategory): number {
+  switch (category) {
+    case "sandbox":
+      return 1;
+    case "input":
+      return 2;
+    case "environment":
+      return 3;
+    default:
+      return 70;
+  }
+}
+
+/** Turns anything thrown into a `SerializedError` (unknown errors become `internal-error`). */
+export function serializeError(error: unknown): SerializedError {
+  if (error instanceof WpCodeboxError) return error.toJSON();
+  const message = error instanceof Error ? error.message : String(error);
+  return { code: "internal-error", message };
+}

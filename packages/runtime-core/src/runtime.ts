@@ -1,0 +1,189 @@
+/**
+ * The backend-agnostic runtime contract (SPEC §2.1): a backend creates runtimes, a runtime executes
+ * commands and hands back evidence. Nothing here knows about WordPress Playground or Playwright.
+ */
+
+/** How a mount may be used from inside the sandbox. */
+export type MountMode = "readonly" | "readwrite";
+
+/**
+ * A host folder or file made visible inside the sandbox.
+ * - `source`: host path (absolute, or relative to the caller's working directory).
+ * - `target`: sandbox path under `/wordpress/wp-content/…` or `/workspace/…`; no `..` segments.
+ * - `mode`: `readonly` mounts are copied into the sandbox, so writes never reach the host;
+ *   `readwrite` mounts are shared with the host.
+ */
+export interface MountSpec {
+  source: string;
+  target: string;
+  mode: MountMode;
+  metadata?: Record<string, unknown>;
+}
+
+/** Network rule: `"deny"` (default), `"allow"`, or an allow-list of host names. */
+export type NetworkPolicy = "deny" | "allow" | { allowHosts: string[] };
+
+/**
+ * What a run may do (SPEC §2.1). Enforced on every execute, not advisory.
+ * - `commands`: capability ids allowed (exact command ids, plus policy-only capabilities such as
+ *   `wordpress.browser-actions.evaluate`).
+ */
+export interface RuntimePolicy {
+  commands: string[];
+  network: NetworkPolicy;
+  filesystem: "readonly-mounts" | "readwrite-mounts";
+  secrets: "none" | "scoped";
+}
+
+/** Where the WordPress build comes from: a bundled version (`"6.5"`) or a zip/directory path. */
+export interface WordPressSource {
+  version?: string;
+  path?: string;
+}
+
+/**
+ * Everything needed to create a sandbox.
+ * - `wordpress`: bundled version or own build; default newest bundled.
+ * - `php`: PHP version `"7.4"`…`"8.4"`; default `"8.3"`.
+ * - `plugins` / `themes`: host folders mounted under `wp-content/plugins|themes/<basename>` and
+ *   activated after boot.
+ * - `env`: runtime environment variables visible to PHP through `getenv()`.
+ * - `secretEnv`: names → values; visible to PHP like `env`, redacted from every artifact.
+ * - `siteOptions`: WordPress options set after boot (`blogname` → `"Demo"`).
+ */
+export interface RuntimeCreateSpec {
+  backend?: string;
+  wordpress?: WordPressSource;
+  php?: string;
+  mounts?: MountSpec[];
+  plugins?: string[];
+  themes?: string[];
+  policy?: Partial<RuntimePolicy>;
+  env?: Record<string, string>;
+  secretEnv?: Record<string, string>;
+  siteOptions?: Record<string, string>;
+  /** Called with human-readable progress while the runtime boots (for stderr). */
+  onProgress?: (message: string) => void;
+}
+
+/** One command to run: flat `key=value` args; structured payloads use `*-json` args. */
+export interface ExecutionSpec {
+  command: string;
+  args: string[];
+  /** Wall-clock limit in ms, enforced from outside PHP. Default: 60000 ms. `0` means none. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** A failure recorded as data: stable kebab-case code, what to fix, JSON-safe details. */
+export interface ExecutionError {
+  code: string;
+  message: string;
+  data?: Record<string, unknown>;
+}
+
+/** The shape every command returns (SPEC §2.1). Failures are results, not exceptions. */
+export interface ExecutionResult {
+  id: string;
+  command: string;
+  args: string[];
+  status: "ok" | "error" | "timed-out";
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  /** Total bytes the command wrote per stream, before capping. */
+  stdoutBytes?: number;
+  stderrBytes?: number;
+  /** True when a stream was cut at the cap. */
+  truncated?: { stdout: boolean; stderr: boolean };
+  json?: unknown;
+  error?: ExecutionError;
+  /** ISO-8601 timestamps. */
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+  artifactRefs?: ArtifactRef[];
+}
+
+/** A bundle-relative file produced by a command, with its SHA-256 (hex) and size in bytes. */
+export interface ArtifactRef {
+  path: string;
+  kind: string;
+  sha256?: string;
+  bytes?: number;
+}
+
+/** A file a runtime contributes to the bundle (`path` is bundle-relative, under `files/`). */
+export interface ArtifactFile {
+  path: string;
+  kind: string;
+  contentType: string;
+  content: Uint8Array | string;
+}
+
+/** A lifecycle event for `files/events.jsonl`. `at` is ISO-8601. */
+export interface RuntimeEvent {
+  at: string;
+  type: string;
+  data?: Record<string, unknown>;
+}
+
+/** Facts about a booted runtime. */
+export interface RuntimeInfo {
+  id: string;
+  backend: string;
+  wordpressVersion: string;
+  phpVersion: string;
+  siteUrl: string;
+  /** How the site started: `installed` (ran the installer) or `cached` (installed copy). */
+  bootMode: "installed" | "cached";
+  bootDurationMs: number;
+  mounts: ResolvedMount[];
+  policy: RuntimePolicy;
+  plugins: string[];
+  themes: string[];
+}
+
+/** A validated mount with its absolute host path. */
+export interface ResolvedMount extends MountSpec {
+  source: string;
+  kind: "file" | "directory";
+}
+
+/** What the runtime gathered so far, for an artifact bundle. */
+export interface RuntimeArtifacts {
+  info: RuntimeInfo;
+  results: ExecutionResult[];
+  events: RuntimeEvent[];
+  files: ArtifactFile[];
+  /** Values to redact from every text artifact. */
+  secrets: string[];
+}
+
+/** Options for collecting artifacts. */
+export interface ArtifactSpec {
+  includeRuntimeSnapshotBundles?: boolean;
+}
+
+/** An observation request; `type` selects the observer (SPEC §4.2). */
+export interface ObservationSpec {
+  type: string;
+  [key: string]: unknown;
+}
+
+/** A live sandbox. `execute` throws only for contract misuse (unknown command, policy, disposed). */
+export interface Runtime {
+  info(): RuntimeInfo;
+  execute(spec: ExecutionSpec): Promise<ExecutionResult>;
+  observe?(spec: ObservationSpec): Promise<unknown>;
+  snapshot?(options?: Record<string, unknown>): Promise<unknown>;
+  collectArtifacts(spec?: ArtifactSpec): Promise<RuntimeArtifacts>;
+  dispose(): Promise<void>;
+}
+
+/** A factory of runtimes (e.g. the WordPress Playground backend). */
+export interface RuntimeBackend {
+  kind: string;
+  create(spec: RuntimeCreateSpec): Promise<Runtime>;
+  restore?(snapshot: unknown, spec?: RuntimeCreateSpec): Promise<Runtime>;
+}
