@@ -27,6 +27,8 @@ export const ERROR_CODES = {
   "wordpress-source-invalid": "input",
   "php-version-unavailable": "input",
   "browser-unavailable": "environment",
+  "browser-step-failed": "sandbox",
+  "assertion-failed": "sandbox",
   "wp-cli-unavailable": "environment",
   "policy-denied": "sandbox",
   "runtime-disposed": "sandbox",
@@ -36,7 +38,14 @@ export const ERROR_CODES = {
   "timeout": "sandbox",
   "http-error": "sandbox",
   "bundle-invalid": "sandbox",
+  "invalid-artifact-path": "internal",
   "internal-error": "internal",
+  "invalid-episode-action": "input",
+  "episode-not-started": "input",
+  "episode-closed": "input",
+  "observation-unsupported": "environment",
+  "snapshot-unsupported": "environment",
+  "snapshot-not-found": "input",
 } as const satisfies Record<string, ErrorCategory>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -179,6 +179,12 @@ export interface Runtime {
   snapshot?(options?: Record<string, unknown>): Promise<unknown>;
   collectArtifacts(spec?: ArtifactSpec): Promise<RuntimeArtifacts>;
   dispose(): Promise<void>;
+  /**
+   * Returns the sandbox to its initial state (fresh WordPress + mounts), fast: by restoring a cached
+   * clean state rather than a full boot (SPEC §4.1, §6). Optional; when absent, an episode's
+   * `reset()` disposes the runtime and creates a new one with `backend.create`.
+   */
+  reset?(): Promise<void>;
 }
 
 /** A factory of runtimes (e.g. the WordPress Playground backend). */

@@ -1,0 +1,448 @@
+/**
+ * The command catalog (SPEC §2.3) as data: which commands exist, their `key=value` args, the
+ * capability each needs, and whether recipes may use it. The policy decides which of them a run
+ * may execute; the backend decides how.
+ */
+import { readFileSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
+import { Type, type Static } from "@sinclair/typebox";
+import { WpCodeboxError } from "./errors.js";
+import { parseDuration } from "./durations.js";
+
+/** Schema id of `commandCatalog()` output (`wp-codebox commands --json`). */
+export const COMMAND_CATALOG_SCHEMA_ID = "wp-codebox/command-catalog/v1";
+
+/** Value formats of command args; `parseCommandArgs` checks the ones it can check offline. */
+export const ARG_FORMATS = [
+  "text", // any string
+  "path", // a host file path, relative to the caller's working directory (or the recipe's)
+  "json", // inline JSON or `@path` (see `readJsonArg`)
+  "duration", // "500ms" | "3s" | "2m" | "1500" (ms)
+  "enum", // one of `values`
+  "integer",
+  "boolean", // "true" | "false"
+  "list", // comma-separated values
+  "actor", // "admin" | "anonymous" | "user:<id-or-login>"
+  "viewport", // "<width>x<height>" in CSS pixels
+  "url", // absolute URL or sandbox-relative path starting with "/"
+] as const;
+
+/** TypeBox schema of one accepted argument. */
+export const COMMAND_ARGUMENT_SCHEMA = Type.Object(
+  {
+    name: Type.String({ pattern: "^[a-z][a-z0-9-]*$" }),
+    required: Type.Boolean(),
+    format: Type.Union(ARG_FORMATS.map((f) => Type.Literal(f))),
+    values: Type.Optional(Type.Array(Type.String())),
+    description: Type.String(),
+  },
+  { additionalProperties: false },
+);
+export type CommandArgument = Static<typeof COMMAND_ARGUMENT_SCHEMA>;
+
+/** TypeBox schema of one catalog entry. */
+export const COMMAND_DEFINITION_SCHEMA = Type.Object(
+  {
+    id: Type.String(),
+    summary: Type.String(),
+    capability: Type.String(),
+    args: Type.Array(COMMAND_ARGUMENT_SCHEMA),
+    /** Groups of args of which exactly one must be given (e.g. `code` | `code-file`). */
+    exactlyOneOf: Type.Optional(Type.Array(Type.Array(Type.String()))),
+    /** Groups of args of which at most one may be given. */
+    atMostOneOf: Type.Optional(Type.Array(Type.Array(Type.String()))),
+    output: Type.Object(
+      { description: Type.String(), jsonFields: Type.Array(Type.String()) },
+      { additionalProperties: false },
+    ),
+    recipe: Type.Boolean(),
+    runnable: Type.Boolean(),
+    examples: Type.Optional(Type.Array(Type.String())),
+  },
+  { additionalProperties: false },
+);
+export type CommandDefinition = Static<typeof COMMAND_DEFINITION_SCHEMA>;
+
+/** TypeBox schema of `commandCatalog()` (`wp-codebox/command-catalog/v1`). */
+export const COMMAND_CATALOG_SCHEMA = Type.Object(
+  {
+    schema: Type.Literal(COMMAND_CATALOG_SCHEMA_ID),
+    commands: Type.Array(COMMAND_DEFINITION_SCHEMA),
+  },
+  { additionalProperties: false, $id: COMMAND_CATALOG_SCHEMA_ID },
+);
+export type CommandCatalog = Static<typeof COMMAND_CATALOG_SCHEMA>;
+
+function arg(
+  name: string,
+  format: CommandArgument["format"],
+  description: string,
+  extra: { required?: boolean; values?: string[] } = {},
+): CommandArgument {
+  return {
+    name,
+    required: extra.required ?? false,
+    format,
+    ...(extra.values ? { values: extra.values } : {}),
+    description,
+  };
+}
+
+const AS_ARG = arg("as", "actor", 'Who acts: "admin" (default), "anonymous", or "user:<id-or-login>".');
+const VIEWPORT_ARG = arg("viewport", "viewport", 'Browser viewport "<width>x<height>" in CSS pixels (default 1280x720).');
+
+/** Every command and policy-only capability, in catalog order. */
+export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
+  {
+    id: "wordpress.run-php",
+    summary: "Run PHP code inside the sandbox, with WordPress loaded (default) or bare.",
+    capability: "wordpress.run-php",
+    args: [
+      arg("code", "text", "PHP source, starting with <?php."),
+      arg("code-file", "path", "Host path of a PHP file to run (relative to the working directory or recipe)."),
+      arg("bootstrap", "enum", 'Load WordPress first ("wordpress", default) or run bare PHP ("none").', {
+        values: ["wordpress", "none"],
+      }),
+      AS_ARG,
+    ],
+    exactlyOneOf: [["code", "code-file"]],
+    output: {
+      description: 'stdout, stderr, exit code; a fatal error gives status "error" with error.code "php-fatal" and file:line.',
+      jsonFields: [],
+    },
+    recipe: true,
+    runnable: true,
+    examples: ["code=<?php echo get_bloginfo('name');", "code-file=./probe.php bootstrap=none"],
+  },
+  {
+    id: "wordpress.wp-cli",
+    summary: "Run a WP-CLI command (needs a wp-cli.phar: --wp-cli-phar or WP_CODEBOX_WP_CLI_PHAR).",
+    capability: "wordpress.wp-cli",
+    args: [arg("command", "text", 'WP-CLI arguments without the leading "wp", e.g. "plugin list --format=json".', { required: true })],
+    output: { description: "WP-CLI stdout, stderr and exit code.", jsonFields: [] },
+    recipe: true,
+    runnable: true,
+    examples: ["command=plugin list --format=json"],
+  },
+  {
+    id: "wordpress.http-request",
+    summary: "Send an HTTP request to the sandboxed site (other origins only if the policy allows the host).",
+    capability: "wordpress.http-request",
+    args: [
+      arg("method", "enum", "HTTP method (default GET).", {
+        values: ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"],
+      }),
+      arg("path", "text", 'Sandbox-relative path, e.g. "/?p=1" or "/wp-admin/".'),
+      arg("url", "url", "Absolute URL; the sandbox origin unless the policy's network rule allows the host."),
+      arg("headers-json", "json", "Request headers as a JSON object (inline or @file)."),
+      arg("body", "text", "Raw request body."),
+      arg("body-json", "json", "JSON request body (inline or @file); sets Content-Type: application/json."),
+      AS_ARG,
+      arg("expect-status", "integer", 'Expected HTTP status; a different status gives status "error" (http-error).'),
+    ],
+    exactlyOneOf: [["path", "url"]],
+    atMostOneOf: [["body", "body-json"]],
+    output: { description: "Response status, headers, body (capped) and timing.", jsonFields: ["status", "headers", "body", "durationMs"] },
+    recipe: true,
+    runnable: true,
+    examples: ["path=/wp-json/ expect-status=200", "method=POST path=/wp-admin/admin-ajax.php body=action=ping"],
+  },
+  {
+    id: "wordpress.rest-request",
+    summary: "Dispatch a REST API request in-process (rest_do_request), no HTTP involved.",
+    capability: "wordpress.rest-request",
+    args: [
+      arg("method", "enum", "HTTP method (default GET).", { values: ["GET", "POST", "PUT", "PATCH", "DELETE"] }),
+      arg("route", "text", 'REST route, e.g. "/wp/v2/posts".', { required: true }),
+      arg("params-json", "json", "Query parameters as a JSON object (inline or @file)."),
+      arg("body-json", "json", "Body parameters as a JSON object (inline or @file)."),
+      AS_ARG,
+    ],
+    output: { description: "REST response status, headers and data.", jsonFields: ["status", "headers", "data"] },
+    recipe: true,
+    runnable: true,
+    examples: ["route=/wp/v2/posts params-json={\"per_page\":1}"],
+  },
+  {
+    id: "wordpress.browser-actions",
+    summary: "Drive a headless browser through a step script (wp-codebox/browser-interaction-script/v1).",
+    capability: "wordpress.browser-actions",
+    args: [
+      arg("steps-json", "json", "Steps array or script object (inline or @file)."),
+      arg("actions-json", "json", "Legacy actions array; normalised to steps."),
+      arg("url", "url", "Start URL (sandbox-relative or absolute); default /wp-admin/."),
+      AS_ARG,
+      arg("step-timeout", "duration", "Default timeout of each step (default 15s)."),
+      arg("timeout", "duration", "Total budget of the command (default 120s)."),
+      VIEWPORT_ARG,
+      arg("capture", "list", 'Extra evidence to capture: comma-separated "html", "console", "network", "all".'),
+    ],
+    exactlyOneOf: [["steps-json", "actions-json"]],
+    output: {
+      description: "Per-step records, assertions block and screenshots under files/browser/ (SPEC §3).",
+      jsonFields: ["steps", "assertions", "finalUrl"],
+    },
+    recipe: true,
+    runnable: true,
+    examples: ['steps-json=[{"kind":"navigate","url":"/wp-admin/"}] step-timeout=10s'],
+  },
+  {
+    id: "wordpress.browser-probe",
+    summary: "Open one page in a headless browser and report status, title, console errors and a screenshot.",
+    capability: "wordpress.browser-probe",
+    args: [
+      arg("url", "url", "Page to open (sandbox-relative or absolute); default /."),
+      arg("wait-for", "text", "Selector to wait for after load."),
+      AS_ARG,
+      arg("capture", "list", 'Extra evidence to capture: comma-separated "html", "console", "network", "all".'),
+      VIEWPORT_ARG,
+    ],
+    output: {
+      description: "Status, title, final URL, console errors, screenshot.",
+      jsonFields: ["status", "title", "finalUrl", "consoleErrors", "screenshot"],
+    },
+    recipe: true,
+    runnable: true,
+    examples: ["url=/wp-admin/ wait-for=#wpadminbar"],
+  },
+  {
+    id: "wordpress.state-export",
+    summary: "Export WordPress state (wp-codebox/wordpress-state-export/v1, SPEC §4.3).",
+    capability: "wordpress.state-export",
+    args: [
+      arg(
+        "sections",
+        "list",
+        "Comma-separated sections: summary, posts, terms, menus, templates, media, options, users, rest-routes, abilities (default summary).",
+      ),
+      arg("redaction", "enum", 'Redaction level: "safe" (default) or "none".', { values: ["safe", "none"] }),
+      arg("include-content", "boolean", "Include post content (default false)."),
+      arg("option-names", "list", "Comma-separated option names to export (options are only exported when named)."),
+      arg("user-fields", "list", 'Comma-separated user identity fields (only with redaction=none).'),
+    ],
+    output: { description: "The state export summary; sections as bundle artifacts.", jsonFields: ["schema", "sections", "artifacts"] },
+    recipe: true,
+    runnable: true,
+    examples: ["sections=summary,posts,options option-names=blogname"],
+  },
+  {
+    id: "inspect-mounted-inputs",
+    summary: "List the resolved mounts (host source, sandbox target, mode, kind).",
+    capability: "inspect-mounted-inputs",
+    args: [],
+    output: { description: "The resolved mounts.", jsonFields: ["mounts"] },
+    recipe: true,
+    runnable: true,
+  },
+  {
+    id: "wordpress.browser-actions.evaluate",
+    summary: "Policy-only capability: run caller-supplied page JavaScript (evaluate steps). Not a runnable command.",
+    capability: "wordpress.browser-actions.evaluate",
+    args: [],
+    output: { description: "None: grants evaluate steps inside wordpress.browser-actions.", jsonFields: [] },
+    recipe: false,
+    runnable: false,
+  },
+] satisfies CommandDefinition[]);
+
+const BY_ID = new Map(COMMAND_DEFINITIONS.map((d) => [d.id, d]));
+
+/** Every command id in catalog order (runnable and policy-only). */
+export function commandIds(): string[] {
+  return COMMAND_DEFINITIONS.map((d) => d.id);
+}
+
+/**
+ * Looks up a command or policy-only capability.
+ * @throws WpCodeboxError `unknown-command` listing every known id.
+ */
+export function getCommandDefinition(id: string): CommandDefinition {
+  const def = BY_ID.get(id);
+  if (!def) {
+    const known = COMMAND_DEFINITIONS.filter((d) => d.runnable).map((d) => d.id);
+    throw new WpCodeboxError(
+      "unknown-command",
+      `Unknown command "${id}". Known commands: ${known.join(", ")}. Run "wp-codebox commands" for details.`,
+      { command: id, known },
+    );
+  }
+  return def;
+}
+
+/** Every capability id a policy may grant (the catalog's capabilities, de-duplicated, in order). */
+export function allCapabilities(): string[] {
+  return [...new Set(COMMAND_DEFINITIONS.map((d) => d.capability))];
+}
+
+/**
+ * The catalog printed by `wp-codebox commands --json`.
+ * @returns `{ schema: "wp-codebox/command-catalog/v1", commands }`, a deep copy (safe to mutate).
+ */
+export function commandCatalog(): CommandCatalog {
+  return { schema: COMMAND_CATALOG_SCHEMA_ID, commands: structuredClone([...COMMAND_DEFINITIONS]) as CommandDefinition[] };
+}
+
+/**
+ * Parses flat `key=value` args against a command's definition. Each arg is split at the first `=`
+ * (values may contain `=`). Formats are checked where possible offline (`enum`, `integer`,
+ * `boolean`, `duration`, `actor`, `viewport`); `json` args are read later with `readJsonArg`.
+ * @param id - command id, e.g. `wordpress.run-php`.
+ * @param args - `["code=<?php echo 1;", "bootstrap=none"]`.
+ * @returns key → raw string value.
+ * @throws WpCodeboxError `unknown-command` (unknown or policy-only id), `invalid-argument` (no `=`,
+ *   unknown key, duplicate key, bad format, conflicting args), `missing-argument` (a required arg or
+ *   one of an exactly-one-of group is absent). Messages name the arg and list the valid ones.
+ * @example parseCommandArgs("wordpress.run-php", ["code=<?php echo 1;"]) // { code: "<?php echo 1;" }
+ */
+export function parseCommandArgs(id: string, args: readonly string[]): Record<string, string> {
+  const def = getCommandDefinition(id);
+  if (!def.runnable) {
+    throw new WpCodeboxError(
+      "unknown-command",
+      `"${id}" is a policy-only capability, not a runnable command: grant it in the policy's "commands" list instead.`,
+      { command: id },
+    );
+  }
+  const valid = def.args.map((a) => a.name);
+  const validText = valid.length ? valid.join(", ") : "(none: this command takes no args)";
+  const out: Record<string, string> = {};
+  for (const raw of args) {
+    const eq = raw.indexOf("=");
+    if (eq <= 0) {
+      throw new WpCodeboxError(
+        "invalid-argument",
+        `${id}: argument "${raw}" must have the form key=value. Valid keys: ${validText}.`,
+        { command: id, argument: raw, valid },
+      );
+    }
+    const key = raw.slice(0, eq);
+    const value = raw.slice(eq + 1);
+    const spec = def.args.find((a) => a.name === key);
+    if (!spec) {
+      throw new WpCodeboxError("invalid-argument", `${id}: unknown argument "${key}". Valid keys: ${validText}.`, {
+        command: id,
+        argument: key,
+        valid,
+      });
+    }
+    if (Object.hasOwn(out, key)) {
+      throw new WpCodeboxError("invalid-argument", `${id}: argument "${key}" is given more than once; give it once.`, {
+        command: id,
+        argument: key,
+      });
+    }
+    checkFormat(id, spec, value);
+    out[key] = value;
+  }
+  for (const spec of def.args) {
+    if (spec.required && !Object.hasOwn(out, spec.name)) {
+      throw new WpCodeboxError(
+        "missing-argument",
+        `${id}: missing required argument "${spec.name}" (${spec.description}). Valid keys: ${validText}.`,
+        { command: id, argument: spec.name, valid },
+      );
+    }
+  }
+  for (const group of def.exactlyOneOf ?? []) {
+    const given = group.filter((k) => Object.hasOwn(out, k));
+    if (given.length === 0) {
+      throw new WpCodeboxError(
+        "missing-argument",
+        `${id}: give exactly one of ${group.map((k) => `"${k}"`).join(" or ")}. Valid keys: ${validText}.`,
+        { command: id, argument: group.join("|"), valid },
+      );
+    }
+    if (given.length > 1) {
+      throw new WpCodeboxError(
+        "invalid-argument",
+        `${id}: give only one of ${group.map((k) => `"${k}"`).join(" or ")}, not ${given.map((k) => `"${k}"`).join(" and ")}.`,
+        { command: id, argument: given.join("|") },
+      );
+    }
+  }
+  for (const group of def.atMostOneOf ?? []) {
+    const given = group.filter((k) => Object.hasOwn(out, k));
+    if (given.length > 1) {
+      throw new WpCodeboxError(
+        "invalid-argument",
+        `${id}: give at most one of ${group.map((k) => `"${k}"`).join(" or ")}, not ${given.map((k) => `"${k}"`).join(" and ")}.`,
+        { command: id, argument: given.join("|") },
+      );
+    }
+  }
+  return out;
+}
+
+function checkFormat(id: string, spec: CommandArgument, value: string): void {
+  const bad = (expected: string): never => {
+    throw new WpCodeboxError("invalid-argument", `${id}: argument "${spec.name}" has invalid value "${value}": expected ${expected}.`, {
+      command: id,
+      argument: spec.name,
+      value,
+    });
+  };
+  switch (spec.format) {
+    case "enum":
+      if (!spec.values?.includes(value)) bad(`one of ${spec.values?.join(", ")}`);
+      break;
+    case "integer":
+      if (!/^-?\d+$/.test(value)) bad("an integer");
+      break;
+    case "boolean":
+      if (value !== "true" && value !== "false") bad('"true" or "false"');
+      break;
+    case "duration":
+      try {
+        parseDuration(value);
+      } catch {
+        bad('a duration such as "500ms", "3s", "2m" or a number of milliseconds');
+      }
+      break;
+    case "actor":
+      if (!/^(admin|anonymous|user:\S+)$/.test(value)) bad('"admin", "anonymous" or "user:<id-or-login>"');
+      break;
+    case "viewport":
+      if (!/^[1-9]\d{0,4}x[1-9]\d{0,4}$/.test(value)) bad('"<width>x<height>", e.g. "1280x720"');
+      break;
+    default:
+      if (spec.required && value === "") bad("a non-empty value");
+  }
+}
+
+/**
+ * Reads a structured (`*-json`) argument value: inline JSON, or `@path` naming a JSON file.
+ * @param value - `'{"a":1}'` or `"@payload.json"`.
+ * @param cwd - directory `@path` is resolved against (the caller's working directory, or the
+ *   recipe's directory inside a recipe).
+ * @returns the parsed JSON value.
+ * @throws WpCodeboxError `invalid-json-arg` when the JSON does not parse or the file cannot be read.
+ */
+export function readJsonArg(value: string, cwd: string): unknown {
+  let text = value;
+  let source = "inline value";
+  if (value.startsWith("@")) {
+    const file = value.slice(1);
+    const full = isAbsolute(file) ? file : resolve(cwd, file);
+    source = `file ${full}`;
+    try {
+      text = readFileSync(full, "utf8");
+    } catch (error) {
+      throw new WpCodeboxError(
+        "invalid-json-arg",
+        `Cannot read JSON ${source}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}. Check the path (relative to ${cwd}).`,
+        { path: full },
+        { cause: error },
+      );
+    }
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new WpCodeboxError(
+      "invalid-json-arg",
+      `Invalid JSON in ${source}: ${(error as Error).message}. Pass inline JSON or @path to a JSON file.`,
+      { source },
+      { cause: error },
+    );
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * Plain data returned by {@link runBrowserInteractionScript}: JSON-safe except screenshot bytes.
+ * The caller turns it into bundle artifacts (SPEC §3: steps.jsonl, action-summary.json,
+ * screenshot-<name>.png, console.jsonl, network.jsonl, html).
+ */
+import type { BrowserStepKind } from "@wp-codebox/runtime-core";
+
+/** Codes a failed step can carry. */
+export type BrowserStepErrorCode = "browser-step-failed" | "timeout" | "assertion-failed" | "policy-denied";
+
+/** Why a step failed: stable code and a message that says what to try next. */
+export interface BrowserStepError {
+  code: BrowserStepErrorCode;
+  message: string;
+}
+
+/** The run-level error record: the first failing step (the run stops there). */
+export interface BrowserScriptError extends BrowserStepError {
+  index: number;
+  kind: BrowserStepKind;
+  selector?: string;
+}
+
+/**
+ * One record per step, in order (a line of `files/browser/steps.jsonl`).
+ * - `execution`: the caller's execution id; `index`: 0-based step index.
+ * - `selector`: the step's selector (`from` for drag), when it has one.
+ * - `status`: `ok`, `failed` (the first failure), or `skipped` (after a failure; never ran).
+ * - `durationMs`: wall time of the step in ms (0 when skipped).
+ * - `screenshot`: name of the screenshot this step took (a `screenshot` step, or the failure shot).
+ */
+export interface BrowserStepRecord {
+  execution: string;
+  index: number;
+  kind: BrowserStepKind;
+  selector?: string;
+  status: "ok" | "failed" | "skipped";
+  durationMs: number;
+  screenshot?: string;
+  error?: BrowserStepError;
+}
+
+/** One `expect`, or one `evaluate` with `assert`: what was expected, what was seen. */
+export interface BrowserAssertionResult {
+  index: number;
+  kind: "expect" | "evaluate";
+  selector?: string;
+  expected: unknown;
+  actual: unknown;
+  passed: boolean;
+}
+
+/** The assertions block of `action-summary.json` and the review summary. */
+export interface BrowserAssertions {
+  total: number;
+  passed: number;
+  failed: number;
+  results: BrowserAssertionResult[];
+}
+
+/** A PNG taken during the run. `name` matches `[a-z0-9._-]+` and is unique within the run. */
+export interface BrowserScreenshot {
+  name: string;
+  /** Index of the step that took it (the failing step for a failure screenshot). */
+  index: number;
+  reason: "step" | "failure";
+  bytes: Uint8Array;
+}
+
+/** A console message from any page of the run. `stepIndex` is the step running then (-1 before the first). */
+export interface BrowserConsoleEntry {
+  type: string;
+  text: string;
+  url?: string;
+  lineNumber?: number;
+  stepIndex: number;
+}
+
+/** An uncaught exception in a page. */
+export interface BrowserPageError {
+  message: string;
+  stack?: string;
+  stepIndex: number;
+}
+
+/**
+ * One request the pages made. `status` is the HTTP status, `"blocked"` (another host, not
+ * allowed; aborted before leaving the browser), or `"failed"` (with `failure`, e.g. net::ERR_ABORTED).
+ * `null` while still in flight when the run ended.
+ */
+export interface BrowserNetworkEntry {
+  url: string;
+  method: string;
+  resourceType: string;
+  status: number | "blocked" | "failed" | null;
+  failure?: string;
+  stepIndex: number;
+}
+
+/**
+ * Everything a run produced. `status` is `error` exactly when a step failed; the evidence
+ * gathered up to the failure is always present. `finalUrl` / `title` describe the page at the end.
+ */
+export interface BrowserScriptOutcome {
+  status: "ok" | "error";
+  steps: BrowserStepRecord[];
+  assertions: BrowserAssertions;
+  screenshots: BrowserScreenshot[];
+  console: BrowserConsoleEntry[];
+  pageErrors: BrowserPageError[];
+  network: BrowserNetworkEntry[];
+  /** `page.content()` from the last `capture` step taking html (or the end of the run with `captureFinalHtml`). */
+  html?: string;
+  error?: BrowserScriptError;
+  finalUrl: string;
+  title: string;
+  /** Wall time of the whole run in ms (context creation to close). */
+  durationMs: number;
+}

@@ -1,0 +1,239 @@
+/**
+ * Runs a browser interaction script (SPEC §3) in a fresh browser context and returns the evidence.
+ */
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import {
+  DEFAULT_BROWSER_STEP_TIMEOUT_MS,
+  DEFAULT_BROWSER_TOTAL_TIMEOUT_MS,
+  WpCodeboxError,
+  assertValidBrowserInteractionScript,
+  type BrowserInteractionStep,
+} from "@wp-codebox/runtime-core";
+import type {
+  BrowserAssertionResult,
+  BrowserConsoleEntry,
+  BrowserPageError,
+  BrowserScreenshot,
+  BrowserScriptError,
+  BrowserScriptOutcome,
+  BrowserStepErrorCode,
+  BrowserStepRecord,
+} from "./browser-script-outcome.js";
+import { startEgressProxy, type EgressProxy } from "./egress-proxy.js";
+import { installNetworkGuard, isRequestAllowed, type BrowserAllowedHosts } from "./network-guard.js";
+import { BROWSER_EVALUATE_CAPABILITY, runStep, stepSelector } from "./run-step.js";
+import { ScreenshotNamer } from "./screenshot-namer.js";
+import { isTimeoutError, raceDeadline } from "./step-deadline.js";
+
+/** A cookie for the run's context (Playwright's `addCookies` shape). */
+export type BrowserCookie = Parameters<BrowserContext["addCookies"]>[0][number];
+
+/** Options for {@link runBrowserInteractionScript}. */
+export interface RunBrowserScriptOptions {
+  /** Sandbox origin, e.g. `http://127.0.0.1:PORT`; always reachable; relative URLs resolve against it. */
+  baseUrl: string;
+  /** Steps, already validated by the caller (they are checked again here). */
+  steps: readonly BrowserInteractionStep[];
+  /** Cookies added to the fresh context before the first step (the caller logs in; none = anonymous). */
+  cookies?: readonly BrowserCookie[];
+  /** Whether `evaluate` steps may run (policy capability `wordpress.browser-actions.evaluate`). */
+  allowEvaluate: boolean;
+  /** Hosts besides the sandbox origin pages may reach. Default `[]` (none). */
+  allowedHosts?: BrowserAllowedHosts;
+  /** Per-step limit in ms when a step has no `timeout`. Default 15000; 0 = none. */
+  stepTimeoutMs?: number;
+  /** Budget in ms for all steps together. Default 120000; 0 = none. */
+  timeoutMs?: number;
+  /** Viewport in CSS pixels. Default 1280×720. */
+  viewport?: { width: number; height: number };
+  /** The caller's execution id, copied into every step record. */
+  executionId: string;
+  /** Screenshot names already used in the bundle, so new ones never overwrite them. */
+  reservedScreenshotNames?: Iterable<string>;
+  /** Also store `page.content()` at the end of the run (even after a failure). Default false. */
+  captureFinalHtml?: boolean;
+}
+
+/** Limits for the clean-up work after the steps (failure screenshot, title, close), in ms. */
+const FAILURE_SCREENSHOT_TIMEOUT_MS = 5_000;
+const CLEANUP_TIMEOUT_MS = 5_000;
+
+const firstLine = (error: unknown) =>
+  (error instanceof Error ? error.message : String(error))
+    // eslint-disable-next-line no-control-regex
+    .replace(/\u001b\[[0-9;]*m/g, "")
+    .split("\n")[0]!
+    .trim();
+
+function classify(error: unknown): BrowserStepErrorCode {
+  if (error instanceof WpCodeboxError && error.code === "policy-denied") return "policy-denied";
+  return isTimeoutError(error) ? "timeout" : "browser-step-failed";
+}
+
+/**
+ * Runs `steps` in a new browser context on `browser` (never shared: cookies and storage start
+ * empty apart from `options.cookies`) and closes the context afterwards.
+ *
+ * Each step runs with `step.timeout ?? stepTimeoutMs`, cut to what is left of `timeoutMs`, passed
+ * to Playwright and enforced by a timer too, so a hung step (e.g. an `evaluate` that never
+ * settles) still ends. The run stops at the first failing step: it gets `status: "failed"` and an
+ * error `{ code, message }` (`browser-step-failed`, `timeout`, `assertion-failed`, or
+ * `policy-denied`), a failure screenshot `failure-step-<index>` is taken, and later steps are
+ * `skipped`. An `evaluate` step with `allowEvaluate: false` fails before any step runs.
+ *
+ * Every request goes through the network guard: the sandbox origin and `allowedHosts` pass,
+ * anything else is aborted (redirect hops included, via a per-run proxy) and logged as `blocked`.
+ * Console messages and page errors of every page in the context are recorded.
+ *
+ * @returns a {@link BrowserScriptOutcome}: `status`, `steps` (one record each), `assertions`
+ * (`total`/`passed`/`failed`/`results` for each `expect` and asserted `evaluate`), `screenshots`
+ * (PNG bytes, sanitised unique names), `console`, `pageErrors`, `network`, `html?`, `error?`
+ * (`{ index, kind, selector?, code, message }`), `finalUrl`, `title`, `durationMs`.
+ * Step failures are data; nothing here writes files.
+ * @throws WpCodeboxError `invalid-steps-json` for steps that do not validate; Playwright errors
+ * from creating the context (e.g. the browser was closed) propagate.
+ * @example
+ * const browser = await launchBrowser();
+ * const outcome = await runBrowserInteractionScript(browser, {
+ *   baseUrl: "http://127.0.0.1:9400", executionId: "exec-1", allowEvaluate: false,
+ *   steps: [{ kind: "navigate", url: "/wp-admin/" }, { kind: "expect", selector: "#wpadminbar", state: "visible" }],
+ * });
+ */
+export async function runBrowserInteractionScript(browser: Browser, options: RunBrowserScriptOptions): Promise<BrowserScriptOutcome> {
+  const steps = assertValidBrowserInteractionScript([...options.steps]);
+  const started = Date.now();
+  const sandboxOrigin = new URL(options.baseUrl).origin;
+  const allowedHosts = options.allowedHosts ?? [];
+  const stepTimeoutMs = options.stepTimeoutMs ?? DEFAULT_BROWSER_STEP_TIMEOUT_MS;
+  const totalTimeoutMs = options.timeoutMs ?? DEFAULT_BROWSER_TOTAL_TIMEOUT_MS;
+  const runDeadline = totalTimeoutMs > 0 ? started + totalTimeoutMs : Infinity;
+  const namer = new ScreenshotNamer(options.reservedScreenshotNames);
+
+  const records: BrowserStepRecord[] = [];
+  const assertions: BrowserAssertionResult[] = [];
+  const screenshots: BrowserScreenshot[] = [];
+  const consoleEntries: BrowserConsoleEntry[] = [];
+  const pageErrors: BrowserPageError[] = [];
+  let html: string | undefined;
+  let failure: BrowserScriptError | undefined;
+  let stepIndex = -1;
+
+  const proxy: EgressProxy | undefined =
+    allowedHosts === "all" ? undefined : await startEgressProxy((url) => isRequestAllowed(url, sandboxOrigin, allowedHosts));
+  let context: BrowserContext | undefined;
+  try {
+    context = await browser.newContext({
+      baseURL: sandboxOrigin,
+      viewport: options.viewport ?? { width: 1280, height: 720 },
+      serviceWorkers: "block", // a service worker's fetches would bypass the routes
+      acceptDownloads: false,
+      // "<-loopback>" sends loopback traffic through the proxy too (Chromium bypasses it by default).
+      ...(proxy ? { proxy: { server: proxy.server, bypass: "<-loopback>" } } : {}),
+    });
+    const network = await installNetworkGuard(context, sandboxOrigin, allowedHosts, () => stepIndex);
+    context.on("console", (message) => {
+      const location = message.location();
+      consoleEntries.push({ type: message.type(), text: message.text(), url: location.url || undefined, lineNumber: location.url ? location.lineNumber : undefined, stepIndex });
+    });
+    context.on("weberror", (webError) => {
+      const error = webError.error();
+      pageErrors.push({ message: error.message, stack: error.stack, stepIndex });
+    });
+    if (options.cookies?.length) await context.addCookies([...options.cookies]);
+    const page = await context.newPage();
+
+    const denied = options.allowEvaluate ? -1 : steps.findIndex((s) => s.kind === "evaluate");
+    for (const [index, step] of steps.entries()) {
+      const selector = stepSelector(step);
+      const base = { execution: options.executionId, index, kind: step.kind, ...(selector !== undefined ? { selector } : {}) };
+      if (failure || (denied >= 0 && index !== denied)) {
+        records.push({ ...base, status: "skipped", durationMs: 0 });
+        continue;
+      }
+      stepIndex = index;
+      const stepStarted = Date.now();
+      const ownLimit = step.timeout ?? stepTimeoutMs;
+      const remaining = runDeadline - stepStarted;
+      const limitedByTotal = remaining <= (ownLimit > 0 ? ownLimit : Infinity);
+      const limitMs = Math.max(0, Math.min(ownLimit > 0 ? ownLimit : Infinity, remaining));
+      const timeoutMessage = limitedByTotal
+        ? `${step.kind} step ${index}: Timeout ${totalTimeoutMs}ms exceeded (total budget for the script). Raise the timeout arg or shorten the script.`
+        : `${step.kind} step ${index}: Timeout ${limitMs}ms exceeded. Check the selector or raise the step's timeout (or step-timeout).`;
+      let error: { code: BrowserStepErrorCode; message: string } | undefined;
+      let screenshot: string | undefined;
+      try {
+        if (limitMs <= 0) throw new WpCodeboxError("timeout", timeoutMessage);
+        const effect = await raceDeadline(
+          runStep(step, { page, baseUrl: sandboxOrigin, index, timeoutMs: Number.isFinite(limitMs) ? limitMs : 0, deadline: stepStarted + limitMs - Math.min(250, limitMs / 4), allowEvaluate: options.allowEvaluate, namer }),
+          limitMs,
+          () => new WpCodeboxError("timeout", timeoutMessage),
+        );
+        if (effect.assertion) assertions.push(effect.assertion);
+        if (effect.screenshot) {
+          screenshots.push(effect.screenshot);
+          screenshot = effect.screenshot.name;
+        }
+        if (effect.html !== undefined) html = effect.html;
+        if (effect.assertion && !effect.assertion.passed) error = { code: "assertion-failed", message: effect.assertionMessage ?? `${step.kind} step ${index}: assertion failed.` };
+      } catch (caught) {
+        const code = classify(caught);
+        const message =
+          code === "timeout" ? timeoutMessage
+          : code === "policy-denied" ? firstLine(caught)
+          : `${step.kind} step ${index}${selector !== undefined ? ` (${selector})` : ""}: ${firstLine(caught)}`;
+        if (step.kind === "expect" && code !== "timeout") {
+          assertions.push({ index, kind: "expect", selector, expected: { state: step.state }, actual: { error: firstLine(caught) }, passed: false });
+        }
+        error = { code, message };
+      }
+      const durationMs = Date.now() - stepStarted;
+      if (!error) {
+        records.push({ ...base, status: "ok", durationMs, ...(screenshot ? { screenshot } : {}) });
+        continue;
+      }
+      failure = { index, kind: step.kind, ...(selector !== undefined ? { selector } : {}), ...error };
+      const shot = await takeFailureScreenshot(page, index, namer);
+      if (shot) screenshots.push(shot);
+      records.push({ ...base, status: "failed", durationMs, ...(shot ? { screenshot: shot.name } : {}), error });
+    }
+
+    if (options.captureFinalHtml) html = (await settle(page.content(), CLEANUP_TIMEOUT_MS)) ?? html;
+    const title = (await settle(page.title(), CLEANUP_TIMEOUT_MS)) ?? "";
+    const finalUrl = page.url();
+    await network.uninstall();
+    const passed = assertions.filter((a) => a.passed).length;
+    return {
+      status: failure ? "error" : "ok",
+      steps: records,
+      assertions: { total: assertions.length, passed, failed: assertions.length - passed, results: assertions },
+      screenshots,
+      console: consoleEntries,
+      pageErrors,
+      network: network.entries.map((entry) => ({ ...entry })),
+      ...(html !== undefined ? { html } : {}),
+      ...(failure ? { error: failure } : {}),
+      finalUrl,
+      title,
+      durationMs: Date.now() - started,
+    };
+  } finally {
+    if (context) await settle(context.close(), CLEANUP_TIMEOUT_MS);
+    await proxy?.close();
+  }
+}
+
+/** Resolves with the value, or `undefined` on error or after `ms`. */
+async function settle<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  try {
+    return await raceDeadline(promise, ms, () => new Error("timed out"));
+  } catch {
+    return undefined;
+  }
+}
+
+async function takeFailureScreenshot(page: Page, index: number, namer: ScreenshotNamer): Promise<BrowserScreenshot | undefined> {
+  const bytes = await settle(page.screenshot({ timeout: FAILURE_SCREENSHOT_TIMEOUT_MS }), FAILURE_SCREENSHOT_TIMEOUT_MS + 500);
+  return bytes ? { name: namer.next(`failure-step-${index}`), index, reason: "failure", bytes: new Uint8Array(bytes) } : undefined;
+}
+
+export { BROWSER_EVALUATE_CAPABILITY };

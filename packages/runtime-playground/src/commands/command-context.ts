@@ -1,0 +1,60 @@
+import type { ArtifactFile, ExecutionError, ResolvedMount, RuntimeInfo, RuntimePolicy } from "@wp-codebox/runtime-core";
+import type { WorkerHttpResult, WorkerRunResult } from "../php-worker-protocol.js";
+
+/** Who a command acts as: a WordPress user id (0 = anonymous). */
+export type Actor = { userId: number; label: string };
+
+/** WordPress auth for an actor: cookies for the sandbox origin plus a `wp_rest` nonce. */
+export interface ActorAuth {
+  cookies: { name: string; value: string }[];
+  restNonce: string;
+}
+
+/** What a command handler may use; implemented by the Playground runtime. */
+export interface CommandContext {
+  info(): RuntimeInfo;
+  policy: RuntimePolicy;
+  mounts: ResolvedMount[];
+  cwd: string;
+  outputCapBytes: number;
+  runPhp(code: string, options?: { env?: Record<string, string> }): Promise<WorkerRunResult>;
+  http(request: { method: string; url: string; headers: Record<string, string>; body?: Uint8Array }): Promise<WorkerHttpResult>;
+  /** Resolves `admin` / `anonymous` / `user:<id|login>` to a user id. @throws invalid-argument */
+  resolveActor(as: string | undefined): Promise<Actor>;
+  authFor(actor: Actor): Promise<ActorAuth>;
+  writeSandboxFile(path: string, data: string | Uint8Array): Promise<void>;
+  siteUrl: string;
+}
+
+/** What a handler returns; the runtime adds ids, timing and the command echo. */
+export interface CommandOutcome {
+  status: "ok" | "error";
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  stdoutBytes?: number;
+  stderrBytes?: number;
+  truncated?: { stdout: boolean; stderr: boolean };
+  json?: unknown;
+  error?: ExecutionError;
+  files?: ArtifactFile[];
+}
+
+export type CommandHandler = (ctx: CommandContext, args: Record<string, string>) => Promise<CommandOutcome>;
+
+const decoder = new TextDecoder();
+/** Decodes capped bytes as UTF-8 (a cut multi-byte character becomes U+FFFD). */
+export function text(bytes: Uint8Array): string {
+  return decoder.decode(bytes);
+}
+
+/** Parses text as JSON when it is a JSON object or array; otherwise undefined. */
+export function parseJsonMaybe(value: string): unknown {
+  const t = value.trim();
+  if (!(t.startsWith("{") || t.startsWith("["))) return undefined;
+  try {
+    return JSON.parse(t);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * `wordpress.run-php`: runs caller PHP with WordPress loaded (`bootstrap=wordpress`, default) or
+ * bare (`bootstrap=none`), as admin (default), anonymous or a given user.
+ */
+import { readFileSync, existsSync } from "node:fs";
+import { basename, resolve } from "node:path";
+import { WpCodeboxError } from "@wp-codebox/runtime-core";
+import { parseJsonMaybe, text, type CommandHandler, type CommandOutcome } from "./command-context.js";
+import type { WorkerRunResult } from "../php-worker-protocol.js";
+
+const FATAL_MASK = 1 | 4 | 16 | 64 | 256 | 4096; // E_ERROR | E_PARSE | E_CORE_ERROR | E_COMPILE_ERROR | E_USER_ERROR | E_RECOVERABLE_ERROR
+
+/** PHP prelude that records a fatal error's message, file and line where the runtime can read it. */
+export const FATAL_RECORDER = `register_shutdown_function(static function () {
+  $e = error_get_last();
+  if ($e !== null && ($e['type'] & ${FATAL_MASK})) { @file_put_contents('/internal/wp-codebox/last-error.json', json_encode($e)); }
+});`;
+
+/** Builds the PHP wrapper that loads WordPress (optionally), picks the user and runs `file`. */
+export function phpWrapper(file: string, options: { bootstrap: "wordpress" | "none"; userId: number }): string {
+  const lines = ["<?php", FATAL_RECORDER];
+  if (options.bootstrap === "wordpress") {
+    // Like WP-CLI, make the plugin API (activate_plugin, get_plugins, …) available.
+    lines.push("require_once '/wordpress/wp-load.php';", "require_once ABSPATH . 'wp-admin/includes/plugin.php';", `wp_set_current_user(${options.userId});`);
+  }
+  lines.push(`require ${JSON.stringify(file)};`);
+  return lines.join("\n");
+}
+
+/** Converts a worker run into a command outcome: fatal → `php-fatal`, non-zero exit → `php-exit`. */
+export function outcomeFromRun(run: WorkerRunResult): CommandOutcome {
+  const stdout = text(run.stdout.data);
+  const stderr = text(run.stderr.data);
+  const base = {
+    stdout,
+    stderr,
+    stdoutBytes: run.stdout.bytes,
+    stderrBytes: run.stderr.bytes,
+    truncated: { stdout: run.stdout.truncated, stderr: run.stderr.truncated },
+  };
+  if (run.fatal) {
+    const firstLine = run.fatal.message.split("\n")[0] ?? run.fatal.message;
+    return {
+      ...base,
+      status: "error",
+      exitCode: run.exitCode || 255,
+      stderr: stderr || `PHP Fatal error: ${run.fatal.message} in ${run.fatal.file} on line ${run.fatal.line}\n`,
+      error: {
+        code: "php-fatal",
+        message: `PHP fatal error: ${firstLine} (${run.fatal.file}:${run.fatal.line})`,
+        data: { message: run.fatal.message, file: run.fatal.file, line: run.fatal.line, type: run.fatal.type },
+      },
+    };
+  }
+  if (run.exitCode !== 0) {
+    return {
+      ...base,
+      status: "error",
+      exitCode: run.exitCode,
+      error: {
+        code: "php-exit",
+        message: `PHP exited with code ${run.exitCode}.${stderr ? ` stderr: ${stderr.slice(0, 500)}` : ""}`,
+        data: { exitCode: run.exitCode },
+      },
+    };
+  }
+  const json = run.stdout.truncated ? undefined : parseJsonMaybe(stdout);
+  return { ...base, status: "ok", exitCode: 0, ...(json !== undefined ? { json } : {}) };
+}
+
+export const runPhp: CommandHandler = async (ctx, args) => {
+  let source: string;
+  let file: string;
+  if (args["code-file"] !== undefined) {
+    const path = resolve(ctx.cwd, args["code-file"]);
+    if (!existsSync(path)) {
+      throw new WpCodeboxError("invalid-argument", `code-file ${args["code-file"]} does not exist (resolved to ${path}).`, { path });
+    }
+    source = readFileSync(path, "utf8");
+    file = `/internal/wp-codebox/code/${basename(path)}`;
+  } else {
+    source = args.code ?? "";
+    file = "/internal/wp-codebox/code/code.php";
+  }
+  // Bare statements are accepted too: `echo 1;` runs as `<?php echo 1;`.
+  if (!/^\s*<\?(php|=)?/.test(source) && !source.startsWith("#!")) source = `<?php\n${source}`;
+  const bootstrap = args.bootstrap === "none" ? "none" : "wordpress";
+  const actor = bootstrap === "wordpress" ? await ctx.resolveActor(args.as) : { userId: 0, label: "anonymous" };
+  await ctx.writeSandboxFile(file, source);
+  const run = await ctx.runPhp(phpWrapper(file, { bootstrap, userId: actor.userId }));
+  return outcomeFromRun(run);
+};

@@ -1,0 +1,107 @@
+/**
+ * Installed-site cache: the first boot of a (WordPress, PHP) pair runs the installer once into
+ * `<cacheDir>/sites/<key>/`; later boots mount that tree (core shared, wp-content copied per
+ * sandbox) and skip the installer (SPEC §2.2, §6).
+ */
+import { cpSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync, readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import { PhpWorkerHost } from "./php-worker-host.js";
+import { sqliteIntegrationZipPath } from "./sqlite-integration.js";
+import { baseConstants } from "./wordpress-constants.js";
+import type { WorkerRunResult } from "./php-worker-protocol.js";
+
+/** A cached installed site: `dir` holds core, wp-config.php and wp-content with the database. */
+export interface InstalledSite {
+  dir: string;
+  release: string;
+  php: string;
+  /** True when this call ran the installer. */
+  installed: boolean;
+}
+
+const STAMP = ".wp-codebox-site.json";
+
+/** Stable cache key for a WordPress tree + PHP version. */
+export function siteKey(treeDir: string, release: string, php: string): string {
+  const h = createHash("sha256").update(treeDir).digest("hex").slice(0, 8);
+  return `wp-${release}-php-${php}-${h}`;
+}
+
+/**
+ * Returns the installed site for the tree and PHP version, installing it first when needed.
+ * @throws `boot-failed` when the installer fails.
+ */
+export async function ensureInstalledSite(
+  tree: { dir: string; release: string },
+  php: string,
+  cacheDir: string,
+  onProgress?: (message: string) => void,
+): Promise<InstalledSite> {
+  const dir = join(cacheDir, "sites", siteKey(tree.dir, tree.release, php));
+  if (existsSync(join(dir, STAMP))) return { dir, release: tree.release, php, installed: false };
+  onProgress?.(`Installing WordPress ${tree.release} for PHP ${php} (first run only; later boots reuse it)`);
+  const staging = `${dir}.staging-${process.pid}-${Date.now()}`;
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(join(cacheDir, "sites"), { recursive: true });
+  cpSync(tree.dir, staging, { recursive: true });
+  const host = new PhpWorkerHost({
+    phpVersion: php,
+    siteUrl: "http://127.0.0.1",
+    coreDir: staging,
+    mounts: [],
+    installMode: "install-from-existing-files-if-needed",
+    sqliteZipPath: sqliteIntegrationZipPath(),
+    constants: baseConstants(),
+    processId: 1,
+  });
+  try {
+    await host.ready;
+    const result = await host.call<WorkerRunResult>({
+      op: "run",
+      capBytes: 65536,
+      code: `<?php
+require '/wordpress/wp-load.php';
+update_option('permalink_structure', '/%postname%/');
+update_option('blogname', 'wp-codebox');
+global $wp_rewrite; $wp_rewrite->init(); $wp_rewrite->flush_rules(false);
+echo json_encode(['version' => get_bloginfo('version'), 'admin' => (bool) get_user_by('login', 'admin')]);`,
+    });
+    const text = new TextDecoder().decode(result.stdout.data);
+    if (result.exitCode !== 0 || !text.includes('"admin":true')) {
+      throw new Error(`post-install setup failed (exit ${result.exitCode}): ${text}${new TextDecoder().decode(result.stderr.data)}`);
+    }
+    // Warm OPcache with what most commands load, then save the compiled core for later boots.
+    await host.call({ op: "http", method: "GET", url: "http://127.0.0.1/wp-login.php", headers: {}, capBytes: 0 });
+    await host.call({ op: "http", method: "GET", url: "http://127.0.0.1/?rest_route=/", headers: {}, capBytes: 0 });
+    rmSync(opcacheDirFor(staging), { recursive: true, force: true });
+    await host.call({ op: "export-opcache", hostDir: opcacheDirFor(staging) });
+  } catch (error) {
+    await host.terminate();
+    rmSync(staging, { recursive: true, force: true });
+    throw error;
+  }
+  await host.terminate();
+  writeFileSync(join(staging, STAMP), JSON.stringify({ release: tree.release, php, createdAt: new Date().toISOString() }));
+  try {
+    rmSync(opcacheDirFor(dir), { recursive: true, force: true });
+    renameSync(opcacheDirFor(staging), opcacheDirFor(dir));
+    renameSync(staging, dir);
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
+    rmSync(opcacheDirFor(staging), { recursive: true, force: true });
+    if (!existsSync(join(dir, STAMP))) throw error;
+  }
+  return { dir, release: tree.release, php, installed: true };
+}
+
+/** Where the saved OPcache file cache of an installed site lives (beside it, not inside it). */
+export function opcacheDirFor(siteDir: string): string {
+  return `${siteDir}.opcache`;
+}
+
+/** Reads the stamp of an installed site, or undefined. */
+export function readSiteStamp(dir: string): { release: string; php: string } | undefined {
+  const p = join(dir, STAMP);
+  return existsSync(p) ? JSON.parse(readFileSync(p, "utf8")) : undefined;
+}

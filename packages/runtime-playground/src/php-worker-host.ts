@@ -1,0 +1,83 @@
+/**
+ * Main-thread handle on one PHP worker thread: boots it, sends it requests, and terminates it
+ * (the only reliable way to stop runaway PHP under php-wasm: SPEC §7).
+ */
+import { Worker } from "node:worker_threads";
+import { WpCodeboxError } from "@wp-codebox/runtime-core";
+import type { WorkerBootOptions, WorkerEvent, WorkerRequest, WorkerResponse } from "./php-worker-protocol.js";
+
+// Run from source (tsx) or from dist: the worker file sits beside this module.
+const fromSource = import.meta.url.endsWith(".ts");
+const workerUrl = new URL(fromSource ? "./php-worker.ts" : "./php-worker.js", import.meta.url);
+// Under tsx the worker needs the same TypeScript loader and export conditions.
+const workerExecArgv = fromSource ? ["--conditions=source"] : undefined;
+
+type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
+type DistributiveOmit<T, K extends keyof never> = T extends unknown ? Omit<T, K> : never;
+
+/** Thrown (internally) when a worker dies or is terminated while a request is pending. */
+export class WorkerGoneError extends Error {}
+
+export class PhpWorkerHost {
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private gone = false;
+  /** Resolves with the boot duration in ms once WordPress is booted in the worker. */
+  readonly ready: Promise<number>;
+
+  constructor(options: WorkerBootOptions, onProgress?: (message: string) => void) {
+    this.worker = fromSource
+      ? // A .ts entry cannot be a worker's main module on Node 20; import it once tsx is loaded.
+        new Worker(new URL("./php-worker-dev.mjs", import.meta.url), {
+          workerData: { ...options, __entry: workerUrl.href },
+          execArgv: workerExecArgv,
+        })
+      : new Worker(workerUrl, { workerData: options });
+    this.worker.unref();
+    this.ready = new Promise<number>((resolve, reject) => {
+      this.worker.on("message", (message: WorkerResponse | WorkerEvent) => {
+        if ("event" in message) {
+          if (message.event === "ready") resolve(message.bootMs);
+          else if (message.event === "boot-failed") {
+            reject(new WpCodeboxError("boot-failed", `WordPress failed to boot: ${message.error.message}`, { stack: message.error.stack }));
+          } else if (message.event === "progress") onProgress?.(message.message);
+          return;
+        }
+        const pending = this.pending.get(message.id);
+        if (!pending) return;
+        this.pending.delete(message.id);
+        if (message.ok) pending.resolve(message.value);
+        else pending.reject(new Error(message.error.message));
+      });
+      const fail = (error: Error) => {
+        this.gone = true;
+        reject(new WpCodeboxError("boot-failed", `The PHP worker stopped: ${error.message}`));
+        for (const p of this.pending.values()) p.reject(new WorkerGoneError(error.message));
+        this.pending.clear();
+      };
+      this.worker.on("error", fail);
+      this.worker.on("exit", (code) => fail(new Error(`worker exited with code ${code}`)));
+    });
+    // Avoid an unhandled rejection when nobody awaits `ready` before a failure.
+    this.ready.catch(() => undefined);
+  }
+
+  /** Sends one request; rejects with `WorkerGoneError` if the worker is terminated meanwhile. */
+  async call<T>(request: DistributiveOmit<WorkerRequest, "id">): Promise<T> {
+    await this.ready;
+    if (this.gone) throw new WorkerGoneError("worker is gone");
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.worker.postMessage({ ...request, id } as WorkerRequest);
+    });
+  }
+
+  /** Kills the thread at once (≈20 ms), whatever PHP is doing. */
+  async terminate(): Promise<void> {
+    if (this.gone) return;
+    this.gone = true;
+    await this.worker.terminate();
+  }
+}

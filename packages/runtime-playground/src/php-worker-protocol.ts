@@ -1,0 +1,80 @@
+/**
+ * Messages between a runtime (main thread) and its PHP worker thread. Plain data only, so values
+ * cross the thread boundary unchanged.
+ */
+
+/** A host path made visible at `vfsPath` inside PHP through Node's filesystem (NODEFS). */
+export interface WorkerMount {
+  hostPath: string;
+  vfsPath: string;
+}
+
+/** What a worker needs to boot WordPress. Paths are host paths unless named `vfs…`. */
+export interface WorkerBootOptions {
+  phpVersion: string;
+  siteUrl: string;
+  /** Host directory with the WordPress core tree, mounted at `/wordpress`. */
+  coreDir: string;
+  /** Host directory mounted at `/wordpress/wp-content` (per-sandbox copy). */
+  contentDir?: string;
+  /** Host directory mounted at `/workspace`. */
+  workspaceDir?: string;
+  /**
+   * Host directory with a saved OPcache file cache (compiled core scripts). It is copied into the
+   * in-memory filesystem at boot, so the first WordPress load skips compilation.
+   */
+  opcacheSeedDir?: string;
+  /** Extra NODEFS mounts applied after the core mounts, in order. */
+  mounts: WorkerMount[];
+  installMode: "install-from-existing-files-if-needed" | "do-not-attempt-installing";
+  sqliteZipPath: string;
+  constants: Record<string, string | number | boolean | null>;
+  /** PHP source of a must-use plugin written to `/internal/shared/mu-plugins/` after boot. */
+  muPlugin?: string;
+  processId: number;
+}
+
+export type WorkerRequest =
+  | { op: "run"; id: number; code: string; env?: Record<string, string>; capBytes: number }
+  | {
+      op: "http";
+      id: number;
+      method: string;
+      url: string;
+      headers: Record<string, string>;
+      body?: Uint8Array;
+      capBytes: number;
+    }
+  | { op: "read-file"; id: number; path: string }
+  | { op: "export-opcache"; id: number; hostDir: string }
+  | { op: "write-file"; id: number; path: string; data: Uint8Array | string };
+
+/** Captured output of a stream, capped at `capBytes`; `bytes` is the total written. */
+export interface CappedStream {
+  data: Uint8Array;
+  bytes: number;
+  truncated: boolean;
+}
+
+export interface WorkerRunResult {
+  exitCode: number;
+  stdout: CappedStream;
+  stderr: CappedStream;
+  /** `error_get_last()` of a fatal error, when the script died of one. */
+  fatal?: { type: number; message: string; file: string; line: number };
+}
+
+export interface WorkerHttpResult {
+  status: number;
+  headers: Record<string, string[]>;
+  body: CappedStream;
+}
+
+export type WorkerResponse =
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; error: { message: string; stack?: string } };
+
+export type WorkerEvent =
+  | { event: "ready"; bootMs: number }
+  | { event: "boot-failed"; error: { message: string; stack?: string } }
+  | { event: "progress"; message: string };

@@ -1,0 +1,185 @@
+/**
+ * Worker-thread entry: owns one PHP (WebAssembly) instance with WordPress booted.
+ * The runtime terminates this thread to enforce a timeout (PHP's own limits do not fire under
+ * php-wasm: SPEC §7), then starts a fresh one on the same host files.
+ */
+import { parentPort, workerData } from "node:worker_threads";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { loadNodeRuntime, createNodeFsMountHandler } from "@php-wasm/node";
+import type { PHP, PHPRequestHandler } from "@php-wasm/universal";
+import { bootWordPressAndRequestHandler } from "@wp-playground/wordpress";
+import type { CappedStream, WorkerBootOptions, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
+
+const options = workerData as WorkerBootOptions;
+const port = parentPort!;
+const LAST_ERROR_PATH = "/internal/wp-codebox/last-error.json";
+
+function post(message: WorkerResponse | WorkerEvent): void {
+  port.postMessage(message);
+}
+
+async function mountAll(php: PHP): Promise<void> {
+  php.mkdir("/wordpress");
+  await php.mount("/wordpress", createNodeFsMountHandler(options.coreDir));
+  if (options.contentDir) await php.mount("/wordpress/wp-content", createNodeFsMountHandler(options.contentDir));
+  if (options.workspaceDir) {
+    php.mkdir("/workspace");
+    await php.mount("/workspace", createNodeFsMountHandler(options.workspaceDir));
+  }
+  for (const m of options.mounts) await php.mount(m.vfsPath, createNodeFsMountHandler(m.hostPath));
+}
+
+async function readCapped(stream: ReadableStream<Uint8Array>, capBytes: number): Promise<CappedStream> {
+  const chunks: Uint8Array[] = [];
+  let kept = 0;
+  let bytes = 0;
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    bytes += value.byteLength;
+    if (kept < capBytes) {
+      const slice = value.subarray(0, Math.min(value.byteLength, capBytes - kept));
+      chunks.push(slice.slice());
+      kept += slice.byteLength;
+    }
+  }
+  const data = new Uint8Array(kept);
+  let offset = 0;
+  for (const c of chunks) {
+    data.set(c, offset);
+    offset += c.byteLength;
+  }
+  return { data, bytes, truncated: bytes > kept };
+}
+
+const OPCACHE_DIR = "/internal/shared/opcache";
+
+/** Copies a host directory tree into PHP's in-memory filesystem. */
+function seedFromHost(instance: PHP, hostDir: string, vfsDir: string): void {
+  instance.mkdir(vfsDir);
+  for (const entry of readdirSync(hostDir, { withFileTypes: true })) {
+    const from = join(hostDir, entry.name);
+    const to = `${vfsDir}/${entry.name}`;
+    if (entry.isDirectory()) seedFromHost(instance, from, to);
+    else if (entry.isFile()) instance.writeFile(to, readFileSync(from));
+  }
+}
+
+/** Copies a directory tree of PHP's filesystem to the host. */
+function exportToHost(instance: PHP, vfsDir: string, hostDir: string): number {
+  mkdirSync(hostDir, { recursive: true });
+  let n = 0;
+  for (const name of instance.listFiles(vfsDir)) {
+    const from = `${vfsDir}/${name}`;
+    const to = join(hostDir, name);
+    if (instance.isDir(from)) n += exportToHost(instance, from, to);
+    else {
+      writeFileSync(to, instance.readFileAsBuffer(from));
+      n++;
+    }
+  }
+  return n;
+}
+
+let handler: PHPRequestHandler;
+let php: PHP;
+// One operation at a time: PHP is single-threaded and the runtime relies on ordering.
+let queue: Promise<unknown> = Promise.resolve();
+
+async function handle(request: WorkerRequest): Promise<unknown> {
+  switch (request.op) {
+    case "run": {
+      if (php.fileExists(LAST_ERROR_PATH)) php.unlink(LAST_ERROR_PATH);
+      const response = await php.runStream({ code: request.code, env: request.env });
+      const [stdout, stderr] = await Promise.all([
+        readCapped(response.stdout, request.capBytes),
+        readCapped(response.stderr, request.capBytes),
+      ]);
+      const exitCode = await response.exitCode;
+      let fatal;
+      if (php.fileExists(LAST_ERROR_PATH)) {
+        try {
+          fatal = JSON.parse(php.readFileAsText(LAST_ERROR_PATH));
+        } catch {
+          fatal = undefined;
+        }
+      }
+      return { exitCode, stdout, stderr, fatal };
+    }
+    case "http": {
+      const response = await handler.requestStreamed({
+        method: request.method as "GET",
+        url: request.url,
+        headers: request.headers,
+        body: request.body,
+      });
+      const body = await readCapped(response.stdout, request.capBytes);
+      // Drain stderr so the request completes.
+      await readCapped(response.stderr, 0);
+      const status = await response.httpStatusCode;
+      const headers = await response.headers;
+      return { status, headers, body };
+    }
+    case "export-opcache":
+      return exportToHost(php, OPCACHE_DIR, request.hostDir);
+    case "read-file":
+      return php.fileExists(request.path) ? php.readFileAsBuffer(request.path) : null;
+    case "write-file":
+      php.mkdir(request.path.slice(0, request.path.lastIndexOf("/")) || "/");
+      php.writeFile(request.path, request.data);
+      return true;
+  }
+}
+
+async function boot(): Promise<void> {
+  const started = Date.now();
+  handler = await bootWordPressAndRequestHandler({
+    siteUrl: options.siteUrl,
+    phpVersion: options.phpVersion,
+    createPhpRuntime: async () =>
+      loadNodeRuntime(options.phpVersion as "8.3", { emscriptenOptions: { processId: options.processId } }),
+    maxPhpInstances: 1,
+    sapiName: "cli",
+    cookieStore: false,
+    onPHPInstanceCreated: async (instance) => {
+      await mountAll(instance);
+      if (options.opcacheSeedDir && existsSync(options.opcacheSeedDir)) seedFromHost(instance, options.opcacheSeedDir, OPCACHE_DIR);
+    },
+    sqliteIntegrationPluginZip: new File([readFileSync(options.sqliteZipPath)], "sqlite-database-integration.zip"),
+    wordpressInstallMode: options.installMode,
+    constants: options.constants,
+    phpIniEntries: {
+      display_errors: "stderr",
+      html_errors: "0",
+      log_errors: "0",
+      error_reporting: String(32767),
+      // Compiled scripts persist in a host cache; sandbox-specific code (wp-content, /workspace)
+      // is never cached there so one sandbox can't run another's stale bytecode.
+      "opcache.blacklist_filename": "/internal/shared/opcache-blacklist.txt",
+      "opcache.max_accelerated_files": "10000",
+    },
+    createFiles: { "/internal/shared/opcache-blacklist.txt": "/wordpress/wp-content/*\n/workspace/*\n/internal/eval.php\n" },
+  });
+  php = await handler.getPrimaryPhp();
+  php.mkdir("/internal/wp-codebox/code");
+  if (options.muPlugin) php.writeFile("/internal/shared/mu-plugins/0-wp-codebox.php", options.muPlugin);
+  post({ event: "ready", bootMs: Date.now() - started });
+}
+
+port.on("message", (request: WorkerRequest) => {
+  queue = queue.then(async () => {
+    try {
+      const value = await handle(request);
+      post({ id: request.id, ok: true, value });
+    } catch (error) {
+      const e = error as Error;
+      post({ id: request.id, ok: false, error: { message: e?.message ?? String(error), stack: e?.stack } });
+    }
+  });
+});
+
+boot().catch((error: Error) => {
+  post({ event: "boot-failed", error: { message: error?.message ?? String(error), stack: error?.stack } });
+});

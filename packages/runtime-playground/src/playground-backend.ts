@@ -1,0 +1,121 @@
+/**
+ * `createPlaygroundBackend()`: the WordPress Playground implementation of `RuntimeBackend`.
+ * Offline by construction: WordPress comes from `@wp-playground/wordpress-builds`, PHP from
+ * `@php-wasm/node`, SQLite integration from `@wp-playground/cli`.
+ */
+import {
+  WpCodeboxError,
+  commandIds,
+  getCommandDefinition,
+  normalizePolicy,
+  pluginMount,
+  resolveMounts,
+  themeMount,
+  type Runtime,
+  type RuntimeBackend,
+  type RuntimeCreateSpec,
+  type RuntimePolicy,
+} from "@wp-codebox/runtime-core";
+import { basename, resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { resolveCacheDir } from "./cache-dir.js";
+import { ensureCustomWordPressTree, ensureWordPressTree, findWordPressBuild } from "./wordpress-builds.js";
+import { ensureInstalledSite, opcacheDirFor } from "./installed-site.js";
+import { sqliteIntegrationZipPath } from "./sqlite-integration.js";
+import { baseConstants } from "./wordpress-constants.js";
+import { PlaygroundRuntime } from "./playground-runtime.js";
+
+/** PHP versions `@php-wasm/node` runs here. Source: @php-wasm/universal SupportedPHPVersions. */
+export const SUPPORTED_PHP_VERSIONS = ["8.4", "8.3", "8.2", "8.1", "8.0", "7.4"] as const;
+/** Default PHP version (SPEC §2.2). */
+export const DEFAULT_PHP_VERSION = "8.3";
+
+/** Options of the Playground backend. */
+export interface PlaygroundBackendOptions {
+  /** Cache for WordPress trees and installed sites; default `$WP_CODEBOX_CACHE_DIR` or `~/.cache/wp-codebox`. */
+  cacheDir?: string;
+  /** Base for relative mount sources and `code-file` paths; default `process.cwd()`. */
+  cwd?: string;
+  /** Per-stream output cap in bytes; default 10 MiB. */
+  outputCapBytes?: number;
+}
+
+/**
+ * The policy a runtime gets when the caller gives none: every runnable command, no page
+ * JavaScript (`wordpress.browser-actions.evaluate` must be granted explicitly), no network.
+ */
+export function defaultPolicy(): RuntimePolicy {
+  const runnable = commandIds().filter((id) => getCommandDefinition(id).runnable);
+  return normalizePolicy({ commands: runnable });
+}
+
+/**
+ * Creates the WordPress Playground backend.
+ * @example
+ * const backend = createPlaygroundBackend();
+ * const runtime = await backend.create({ plugins: ["./my-plugin"] });
+ * const result = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo get_bloginfo('version');"] });
+ * await runtime.dispose();
+ */
+export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}): RuntimeBackend & {
+  create(spec?: RuntimeCreateSpec): Promise<PlaygroundRuntime>;
+} {
+  return {
+    kind: "playground",
+    /**
+     * Boots a sandbox. Mounts are validated before anything boots.
+     * @throws `mount-*` codes, `invalid-policy`, `wordpress-version-unavailable`,
+     *   `wordpress-source-invalid`, `php-version-unavailable`, `boot-failed`.
+     */
+    async create(spec: RuntimeCreateSpec = {}): Promise<PlaygroundRuntime> {
+      const cwd = options.cwd ?? process.cwd();
+      const cacheDir = resolveCacheDir(options.cacheDir);
+      const policy = spec.policy === undefined ? defaultPolicy() : normalizePolicy(spec.policy);
+      const php = spec.php ?? DEFAULT_PHP_VERSION;
+      if (!(SUPPORTED_PHP_VERSIONS as readonly string[]).includes(php)) {
+        throw new WpCodeboxError("php-version-unavailable", `PHP ${php} is not available. Choose one of: ${SUPPORTED_PHP_VERSIONS.join(", ")}.`, { requested: php });
+      }
+      for (const p of [...(spec.plugins ?? []), ...(spec.themes ?? [])]) {
+        if (!existsSync(resolve(cwd, p))) {
+          throw new WpCodeboxError("mount-source-missing", `${p} does not exist (resolved to ${resolve(cwd, p)}). Pass the plugin or theme folder.`, { source: p });
+        }
+      }
+      const mountSpecs = [
+        ...(spec.mounts ?? []),
+        ...(spec.plugins ?? []).map((p) => pluginMount(p, cwd)),
+        ...(spec.themes ?? []).map((t) => themeMount(t, cwd)),
+      ];
+      const mounts = resolveMounts(mountSpecs, cwd);
+      spec.onProgress?.("Preparing WordPress");
+      const tree = spec.wordpress?.path
+        ? ensureCustomWordPressTree(resolve(cwd, spec.wordpress.path), cacheDir)
+        : (() => {
+            const build = findWordPressBuild(spec.wordpress?.version);
+            return { dir: ensureWordPressTree(build, cacheDir), release: build.release };
+          })();
+      const site = await ensureInstalledSite(tree, php, cacheDir, spec.onProgress);
+      const opcacheSeedDir = opcacheDirFor(site.dir);
+      return PlaygroundRuntime.boot({
+        siteDir: site.dir,
+        opcacheSeedDir: existsSync(opcacheSeedDir) ? opcacheSeedDir : undefined,
+        wordpressRelease: tree.release,
+        phpVersion: php,
+        bootMode: site.installed ? "installed" : "cached",
+        policy,
+        mounts,
+        plugins: (spec.plugins ?? []).map((p) => basename(resolve(cwd, p))),
+        themes: (spec.themes ?? []).map((t) => basename(resolve(cwd, t))),
+        env: spec.env ?? {},
+        secretEnv: spec.secretEnv ?? {},
+        siteOptions: spec.siteOptions ?? {},
+        sqliteZipPath: sqliteIntegrationZipPath(),
+        constants: baseConstants(policy),
+        cwd,
+        outputCapBytes: options.outputCapBytes,
+        onProgress: spec.onProgress,
+      });
+    },
+  };
+}
+
+export type { Runtime };

@@ -1,0 +1,445 @@
+/**
+ * A live WordPress Playground sandbox: a PHP worker thread with WordPress booted from the
+ * installed-site cache, a per-sandbox copy of wp-content, the caller's mounts, and a loopback HTTP
+ * server. Timeouts terminate the worker and boot a replacement on the same files.
+ */
+import { cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  DEFAULT_COMMAND_TIMEOUT_MS,
+  DEFAULT_OUTPUT_CAP_BYTES,
+  WpCodeboxError,
+  assertCapability,
+  getCommandDefinition,
+  parseCommandArgs,
+  serializeError,
+  type ArtifactFile,
+  type ArtifactSpec,
+  type ExecutionResult,
+  type ExecutionSpec,
+  type ResolvedMount,
+  type Runtime,
+  type RuntimeArtifacts,
+  type RuntimeEvent,
+  type RuntimeInfo,
+  type RuntimePolicy,
+} from "@wp-codebox/runtime-core";
+import { PhpWorkerHost, WorkerGoneError } from "./php-worker-host.js";
+import type { WorkerBootOptions, WorkerHttpResult, WorkerMount, WorkerRunResult } from "./php-worker-protocol.js";
+import { startSandboxHttpServer, type SandboxHttpServer } from "./sandbox-http-server.js";
+import type { Actor, ActorAuth, CommandContext, CommandHandler, CommandOutcome } from "./commands/command-context.js";
+import { runPhp, outcomeFromRun, FATAL_RECORDER } from "./commands/run-php.js";
+import { httpRequest } from "./commands/http-request.js";
+import { restRequest } from "./commands/rest-request.js";
+import { inspectMountedInputs } from "./commands/inspect-mounted-inputs.js";
+
+/** Handlers by command id; commands in the catalog without a handler here report so. */
+const HANDLERS: Record<string, CommandHandler> = {
+  "wordpress.run-php": runPhp,
+  "wordpress.http-request": httpRequest,
+  "wordpress.rest-request": restRequest,
+  "inspect-mounted-inputs": inspectMountedInputs,
+};
+
+/** Everything the backend resolved before boot. */
+export interface PlaygroundRuntimeSetup {
+  siteDir: string;
+  opcacheSeedDir?: string;
+  wordpressRelease: string;
+  phpVersion: string;
+  bootMode: "installed" | "cached";
+  policy: RuntimePolicy;
+  mounts: ResolvedMount[];
+  plugins: string[];
+  themes: string[];
+  env: Record<string, string>;
+  secretEnv: Record<string, string>;
+  siteOptions: Record<string, string>;
+  sqliteZipPath: string;
+  constants: Record<string, string | number | boolean | null>;
+  cwd: string;
+  outputCapBytes?: number;
+  onProgress?: (message: string) => void;
+}
+
+function nowIso(): string {
+  return new Date().toISOString();
+}
+
+/** PHP string literal for a JSON value (decoded with json_decode(…, true)). */
+function phpJson(value: unknown): string {
+  return `json_decode(${JSON.stringify(JSON.stringify(value))}, true)`;
+}
+
+export class PlaygroundRuntime implements Runtime {
+  readonly id = `runtime-${randomUUID()}`;
+  private host!: PhpWorkerHost;
+  private server!: SandboxHttpServer;
+  private sandboxDir!: string;
+  private workerMounts: WorkerMount[] = [];
+  private nextProcessId = 1;
+  private disposed = false;
+  private bootDurationMs = 0;
+  private readonly results: ExecutionResult[] = [];
+  private readonly events: RuntimeEvent[] = [];
+  private readonly files: ArtifactFile[] = [];
+  private readonly authCache = new Map<number, ActorAuth>();
+  private adminUserId: number | undefined;
+  private warmedHttp = false;
+
+  private constructor(private readonly setup: PlaygroundRuntimeSetup) {}
+
+  /**
+   * Boots a sandbox from a prepared setup.
+   * @throws `boot-failed` (WordPress did not boot, or a `--plugin`/`--theme` failed to activate).
+   */
+  static async boot(setup: PlaygroundRuntimeSetup): Promise<PlaygroundRuntime> {
+    const runtime = new PlaygroundRuntime(setup);
+    try {
+      await runtime.start();
+    } catch (error) {
+      await runtime.dispose();
+      throw error;
+    }
+    return runtime;
+  }
+
+  private event(type: string, data?: Record<string, unknown>): void {
+    this.events.push({ at: nowIso(), type, ...(data ? { data } : {}) });
+  }
+
+  private async start(): Promise<void> {
+    const started = Date.now();
+    this.sandboxDir = mkdtempSync(join(tmpdir(), "wp-codebox-"));
+    const contentDir = join(this.sandboxDir, "wp-content");
+    const workspaceDir = join(this.sandboxDir, "workspace");
+    cpSync(join(this.setup.siteDir, "wp-content"), contentDir, { recursive: true });
+    mkdirSync(workspaceDir, { recursive: true });
+    // Read-only mounts are private copies: the sandbox may change them, the host never sees it.
+    for (const mount of this.setup.mounts) {
+      const hostTarget = this.hostPathFor(mount.target, contentDir, workspaceDir);
+      if (mount.mode === "readonly") {
+        cpSync(mount.source, hostTarget, { recursive: true, dereference: false });
+      } else {
+        if (mount.kind === "directory") mkdirSync(hostTarget, { recursive: true });
+        this.workerMounts.push({ hostPath: mount.source, vfsPath: mount.target });
+      }
+    }
+    this.server = await startSandboxHttpServer();
+    this.setup.onProgress?.("Booting WordPress");
+    this.host = this.spawnWorker(contentDir, workspaceDir);
+    await this.host.ready;
+    this.server.setHandler((request) => this.forward(request));
+    await this.afterBoot();
+    this.bootDurationMs = Date.now() - started;
+    this.event("runtime-booted", { durationMs: this.bootDurationMs, bootMode: this.setup.bootMode, siteUrl: this.server.origin });
+  }
+
+  private hostPathFor(target: string, contentDir: string, workspaceDir: string): string {
+    if (target.startsWith("/wordpress/wp-content/")) return join(contentDir, target.slice("/wordpress/wp-content/".length));
+    return join(workspaceDir, target.slice("/workspace".length));
+  }
+
+  private workerOptions(contentDir: string, workspaceDir: string): WorkerBootOptions {
+    const env = { ...this.setup.env, ...this.setup.secretEnv };
+    const muPlugin = Object.keys(env).length
+      ? `<?php\nforeach (${phpJson(env)} as $k => $v) { putenv("$k=$v"); $_ENV[$k] = $v; }\n`
+      : undefined;
+    return {
+      phpVersion: this.setup.phpVersion,
+      siteUrl: this.server.origin,
+      coreDir: this.setup.siteDir,
+      contentDir,
+      workspaceDir,
+      opcacheSeedDir: this.setup.opcacheSeedDir,
+      mounts: this.workerMounts,
+      installMode: "do-not-attempt-installing",
+      sqliteZipPath: this.setup.sqliteZipPath,
+      constants: this.setup.constants,
+      muPlugin,
+      processId: this.nextProcessId++,
+    };
+  }
+
+  private spawnWorker(contentDir = join(this.sandboxDir, "wp-content"), workspaceDir = join(this.sandboxDir, "workspace")): PhpWorkerHost {
+    return new PhpWorkerHost(this.workerOptions(contentDir, workspaceDir), this.setup.onProgress);
+  }
+
+  /** Activates `--plugin`/`--theme` inputs and applies site options. */
+  private async afterBoot(): Promise<void> {
+    const { plugins, themes, siteOptions } = this.setup;
+    if (!plugins.length && !themes.length && !Object.keys(siteOptions).length) return;
+    this.setup.onProgress?.("Activating plugins and themes");
+    const code = `<?php
+require_once '/wordpress/wp-load.php';
+require_once ABSPATH . 'wp-admin/includes/plugin.php';
+$out = ['plugins' => [], 'themes' => []];
+foreach (${phpJson(plugins)} as $dir) {
+  $found = null;
+  foreach (get_plugins('/' . $dir) as $file => $data) { $found = $dir . '/' . $file; break; }
+  if ($found === null) { $out['plugins'][] = ['dir' => $dir, 'error' => 'no plugin header found in wp-content/plugins/' . $dir]; continue; }
+  $r = activate_plugin($found);
+  $out['plugins'][] = ['dir' => $dir, 'file' => $found, 'error' => is_wp_error($r) ? $r->get_error_message() : null];
+}
+foreach (${phpJson(themes)} as $dir) {
+  $theme = wp_get_theme($dir);
+  if (!$theme->exists() || $theme->errors()) { $out['themes'][] = ['dir' => $dir, 'error' => $theme->errors() ? $theme->errors()->get_error_message() : 'theme not found']; continue; }
+  switch_theme($dir);
+  $out['themes'][] = ['dir' => $dir, 'error' => null];
+}
+foreach (${phpJson(siteOptions)} as $k => $v) { update_option($k, $v); }
+echo json_encode($out);`;
+    const outcome = outcomeFromRun(await this.host.call<WorkerRunResult>({ op: "run", code: code.replace("<?php", `<?php\n${FATAL_RECORDER}`), capBytes: 1 << 20 }));
+    if (outcome.status !== "ok") {
+      throw new WpCodeboxError("boot-failed", `Activating plugins/themes failed: ${outcome.error?.message ?? outcome.stderr}`, { error: outcome.error });
+    }
+    const report = outcome.json as { plugins: { dir: string; error: string | null }[]; themes: { dir: string; error: string | null }[] };
+    const failed = [...report.plugins, ...report.themes].filter((r) => r.error);
+    if (failed.length) {
+      throw new WpCodeboxError(
+        "boot-failed",
+        `Could not activate: ${failed.map((f) => `${f.dir} (${f.error})`).join("; ")}. Check the plugin/theme header and that it loads without a fatal error.`,
+        { failed },
+      );
+    }
+    this.event("inputs-activated", { plugins, themes });
+  }
+
+  private async forward(request: { method: string; url: string; headers: Record<string, string>; body?: Uint8Array }): Promise<WorkerHttpResult> {
+    return this.host.call<WorkerHttpResult>({ op: "http", ...request, capBytes: 512 * 1024 * 1024 });
+  }
+
+  info(): RuntimeInfo {
+    return {
+      id: this.id,
+      backend: "playground",
+      wordpressVersion: this.setup.wordpressRelease,
+      phpVersion: this.setup.phpVersion,
+      siteUrl: this.server?.origin ?? "",
+      bootMode: this.setup.bootMode,
+      bootDurationMs: this.bootDurationMs,
+      mounts: this.setup.mounts,
+      policy: this.setup.policy,
+      plugins: this.setup.plugins,
+      themes: this.setup.themes,
+    };
+  }
+
+  /** The sandbox origin (`http://127.0.0.1:PORT`), reachable from this host only. */
+  get siteUrl(): string {
+    return this.server.origin;
+  }
+
+  /**
+   * Runs one command. Failures come back as results (`status: "error"` / `"timed-out"`).
+   * @throws `runtime-disposed`, `unknown-command`, `policy-denied`, `invalid-argument`,
+   *   `missing-argument` (contract misuse; nothing ran).
+   */
+  async execute(spec: ExecutionSpec): Promise<ExecutionResult> {
+    if (this.disposed) throw new WpCodeboxError("runtime-disposed", "This runtime was disposed; create a new one.");
+    const definition = getCommandDefinition(spec.command);
+    if (!definition.runnable) {
+      throw new WpCodeboxError("unknown-command", `${spec.command} is a policy capability, not a runnable command.`);
+    }
+    assertCapability(this.setup.policy, definition.capability);
+    const args = parseCommandArgs(spec.command, spec.args);
+    const handler = HANDLERS[spec.command];
+    const id = `exec-${randomUUID()}`;
+    const startedAt = nowIso();
+    const started = Date.now();
+    const timeoutMs = spec.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+    this.event("command-started", { id, command: spec.command });
+    let outcome: CommandOutcome | "timed-out";
+    if (!handler) {
+      outcome = {
+        status: "error",
+        exitCode: 1,
+        stdout: "",
+        stderr: "",
+        error: { code: "not-implemented", message: `${spec.command} is in the catalog but this backend does not run it yet.` },
+      };
+    } else {
+      outcome = await this.runWithDeadline(handler, args, timeoutMs, spec.signal);
+    }
+    const finished = Date.now();
+    const result: ExecutionResult =
+      outcome === "timed-out"
+        ? {
+            id,
+            command: spec.command,
+            args: spec.args,
+            status: "timed-out",
+            exitCode: 124,
+            stdout: "",
+            stderr: "",
+            error: {
+              code: "timeout",
+              message: `${spec.command}: Timeout ${timeoutMs}ms exceeded. The PHP worker was stopped and replaced; raise --timeout if the work needs longer.`,
+              data: { timeoutMs },
+            },
+            startedAt,
+            finishedAt: nowIso(),
+            durationMs: finished - started,
+          }
+        : {
+            id,
+            command: spec.command,
+            args: spec.args,
+            status: outcome.status,
+            exitCode: outcome.exitCode,
+            stdout: outcome.stdout,
+            stderr: outcome.stderr,
+            ...(outcome.stdoutBytes !== undefined ? { stdoutBytes: outcome.stdoutBytes, stderrBytes: outcome.stderrBytes ?? 0 } : {}),
+            ...(outcome.truncated ? { truncated: outcome.truncated } : {}),
+            ...(outcome.json !== undefined ? { json: outcome.json } : {}),
+            ...(outcome.error ? { error: outcome.error } : {}),
+            startedAt,
+            finishedAt: nowIso(),
+            durationMs: finished - started,
+            ...(outcome.files?.length ? { artifactRefs: outcome.files.map((f) => ({ path: f.path, kind: f.kind })) } : {}),
+          };
+    if (outcome !== "timed-out" && outcome.files) this.files.push(...outcome.files);
+    this.results.push(result);
+    this.event("command-finished", { id, command: spec.command, status: result.status, durationMs: result.durationMs });
+    return result;
+  }
+
+  private async runWithDeadline(handler: CommandHandler, args: Record<string, string>, timeoutMs: number, signal?: AbortSignal): Promise<CommandOutcome | "timed-out"> {
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const deadline = new Promise<"timed-out">((resolve) => {
+      if (timeoutMs > 0) timer = setTimeout(() => resolve("timed-out"), timeoutMs);
+      if (signal) {
+        onAbort = () => resolve("timed-out");
+        if (signal.aborted) onAbort();
+        else signal.addEventListener("abort", onAbort, { once: true });
+      }
+    });
+    const work = handler(this.context(), args).catch((error: unknown) => {
+      if (error instanceof WorkerGoneError) return "timed-out" as const;
+      if (error instanceof WpCodeboxError) throw error;
+      const serialized = serializeError(error);
+      return { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: serialized.code, message: serialized.message } } satisfies CommandOutcome;
+    });
+    try {
+      const winner = await Promise.race([work, deadline]);
+      if (winner === "timed-out") {
+        // PHP cannot be interrupted from inside: kill the thread, boot a replacement on the same files.
+        await this.replaceWorker("timeout");
+      }
+      return winner;
+    } finally {
+      if (timer) clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  private async replaceWorker(reason: string): Promise<void> {
+    const old = this.host;
+    await old.terminate();
+    this.authCache.clear();
+    this.host = this.spawnWorker();
+    this.event("php-worker-replaced", { reason });
+  }
+
+  private context(): CommandContext {
+    return {
+      info: () => this.info(),
+      policy: this.setup.policy,
+      mounts: this.setup.mounts,
+      cwd: this.setup.cwd,
+      outputCapBytes: this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES,
+      siteUrl: this.server.origin,
+      runPhp: (code, options) =>
+        this.host.call<WorkerRunResult>({
+          op: "run",
+          code,
+          env: { ...this.setup.env, ...this.setup.secretEnv, ...(options?.env ?? {}) },
+          capBytes: this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES,
+        }),
+      http: async (request) => {
+        if (!this.warmedHttp) {
+          // The first request after boot is answered with a redirect to itself (SPEC §7).
+          this.warmedHttp = true;
+          await this.host.call<WorkerHttpResult>({ op: "http", method: "GET", url: `${this.server.origin}/`, headers: {}, capBytes: 0 });
+        }
+        return this.host.call<WorkerHttpResult>({ op: "http", ...request, capBytes: this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES });
+      },
+      resolveActor: (as) => this.resolveActor(as),
+      authFor: (actor) => this.authFor(actor),
+      writeSandboxFile: async (path, data) => {
+        await this.host.call({ op: "write-file", path, data });
+      },
+    };
+  }
+
+  private async phpJsonCall(code: string): Promise<unknown> {
+    const run = await this.host.call<WorkerRunResult>({ op: "run", code: `<?php\n${FATAL_RECORDER}\n${code}`, capBytes: 1 << 20 });
+    const outcome = outcomeFromRun(run);
+    if (outcome.status !== "ok" || outcome.json === undefined) {
+      throw new WpCodeboxError("php-error", `Internal PHP helper failed: ${outcome.error?.message ?? outcome.stdout.slice(0, 300)}`);
+    }
+    return outcome.json;
+  }
+
+  private async resolveActor(as: string | undefined): Promise<Actor> {
+    const value = as ?? "admin";
+    if (value === "anonymous") return { userId: 0, label: "anonymous" };
+    if (value === "admin") {
+      if (this.adminUserId === undefined) {
+        const r = (await this.phpJsonCall(
+          "require_once '/wordpress/wp-load.php'; $u = get_user_by('login', 'admin'); if (!$u) { $ids = get_users(['role' => 'administrator', 'fields' => 'ID', 'number' => 1]); $u = $ids ? get_user_by('id', $ids[0]) : null; } echo json_encode(['id' => $u ? (int) $u->ID : 0]);",
+        )) as { id: number };
+        this.adminUserId = r.id;
+      }
+      return { userId: this.adminUserId, label: "admin" };
+    }
+    const m = /^user:(.+)$/.exec(value);
+    if (!m) throw new WpCodeboxError("invalid-argument", `as=${value} is not valid: use admin, anonymous, user:<id> or user:<login>.`);
+    const ref = m[1]!;
+    const r = (await this.phpJsonCall(
+      `require_once '/wordpress/wp-load.php'; $ref = ${JSON.stringify(ref)}; $u = ctype_digit($ref) ? get_user_by('id', (int) $ref) : get_user_by('login', $ref); echo json_encode(['id' => $u ? (int) $u->ID : 0]);`,
+    )) as { id: number };
+    if (!r.id) throw new WpCodeboxError("invalid-argument", `as=${value}: no such WordPress user. Create it first (wp_insert_user) or use as=admin.`);
+    return { userId: r.id, label: value };
+  }
+
+  private async authFor(actor: Actor): Promise<ActorAuth> {
+    const cached = this.authCache.get(actor.userId);
+    if (cached) return cached;
+    const auth = (await this.phpJsonCall(`require_once '/wordpress/wp-load.php';
+$uid = ${actor.userId};
+$expiration = time() + DAY_IN_SECONDS;
+$token = WP_Session_Tokens::get_instance($uid)->create($expiration);
+$auth = wp_generate_auth_cookie($uid, $expiration, 'auth', $token);
+$logged = wp_generate_auth_cookie($uid, $expiration, 'logged_in', $token);
+$_COOKIE[LOGGED_IN_COOKIE] = $logged;
+wp_set_current_user($uid);
+echo json_encode(['cookies' => [['name' => AUTH_COOKIE, 'value' => $auth], ['name' => SECURE_AUTH_COOKIE, 'value' => $auth], ['name' => LOGGED_IN_COOKIE, 'value' => $logged]], 'restNonce' => wp_create_nonce('wp_rest')]);`)) as ActorAuth;
+    this.authCache.set(actor.userId, auth);
+    return auth;
+  }
+
+  /** Everything gathered so far, for `writeArtifactBundle`. */
+  async collectArtifacts(_spec?: ArtifactSpec): Promise<RuntimeArtifacts> {
+    return {
+      info: this.info(),
+      results: [...this.results],
+      events: [...this.events],
+      files: [...this.files],
+      secrets: Object.values(this.setup.secretEnv).filter((v) => v.length > 0),
+    };
+  }
+
+  /** Stops the worker and the server and deletes the sandbox's temporary files. Idempotent. */
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.event("runtime-disposed");
+    await this.host?.terminate().catch(() => undefined);
+    await this.server?.close().catch(() => undefined);
+    if (this.sandboxDir) rmSync(this.sandboxDir, { recursive: true, force: true });
+  }
+}

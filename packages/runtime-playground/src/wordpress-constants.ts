@@ -1,0 +1,20 @@
+import type { RuntimePolicy } from "@wp-codebox/runtime-core";
+
+/**
+ * wp-config constants every sandbox gets. `WP_HTTP_BLOCK_EXTERNAL` keeps WordPress from waiting
+ * out 3–10 s timeouts on update checks with no network (SPEC §7) and is how `network: "deny"`
+ * reaches PHP; `WP_ACCESSIBLE_HOSTS` carries an allow-list.
+ */
+export function baseConstants(policy?: RuntimePolicy): Record<string, string | boolean> {
+  const constants: Record<string, string | boolean> = {
+    WP_DISABLE_FATAL_ERROR_HANDLER: true,
+    DISABLE_WP_CRON: true,
+    AUTOMATIC_UPDATER_DISABLED: true,
+    WP_AUTO_UPDATE_CORE: false,
+    WP_HTTP_BLOCK_EXTERNAL: true,
+  };
+  const network = policy?.network ?? "deny";
+  if (network === "allow") constants.WP_HTTP_BLOCK_EXTERNAL = false;
+  else if (typeof network === "object") constants.WP_ACCESSIBLE_HOSTS = network.allowHosts.join(",");
+  return constants;
+}
