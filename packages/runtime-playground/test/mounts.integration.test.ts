@@ -1,0 +1,43 @@
+/** Corpus 5: mount escapes are refused before boot, each with its own code; nothing boots. */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { WpCodeboxError } from "@wp-codebox/runtime-core";
+import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
+
+const dir = mkdtempSync(join(tmpdir(), "wp-codebox-mounts-"));
+const plugin = join(dir, "plugin");
+mkdirSync(plugin);
+writeFileSync(join(plugin, "plugin.php"), "<?php\n");
+const leaky = join(dir, "leaky");
+mkdirSync(leaky);
+symlinkSync("/etc", join(leaky, "outside"));
+
+const cases: [string, { source: string; target: string }, string][] = [
+  ["target with ..", { source: plugin, target: "/wordpress/wp-content/plugins/../../wp-config.php" }, "mount-escape"],
+  ["target outside the sandbox roots", { source: plugin, target: "/etc/plugin" }, "mount-target-outside-sandbox"],
+  ["missing source", { source: join(dir, "nope"), target: "/wordpress/wp-content/plugins/nope" }, "mount-source-missing"],
+  ["symlink leaving the mount", { source: leaky, target: "/workspace/leaky" }, "mount-symlink-escape"],
+];
+
+for (const [name, mount, code] of cases) {
+  test(`corpus 5: ${name} → ${code}, refused before boot`, async () => {
+    const started = Date.now();
+    await assert.rejects(
+      createPlaygroundBackend().create({ mounts: [{ ...mount, mode: "readonly" }] }),
+      (error: unknown) => error instanceof WpCodeboxError && error.code === code,
+    );
+    assert.ok(Date.now() - started < 1500, "no WordPress boot happened");
+  });
+}
+
+test("an unavailable WordPress version lists the available ones", async () => {
+  await assert.rejects(createPlaygroundBackend().create({ wordpress: { version: "4.0" } }), (error: unknown) => {
+    assert.ok(error instanceof WpCodeboxError);
+    assert.equal(error.code, "wordpress-version-unavailable");
+    assert.match(error.message, /6\.5/);
+    return true;
+  });
+});

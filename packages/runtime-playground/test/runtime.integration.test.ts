@@ -1,0 +1,149 @@
+/**
+ * Integration: a real WordPress booted once for this file (corpus cases 1, 2, 3, 6, 7, 10).
+ * Source of the cases: ../shared/corpus/README.md; fixtures copied into test/fixtures/plugins.
+ */
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, writeFileSync, rmSync, symlinkSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { verifyArtifactBundle, writeArtifactBundle } from "@wp-codebox/runtime-core";
+import { createPlaygroundBackend, type PlaygroundRuntime } from "@wp-codebox/runtime-playground";
+
+const fixtures = fileURLToPath(new URL("../../../test/fixtures/plugins/", import.meta.url));
+let runtime: PlaygroundRuntime;
+const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-test-"));
+
+before(async () => {
+  runtime = await createPlaygroundBackend().create({
+    plugins: [join(fixtures, "rest-echo")],
+    mounts: [{ source: join(fixtures, "fatal-on-activate"), target: "/wordpress/wp-content/plugins/fatal-on-activate", mode: "readonly" }],
+  });
+});
+
+after(async () => {
+  await runtime?.dispose();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+const runPhp = (code: string, extra: string[] = [], timeoutMs?: number) =>
+  runtime.execute({ command: "wordpress.run-php", args: [`code=${code}`, ...extra], timeoutMs });
+
+test("run-php loads WordPress and prints the bundled version", async () => {
+  const result = await runPhp("<?php echo get_bloginfo('version');");
+  assert.equal(result.status, "ok");
+  assert.equal(result.stdout, "6.5.5");
+  assert.equal(runtime.info().wordpressVersion, "6.5.5");
+});
+
+test("corpus 1: a fatal after WordPress loads is php-fatal with message, file and line", async () => {
+  const result = await runPhp("<?php\nundefined_function_xyz();");
+  assert.equal(result.status, "error");
+  assert.equal(result.error?.code, "php-fatal");
+  assert.match(result.error!.message, /undefined_function_xyz/);
+  assert.equal(result.error?.data?.line, 2);
+  assert.match(String(result.error?.data?.file), /code\.php$/);
+});
+
+test("bootstrap=none runs bare PHP without WordPress", async () => {
+  const result = await runPhp("<?php echo json_encode(['wp' => function_exists('get_bloginfo'), 'v' => PHP_MAJOR_VERSION]);", ["bootstrap=none"]);
+  assert.equal(result.status, "ok");
+  assert.deepEqual(result.json, { wp: false, v: 8 });
+});
+
+test("corpus 2: an infinite loop times out near the deadline and the runtime keeps working", async () => {
+  const started = Date.now();
+  const result = await runPhp("<?php while (true) {}", [], 3000);
+  const elapsed = Date.now() - started;
+  assert.equal(result.status, "timed-out");
+  assert.equal(result.error?.code, "timeout");
+  assert.ok(elapsed >= 3000 && elapsed < 6000, `timed out after ${elapsed} ms`);
+  const next = await runPhp("<?php echo 'alive';");
+  assert.equal(next.status, "ok");
+  assert.equal(next.stdout, "alive");
+});
+
+test("corpus 3: huge output is capped with the total byte count recorded", async () => {
+  const result = await runPhp("<?php echo str_repeat('x', 50 * 1024 * 1024);");
+  assert.equal(result.status, "ok");
+  assert.equal(result.stdoutBytes, 50 * 1024 * 1024);
+  assert.equal(result.truncated?.stdout, true);
+  assert.equal(result.stdout.length, 10 * 1024 * 1024);
+});
+
+test("corpus 6: activating a plugin that fatals leaves it inactive and the runtime keeps serving", async () => {
+  // WordPress includes the plugin file during activate_plugin(); its fatal ends that PHP request,
+  // which the result reports with the plugin's file and line. Nothing is left half-activated.
+  const result = await runPhp("<?php $r = activate_plugin('fatal-on-activate/fatal-on-activate.php'); var_dump($r);");
+  assert.equal(result.status, "error");
+  assert.equal(result.error?.code, "php-fatal");
+  assert.match(String(result.error?.data?.file), /fatal-on-activate\.php$/);
+  assert.match(result.error!.message, /corpus_function_that_does_not_exist/);
+  const state = await runPhp("<?php echo json_encode(['active' => is_plugin_active('fatal-on-activate/fatal-on-activate.php'), 'list' => get_option('active_plugins')]);");
+  assert.equal(state.status, "ok");
+  assert.deepEqual(state.json, { active: false, list: ["rest-echo/rest-echo.php"] });
+  // Catching the Error keeps the request alive and still leaves the plugin inactive.
+  const caught = await runPhp("<?php try { activate_plugin('fatal-on-activate/fatal-on-activate.php'); echo 'no'; } catch (Error $e) { echo 'caught'; } echo is_plugin_active('fatal-on-activate/fatal-on-activate.php') ? ' active' : ' inactive';");
+  assert.equal(caught.status, "ok");
+  assert.equal(caught.stdout, "caught inactive");
+  const page = await runtime.execute({ command: "wordpress.http-request", args: ["path=/", "as=anonymous"] });
+  assert.equal(page.status, "ok");
+  assert.match(page.stdout, /<html/i);
+});
+
+test("corpus 7: custom REST route over HTTP (pretty and rest_route) as admin and anonymously", async () => {
+  for (const path of ["/wp-json/corpus/v1/echo?msg=hi", "/?rest_route=/corpus/v1/echo&msg=hi"]) {
+    const admin = await runtime.execute({ command: "wordpress.http-request", args: [`path=${path}`, "as=admin"] });
+    assert.equal(admin.status, "ok", admin.stdout);
+    assert.deepEqual((admin.json as { body: unknown }).body, { msg: "hi", user: 1 });
+    assert.equal((admin.json as { status: number }).status, 200);
+    const anon = await runtime.execute({ command: "wordpress.http-request", args: [`path=${path}`, "as=anonymous"] });
+    assert.deepEqual((anon.json as { body: unknown }).body, { msg: "hi", user: 0 });
+  }
+});
+
+test("rest-request dispatches in-process", async () => {
+  const result = await runtime.execute({ command: "wordpress.rest-request", args: ["route=/corpus/v1/echo", 'params-json={"msg":"yo"}', "as=anonymous"] });
+  assert.equal(result.status, "ok");
+  assert.deepEqual((result.json as { data: unknown }).data, { msg: "yo", user: 0 });
+  const missing = await runtime.execute({ command: "wordpress.rest-request", args: ["route=/nope/v1/missing"] });
+  assert.equal(missing.status, "error");
+  assert.equal(missing.error?.code, "http-error");
+});
+
+test("inspect-mounted-inputs lists the plugin and the read-only mount", async () => {
+  const result = await runtime.execute({ command: "inspect-mounted-inputs", args: [] });
+  const targets = (result.json as { mounts: { target: string; mode: string }[] }).mounts.map((m) => m.target).sort();
+  assert.deepEqual(targets, ["/wordpress/wp-content/plugins/fatal-on-activate", "/wordpress/wp-content/plugins/rest-echo"]);
+});
+
+test("corpus 10: the bundle of these runs verifies, and tampering is detected", async () => {
+  const dir = join(scratch, "bundle");
+  const written = await writeArtifactBundle(dir, await runtime.collectArtifacts());
+  assert.equal(written.valid, true);
+  assert.deepEqual((await verifyArtifactBundle(dir)).violations, []);
+  const commands = join(dir, "files", "commands.jsonl");
+  const lines = readFileSync(commands, "utf8").trim().split("\n");
+  assert.ok(lines.some((l) => JSON.parse(l).status === "timed-out"), "the timed-out command is recorded");
+  // One changed byte.
+  const original = readFileSync(commands);
+  const changed = Buffer.from(original);
+  changed[10] = changed[10] === 0x41 ? 0x42 : 0x41;
+  writeFileSync(commands, changed);
+  let report = await verifyArtifactBundle(dir);
+  assert.equal(report.valid, false);
+  assert.ok(report.violations.some((v) => v.path === "files/commands.jsonl"));
+  writeFileSync(commands, original);
+  // An unlisted file.
+  writeFileSync(join(dir, "files", "extra.txt"), "x");
+  report = await verifyArtifactBundle(dir);
+  assert.ok(report.violations.some((v) => v.path === "files/extra.txt"));
+  rmSync(join(dir, "files", "extra.txt"));
+  // A file replaced by a symlink.
+  rmSync(join(dir, "files", "events.jsonl"));
+  symlinkSync("/etc/hostname", join(dir, "files", "events.jsonl"));
+  report = await verifyArtifactBundle(dir);
+  assert.ok(report.violations.some((v) => v.path === "files/events.jsonl"));
+  assert.ok(readdirSync(dir).includes("manifest.json"));
+});

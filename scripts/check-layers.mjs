@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+// Enforces the one-way layering (SPEC §2): cli → runtime-playground → runtime-core.
+// runtime-core must not import Playground, php-wasm, Playwright or the other packages.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+
+const rules = [
+  { dir: "packages/runtime-core/src", forbidden: [/^@wp-playground\//, /^@php-wasm\//, /^playwright/, /^@wp-codebox\/(runtime-playground|cli)$/] },
+  { dir: "packages/runtime-playground/src", forbidden: [/^@wp-codebox\/cli$/] },
+];
+const importRe = /(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+
+function* files(dir) {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) yield* files(path);
+    else if (/\.(ts|mts|js|mjs)$/.test(name)) yield path;
+  }
+}
+
+let violations = 0;
+for (const rule of rules) {
+  for (const file of files(rule.dir)) {
+    const source = readFileSync(file, "utf8");
+    for (const m of source.matchAll(importRe)) {
+      const spec = m[1] ?? m[2];
+      if (rule.forbidden.some((re) => re.test(spec))) {
+        console.error(`layer violation: ${file} imports ${spec}`);
+        violations++;
+      }
+    }
+  }
+}
+if (violations) process.exit(1);
+console.error("layers ok: runtime-core imports no backend, runtime-playground imports no CLI");
