@@ -267,7 +267,12 @@ describe("runBrowserInteractionScript", () => {
       { kind: "navigate", url: "/form" },
       { kind: "select", selector: "#color", value: "purple", timeout: 500 },
     ]);
-    assert.equal(outcome.error?.code === "browser-step-failed" || outcome.error?.code === "timeout", true);
+    // selectOption waits for the option to appear, so a missing option ends as a timeout.
+    assert.equal(outcome.error?.code, "timeout");
+    const notCheckable = await run([{ kind: "navigate", url: "/form" }, { kind: "expect", selector: "#name", state: "checked" }]);
+    assert.equal(notCheckable.error?.code, "browser-step-failed");
+    assert.match(notCheckable.error?.message ?? "", /^expect step 1 \(#name\): .*checkbox/i);
+    assert.equal(notCheckable.assertions.failed, 1);
     const bad = await run([{ kind: "navigate", url: "http://127.0.0.1:1/" }]);
     assert.equal(bad.error?.code, "browser-step-failed");
     assert.match(bad.error?.message ?? "", /^navigate step 0: /);
@@ -285,9 +290,9 @@ describe("runBrowserInteractionScript", () => {
     assert.equal(outcome.error?.code, "timeout");
     assert.match(outcome.error?.message ?? "", /waitFor step 1: Timeout 400ms exceeded/);
     assert.ok(outcome.steps[1]!.durationMs >= 350 && outcome.steps[1]!.durationMs < 3000, String(outcome.steps[1]!.durationMs));
-    const viaDefault = await run([{ kind: "navigate", url: "/form" }, { kind: "expect", selector: "#never", state: "visible" }], { stepTimeoutMs: 300 });
+    const viaDefault = await run([{ kind: "navigate", url: "/form" }, { kind: "expect", selector: "#never", state: "visible" }], { stepTimeoutMs: 600 });
     assert.equal(viaDefault.error?.code, "assertion-failed");
-    assert.match(viaDefault.error?.message ?? "", /expect step 1: #never to be visible; got hidden, count 0 after 300ms/);
+    assert.match(viaDefault.error?.message ?? "", /expect step 1: #never to be visible; got hidden, count 0 after 600ms/);
     assert.deepEqual(viaDefault.assertions.results[0]?.actual, { count: 0, state: "hidden" });
     assert.ok(Date.now() - t0 < 10_000);
   });

@@ -63,14 +63,21 @@ function matches(step: ExpectStep, seen: ObservedLocatorState): boolean {
  * Checks `step` against `locator` every 100 ms until it matches or `deadline` (epoch ms) passes.
  * With several matches, `state` and `text` are those of the first (`count` pins the number);
  * `hidden` also holds when nothing matches, as in Playwright. `text` is a substring of innerText.
- * Errors from Playwright (e.g. `checked` on a non-checkbox) propagate.
+ * Errors from Playwright (e.g. `checked` on a non-checkbox) propagate. `onObserve` receives every
+ * non-final observation (so a caller whose timer fires first can still report what was seen).
  */
-export async function expectLocatorState(locator: Locator, step: ExpectStep, deadline: number): Promise<ExpectOutcome> {
+export async function expectLocatorState(
+  locator: Locator,
+  step: ExpectStep,
+  deadline: number,
+  onObserve?: (outcome: ExpectOutcome) => void,
+): Promise<ExpectOutcome> {
   const expected: ExpectOutcome["expected"] = { state: step.state };
   if (step.text !== undefined) expected.text = step.text;
   if (step.count !== undefined) expected.count = step.count;
   for (;;) {
     const actual = await observe(locator, step, deadline - Date.now());
+    onObserve?.({ passed: false, expected, actual });
     if (matches(step, actual)) return { passed: true, expected, actual };
     if (Date.now() + POLL_INTERVAL_MS >= deadline) return { passed: false, expected, actual };
     await sleep(POLL_INTERVAL_MS);

@@ -21,7 +21,8 @@ import type {
 } from "./browser-script-outcome.js";
 import { startEgressProxy, type EgressProxy } from "./egress-proxy.js";
 import { installNetworkGuard, isRequestAllowed, type BrowserAllowedHosts } from "./network-guard.js";
-import { BROWSER_EVALUATE_CAPABILITY, runStep, stepSelector } from "./run-step.js";
+import type { ObservedLocatorState } from "./expect-locator-state.js";
+import { BROWSER_EVALUATE_CAPABILITY, expectFailureMessage, runStep, stepSelector } from "./run-step.js";
 import { ScreenshotNamer } from "./screenshot-namer.js";
 import { isTimeoutError, raceDeadline } from "./step-deadline.js";
 
@@ -161,10 +162,11 @@ export async function runBrowserInteractionScript(browser: Browser, options: Run
         : `${step.kind} step ${index}: Timeout ${limitMs}ms exceeded. Check the selector or raise the step's timeout (or step-timeout).`;
       let error: { code: BrowserStepErrorCode; message: string } | undefined;
       let screenshot: string | undefined;
+      let lastExpect: BrowserAssertionResult | undefined;
       try {
         if (limitMs <= 0) throw new WpCodeboxError("timeout", timeoutMessage);
         const effect = await raceDeadline(
-          runStep(step, { page, baseUrl: sandboxOrigin, index, timeoutMs: Number.isFinite(limitMs) ? limitMs : 0, deadline: stepStarted + limitMs - Math.min(250, limitMs / 4), allowEvaluate: options.allowEvaluate, namer }),
+          runStep(step, { page, baseUrl: sandboxOrigin, index, timeoutMs: Number.isFinite(limitMs) ? limitMs : 0, deadline: stepStarted + limitMs - Math.min(250, limitMs / 4), allowEvaluate: options.allowEvaluate, namer, onExpectObserved: (a) => (lastExpect = a) }),
           limitMs,
           () => new WpCodeboxError("timeout", timeoutMessage),
         );
@@ -181,10 +183,16 @@ export async function runBrowserInteractionScript(browser: Browser, options: Run
           code === "timeout" ? timeoutMessage
           : code === "policy-denied" ? firstLine(caught)
           : `${step.kind} step ${index}${selector !== undefined ? ` (${selector})` : ""}: ${firstLine(caught)}`;
-        if (step.kind === "expect" && code !== "timeout") {
-          assertions.push({ index, kind: "expect", selector, expected: { state: step.state }, actual: { error: firstLine(caught) }, passed: false });
+        if (step.kind === "expect" && code === "timeout" && lastExpect) {
+          // The timer ended a slow poll: still an unmet expectation, reported with what was seen last.
+          assertions.push(lastExpect);
+          error = { code: "assertion-failed", message: expectFailureMessage(index, step, lastExpect.actual as ObservedLocatorState, limitMs) };
+        } else {
+          if (step.kind === "expect") {
+            assertions.push({ index, kind: "expect", selector: step.selector, expected: { state: step.state }, actual: { error: message }, passed: false });
+          }
+          error = { code, message };
         }
-        error = { code, message };
       }
       const durationMs = Date.now() - stepStarted;
       if (!error) {

@@ -3,9 +3,9 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import type { Page } from "playwright-core";
-import { PolicyDeniedError, type BrowserInteractionStep } from "@wp-codebox/runtime-core";
+import { PolicyDeniedError, type BrowserInteractionStep, type ExpectStep } from "@wp-codebox/runtime-core";
 import type { BrowserAssertionResult, BrowserScreenshot } from "./browser-script-outcome.js";
-import { expectLocatorState } from "./expect-locator-state.js";
+import { expectLocatorState, type ExpectOutcome, type ObservedLocatorState } from "./expect-locator-state.js";
 import type { ScreenshotNamer } from "./screenshot-namer.js";
 
 /** The capability every `evaluate` step needs (SPEC §3). */
@@ -26,6 +26,8 @@ export interface StepContext {
   deadline: number;
   allowEvaluate: boolean;
   namer: ScreenshotNamer;
+  /** Receives each observation of an `expect` step while it polls. */
+  onExpectObserved?: (assertion: BrowserAssertionResult) => void;
 }
 
 /** What a step produced besides succeeding. An assertion with `passed: false` fails the step. */
@@ -44,6 +46,16 @@ export function stepSelector(step: BrowserInteractionStep): string | undefined {
 }
 
 const json = (value: unknown) => JSON.stringify(value) ?? "undefined";
+
+/** The `assertion-failed` message of an `expect` step; `limitMs` 0 = no limit. */
+export function expectFailureMessage(index: number, step: ExpectStep, actual: ObservedLocatorState, limitMs: number): string {
+  const wanted = [`to be ${step.state}`, step.text !== undefined ? `with text containing ${json(step.text)}` : "", step.count !== undefined ? `with count ${step.count}` : ""]
+    .filter(Boolean)
+    .join(" ");
+  const seen = [actual.state, `count ${actual.count}`, actual.text !== undefined ? `text ${json(actual.text)}` : ""].filter(Boolean).join(", ");
+  const waited = limitMs > 0 ? ` after ${limitMs}ms` : "";
+  return `expect step ${index}: ${step.selector} ${wanted}; got ${seen}${waited}. Check the selector and the page state (a screenshot was taken).`;
+}
 
 /**
  * Runs `step` on `ctx.page`. Playwright errors propagate (the caller classifies them).
@@ -107,13 +119,11 @@ export async function runStep(step: BrowserInteractionStep, ctx: StepContext): P
         : { assertion, assertionMessage: `evaluate step ${ctx.index}: expected ${json(step.assert)}, got ${json(actual)}. Fix the expression or the assert value.` };
     }
     case "expect": {
-      const outcome = await expectLocatorState(page.locator(step.selector), step, ctx.deadline);
-      const assertion: BrowserAssertionResult = { index: ctx.index, kind: "expect", selector: step.selector, expected: outcome.expected, actual: outcome.actual, passed: outcome.passed };
+      const toAssertion = (o: ExpectOutcome): BrowserAssertionResult => ({ index: ctx.index, kind: "expect", selector: step.selector, expected: o.expected, actual: o.actual, passed: o.passed });
+      const outcome = await expectLocatorState(page.locator(step.selector), step, ctx.deadline, (o) => ctx.onExpectObserved?.(toAssertion(o)));
+      const assertion = toAssertion(outcome);
       if (outcome.passed) return { assertion };
-      const wanted = [`to be ${step.state}`, step.text !== undefined ? `with text containing ${json(step.text)}` : "", step.count !== undefined ? `with count ${step.count}` : ""].filter(Boolean).join(" ");
-      const seen = [outcome.actual.state, `count ${outcome.actual.count}`, outcome.actual.text !== undefined ? `text ${json(outcome.actual.text)}` : ""].filter(Boolean).join(", ");
-      const waited = Number.isFinite(ctx.deadline) ? ` after ${timeout}ms` : "";
-      return { assertion, assertionMessage: `expect step ${ctx.index}: ${step.selector} ${wanted}; got ${seen}${waited}. Check the selector and the page state (a screenshot was taken).` };
+      return { assertion, assertionMessage: expectFailureMessage(ctx.index, step, outcome.actual, timeout) };
     }
     case "screenshot": {
       const bytes = step.selector !== undefined
