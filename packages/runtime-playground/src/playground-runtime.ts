@@ -178,7 +178,8 @@ require_once ABSPATH . 'wp-admin/includes/plugin.php';
 $out = ['plugins' => [], 'themes' => []];
 foreach (${phpJson(plugins)} as $dir) {
   $found = null;
-  foreach (get_plugins('/' . $dir) as $file => $data) { $found = $dir . '/' . $file; break; }
+  if (substr($dir, -4) === '.php') { $found = $dir; }
+  else { foreach (get_plugins('/' . $dir) as $file => $data) { $found = $dir . '/' . $file; break; } }
   if ($found === null) { $out['plugins'][] = ['dir' => $dir, 'error' => 'no plugin header found in wp-content/plugins/' . $dir]; continue; }
   $r = activate_plugin($found);
   $out['plugins'][] = ['dir' => $dir, 'file' => $found, 'error' => is_wp_error($r) ? $r->get_error_message() : null];

@@ -210,7 +210,7 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorRepo
 export function formatDoctorReport(report: DoctorReport): string {
   const lines = report.checks.map((c) => {
     const mark = c.status === "ok" ? "ok      " : c.required ? "MISSING " : "optional";
-    return `${mark} ${c.id.padEnd(15)} ${c.detail}${c.path ? ` [${c.path}]` : ""}`;
+    return `${mark} ${c.id.padEnd(16)} ${c.detail}${c.path ? ` [${c.path}]` : ""}`;
   });
   lines.push(report.ok ? "Ready: wp-codebox can boot WordPress here." : "Not ready: fix the MISSING items above.");
   return `${lines.join("\n")}\n`;

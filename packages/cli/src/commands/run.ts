@@ -5,6 +5,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { resolve } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import {
   WpCodeboxError,
   getCommandDefinition,
@@ -378,7 +379,7 @@ export async function executePreparedRun(prepared: PreparedRun, options: Pick<Ru
           (r) => r,
           () => undefined,
         ),
-        new Promise<undefined>((r) => setTimeout(r, 30_000).unref()),
+        delay(30_000, undefined, { ref: false }),
       ]);
       await late?.dispose().catch(() => undefined);
     }

@@ -1,0 +1,330 @@
+/**
+ * Every `wp-codebox` command, registered in one place with its description and examples. Handlers
+ * live in `commands/<name>.ts` as typed async functions (callable without argv) and are imported
+ * lazily. `runCli` holds the one catch that turns anything thrown into `error[<code>]: <message>`
+ * and an exit code (STYLE §10): 0 ok, 1 sandbox work failed, 2 invalid input, 3 environment,
+ * 70 internal bug.
+ */
+import { readFileSync } from "node:fs";
+import { Command, CommanderError } from "commander";
+import { CliExitError, EXIT_CODES, describeFailure } from "./cli-exit-error.js";
+import { processIo, type CliIo } from "./cli-io.js";
+import { describeSchemaNames } from "./commands/schema.js";
+import type { RunOptions, RunOutcome } from "./commands/run.js";
+
+/** Per-invocation state shared by the actions and the top-level catch. */
+interface CliState {
+  io: CliIo;
+  exitCode: number;
+  /** True once a `--json` document went to stdout (the catch then adds none). */
+  jsonEmitted: boolean;
+  /** Installed by `run`; removed when it ends. */
+  installSignalHandlers: (onSignal: (signal: NodeJS.Signals) => void) => () => void;
+}
+
+/** Options for `runCli`; all default to the real process. */
+export interface RunCliOptions {
+  io?: CliIo;
+  /** Installs SIGINT/SIGTERM handlers and returns their remover; default `process.on`/`process.off`. */
+  installSignalHandlers?: CliState["installSignalHandlers"];
+}
+
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+
+function version(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version?: string };
+    return pkg.version ?? "0.0.0";
+  } catch {
+    return "0.0.0";
+  }
+}
+
+function examples(lines: string[]): string {
+  return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join("\n")}\n`;
+}
+
+function json(state: CliState, value: unknown): void {
+  state.io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+  state.jsonEmitted = true;
+}
+
+function defaultSignalHandlers(onSignal: (signal: NodeJS.Signals) => void): () => void {
+  const handler = (signal: NodeJS.Signals): void => onSignal(signal);
+  process.on("SIGINT", handler);
+  process.on("SIGTERM", handler);
+  return () => {
+    process.off("SIGINT", handler);
+    process.off("SIGTERM", handler);
+  };
+}
+
+/** The shared runtime flags of `run` (and later `serve`, `episode run`), SPEC §5. */
+function addRuntimeOptions(command: Command): Command {
+  return command
+    .option("--wp <version>", "bundled WordPress version X.Y (default: newest bundled; see wp-codebox doctor)")
+    .option("--wordpress <path>", "your own WordPress build, a zip or a directory (instead of --wp)")
+    .option("--php <version>", "PHP version 7.4–8.4 (default: 8.3)")
+    .option("--mount <src:target[:ro]>", "mount a host path at a sandbox path under /wordpress/wp-content/ or /workspace/ (repeatable; :ro = read-only copy)", collect)
+    .option("--plugin <path>", "mount a plugin folder at wp-content/plugins/<name> and activate it (repeatable)", collect)
+    .option("--theme <path>", "mount a theme folder at wp-content/themes/<name> and activate it (repeatable)", collect)
+    .option("--policy <file|json>", 'runtime policy, a JSON file or inline JSON (default for run: {"commands":["<the command>"]})')
+    .option("--env <name=value>", "runtime environment variable visible to PHP through getenv() (repeatable)", collect)
+    .option("--secret-env <name>", "pass the caller's environment variable NAME into the sandbox, redacted from every artifact (repeatable)", collect);
+}
+
+/** Builds the commander program for one invocation. */
+function buildProgram(state: CliState): Command {
+  const { io } = state;
+  const program = new Command();
+  program
+    .name("wp-codebox")
+    .description("A disposable, offline WordPress runtime (WordPress Playground) that runs commands and writes verifiable artifact bundles.")
+    .version(version(), "-V, --version", "print the wp-codebox version")
+    .exitOverride()
+    .showSuggestionAfterError(true)
+    .configureOutput({
+      writeOut: (text) => io.stdout(text),
+      writeErr: (text) => io.stderr(text),
+      outputError: () => undefined, // the top-level catch prints error[<code>]: <message>
+    })
+    .addHelpText(
+      "after",
+      `\nResults go to stdout, progress and errors to stderr. Exit codes: 0 ok, 1 the sandbox work failed, 2 invalid input, 3 environment problem, 70 internal bug.` +
+        examples([
+          "wp-codebox doctor",
+          "wp-codebox commands",
+          `wp-codebox run --command wordpress.run-php --arg 'code=<?php echo get_bloginfo("version");'`,
+          "wp-codebox artifacts verify ./wp-codebox-artifacts/<run id>",
+        ]),
+    );
+
+  // run
+  addRuntimeOptions(
+    program
+      .command("run")
+      .description("Boot a sandbox, run one command, write the artifact bundle, dispose the sandbox.")
+      .requiredOption("--command <id>", "command id (see wp-codebox commands)")
+      .option("--arg <key=value>", "command argument (repeatable); *-json args take inline JSON or @file", collect)
+      .option("--timeout <duration>", 'wall-clock limit of the command, e.g. 30s, 500ms, 2m ("0" = none; default 60s)')
+      .option("--artifacts <dir>", "bundle directory, created; refused if it exists and is not empty (default ./wp-codebox-artifacts/<run id>)")
+      .option("--json", 'print {"result": ExecutionResult, "bundle": {"directory", "id", "valid"}} on stdout'),
+  )
+    .addHelpText(
+      "after",
+      `\nThe command's stdout goes to stdout, a summary (status, duration, bundle, verification) to stderr.` +
+        `\nExit codes: 0 status ok; 1 status error or timed-out (or a policy denial); 2 invalid input (checked before boot); 3 environment.` +
+        examples([
+          `wp-codebox run --command wordpress.run-php --arg 'code=<?php echo get_bloginfo("version");'`,
+          "wp-codebox run --command wordpress.run-php --arg code-file=./probe.php --plugin ./my-plugin --timeout 30s",
+          "wp-codebox run --command wordpress.rest-request --arg route=/wp/v2/posts --json",
+          "wp-codebox run --command inspect-mounted-inputs --mount ./data:/workspace/data:ro --artifacts ./out",
+          "API_TOKEN=... wp-codebox run --command wordpress.run-php --secret-env API_TOKEN --arg 'code=<?php echo strlen(getenv(\"API_TOKEN\"));'",
+        ]),
+    )
+    .action(async (opts: Record<string, unknown>) => {
+      const { runCommand } = await import("./commands/run.js");
+      const runOptions: RunOptions = {
+        command: opts.command as string,
+        args: (opts.arg as string[] | undefined) ?? [],
+        ...(opts.timeout !== undefined ? { timeout: opts.timeout as string } : {}),
+        ...(opts.artifacts !== undefined ? { artifactsDir: opts.artifacts as string } : {}),
+        ...(opts.wp !== undefined ? { wp: opts.wp as string } : {}),
+        ...(opts.wordpress !== undefined ? { wordpressPath: opts.wordpress as string } : {}),
+        ...(opts.php !== undefined ? { php: opts.php as string } : {}),
+        mounts: (opts.mount as string[] | undefined) ?? [],
+        plugins: (opts.plugin as string[] | undefined) ?? [],
+        themes: (opts.theme as string[] | undefined) ?? [],
+        ...(opts.policy !== undefined ? { policy: opts.policy as string } : {}),
+        env: (opts.env as string[] | undefined) ?? [],
+        secretEnv: (opts.secretEnv as string[] | undefined) ?? [],
+        cwd: io.cwd,
+        processEnv: io.env,
+        onProgress: (message) => io.stderr(`wp-codebox: ${message}\n`),
+      };
+      const controller = new AbortController();
+      const removeHandlers = state.installSignalHandlers((signal) => {
+        if (controller.signal.aborted) {
+          // Second signal: the user insists; leave now.
+          process.exit(signal === "SIGTERM" ? EXIT_CODES.sigterm : EXIT_CODES.sigint);
+        }
+        io.stderr(`\nwp-codebox: ${signal} received: writing the bundle and disposing the sandbox (send it again to quit at once)\n`);
+        controller.abort(signal);
+      });
+      let outcome: RunOutcome;
+      try {
+        outcome = await runCommand({ ...runOptions, interrupt: controller.signal });
+      } finally {
+        removeHandlers();
+      }
+      printRunOutcome(state, outcome, opts.json === true);
+      if (outcome.error) throw outcome.error;
+      if (outcome.result.status !== "ok") {
+        const error = outcome.result.error ?? { code: outcome.result.status, message: `${outcome.result.command} ended with status ${outcome.result.status}.` };
+        throw new CliExitError(error.code, error.message, EXIT_CODES.sandboxFailed);
+      }
+      if (!outcome.bundle.valid) {
+        throw new CliExitError("bundle-invalid", `The bundle in ${outcome.bundle.directory} failed verification (a wp-codebox bug; please report it).`, EXIT_CODES.internal);
+      }
+    });
+
+  // commands
+  program
+    .command("commands")
+    .description("List the commands a sandbox can run, with their arguments (the command catalog).")
+    .option("--json", "print the catalog (wp-codebox/command-catalog/v1) on stdout")
+    .addHelpText("after", examples(["wp-codebox commands", "wp-codebox commands --json | jq '.commands[].id'"]))
+    .action(async (opts: { json?: boolean }) => {
+      const { listCommands, formatCommandCatalog } = await import("./commands/commands.js");
+      const catalog = await listCommands();
+      if (opts.json) json(state, catalog);
+      else io.stdout(formatCommandCatalog(catalog));
+    });
+
+  // schema
+  program
+    .command("schema")
+    .description("Print the JSON Schema of a wp-codebox contract.")
+    .argument("<name>", "schema name (see below)")
+    .option("--json", "accepted for symmetry: the output is always JSON")
+    .addHelpText("after", () => `\nSchema names:\n${describeSchemaNames()}\n${examples(["wp-codebox schema policy", "wp-codebox schema browser-script > browser-script.schema.json"])}`)
+    .action(async (name: string) => {
+      const { getSchema } = await import("./commands/schema.js");
+      json(state, await getSchema(name));
+    });
+
+  // artifacts verify
+  const artifacts = program.command("artifacts").description("Work with artifact bundles.").addHelpText("after", examples(["wp-codebox artifacts verify ./wp-codebox-artifacts/<run id>"]));
+  artifacts
+    .command("verify")
+    .description("Verify an artifact bundle byte for byte: manifest, hashes, sizes, ids, references.")
+    .argument("<dir>", "bundle directory (holding manifest.json)")
+    .option("--json", 'print {"directory", "valid", "id", "violations": [{"code", "path", "message"}]} on stdout')
+    .addHelpText(
+      "after",
+      "\nPrints each violation as `code path: message`. Exit codes: 0 valid, 1 invalid, 2 not a directory." +
+        examples(["wp-codebox artifacts verify ./wp-codebox-artifacts/run-20250131-142501-a1b2c3", "wp-codebox artifacts verify ./out --json"]),
+    )
+    .action(async (dir: string, opts: { json?: boolean }) => {
+      const { verifyArtifacts, formatViolations } = await import("./commands/artifacts-verify.js");
+      const report = await verifyArtifacts(dir, io.cwd);
+      if (opts.json) json(state, report);
+      else {
+        io.stdout(formatViolations(report));
+        if (report.valid) io.stderr(`valid: ${report.directory}${report.id ? ` (${report.id})` : ""}\n`);
+      }
+      if (!report.valid) {
+        throw new CliExitError(
+          "bundle-invalid",
+          `${report.directory} is not a valid bundle: ${report.violations.length} violation(s)${opts.json ? "" : " listed above"}. The bundle was changed after it was written, or is incomplete.`,
+          EXIT_CODES.sandboxFailed,
+          { violations: report.violations.length },
+        );
+      }
+    });
+
+  // doctor
+  program
+    .command("doctor")
+    .description("Check this machine: Node, offline WordPress builds, cache, installed site, Chromium, WP-CLI.")
+    .option("--json", "print the report (wp-codebox/doctor-report/v1) on stdout")
+    .addHelpText("after", "\nExit codes: 0 ready (Chromium and WP-CLI are optional), 3 a required piece is missing." + examples(["wp-codebox doctor", "wp-codebox doctor --json"]))
+    .action(async (opts: { json?: boolean }) => {
+      const { runDoctor, formatDoctorReport } = await import("./commands/doctor.js");
+      const report = await runDoctor({ env: io.env });
+      if (opts.json) json(state, report);
+      else io.stdout(formatDoctorReport(report));
+      if (!report.ok) {
+        const missing = report.checks.filter((c) => c.required && c.status !== "ok").map((c) => c.id);
+        throw new CliExitError("environment-incomplete", `Required pieces are missing: ${missing.join(", ")}. Fix them as described${opts.json ? " in the report" : " above"}.`, EXIT_CODES.environment, { missing });
+      }
+    });
+
+  return program;
+}
+
+/** `{ code, message, details? }` of anything thrown, for `--json` output. */
+function jsonError(error: unknown): { code: string; message: string; details?: Record<string, unknown> } {
+  const { code, message, details } = describeFailure(error);
+  return { code, message, ...(details && Object.keys(details).length > 0 ? { details } : {}) };
+}
+
+/** Human output of `run`: command stdout to stdout; stderr, summary and verification to stderr. */
+function printRunOutcome(state: CliState, outcome: RunOutcome, asJson: boolean): void {
+  const { io } = state;
+  const { result, bundle } = outcome;
+  if (asJson) {
+    json(state, {
+      result,
+      bundle: { directory: bundle.directory, id: bundle.id, valid: bundle.valid },
+      ...(outcome.error ? { error: jsonError(outcome.error) } : {}),
+    });
+  } else {
+    if (result.stdout) io.stdout(result.stdout);
+    else if (result.json !== undefined) io.stdout(`${JSON.stringify(result.json, null, 2)}\n`);
+    if (result.stderr) io.stderr(result.stderr.endsWith("\n") ? result.stderr : `${result.stderr}\n`);
+  }
+  const lines = [
+    "",
+    `status:   ${result.status} (exit code ${result.exitCode}) in ${result.durationMs} ms — ${result.command}`,
+    `bundle:   ${bundle.directory}`,
+    `id:       ${bundle.id}`,
+    `verify:   ${bundle.valid ? "valid" : `INVALID (${bundle.violations.map((v) => `${v.code} ${v.path}`).join("; ")})`}`,
+  ];
+  io.stderr(`${lines.join("\n")}\n`);
+}
+
+function commanderUsage(error: CommanderError, argv: readonly string[]): CliExitError | undefined {
+  if (error.code === "commander.helpDisplayed" || error.code === "commander.version") return undefined;
+  if (error.code === "commander.help" || error.code === "commander.executeSubCommandAsync") {
+    return new CliExitError("invalid-usage", "No command given: see the list above.", EXIT_CODES.invalidInput);
+  }
+  const sub = argv.find((a) => !a.startsWith("-"));
+  const hint = sub && ["run", "commands", "schema", "artifacts", "doctor"].includes(sub) ? `wp-codebox ${sub} --help` : "wp-codebox --help";
+  const message = error.message.replace(/^error: /, "");
+  return new CliExitError("invalid-usage", `${message}${/[.?]$/.test(message) ? "" : "."} Run "${hint}" for usage.`, EXIT_CODES.invalidInput, {
+    commanderCode: error.code,
+  });
+}
+
+/**
+ * Runs one CLI invocation and returns its exit code; the only place errors are turned into
+ * `error[<code>]: <message>` lines (and, with `--json`, an `{"error": …}` document on stdout).
+ * @param argv - arguments after the executable and script (`process.argv.slice(2)`).
+ * @returns 0 ok, 1 sandbox work failed, 2 invalid input, 3 environment, 70 internal bug,
+ *   130/143 interrupted by SIGINT/SIGTERM.
+ */
+export async function runCli(argv: readonly string[], options: RunCliOptions = {}): Promise<number> {
+  const state: CliState = {
+    io: options.io ?? processIo(),
+    exitCode: EXIT_CODES.ok,
+    jsonEmitted: false,
+    installSignalHandlers: options.installSignalHandlers ?? defaultSignalHandlers,
+  };
+  const { io } = state;
+  const wantsJson = argv.includes("--json");
+  try {
+    await buildProgram(state).parseAsync([...argv], { from: "user" });
+    return state.exitCode;
+  } catch (thrown) {
+    let error: unknown = thrown;
+    if (thrown instanceof CommanderError) {
+      const usage = commanderUsage(thrown, argv);
+      if (!usage) return thrown.exitCode;
+      error = usage;
+    }
+    const failure = describeFailure(error);
+    io.stderr(`error[${failure.code}]: ${failure.message}\n`);
+    if (failure.exitCode === EXIT_CODES.internal) {
+      io.stderr(
+        "This is a bug in wp-codebox, not in your input: please report it with the command you ran and this output." +
+          (io.env.WP_CODEBOX_DEBUG && error instanceof Error && error.stack ? `\n${error.stack}` : " (Set WP_CODEBOX_DEBUG=1 for a stack trace.)") +
+          "\n",
+      );
+    }
+    if (wantsJson && !state.jsonEmitted) {
+      json(state, { error: jsonError(error) });
+    }
+    return failure.exitCode;
+  }
+}
