@@ -158,6 +158,8 @@ export interface RuntimeArtifacts {
   files: ArtifactFile[];
   /** Values to redact from every text artifact. */
   secrets: string[];
+  /** Review fields the runtime contributes, e.g. the browser `assertions` block (SPEC §3). */
+  review?: { assertions?: { total: number; passed: number; failed: number; results: unknown[] } };
 }
 
 /** Options for collecting artifacts. */

@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  DEFAULT_BROWSER_TOTAL_TIMEOUT_MS,
   DEFAULT_COMMAND_TIMEOUT_MS,
   DEFAULT_OUTPUT_CAP_BYTES,
   WpCodeboxError,
@@ -34,6 +35,7 @@ import { runPhp, outcomeFromRun, FATAL_RECORDER } from "./commands/run-php.js";
 import { httpRequest } from "./commands/http-request.js";
 import { restRequest } from "./commands/rest-request.js";
 import { inspectMountedInputs } from "./commands/inspect-mounted-inputs.js";
+import { browserActions, browserProbe } from "./commands/browser-actions.js";
 
 /** Handlers by command id; commands in the catalog without a handler here report so. */
 const HANDLERS: Record<string, CommandHandler> = {
@@ -41,7 +43,14 @@ const HANDLERS: Record<string, CommandHandler> = {
   "wordpress.http-request": httpRequest,
   "wordpress.rest-request": restRequest,
   "inspect-mounted-inputs": inspectMountedInputs,
+  "wordpress.browser-actions": browserActions,
+  "wordpress.browser-probe": browserProbe,
 };
+
+/** Default wall-clock limit: browser commands carry their own budget (120 s), plus margin. */
+function defaultTimeoutMs(command: string): number {
+  return command.startsWith("wordpress.browser-") ? DEFAULT_BROWSER_TOTAL_TIMEOUT_MS + 15_000 : DEFAULT_COMMAND_TIMEOUT_MS;
+}
 
 /** Everything the backend resolved before boot. */
 export interface PlaygroundRuntimeSetup {
@@ -85,6 +94,7 @@ export class PlaygroundRuntime implements Runtime {
   private readonly results: ExecutionResult[] = [];
   private readonly events: RuntimeEvent[] = [];
   private readonly files: ArtifactFile[] = [];
+  private readonly assertions: NonNullable<CommandOutcome["assertions"]>[] = [];
   private readonly authCache = new Map<number, ActorAuth>();
   private adminUserId: number | undefined;
   private warmedHttp = false;
@@ -250,7 +260,7 @@ echo json_encode($out);`;
     const id = `exec-${randomUUID()}`;
     const startedAt = nowIso();
     const started = Date.now();
-    const timeoutMs = spec.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+    const timeoutMs = spec.timeoutMs ?? defaultTimeoutMs(spec.command);
     this.event("command-started", { id, command: spec.command });
     let outcome: CommandOutcome | "timed-out";
     if (!handler) {
@@ -262,7 +272,7 @@ echo json_encode($out);`;
         error: { code: "not-implemented", message: `${spec.command} is in the catalog but this backend does not run it yet.` },
       };
     } else {
-      outcome = await this.runWithDeadline(handler, args, timeoutMs, spec.signal);
+      outcome = await this.runWithDeadline(handler, args, timeoutMs, spec.signal, id);
     }
     const finished = Date.now();
     const result: ExecutionResult =
@@ -301,13 +311,16 @@ echo json_encode($out);`;
             durationMs: finished - started,
             ...(outcome.files?.length ? { artifactRefs: outcome.files.map((f) => ({ path: f.path, kind: f.kind })) } : {}),
           };
-    if (outcome !== "timed-out" && outcome.files) this.files.push(...outcome.files);
+    if (outcome !== "timed-out") {
+      if (outcome.files) this.addFiles(outcome.files);
+      if (outcome.assertions) this.assertions.push(outcome.assertions);
+    }
     this.results.push(result);
     this.event("command-finished", { id, command: spec.command, status: result.status, durationMs: result.durationMs });
     return result;
   }
 
-  private async runWithDeadline(handler: CommandHandler, args: Record<string, string>, timeoutMs: number, signal?: AbortSignal): Promise<CommandOutcome | "timed-out"> {
+  private async runWithDeadline(handler: CommandHandler, args: Record<string, string>, timeoutMs: number, signal: AbortSignal | undefined, executionId: string): Promise<CommandOutcome | "timed-out"> {
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
     const deadline = new Promise<"timed-out">((resolve) => {
@@ -318,7 +331,7 @@ echo json_encode($out);`;
         else signal.addEventListener("abort", onAbort, { once: true });
       }
     });
-    const work = handler(this.context(), args).catch((error: unknown) => {
+    const work = handler(this.context(executionId), args).catch((error: unknown) => {
       if (error instanceof WorkerGoneError) return "timed-out" as const;
       if (error instanceof WpCodeboxError) throw error;
       const serialized = serializeError(error);
@@ -345,8 +358,11 @@ echo json_encode($out);`;
     this.event("php-worker-replaced", { reason });
   }
 
-  private context(): CommandContext {
+  private context(executionId: string): CommandContext {
     return {
+      executionId,
+      reservedScreenshotNames: () =>
+        this.files.filter((f) => f.kind === "browser-screenshot").map((f) => f.path.replace(/^files\/browser\/screenshot-/, "").replace(/\.png$/, "")),
       info: () => this.info(),
       policy: this.setup.policy,
       mounts: this.setup.mounts,
@@ -423,14 +439,52 @@ echo json_encode(['cookies' => [['name' => AUTH_COOKIE, 'value' => $auth], ['nam
     return auth;
   }
 
+  /** Adds command files; a `.jsonl` file that exists already is appended to (SPEC §3 steps.jsonl). */
+  private addFiles(files: ArtifactFile[]): void {
+    for (const file of files) {
+      const existing = this.files.findIndex((f) => f.path === file.path);
+      if (existing >= 0 && file.path.endsWith(".jsonl")) {
+        const before = this.files[existing]!;
+        this.files[existing] = { ...before, content: `${String(before.content)}${String(file.content)}` };
+      } else if (existing >= 0) {
+        this.files[existing] = file;
+      } else {
+        this.files.push(file);
+      }
+    }
+  }
+
+  /** The browser assertions of every command so far, as one block (SPEC §3). */
+  private assertionsBlock(): NonNullable<CommandOutcome["assertions"]> | undefined {
+    if (this.assertions.length === 0) return undefined;
+    return {
+      total: this.assertions.reduce((n, a) => n + a.total, 0),
+      passed: this.assertions.reduce((n, a) => n + a.passed, 0),
+      failed: this.assertions.reduce((n, a) => n + a.failed, 0),
+      results: this.assertions.flatMap((a) => a.results),
+    };
+  }
+
   /** Everything gathered so far, for `writeArtifactBundle`. */
   async collectArtifacts(_spec?: ArtifactSpec): Promise<RuntimeArtifacts> {
+    const assertions = this.assertionsBlock();
+    const files = [...this.files];
+    if (assertions) {
+      const browserResults = this.results.filter((r) => r.command.startsWith("wordpress.browser-"));
+      files.push({
+        path: "files/browser/action-summary.json",
+        kind: "browser-action-summary",
+        contentType: "application/json",
+        content: `${JSON.stringify({ executions: browserResults.map((r) => ({ id: r.id, command: r.command, status: r.status, ...(r.error ? { error: r.error } : {}) })), assertions }, null, 2)}\n`,
+      });
+    }
     return {
       info: this.info(),
       results: [...this.results],
       events: [...this.events],
-      files: [...this.files],
+      files,
       secrets: Object.values(this.setup.secretEnv).filter((v) => v.length > 0),
+      ...(assertions ? { review: { assertions } } : {}),
     };
   }
 

@@ -134,7 +134,7 @@ export async function writeArtifactBundle(
   const named = artifactMap(written);
 
   // 2. Review.
-  const { assertions, evidence: extraEvidence, ...reviewRest } = options.extraReview ?? {};
+  const { assertions, evidence: extraEvidence, ...reviewRest } = { ...(artifacts.review ?? {}), ...(options.extraReview ?? {}) } as NonNullable<WriteArtifactBundleOptions["extraReview"]>;
   const reviewDraft: Omit<ArtifactReview, "redaction"> = {
     ...reviewRest,
     schema: ARTIFACT_REVIEW_SCHEMA_ID,

@@ -24,6 +24,10 @@ export interface CommandContext {
   authFor(actor: Actor): Promise<ActorAuth>;
   writeSandboxFile(path: string, data: string | Uint8Array): Promise<void>;
   siteUrl: string;
+  /** Id of the execution this handler serves (`exec-…`). */
+  executionId: string;
+  /** Screenshot names already used in this runtime's bundle (never overwritten). */
+  reservedScreenshotNames(): string[];
 }
 
 /** What a handler returns; the runtime adds ids, timing and the command echo. */
@@ -38,6 +42,8 @@ export interface CommandOutcome {
   json?: unknown;
   error?: ExecutionError;
   files?: ArtifactFile[];
+  /** Browser assertions of this command, aggregated into the bundle's review. */
+  assertions?: { total: number; passed: number; failed: number; results: unknown[] };
 }
 
 export type CommandHandler = (ctx: CommandContext, args: Record<string, string>) => Promise<CommandOutcome>;

@@ -1,0 +1,38 @@
+/** Spawns the CLI from source (`node --conditions=source --import tsx packages/cli/src/main.ts …`). */
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const MAIN = fileURLToPath(new URL("../../packages/cli/src/main.ts", import.meta.url));
+
+export interface CliRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  durationMs: number;
+}
+
+/** Runs `wp-codebox <argv>` from source and collects its output. */
+export function spawnCli(argv: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; entry?: string[] } = {}): Promise<CliRun> {
+  const started = Date.now();
+  const entry = options.entry ?? ["--conditions=source", "--import", "tsx", MAIN];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...entry, ...argv], {
+      cwd: options.cwd ?? REPO_ROOT,
+      env: { ...process.env, ...options.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr, durationMs: Date.now() - started }));
+  });
+}
+
+/** Short failure context for assertion messages. */
+export function show(run: CliRun): string {
+  return `exit ${run.code}\n--- stdout ---\n${run.stdout.slice(0, 3000)}\n--- stderr ---\n${run.stderr.slice(0, 3000)}`;
+}
