@@ -221,7 +221,7 @@ const CASES: Case[] = [
   },
 ];
 
-describe("wp-codebox argv → outcome (no boot)", () => {
+describe("wp-codebox argv → outcome (no boot)", { concurrency: 2 }, () => {
   for (const c of CASES) {
     it(c.name, async () => {
       const env = c.name.startsWith("doctor: a missing Chromium") ? { WP_CODEBOX_CHROMIUM: join(tmpdir(), "no-such-chromium") } : {};

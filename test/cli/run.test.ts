@@ -1,0 +1,97 @@
+/**
+ * Integration: `wp-codebox run` really boots WordPress (about 2 s per boot from the cached
+ * installed site; the first run ever installs it, about 20 s). Uses the default cache directory so
+ * runs share the installed site. Run the fast CLI tests alone with `test/cli/cli.test.ts`.
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { verifyArtifactBundle } from "@wp-codebox/runtime-core";
+import { show, spawnCli } from "./spawn-cli.js";
+
+let tmp: string;
+const env = { WP_CODEBOX_CACHE_DIR: undefined } as unknown as NodeJS.ProcessEnv;
+
+before(() => {
+  tmp = mkdtempSync(join(tmpdir(), "wp-codebox-cli-run-"));
+  delete process.env.WP_CODEBOX_CACHE_DIR;
+});
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe("wp-codebox run (boots WordPress)", { timeout: 180_000 }, () => {
+  it("runs PHP, prints the result as JSON and writes a bundle that verifies", async () => {
+    const dir = join(tmp, "version");
+    const run = await spawnCli(["run", "--command", "wordpress.run-php", "--arg", 'code=<?php echo get_bloginfo("version");', "--json", "--artifacts", dir], { env });
+    assert.equal(run.code, 0, show(run));
+    const out = JSON.parse(run.stdout);
+    assert.equal(out.result.status, "ok");
+    assert.equal(out.result.stdout, "6.5.5");
+    assert.equal(out.bundle.directory, dir);
+    assert.match(out.bundle.id, /^artifact-bundle-sha256-[0-9a-f]{64}$/);
+    assert.equal(out.bundle.valid, true);
+    assert.deepEqual(await verifyArtifactBundle(dir), { valid: true, violations: [] });
+    const commands = readFileSync(join(dir, "files/commands.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(commands.length, 1);
+    assert.equal(commands[0].stdout, "6.5.5");
+    assert.match(run.stderr, /Booted WordPress 6\.5\.5/);
+    const verify = await spawnCli(["artifacts", "verify", dir]);
+    assert.equal(verify.code, 0, show(verify));
+  });
+
+  it("human output: command stdout on stdout, summary on stderr", async () => {
+    const dir = join(tmp, "human");
+    const run = await spawnCli(["run", "--command", "wordpress.run-php", "--arg", "code=<?php echo 'hello ' . PHP_VERSION;", "--php", "8.3", "--artifacts", dir], { env });
+    assert.equal(run.code, 0, show(run));
+    assert.match(run.stdout, /^hello 8\.3\.\d+$/);
+    assert.match(run.stderr, /^status: +ok /m);
+    assert.match(run.stderr, /^verify: +valid$/m);
+  });
+
+  it("a PHP fatal exits 1 with php-fatal, and the bundle is still written", async () => {
+    const dir = join(tmp, "fatal");
+    const run = await spawnCli(["run", "--command", "wordpress.run-php", "--arg", "code=<?php no_such_function();", "--artifacts", dir], { env });
+    assert.equal(run.code, 1, show(run));
+    assert.match(run.stderr, /^error\[php-fatal\]: /m);
+    assert.equal((await verifyArtifactBundle(dir)).valid, true);
+    const review = JSON.parse(readFileSync(join(dir, "files/review.json"), "utf8"));
+    assert.equal(review.status, "error");
+    assert.equal(review.commands[0].error.code, "php-fatal");
+  });
+
+  it("--timeout 3s on an endless loop exits 1 with timed-out, quickly", async () => {
+    const dir = join(tmp, "timeout");
+    const run = await spawnCli(["run", "--command", "wordpress.run-php", "--arg", "code=<?php while (true) {}", "--timeout", "3s", "--json", "--artifacts", dir], { env });
+    assert.equal(run.code, 1, show(run));
+    assert.ok(run.durationMs < 12_000, `took ${run.durationMs} ms`);
+    const out = JSON.parse(run.stdout);
+    assert.equal(out.result.status, "timed-out");
+    assert.equal(out.bundle.valid, true);
+    assert.match(run.stderr, /^status: +timed-out /m);
+    assert.equal((await verifyArtifactBundle(dir)).valid, true);
+  });
+
+  it("a policy without the command: denied, recorded in the bundle, exit 1", async () => {
+    const dir = join(tmp, "denied");
+    const run = await spawnCli(
+      ["run", "--command", "wordpress.run-php", "--arg", "code=<?php echo 1;", "--policy", '{"commands":["wordpress.rest-request"]}', "--json", "--artifacts", dir],
+      { env },
+    );
+    assert.equal(run.code, 1, show(run));
+    const out = JSON.parse(run.stdout);
+    assert.equal(out.error.code, "policy-denied");
+    assert.equal(out.result.error.code, "policy-denied");
+    assert.equal(out.bundle.valid, true);
+    assert.match(run.stderr, /^error\[policy-denied\]: /m);
+  });
+
+  it("a mount target with .. exits 2 with mount-escape, before boot", async () => {
+    const dir = join(tmp, "escape");
+    const run = await spawnCli(["run", "--command", "wordpress.run-php", "--arg", "code=<?php echo 1;", "--mount", `${tmp}:/workspace/../etc`, "--artifacts", dir], { env });
+    assert.equal(run.code, 2, show(run));
+    assert.match(run.stderr, /^error\[mount-escape\]: /m);
+    assert.doesNotMatch(run.stderr, /Booting/);
+    assert.equal(existsSync(dir), false);
+  });
+});
