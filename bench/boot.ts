@@ -57,8 +57,8 @@ async function childRunCli(siteDir: string, installMode: string): Promise<Figure
     port: 0,
     quiet: true,
     skipBrowser: true,
+    // runCLI reads its options under their CLI (kebab-case) names.
     "mount-before-install": [{ hostPath: siteDir, vfsPath: "/wordpress" }],
-    mountBeforeInstall: [{ hostPath: siteDir, vfsPath: "/wordpress" }],
     wordpressInstallMode: installMode,
   } as never)) as unknown as { playground: { run(o: { code: string }): Promise<{ text: string }> }; [Symbol.asyncDispose](): Promise<void> };
   const bootMs = performance.now() - t0;

@@ -12,3 +12,7 @@ export type { LaunchBrowserOptions } from "./browser/launch-browser.js";
 export { runBrowserInteractionScript, BROWSER_EVALUATE_CAPABILITY } from "./browser/run-browser-script.js";
 export type { RunBrowserScriptOptions, BrowserCookie } from "./browser/run-browser-script.js";
 export type * from "./browser/browser-script-outcome.js";
+export { resolveWpCliPhar, splitCommandLine } from "./commands/wp-cli.js";
+export type { WpCliPharSource } from "./commands/wp-cli.js";
+export { ensureWordPressTree } from "./wordpress-builds.js";
+export { ensureInstalledSite } from "./installed-site.js";

@@ -23,17 +23,25 @@ export class PhpWorkerHost {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private gone = false;
+  /** Requests sent and not answered yet (for load balancing). */
+  get inFlight(): number {
+    return this.pending.size;
+  }
+  /** The PHP process id of this worker (for releasing its file locks when it dies). */
+  readonly processId: number;
   /** Resolves with the boot duration in ms once WordPress is booted in the worker. */
   readonly ready: Promise<number>;
 
-  constructor(options: WorkerBootOptions, onProgress?: (message: string) => void) {
+  constructor(options: WorkerBootOptions, onProgress?: (message: string) => void, onNetworkDenied?: (denied: { host: string; port: number }) => void) {
+    this.processId = options.processId;
     this.worker = fromSource
       ? // A .ts entry cannot be a worker's main module on Node 20; import it once tsx is loaded.
         new Worker(new URL("./php-worker-dev.mjs", import.meta.url), {
           workerData: { ...options, __entry: workerUrl.href },
           execArgv: workerExecArgv,
+          transferList: options.lockPort ? [options.lockPort] : [],
         })
-      : new Worker(workerUrl, { workerData: options });
+      : new Worker(workerUrl, { workerData: options, transferList: options.lockPort ? [options.lockPort] : [] });
     this.worker.unref();
     this.ready = new Promise<number>((resolve, reject) => {
       this.worker.on("message", (message: WorkerResponse | WorkerEvent) => {
@@ -42,6 +50,7 @@ export class PhpWorkerHost {
           else if (message.event === "boot-failed") {
             reject(new WpCodeboxError("boot-failed", `WordPress failed to boot: ${message.error.message}`, { stack: message.error.stack }));
           } else if (message.event === "progress") onProgress?.(message.message);
+          else if (message.event === "network-denied") onNetworkDenied?.({ host: message.host, port: message.port });
           return;
         }
         const pending = this.pending.get(message.id);

@@ -1,3 +1,5 @@
+import type { MessagePort } from "node:worker_threads";
+
 /**
  * Messages between a runtime (main thread) and its PHP worker thread. Plain data only, so values
  * cross the thread boundary unchanged.
@@ -29,9 +31,16 @@ export interface WorkerBootOptions {
   installMode: "install-from-existing-files-if-needed" | "do-not-attempt-installing";
   sqliteZipPath: string;
   constants: Record<string, string | number | boolean | null>;
+  /** The policy's network rule, enforced on every socket PHP opens (php-network-guard.ts); default "deny". */
+  network?: import("@wp-codebox/runtime-core").NetworkPolicy;
   /** PHP source of a must-use plugin written to `/internal/shared/mu-plugins/` after boot. */
   muPlugin?: string;
   processId: number;
+  /**
+   * Port of the runtime's shared file-lock manager (exposed with `exposeSyncAPI`), so several PHP
+   * workers can use one SQLite database safely. Absent: locks are not coordinated (one worker).
+   */
+  lockPort?: MessagePort;
 }
 
 export type WorkerRequest =
@@ -77,4 +86,5 @@ export type WorkerResponse =
 export type WorkerEvent =
   | { event: "ready"; bootMs: number }
   | { event: "boot-failed"; error: { message: string; stack?: string } }
-  | { event: "progress"; message: string };
+  | { event: "progress"; message: string }
+  | { event: "network-denied"; host: string; port: number };

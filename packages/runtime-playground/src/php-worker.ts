@@ -7,9 +7,10 @@ import { parentPort, workerData } from "node:worker_threads";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadNodeRuntime, createNodeFsMountHandler } from "@php-wasm/node";
-import type { PHP, PHPRequestHandler } from "@php-wasm/universal";
+import { consumeAPISync, type FileLockManager, type PHP, type PHPRequestHandler } from "@php-wasm/universal";
 import { bootWordPressAndRequestHandler } from "@wp-playground/wordpress";
 import type { CappedStream, WorkerBootOptions, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
+import { phpNetworkGuardPreRun } from "./php-network-guard.js";
 
 const options = workerData as WorkerBootOptions;
 const port = parentPort!;
@@ -135,11 +136,12 @@ async function handle(request: WorkerRequest): Promise<unknown> {
 
 async function boot(): Promise<void> {
   const started = Date.now();
+  const fileLockManager = options.lockPort ? await consumeAPISync<FileLockManager>(options.lockPort) : undefined;
   handler = await bootWordPressAndRequestHandler({
     siteUrl: options.siteUrl,
     phpVersion: options.phpVersion,
     createPhpRuntime: async () =>
-      loadNodeRuntime(options.phpVersion as "8.3", { emscriptenOptions: { processId: options.processId } }),
+      loadNodeRuntime(options.phpVersion as "8.3", { fileLockManager, emscriptenOptions: { processId: options.processId, preRun: [phpNetworkGuardPreRun(options.network, (denied) => post({ event: "network-denied", ...denied }))] } }),
     maxPhpInstances: 1,
     sapiName: "cli",
     cookieStore: false,

@@ -5,6 +5,7 @@
  */
 import {
   WpCodeboxError,
+  assertRuntimeSnapshot,
   commandIds,
   getCommandDefinition,
   normalizePolicy,
@@ -38,6 +39,11 @@ export interface PlaygroundBackendOptions {
   cwd?: string;
   /** Per-stream output cap in bytes; default 10 MiB. */
   outputCapBytes?: number;
+  /**
+   * PHP workers per sandbox serving HTTP in parallel (browser traffic). Default
+   * `$WP_CODEBOX_WORKERS` or 2. Each extra worker costs about 150 MB.
+   */
+  workers?: number;
 }
 
 /**
@@ -59,9 +65,26 @@ export function defaultPolicy(): RuntimePolicy {
  */
 export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}): RuntimeBackend & {
   create(spec?: RuntimeCreateSpec): Promise<PlaygroundRuntime>;
+  restore(snapshot: unknown, spec?: RuntimeCreateSpec): Promise<PlaygroundRuntime>;
 } {
-  return {
+  const backend = {
     kind: "playground",
+    /**
+     * Boots a fresh sandbox from `spec` and makes its state equal to `snapshot` (SPEC §4.5). The
+     * snapshot's hashes are verified before anything boots.
+     * @throws `invalid-snapshot`, `snapshot-tampered`, `snapshot-incompatible`, and what `create` throws.
+     */
+    async restore(snapshot: unknown, spec: RuntimeCreateSpec = {}): Promise<PlaygroundRuntime> {
+      assertRuntimeSnapshot(snapshot);
+      const runtime = await backend.create(spec);
+      try {
+        await runtime.restoreSnapshot(snapshot);
+      } catch (error) {
+        await runtime.dispose();
+        throw error;
+      }
+      return runtime;
+    },
     /**
      * Boots a sandbox. Mounts are validated before anything boots.
      * @throws `mount-*` codes, `invalid-policy`, `wordpress-version-unavailable`,
@@ -112,10 +135,13 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
         constants: baseConstants(policy),
         cwd,
         outputCapBytes: options.outputCapBytes,
+        wpCli: { ...(spec.wpCliPhar !== undefined ? { flag: spec.wpCliPhar } : {}), cacheDir },
+        workers: options.workers ?? (Number(process.env.WP_CODEBOX_WORKERS) || 2),
         onProgress: spec.onProgress,
       });
     },
   };
+  return backend;
 }
 
 export type { Runtime };

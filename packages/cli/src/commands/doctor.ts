@@ -5,7 +5,7 @@
  */
 import { accessSync, constants, existsSync, readFileSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { DEFAULT_PHP_VERSION, SUPPORTED_PHP_VERSIONS, listWordPressBuilds, resolveCacheDir } from "@wp-codebox/runtime-playground";
+import { DEFAULT_PHP_VERSION, SUPPORTED_PHP_VERSIONS, findChromium, listWordPressBuilds, resolveCacheDir } from "@wp-codebox/runtime-playground";
 
 /** Schema id of the `doctor --json` report. */
 export const DOCTOR_REPORT_SCHEMA_ID = "wp-codebox/doctor-report/v1";
@@ -38,29 +38,6 @@ export interface DoctorOptions {
   env?: NodeJS.ProcessEnv;
   /** Default `process.versions.node`. */
   nodeVersion?: string;
-}
-
-type FindChromium = (options?: { env?: NodeJS.ProcessEnv }) => { executablePath: string; source: string };
-
-/**
- * The browser finder lives in runtime-playground (`src/browser/find-chromium.ts`) and is not part of
- * its public index yet, so it is loaded by path: the TypeScript source when this file runs from
- * source (tsx), the compiled file otherwise. Undefined when neither loads.
- */
-async function loadFindChromium(): Promise<FindChromium | undefined> {
-  const fromSource = import.meta.url.endsWith(".ts");
-  const candidates = fromSource
-    ? ["../../../runtime-playground/src/browser/find-chromium.ts", "../../../runtime-playground/dist/browser/find-chromium.js"]
-    : ["../../../runtime-playground/dist/browser/find-chromium.js"];
-  for (const candidate of candidates) {
-    try {
-      const mod = (await import(new URL(candidate, import.meta.url).href)) as { findChromium?: FindChromium };
-      if (typeof mod.findChromium === "function") return mod.findChromium;
-    } catch {
-      // try the next one
-    }
-  }
-  return undefined;
 }
 
 function isWritable(dir: string): boolean {
@@ -169,26 +146,16 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorRepo
     data: { sites },
   });
 
-  const findChromium = await loadFindChromium();
-  if (!findChromium) {
+  try {
+    const found = findChromium({ env });
+    checks.push({ id: "chromium", required: false, status: "ok", detail: `found (${found.source})`, path: found.executablePath });
+  } catch (error) {
     checks.push({
       id: "chromium",
       required: false,
       status: "missing",
-      detail: "The browser finder of @wp-codebox/runtime-playground could not be loaded (build it with npm run build); browser commands may not work.",
+      detail: `${(error as Error).message} Only wordpress.browser-actions and wordpress.browser-probe need it.`,
     });
-  } else {
-    try {
-      const found = findChromium({ env });
-      checks.push({ id: "chromium", required: false, status: "ok", detail: `found (${found.source})`, path: found.executablePath });
-    } catch (error) {
-      checks.push({
-        id: "chromium",
-        required: false,
-        status: "missing",
-        detail: `${(error as Error).message} Only wordpress.browser-actions and wordpress.browser-probe need it.`,
-      });
-    }
   }
 
   const pharCandidates = [env.WP_CODEBOX_WP_CLI_PHAR, join(cacheDir, "wp-cli.phar")].filter((p): p is string => Boolean(p));
