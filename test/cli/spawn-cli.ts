@@ -20,7 +20,8 @@ export function spawnCli(argv: string[], options: { cwd?: string; env?: NodeJS.P
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...entry, ...argv], {
       cwd: options.cwd ?? REPO_ROOT,
-      env: { ...process.env, ...options.env },
+      // An `undefined` value removes the variable (e.g. WP_CODEBOX_CACHE_DIR, to use the default cache).
+      env: Object.fromEntries(Object.entries({ ...process.env, ...options.env }).filter(([, v]) => v !== undefined)),
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";

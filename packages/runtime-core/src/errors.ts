@@ -46,6 +46,14 @@ export const ERROR_CODES = {
   "observation-unsupported": "environment",
   "snapshot-unsupported": "environment",
   "snapshot-not-found": "input",
+  "invalid-state-request": "input",
+  "state-export-failed": "sandbox",
+  "invalid-snapshot": "input",
+  "snapshot-tampered": "input",
+  "snapshot-incompatible": "input",
+  "invalid-episode-script": "input",
+  "invalid-episode-bundle": "input",
+  "replay-mismatch": "sandbox",
 } as const satisfies Record<string, ErrorCategory>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

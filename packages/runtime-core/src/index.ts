@@ -14,3 +14,5 @@ export * from "./redaction.js";
 export * from "./artifact-bundle/index.js";
 export * from "./create-runtime.js";
 export { DEFAULT_BROWSER_STEP_TIMEOUT_MS, DEFAULT_BROWSER_TOTAL_TIMEOUT_MS } from "./defaults.js";
+export * from "./wordpress-state.js";
+export * from "./runtime-snapshot.js";

@@ -62,6 +62,8 @@ export interface RuntimeCreateSpec {
   env?: Record<string, string>;
   secretEnv?: Record<string, string>;
   siteOptions?: Record<string, string>;
+  /** Host path of wp-cli.phar for `wordpress.wp-cli` (SPEC §2.3); default `$WP_CODEBOX_WP_CLI_PHAR`, then `<cacheDir>/wp-cli.phar`. */
+  wpCliPhar?: string;
   /** Called with human-readable progress while the runtime boots (for stderr). */
   onProgress?: (message: string) => void;
 }
@@ -160,6 +162,11 @@ export interface RuntimeArtifacts {
   secrets: string[];
   /** Review fields the runtime contributes, e.g. the browser `assertions` block (SPEC §3). */
   review?: { assertions?: { total: number; passed: number; failed: number; results: unknown[] } };
+  /**
+   * Snapshots whose files are in `files` (`collectArtifacts({ includeRuntimeSnapshotBundles: true })`):
+   * declared in the reference manifest with their semantics and `replay.status`.
+   */
+  snapshots?: { id: string; semantics: string; replay: { status: string }; artifacts: string[] }[];
 }
 
 /** Options for collecting artifacts. */

@@ -27,6 +27,8 @@ import {
   type RuntimeInfo,
   type RuntimePolicy,
 } from "@wp-codebox/runtime-core";
+import { MessageChannel } from "node:worker_threads";
+import { FileLockManagerInMemory, exposeSyncAPI } from "@php-wasm/universal";
 import { PhpWorkerHost, WorkerGoneError } from "./php-worker-host.js";
 import type { WorkerBootOptions, WorkerHttpResult, WorkerMount, WorkerRunResult } from "./php-worker-protocol.js";
 import { startSandboxHttpServer, type SandboxHttpServer } from "./sandbox-http-server.js";
@@ -36,6 +38,12 @@ import { httpRequest } from "./commands/http-request.js";
 import { restRequest } from "./commands/rest-request.js";
 import { inspectMountedInputs } from "./commands/inspect-mounted-inputs.js";
 import { browserActions, browserProbe } from "./commands/browser-actions.js";
+import { stateExport } from "./commands/state-export.js";
+import { RuntimeLock } from "./runtime-lock.js";
+import { observePlayground, type PlaygroundObservation } from "./observations.js";
+import { applySnapshot, captureSnapshot, readDatabase, resetContent, type RuntimeStateHost } from "./runtime-state.js";
+import { assertRuntimeSnapshot, runtimeSnapshotBundleFiles, type ObservationSpec, type WordPressRuntimeSnapshot } from "@wp-codebox/runtime-core";
+import { wpCli, type WpCliPharSource } from "./commands/wp-cli.js";
 
 /** Handlers by command id; commands in the catalog without a handler here report so. */
 const HANDLERS: Record<string, CommandHandler> = {
@@ -45,6 +53,8 @@ const HANDLERS: Record<string, CommandHandler> = {
   "inspect-mounted-inputs": inspectMountedInputs,
   "wordpress.browser-actions": browserActions,
   "wordpress.browser-probe": browserProbe,
+  "wordpress.state-export": stateExport,
+  "wordpress.wp-cli": wpCli,
 };
 
 /** Default wall-clock limit: browser commands carry their own budget (120 s), plus margin. */
@@ -70,6 +80,10 @@ export interface PlaygroundRuntimeSetup {
   constants: Record<string, string | number | boolean | null>;
   cwd: string;
   outputCapBytes?: number;
+  /** Where `wordpress.wp-cli` looks for wp-cli.phar (flag, then env, then cache dir). */
+  wpCli?: WpCliPharSource;
+  /** PHP workers serving HTTP in parallel (browser traffic); 1 = a single worker. Default 2. */
+  workers?: number;
   onProgress?: (message: string) => void;
 }
 
@@ -84,7 +98,11 @@ function phpJson(value: unknown): string {
 
 export class PlaygroundRuntime implements Runtime {
   readonly id = `runtime-${randomUUID()}`;
+  /** Primary worker: commands, internal helpers and HTTP. */
   private host!: PhpWorkerHost;
+  /** Extra workers that share HTTP traffic (joined once booted). They share one file-lock manager. */
+  private readonly extraHosts: PhpWorkerHost[] = [];
+  private readonly lockManager = new FileLockManagerInMemory();
   private server!: SandboxHttpServer;
   private sandboxDir!: string;
   private workerMounts: WorkerMount[] = [];
@@ -98,6 +116,12 @@ export class PlaygroundRuntime implements Runtime {
   private readonly authCache = new Map<number, ActorAuth>();
   private adminUserId: number | undefined;
   private warmedHttp = false;
+  /** Commands and forwarded requests hold it shared; reset/snapshot/restore hold it exclusive. */
+  private readonly lock = new RuntimeLock();
+  /** The database right after boot (inputs activated, site options applied): what `reset()` restores. */
+  private cleanDatabase: Uint8Array | undefined;
+  private readonly artifactDirectories = new Map<string, number>();
+  private readonly snapshots = new Map<string, WordPressRuntimeSnapshot>();
 
   private constructor(private readonly setup: PlaygroundRuntimeSetup) {}
 
@@ -139,10 +163,12 @@ export class PlaygroundRuntime implements Runtime {
     }
     this.server = await startSandboxHttpServer();
     this.setup.onProgress?.("Booting WordPress");
-    this.host = this.spawnWorker(contentDir, workspaceDir);
+    this.host = await this.spawnWorker();
     await this.host.ready;
     this.server.setHandler((request) => this.forward(request));
     await this.afterBoot();
+    this.cleanDatabase = readDatabase(this.stateHost());
+    this.startExtraWorkers();
     this.bootDurationMs = Date.now() - started;
     this.event("runtime-booted", { durationMs: this.bootDurationMs, bootMode: this.setup.bootMode, siteUrl: this.server.origin });
   }
@@ -152,7 +178,9 @@ export class PlaygroundRuntime implements Runtime {
     return join(workspaceDir, target.slice("/workspace".length));
   }
 
-  private workerOptions(contentDir: string, workspaceDir: string): WorkerBootOptions {
+  private workerOptions(): WorkerBootOptions {
+    const contentDir = join(this.sandboxDir, "wp-content");
+    const workspaceDir = join(this.sandboxDir, "workspace");
     const env = { ...this.setup.env, ...this.setup.secretEnv };
     const muPlugin = Object.keys(env).length
       ? `<?php\nforeach (${phpJson(env)} as $k => $v) { putenv("$k=$v"); $_ENV[$k] = $v; }\n`
@@ -170,11 +198,41 @@ export class PlaygroundRuntime implements Runtime {
       constants: this.setup.constants,
       muPlugin,
       processId: this.nextProcessId++,
+      network: this.setup.policy.network,
     };
   }
 
-  private spawnWorker(contentDir = join(this.sandboxDir, "wp-content"), workspaceDir = join(this.sandboxDir, "workspace")): PhpWorkerHost {
-    return new PhpWorkerHost(this.workerOptions(contentDir, workspaceDir), this.setup.onProgress);
+  private async spawnWorker(): Promise<PhpWorkerHost> {
+    const options = this.workerOptions();
+    if ((this.setup.workers ?? 2) > 1) {
+      // One lock manager for every worker: SQLite's file locks then hold across threads.
+      const { port1, port2 } = new MessageChannel();
+      await exposeSyncAPI(this.lockManager, port1 as never);
+      options.lockPort = port2;
+    }
+    return new PhpWorkerHost(options, this.setup.onProgress, (denied) =>
+      // Raw PHP sockets refused by the network guard (php-network-guard.ts).
+      this.event("policy-denied", { code: "policy-denied", capability: `network:${denied.host}`, host: denied.host, port: denied.port, message: `The runtime policy does not allow PHP to connect to ${denied.host}:${denied.port}; allow the host in the policy's network rule.` }),
+    );
+  }
+
+  /** Boots the extra HTTP workers in the background; each joins the pool when ready. */
+  private startExtraWorkers(): void {
+    const count = Math.max(0, (this.setup.workers ?? 2) - 1);
+    for (let i = 0; i < count; i++) {
+      void this.spawnWorker().then(async (host) => {
+        if (this.disposed) return host.terminate();
+        try {
+          await host.ready;
+        } catch (error) {
+          this.event("php-worker-failed", { message: (error as Error).message });
+          return;
+        }
+        if (this.disposed) return host.terminate();
+        this.extraHosts.push(host);
+        this.event("php-worker-joined", { workers: 1 + this.extraHosts.length });
+      });
+    }
   }
 
   /** Activates `--plugin`/`--theme` inputs and applies site options. */
@@ -218,8 +276,11 @@ echo json_encode($out);`;
     this.event("inputs-activated", { plugins, themes });
   }
 
+  /** Serves a loopback HTTP request on the least busy worker. */
   private async forward(request: { method: string; url: string; headers: Record<string, string>; body?: Uint8Array }): Promise<WorkerHttpResult> {
-    return this.host.call<WorkerHttpResult>({ op: "http", ...request, capBytes: 512 * 1024 * 1024 });
+    let target = this.host;
+    for (const extra of this.extraHosts) if (extra.inFlight < target.inFlight) target = extra;
+    return this.lock.withShared(() => target.call<WorkerHttpResult>({ op: "http", ...request, capBytes: 512 * 1024 * 1024 }));
   }
 
   info(): RuntimeInfo {
@@ -249,6 +310,10 @@ echo json_encode($out);`;
    *   `missing-argument` (contract misuse; nothing ran).
    */
   async execute(spec: ExecutionSpec): Promise<ExecutionResult> {
+    return this.lock.withShared(() => this.executeNow(spec));
+  }
+
+  private async executeNow(spec: ExecutionSpec): Promise<ExecutionResult> {
     if (this.disposed) throw new WpCodeboxError("runtime-disposed", "This runtime was disposed; create a new one.");
     const definition = getCommandDefinition(spec.command);
     if (!definition.runnable) {
@@ -353,8 +418,9 @@ echo json_encode($out);`;
   private async replaceWorker(reason: string): Promise<void> {
     const old = this.host;
     await old.terminate();
+    this.lockManager.releaseLocksForProcess(old.processId);
     this.authCache.clear();
-    this.host = this.spawnWorker();
+    this.host = await this.spawnWorker();
     this.event("php-worker-replaced", { reason });
   }
 
@@ -367,6 +433,7 @@ echo json_encode($out);`;
       policy: this.setup.policy,
       mounts: this.setup.mounts,
       cwd: this.setup.cwd,
+      wpCli: this.setup.wpCli ?? {},
       outputCapBytes: this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES,
       siteUrl: this.server.origin,
       runPhp: (code, options) =>
@@ -389,7 +456,103 @@ echo json_encode($out);`;
       writeSandboxFile: async (path, data) => {
         await this.host.call({ op: "write-file", path, data });
       },
+      secrets: this.secretValues(),
+      nextArtifactDirectory: (prefix) => this.nextArtifactDirectory(prefix),
     };
+  }
+
+  private secretValues(): string[] {
+    return Object.values(this.setup.secretEnv).filter((v) => v.length > 0);
+  }
+
+  private nextArtifactDirectory(prefix: string): string {
+    const n = (this.artifactDirectories.get(prefix) ?? 0) + 1;
+    this.artifactDirectories.set(prefix, n);
+    return `files/observations/${prefix}-${String(n).padStart(4, "0")}`;
+  }
+
+  private stateHost(): RuntimeStateHost {
+    return {
+      siteDir: this.setup.siteDir,
+      contentDir: join(this.sandboxDir, "wp-content"),
+      mounts: this.setup.mounts,
+      backend: "playground",
+      wordpressVersion: this.setup.wordpressRelease,
+      phpVersion: this.setup.phpVersion,
+      runPhp: (code) => this.host.call<WorkerRunResult>({ op: "run", code, capBytes: 64 << 20 }),
+    };
+  }
+
+  private assertLive(): void {
+    if (this.disposed) throw new WpCodeboxError("runtime-disposed", "This runtime was disposed; create a new one.");
+  }
+
+  /**
+   * Observes the runtime (SPEC §4.2); see `observePlayground` for the types and their data.
+   * Section files of a `wordpress-state` observation join this runtime's bundle files.
+   * @returns `{ type, data, artifactRefs? }`.
+   * @throws `runtime-disposed`, `observation-unsupported`, `invalid-state-request`, `state-export-failed`.
+   */
+  async observe(spec: ObservationSpec): Promise<Omit<PlaygroundObservation, "files">> {
+    this.assertLive();
+    return this.lock.withShared(async () => {
+      const { files, ...observation } = await observePlayground(
+        {
+          info: () => this.info(),
+          results: () => this.results,
+          events: () => this.events,
+          secrets: this.secretValues(),
+          runPhp: (code) => this.host.call<WorkerRunResult>({ op: "run", code, capBytes: 64 << 20 }),
+          context: () => this.context(`observe-${randomUUID()}`),
+          nextDirectory: (prefix) => this.nextArtifactDirectory(prefix),
+        },
+        spec,
+      );
+      if (files) this.addFiles(files);
+      return observation;
+    });
+  }
+
+  /**
+   * Captures a `wp-codebox/wordpress-runtime-snapshot/v1` snapshot (SPEC §4.5) while no command runs.
+   * @returns `{ schema, id, semantics: "runtime-state-artifact", …, files (with contents), sha256 }`.
+   */
+  async snapshot(): Promise<WordPressRuntimeSnapshot> {
+    this.assertLive();
+    const snapshot = await this.lock.withExclusive(() => captureSnapshot(this.stateHost()));
+    this.snapshots.set(snapshot.id, snapshot);
+    this.event("snapshot-taken", { id: snapshot.id, sha256: snapshot.sha256, files: snapshot.files.length });
+    return snapshot;
+  }
+
+  /**
+   * Makes this runtime's state equal to a snapshot, after verifying its hashes (used by the
+   * backend's `restore` on a fresh runtime).
+   * @throws `invalid-snapshot`, `snapshot-tampered`, `snapshot-incompatible`.
+   */
+  async restoreSnapshot(snapshot: unknown): Promise<void> {
+    this.assertLive();
+    assertRuntimeSnapshot(snapshot);
+    await this.lock.withExclusive(async () => {
+      applySnapshot(this.stateHost(), snapshot);
+      this.authCache.clear();
+    });
+    this.event("snapshot-restored", { id: snapshot.id, sha256: snapshot.sha256 });
+  }
+
+  /**
+   * Returns the sandbox to its state right after boot (SPEC §4.1) without booting: wp-content is
+   * rebuilt from the installed site, the read-only mounts and the post-boot database. Waits for
+   * running commands. Read-write mounts are host folders and keep their content.
+   */
+  async reset(): Promise<void> {
+    this.assertLive();
+    const started = Date.now();
+    await this.lock.withExclusive(async () => {
+      resetContent(this.stateHost(), this.cleanDatabase!);
+      this.authCache.clear();
+    });
+    this.event("runtime-reset", { durationMs: Date.now() - started });
   }
 
   private async phpJsonCall(code: string): Promise<unknown> {
@@ -466,9 +629,16 @@ echo json_encode(['cookies' => [['name' => AUTH_COOKIE, 'value' => $auth], ['nam
   }
 
   /** Everything gathered so far, for `writeArtifactBundle`. */
-  async collectArtifacts(_spec?: ArtifactSpec): Promise<RuntimeArtifacts> {
+  async collectArtifacts(spec?: ArtifactSpec): Promise<RuntimeArtifacts> {
     const assertions = this.assertionsBlock();
     const files = [...this.files];
+    const snapshotRefs = spec?.includeRuntimeSnapshotBundles
+      ? [...this.snapshots.values()].map((snapshot) => {
+          const bundled = runtimeSnapshotBundleFiles(snapshot);
+          files.push(...bundled.files);
+          return bundled.ref;
+        })
+      : [];
     if (assertions) {
       const browserResults = this.results.filter((r) => r.command.startsWith("wordpress.browser-"));
       files.push({
@@ -485,6 +655,7 @@ echo json_encode(['cookies' => [['name' => AUTH_COOKIE, 'value' => $auth], ['nam
       files,
       secrets: Object.values(this.setup.secretEnv).filter((v) => v.length > 0),
       ...(assertions ? { review: { assertions } } : {}),
+      ...(snapshotRefs.length ? { snapshots: snapshotRefs } : {}),
     };
   }
 
@@ -494,6 +665,7 @@ echo json_encode(['cookies' => [['name' => AUTH_COOKIE, 'value' => $auth], ['nam
     this.disposed = true;
     this.event("runtime-disposed");
     await this.host?.terminate().catch(() => undefined);
+    await Promise.all(this.extraHosts.map((h) => h.terminate().catch(() => undefined)));
     await this.server?.close().catch(() => undefined);
     if (this.sandboxDir) rmSync(this.sandboxDir, { recursive: true, force: true });
   }

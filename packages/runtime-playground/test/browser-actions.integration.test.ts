@@ -91,6 +91,20 @@ test("browser-probe renders the front page anonymously", async () => {
   assert.match((result.json as { title: string }).title, /wp-codebox/);
 });
 
+test("corpus 11: publish a post through the block editor, then see it on the front end", async () => {
+  const script = readFileSync(fileURLToPath(new URL("../../../examples/browser/block-editor-publish.json", import.meta.url)), "utf8");
+  const result = await runtime.execute({ command: "wordpress.browser-actions", args: [`steps-json=${script}`, "step-timeout=30s", "timeout=240s"] });
+  assert.equal(result.status, "ok", result.stdout);
+  const summary = result.json as { finalUrl: string; assertions: { failed: number } };
+  assert.equal(summary.assertions.failed, 0);
+  const post = await runtime.execute({
+    command: "wordpress.run-php",
+    args: ["code=<?php $p = get_posts(['post_status' => 'publish', 'title' => 'Hello from wp-codebox']); echo json_encode(['n' => count($p), 'content' => $p ? $p[0]->post_content : '']);"],
+  });
+  assert.equal((post.json as { n: number }).n, 1);
+  assert.match((post.json as { content: string }).content, /A paragraph typed in the editor\./);
+});
+
 test("the bundle carries steps, summary, screenshots and the review assertions, and verifies", async () => {
   const dir = join(scratch, "bundle");
   await writeArtifactBundle(dir, await runtime.collectArtifacts());

@@ -110,7 +110,8 @@ export async function writeArtifactBundle(
   checkArtifactPaths(artifacts);
   checkDeclaredPaths(options.extraReview?.evidence, "extraReview.evidence", artifacts);
   checkDeclaredPaths(options.extraMetadata?.artifacts as Record<string, string | string[]> | undefined, "extraMetadata.artifacts", artifacts);
-  const { trace, events, snapshots } = options.referenceExtras ?? {};
+  const { trace, events } = options.referenceExtras ?? {};
+  const snapshots = options.referenceExtras?.snapshots ?? artifacts.snapshots;
   checkDeclaredPaths({ ...(trace ? { trace } : {}), ...(events ? { events } : {}) }, "referenceExtras", artifacts);
   for (const s of snapshots ?? []) checkDeclaredPaths({ [s.id]: s.artifacts }, "referenceExtras.snapshots", artifacts);
   await prepareDirectory(root);
@@ -179,7 +180,7 @@ export async function writeArtifactBundle(
     }
     return ref;
   };
-  const extras = options.referenceExtras ?? {};
+  const extras = { ...(options.referenceExtras ?? {}), ...(snapshots ? { snapshots } : {}) };
   const tracePath = extras.trace ?? written.find((f) => f.kind === "runtime-episode-trace")?.path;
   const eventsPath = extras.events ?? written.find((f) => f.kind === "runtime-episode-events")?.path;
   const payload = {

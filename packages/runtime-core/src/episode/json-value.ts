@@ -2,6 +2,7 @@
  * Small helpers that turn runtime values into the JSON the episode records, so a trace read back
  * from disk has exactly the digests it was written with.
  */
+import { createRedactor } from "../redaction.js";
 import { EPISODE_REDACTED } from "./episode-constants.js";
 
 /**
@@ -16,8 +17,21 @@ export function toJsonValue(value: unknown): unknown {
   return text === undefined ? null : (JSON.parse(text) as unknown);
 }
 
-/** Replaces every occurrence of each secret (non-empty strings) in every string inside `value`. */
+/**
+ * Replaces every occurrence of each secret (non-empty strings) in every string inside `value`, then
+ * applies the bundle writer's credential patterns (cookies, nonces, password fields) to the JSON
+ * text, so the writer's redaction of the trace file is a no-op and recorded digests stay valid.
+ */
 export function redactSecrets<T>(value: T, secrets: readonly string[]): T {
+  const replaced = replaceSecrets(value, secrets);
+  if (replaced === undefined) return replaced;
+  const text = JSON.stringify(replaced);
+  if (text === undefined) return replaced;
+  const redacted = createRedactor([]).redact(text);
+  return redacted === text ? replaced : (JSON.parse(redacted) as T);
+}
+
+function replaceSecrets<T>(value: T, secrets: readonly string[]): T {
   const list = secrets.filter((s) => s.length > 0);
   if (list.length === 0) return value;
   const visit = (v: unknown): unknown => {

@@ -188,7 +188,7 @@ export function createRuntimeEpisode(spec: RuntimeEpisodeSpec, backend: RuntimeB
 
   function snapshotRecord(raw: unknown, sequence: number): RuntimeEpisodeSnapshot {
     const r = isRecord(raw) ? raw : {};
-    const own = typeof r.digest === "string" ? r.digest : isRecord(r.digest) && r.digest.algorithm === "sha256" ? r.digest.value : undefined;
+    const own = typeof r.sha256 === "string" ? r.sha256 : typeof r.digest === "string" ? r.digest : isRecord(r.digest) && r.digest.algorithm === "sha256" ? r.digest.value : undefined;
     const digest =
       typeof own === "string" && /^[0-9a-f]{64}$/.test(own)
         ? own

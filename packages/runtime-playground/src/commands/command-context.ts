@@ -16,6 +16,8 @@ export interface CommandContext {
   policy: RuntimePolicy;
   mounts: ResolvedMount[];
   cwd: string;
+  /** Where `wordpress.wp-cli` looks for wp-cli.phar. */
+  wpCli: import("./wp-cli.js").WpCliPharSource;
   outputCapBytes: number;
   runPhp(code: string, options?: { env?: Record<string, string> }): Promise<WorkerRunResult>;
   http(request: { method: string; url: string; headers: Record<string, string>; body?: Uint8Array }): Promise<WorkerHttpResult>;
@@ -28,6 +30,10 @@ export interface CommandContext {
   executionId: string;
   /** Screenshot names already used in this runtime's bundle (never overwritten). */
   reservedScreenshotNames(): string[];
+  /** Secret values of this runtime (to redact from files a command writes before hashing them). */
+  secrets: readonly string[];
+  /** Next free bundle folder `files/observations/<prefix>-<0001>` for a command's artifacts. */
+  nextArtifactDirectory(prefix: string): string;
 }
 
 /** What a handler returns; the runtime adds ids, timing and the command echo. */
