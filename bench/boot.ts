@@ -10,6 +10,7 @@ import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startPlainRunCli } from "./plain-playground.js";
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 15);
 const WP_CODE = "<?php require_once '/wordpress/wp-load.php'; echo get_bloginfo('version');";
@@ -50,17 +51,7 @@ async function childCodebox(cacheDir: string): Promise<Figures> {
 /** Child: plain runCLI serving the same WordPress tree from a host mount. */
 async function childRunCli(siteDir: string, installMode: string): Promise<Figures> {
   const t0 = performance.now();
-  const { runCLI } = await import("@wp-playground/cli");
-  const cli = (await runCLI({
-    command: "server",
-    php: "8.3",
-    port: 0,
-    quiet: true,
-    skipBrowser: true,
-    // runCLI reads its options under their CLI (kebab-case) names.
-    "mount-before-install": [{ hostPath: siteDir, vfsPath: "/wordpress" }],
-    wordpressInstallMode: installMode,
-  } as never)) as unknown as { playground: { run(o: { code: string }): Promise<{ text: string }> }; [Symbol.asyncDispose](): Promise<void> };
+  const cli = await startPlainRunCli(siteDir, installMode);
   const bootMs = performance.now() - t0;
   const first = await cli.playground.run({ code: WP_CODE });
   const firstResultMs = performance.now() - t0;

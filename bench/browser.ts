@@ -10,6 +10,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startPlainRunCli } from "./plain-playground.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const editorScript = JSON.parse(readFileSync(join(root, "examples/browser/block-editor-publish.json"), "utf8")) as unknown[];
@@ -60,18 +61,7 @@ async function childCodebox(workers: number): Promise<Figures> {
 }
 
 async function childRunCli(siteDir: string): Promise<Figures> {
-  const { runCLI } = await import("@wp-playground/cli");
-  const cli = (await runCLI({
-    command: "server",
-    php: "8.3",
-    port: 0,
-    quiet: true,
-    skipBrowser: true,
-    // runCLI reads its options under their CLI (kebab-case) names.
-    "mount-before-install": [{ hostPath: siteDir, vfsPath: "/wordpress" }],
-    wordpressInstallMode: "do-not-attempt-installing",
-    define: { WP_HTTP_BLOCK_EXTERNAL: "true" },
-  } as never)) as unknown as { serverUrl: string; [Symbol.asyncDispose](): Promise<void> };
+  const cli = await startPlainRunCli(siteDir, "do-not-attempt-installing", { WP_HTTP_BLOCK_EXTERNAL: "true" });
   try {
     return await measure(cli.serverUrl);
   } finally {

@@ -11,6 +11,7 @@ import { CliExitError, EXIT_CODES, describeFailure } from "./cli-exit-error.js";
 import { processIo, type CliIo } from "./cli-io.js";
 import { describeSchemaNames } from "./commands/schema.js";
 import type { RunOptions, RunOutcome } from "./commands/run.js";
+import { registerRecipeCommands } from "./commands/recipe-cli.js";
 
 /** Per-invocation state shared by the actions and the top-level catch. */
 interface CliState {
@@ -70,7 +71,8 @@ function addRuntimeOptions(command: Command): Command {
     .option("--theme <path>", "mount a theme folder at wp-content/themes/<name> and activate it (repeatable)", collect)
     .option("--policy <file|json>", 'runtime policy, a JSON file or inline JSON (default for run: {"commands":["<the command>"]})')
     .option("--env <name=value>", "runtime environment variable visible to PHP through getenv() (repeatable)", collect)
-    .option("--secret-env <name>", "pass the caller's environment variable NAME into the sandbox, redacted from every artifact (repeatable)", collect);
+    .option("--secret-env <name>", "pass the caller's environment variable NAME into the sandbox, redacted from every artifact (repeatable)", collect)
+    .option("--wp-cli-phar <path>", "wp-cli.phar for wordpress.wp-cli (default $WP_CODEBOX_WP_CLI_PHAR, then <cache>/wp-cli.phar)");
 }
 
 /** Builds the commander program for one invocation. */
@@ -138,6 +140,7 @@ function buildProgram(state: CliState): Command {
         ...(opts.policy !== undefined ? { policy: opts.policy as string } : {}),
         env: (opts.env as string[] | undefined) ?? [],
         secretEnv: (opts.secretEnv as string[] | undefined) ?? [],
+        ...(opts.wpCliPhar !== undefined ? { wpCliPhar: opts.wpCliPhar as string } : {}),
         cwd: io.cwd,
         processEnv: io.env,
         onProgress: (message) => io.stderr(`wp-codebox: ${message}\n`),
@@ -223,6 +226,39 @@ function buildProgram(state: CliState): Command {
       }
     });
 
+  // recipe validate|plan|run (commands/recipe-cli.ts)
+  registerRecipeCommands(program, { io, printJson: (value) => json(state, value) });
+
+  // episode run | replay
+  const episode = program.command("episode").description("Run stateful episodes and replay their traces (SPEC §4, §5).").addHelpText("after", examples(["wp-codebox episode run examples/episodes/seed-and-snapshot.json --artifacts out-episode", "wp-codebox episode replay out-episode"]));
+  episode
+    .command("run")
+    .description("Run an episode script (wp-codebox/episode-script/v1) and write its bundle: trace, events, observations, snapshots.")
+    .argument("<script>", "episode script JSON file; relative paths in it resolve against its folder")
+    .option("--artifacts <dir>", "bundle directory, created; refused if not empty (default: the script's artifacts.directory, else ./wp-codebox-artifacts/<episode id>)")
+    .option("--json", 'print {"trace": {"id", "digest"}, "steps", "bundle": {"directory", "id", "valid"}} on stdout')
+    .addHelpText("after", "\nA failing step is recorded, not fatal. Exit codes: 0 every step ok; 1 a step failed or timed out (the bundle is still written); 2 invalid script (every issue listed)." + examples(["wp-codebox episode run episode.json --artifacts out-episode --json"]))
+    .action(async (script: string, opts: { artifacts?: string; json?: boolean }) => {
+      const { runEpisode, formatEpisodeOutcome } = await import("./commands/episode-run.js");
+      const outcome = await runEpisode({ script, ...(opts.artifacts ? { artifactsDir: opts.artifacts } : {}), cwd: io.cwd, processEnv: io.env, onProgress: (m) => io.stderr(`wp-codebox: ${m}\n`) });
+      if (opts.json) json(state, { trace: { id: outcome.trace.id, digest: outcome.trace.digest }, steps: outcome.steps, bundle: { directory: outcome.bundle.directory, id: outcome.bundle.id, valid: outcome.bundle.valid } });
+      io.stderr(formatEpisodeOutcome(outcome));
+      if (!outcome.allOk) throw new CliExitError("episode-step-failed", "At least one episode step failed or timed out; it is recorded in the trace. See the step list above.", EXIT_CODES.sandboxFailed);
+    });
+  episode
+    .command("replay")
+    .description("Re-execute a bundle's episode trace in a fresh sandbox and report per step whether the digests match.")
+    .argument("<bundle>", "bundle directory written by episode run")
+    .option("--json", "print the replay report (per-step digests, declared volatile fields) on stdout")
+    .addHelpText("after", "\nVolatile fields (timestamps, cookies, nonces, the sandbox port) are declared in EPISODE_REPLAY_VOLATILE_FIELDS and listed in the --json report. Exit codes: 0 every deterministic step matches; 1 a mismatch; 2 not an episode bundle." + examples(["wp-codebox episode replay out-episode", "wp-codebox episode replay out-episode --json"]))
+    .action(async (bundle: string, opts: { json?: boolean }) => {
+      const { replayEpisode, formatReplayReport } = await import("./commands/episode-replay.js");
+      const report = await replayEpisode({ bundle, cwd: io.cwd, onProgress: (m) => io.stderr(`wp-codebox: ${m}\n`) });
+      if (opts.json) json(state, report);
+      else io.stdout(formatReplayReport(report));
+      if (!report.ok) throw new CliExitError("replay-mismatch", `${report.summary.mismatched} deterministic step(s) did not reproduce; the report lists the differing fields.`, EXIT_CODES.sandboxFailed);
+    });
+
   // doctor
   program
     .command("doctor")
@@ -280,7 +316,7 @@ function commanderUsage(error: CommanderError, argv: readonly string[]): CliExit
     return new CliExitError("invalid-usage", "No command given: see the list above.", EXIT_CODES.invalidInput);
   }
   const sub = argv.find((a) => !a.startsWith("-"));
-  const hint = sub && ["run", "commands", "schema", "artifacts", "doctor"].includes(sub) ? `wp-codebox ${sub} --help` : "wp-codebox --help";
+  const hint = sub && ["run", "recipe", "commands", "schema", "artifacts", "doctor"].includes(sub) ? `wp-codebox ${sub} --help` : "wp-codebox --help";
   const message = error.message.replace(/^error: /, "");
   return new CliExitError("invalid-usage", `${message}${/[.?]$/.test(message) ? "" : "."} Run "${hint}" for usage.`, EXIT_CODES.invalidInput, {
     commanderCode: error.code,

@@ -12,3 +12,5 @@ export { verifyArtifacts, formatViolations } from "./commands/artifacts-verify.j
 export type { ArtifactsVerifyReport } from "./commands/artifacts-verify.js";
 export { runDoctor, formatDoctorReport, DOCTOR_REPORT_SCHEMA_ID } from "./commands/doctor.js";
 export type { DoctorCheck, DoctorReport, DoctorOptions } from "./commands/doctor.js";
+export { validateRecipeFile, planRecipeFile, runRecipeFile, formatRecipePlan, formatRecipeRun } from "./commands/recipe-run.js";
+export type { RecipeRunOptions, RecipeValidateReport } from "./commands/recipe-run.js";

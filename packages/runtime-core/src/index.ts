@@ -16,3 +16,7 @@ export * from "./create-runtime.js";
 export { DEFAULT_BROWSER_STEP_TIMEOUT_MS, DEFAULT_BROWSER_TOTAL_TIMEOUT_MS } from "./defaults.js";
 export * from "./wordpress-state.js";
 export * from "./runtime-snapshot.js";
+export * from "./recipe/index.js";
+export * from "./episode-script.js";
+export * from "./episode-runner.js";
+export * from "./episode-replay.js";

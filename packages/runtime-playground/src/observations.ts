@@ -110,7 +110,7 @@ export async function observePlayground(host: ObservationHost, spec: Observation
       const json = outcome.json as { status: number; headers: Record<string, string>; body: unknown; bodyBytes: number };
       return {
         type: spec.type,
-        data: { method: (args.method ?? "GET").toUpperCase(), path: args.path ?? args.url, status: json.status, headers: json.headers, body: json.body ?? outcome.stdout, bodyBytes: json.bodyBytes },
+        data: { method: (args.method ?? "GET").toUpperCase(), path: args.path ?? args.url, as: args.as ?? "admin", status: json.status, headers: json.headers, body: json.body ?? outcome.stdout, bodyBytes: json.bodyBytes },
       };
     }
     case "browser-result": {

@@ -63,6 +63,8 @@ export interface RunOptions {
   policy?: string;
   env?: string[];
   secretEnv?: string[];
+  /** `--wp-cli-phar PATH`: wp-cli.phar for `wordpress.wp-cli` (relative to `cwd`). */
+  wpCliPhar?: string;
   /** Base of relative paths; default `process.cwd()`. */
   cwd?: string;
   /** Where `secretEnv` values are read; default `process.env`. */
@@ -206,6 +208,7 @@ export function prepareRun(options: RunOptions): PreparedRun {
     policy,
     env,
     secretEnv,
+    ...(options.wpCliPhar !== undefined ? { wpCliPhar: resolve(cwd, options.wpCliPhar) } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   };
   if (createSpec.wordpress === undefined) delete createSpec.wordpress;
@@ -213,7 +216,7 @@ export function prepareRun(options: RunOptions): PreparedRun {
 }
 
 /** @throws WpCodeboxError `artifacts-dir-not-empty` when `dir` is a file or a non-empty directory. */
-function assertUsableArtifactsDir(dir: string): void {
+export function assertUsableArtifactsDir(dir: string): void {
   if (!existsSync(dir)) return;
   const stats = statSync(dir);
   if (!stats.isDirectory() || readdirSync(dir).length > 0) {

@@ -1,4 +1,4 @@
-import type { ArtifactFile, ExecutionError, ResolvedMount, RuntimeInfo, RuntimePolicy } from "@wp-codebox/runtime-core";
+import type { ArtifactFile, ExecutionResult, ResolvedMount, RuntimeArtifacts, RuntimeInfo, RuntimePolicy } from "@wp-codebox/runtime-core";
 import type { WorkerHttpResult, WorkerRunResult } from "../php-worker-protocol.js";
 
 /** Who a command acts as: a WordPress user id (0 = anonymous). */
@@ -36,21 +36,16 @@ export interface CommandContext {
   nextArtifactDirectory(prefix: string): string;
 }
 
-/** What a handler returns; the runtime adds ids, timing and the command echo. */
-export interface CommandOutcome {
+/**
+ * What a handler returns: the output fields of an `ExecutionResult` (the runtime adds ids, timing
+ * and the command echo), plus bundle files and browser assertions.
+ */
+export type CommandOutcome = Pick<ExecutionResult, "exitCode" | "stdout" | "stderr" | "stdoutBytes" | "stderrBytes" | "truncated" | "json" | "error"> & {
   status: "ok" | "error";
-  exitCode: number;
-  stdout: string;
-  stderr: string;
-  stdoutBytes?: number;
-  stderrBytes?: number;
-  truncated?: { stdout: boolean; stderr: boolean };
-  json?: unknown;
-  error?: ExecutionError;
   files?: ArtifactFile[];
   /** Browser assertions of this command, aggregated into the bundle's review. */
-  assertions?: { total: number; passed: number; failed: number; results: unknown[] };
-}
+  assertions?: NonNullable<RuntimeArtifacts["review"]>["assertions"];
+};
 
 export type CommandHandler = (ctx: CommandContext, args: Record<string, string>) => Promise<CommandOutcome>;
 

@@ -1,0 +1,78 @@
+/**
+ * Registers `wp-codebox recipe validate|plan|run` (handlers in `recipe-run.ts`, imported lazily).
+ */
+import type { Command } from "commander";
+import type { CliIo } from "../cli-io.js";
+
+/** What the recipe commands need from the CLI invocation. */
+export interface RecipeCliContext {
+  io: CliIo;
+  /** Prints a `--json` document on stdout (and marks it emitted for the top-level catch). */
+  printJson: (value: unknown) => void;
+}
+
+const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join("\n")}\n`;
+
+/** Adds the `recipe` command group to `program`. */
+export function registerRecipeCommands(program: Command, ctx: RecipeCliContext): void {
+  const { io } = ctx;
+  const recipe = program
+    .command("recipe")
+    .description("Validate, plan and run workspace recipes (wp-codebox/workspace-recipe/v1): one JSON file that replays a CI check or a bug report.")
+    .addHelpText("after", examples(["wp-codebox recipe validate examples/recipes/plugin-smoke/recipe.json", "wp-codebox recipe plan examples/recipes/admin-browser/recipe.json", "wp-codebox recipe run examples/recipes/plugin-smoke/recipe.json --artifacts out"]));
+
+  recipe
+    .command("validate")
+    .description("Check a recipe without booting: every problem, each with a JSON pointer.")
+    .argument("<file>", "recipe JSON file")
+    .option("--json", 'print {"recipe", "valid", "issues": [{"path", "message"}]} on stdout')
+    .addHelpText("after", "\nExit codes: 0 valid, 2 invalid (every problem listed as `pointer: message`)." + examples(["wp-codebox recipe validate recipe.json"]))
+    .action(async (file: string, opts: { json?: boolean }) => {
+      const { validateRecipeFile, invalidRecipeExit } = await import("./recipe-run.js");
+      const report = await validateRecipeFile(file, io.cwd);
+      if (opts.json) ctx.printJson(report);
+      if (!report.valid) throw invalidRecipeExit(report);
+      if (!opts.json) io.stderr(`valid: ${report.recipe}\n`);
+    });
+
+  recipe
+    .command("plan")
+    .description("Dry run: resolved inputs, the derived policy (auto-granted capabilities marked) and the ordered steps with resolved args. Boots nothing.")
+    .argument("<file>", "recipe JSON file")
+    .option("--json", "print the plan (wp-codebox/workspace-recipe-plan/v1) on stdout")
+    .addHelpText("after", "\nExit codes: 0 planned, 2 invalid recipe." + examples(["wp-codebox recipe plan recipe.json", "wp-codebox recipe plan recipe.json --json | jq .capabilities"]))
+    .action(async (file: string, opts: { json?: boolean }) => {
+      const { planRecipeFile, formatRecipePlan } = await import("./recipe-run.js");
+      const plan = await planRecipeFile(file, io.cwd);
+      if (opts.json) ctx.printJson(plan);
+      else io.stdout(formatRecipePlan(plan));
+    });
+
+  recipe
+    .command("run")
+    .description("Run a recipe in one fresh sandbox: setup, then steps, checking each step's expect; always writes the bundle.")
+    .argument("<file>", "recipe JSON file")
+    .option("--artifacts <dir>", "bundle directory (default: the recipe's artifacts.directory, else ./wp-codebox-artifacts/<run id>); refused if not empty")
+    .option("--wp-cli-phar <path>", "wp-cli.phar for wordpress.wp-cli steps (default $WP_CODEBOX_WP_CLI_PHAR, then <cache>/wp-cli.phar)")
+    .option("--json", 'print {"report", "bundle": {"directory", "id", "valid"}, "error"?} on stdout')
+    .addHelpText(
+      "after",
+      "\nExit codes: 0 every expectation met; 1 a step failed its expectations (later steps skipped; files/recipe-report.json says which, with expected and actual); 2 invalid recipe; 3 environment (no browser, no WP-CLI)." +
+        examples(["wp-codebox recipe run recipe.json", "API_TOKEN=... wp-codebox recipe run recipe.json --artifacts out --json"]),
+    )
+    .action(async (file: string, opts: { artifacts?: string; wpCliPhar?: string; json?: boolean }) => {
+      const { runRecipeFile, formatRecipeRun, recipeRunExit } = await import("./recipe-run.js");
+      const outcome = await runRecipeFile({
+        file,
+        cwd: io.cwd,
+        processEnv: io.env,
+        ...(opts.artifacts !== undefined ? { artifactsDir: opts.artifacts } : {}),
+        ...(opts.wpCliPhar !== undefined ? { wpCliPhar: opts.wpCliPhar } : {}),
+        onProgress: (message) => io.stderr(`wp-codebox: ${message}\n`),
+      });
+      if (opts.json) ctx.printJson({ report: outcome.report, bundle: outcome.bundle, ...(outcome.error ? { error: outcome.error } : {}) });
+      else io.stderr(formatRecipeRun(outcome));
+      const exit = recipeRunExit(outcome);
+      if (exit) throw exit;
+    });
+}

@@ -1,0 +1,120 @@
+/**
+ * The episode script `wp-codebox/episode-script/v1` run by `wp-codebox episode run` (SPEC §5):
+ * runtime fields, mounts, reset observations, steps (`{ action, observe? }`, `{ snapshot: true }`,
+ * `{ observe }`) and artifact options. Declared once with TypeBox; validation lists every issue.
+ */
+import { Type, type Static } from "@sinclair/typebox";
+import { WpCodeboxError } from "./errors.js";
+import { validateAgainstSchema, type SchemaIssue } from "./schema-validation.js";
+
+/** Schema id of an episode script. Source: SPEC §5. */
+export const EPISODE_SCRIPT_SCHEMA = "wp-codebox/episode-script/v1" as const;
+
+/** An observation request: `type` plus type-specific fields (e.g. `sections` for `wordpress-state`). */
+export const EpisodeScriptObservationSchema = Type.Object({ type: Type.String({ minLength: 1 }) }, { additionalProperties: true });
+
+/**
+ * An action: `command` and `args` as `["key=value", …]` or an object (string/number/boolean values
+ * become `key=value`; an object or array value for `k` becomes `k-json=<inline JSON>`), optional
+ * `kind` (default `command`), `timeoutMs` and replay intent fields.
+ */
+export const EpisodeScriptActionSchema = Type.Object(
+  {
+    kind: Type.Optional(Type.Union([Type.Literal("command"), Type.Literal("filesystem"), Type.Literal("http"), Type.Literal("browser")])),
+    command: Type.String({ minLength: 1 }),
+    args: Type.Optional(Type.Union([Type.Array(Type.String()), Type.Record(Type.String(), Type.Unknown())])),
+    timeoutMs: Type.Optional(Type.Integer({ minimum: 0 })),
+    method: Type.Optional(Type.String({ minLength: 1 })),
+    url: Type.Optional(Type.String({ minLength: 1 })),
+    path: Type.Optional(Type.String({ minLength: 1 })),
+    operation: Type.Optional(Type.String({ minLength: 1 })),
+    selector: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+export const EpisodeScriptActionStepSchema = Type.Object(
+  { name: Type.Optional(Type.String()), action: EpisodeScriptActionSchema, observe: Type.Optional(EpisodeScriptObservationSchema) },
+  { additionalProperties: false },
+);
+export const EpisodeScriptSnapshotStepSchema = Type.Object({ name: Type.Optional(Type.String()), snapshot: Type.Literal(true) }, { additionalProperties: false });
+export const EpisodeScriptObserveStepSchema = Type.Object({ name: Type.Optional(Type.String()), observe: EpisodeScriptObservationSchema }, { additionalProperties: false });
+
+/** The script. Relative mount/plugin/theme paths resolve against the script's folder. */
+export const EpisodeScriptSchema = Type.Object(
+  {
+    schema: Type.Literal(EPISODE_SCRIPT_SCHEMA),
+    runtime: Type.Optional(Type.Object({ wp: Type.Optional(Type.String()), wordpress: Type.Optional(Type.String()), php: Type.Optional(Type.String()) }, { additionalProperties: false })),
+    plugins: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    themes: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    mounts: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { source: Type.String({ minLength: 1 }), target: Type.String({ minLength: 1 }), mode: Type.Optional(Type.Union([Type.Literal("readonly"), Type.Literal("readwrite")])) },
+          { additionalProperties: false },
+        ),
+      ),
+    ),
+    policy: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    env: Type.Optional(Type.Record(Type.String(), Type.String())),
+    secretEnv: Type.Optional(Type.Array(Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]*$" }))),
+    resetObservations: Type.Optional(Type.Array(EpisodeScriptObservationSchema)),
+    steps: Type.Array(Type.Union([EpisodeScriptActionStepSchema, EpisodeScriptSnapshotStepSchema, EpisodeScriptObserveStepSchema]), { minItems: 1 }),
+    artifacts: Type.Optional(Type.Object({ directory: Type.Optional(Type.String()), includeRuntimeSnapshotBundles: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
+  },
+  { $id: EPISODE_SCRIPT_SCHEMA, title: "WP Codebox episode script", additionalProperties: false },
+);
+export type EpisodeScript = Static<typeof EpisodeScriptSchema>;
+export type EpisodeScriptStep = EpisodeScript["steps"][number];
+
+/** The published JSON Schema of `wp-codebox/episode-script/v1` (the object the validator uses). */
+export const EPISODE_SCRIPT_JSON_SCHEMA = EpisodeScriptSchema;
+
+/**
+ * Validates a parsed script and lists every issue with its JSON pointer. Each step is checked
+ * against the branch its keys select (`action` → action step, `snapshot` → snapshot step,
+ * `observe` alone → observe step), so an issue names the bad field rather than "no branch matched".
+ * @returns `{ valid, issues: [{ path, message }] }`.
+ */
+export function validateEpisodeScript(input: unknown): { valid: boolean; issues: SchemaIssue[] } {
+  const top = validateAgainstSchema(Type.Omit(EpisodeScriptSchema, ["steps"]), input && typeof input === "object" && !Array.isArray(input) ? { ...(input as object), steps: undefined } : input).filter(
+    (i) => !i.path.startsWith("/steps"),
+  );
+  const issues = [...top];
+  const steps = (input as { steps?: unknown })?.steps;
+  if (!Array.isArray(steps)) issues.push({ path: "/steps", message: steps === undefined ? "is required" : "must be an array of steps" });
+  else if (steps.length === 0) issues.push({ path: "/steps", message: "must have at least one step" });
+  else {
+    steps.forEach((step, i) => {
+      const at = `/steps/${i}`;
+      if (!step || typeof step !== "object" || Array.isArray(step)) return void issues.push({ path: at, message: "must be an object: { action, observe? } | { snapshot: true } | { observe }" });
+      const s = step as Record<string, unknown>;
+      const schema = "action" in s ? EpisodeScriptActionStepSchema : "snapshot" in s ? EpisodeScriptSnapshotStepSchema : "observe" in s ? EpisodeScriptObserveStepSchema : undefined;
+      if (!schema) return void issues.push({ path: at, message: "needs one of action, snapshot or observe" });
+      for (const issue of validateAgainstSchema(schema, s)) issues.push({ path: `${at}${issue.path === "/" ? "" : issue.path}`, message: issue.message });
+    });
+  }
+  return { valid: issues.length === 0, issues };
+}
+
+/**
+ * Throws unless the script is valid.
+ * @throws WpCodeboxError `invalid-episode-script` whose message lists every issue as `path: message`.
+ */
+export function assertEpisodeScript(input: unknown): asserts input is EpisodeScript {
+  const { valid, issues } = validateEpisodeScript(input);
+  if (!valid) {
+    throw new WpCodeboxError(
+      "invalid-episode-script",
+      `Invalid episode script (${issues.length} issue${issues.length === 1 ? "" : "s"}):\n${issues.map((i) => `  ${i.path || "/"}: ${i.message}`).join("\n")}\nFix them; wp-codebox schema episode-script prints the JSON Schema.`,
+      { issues },
+    );
+  }
+}
+
+/** Flattens action args: a string array is kept; an object becomes `key=value` / `key-json=<JSON>` strings. */
+export function episodeScriptArgs(args: string[] | Record<string, unknown> | undefined): string[] {
+  if (args === undefined) return [];
+  if (Array.isArray(args)) return [...args];
+  return Object.entries(args).map(([k, v]) => (v !== null && typeof v === "object" ? `${k}-json=${JSON.stringify(v)}` : `${k}=${String(v)}`));
+}

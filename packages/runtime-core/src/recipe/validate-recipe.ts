@@ -1,0 +1,462 @@
+/**
+ * `validateRecipe`: every problem in a workspace recipe at once, each with a JSON pointer and a
+ * message saying what to fix. The same pass resolves what `planRecipe` prints, so validation and
+ * planning can never disagree.
+ */
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { dirname, isAbsolute, resolve } from "node:path";
+import { WpCodeboxError } from "../errors.js";
+import { getCommandDefinition, parseCommandArgs, readJsonArg, COMMAND_DEFINITIONS } from "../command-registry.js";
+import { normalizePolicy } from "../policy.js";
+import { pluginMount, resolveMounts, themeMount } from "../mounts.js";
+import { parseDuration } from "../durations.js";
+import { validateAgainstSchema, type SchemaIssue } from "../schema-validation.js";
+import { browserInteractionScriptUsesEvaluate, normalizeLegacyBrowserActions, validateBrowserInteractionScript } from "../browser-interaction-script.js";
+import type { MountSpec, ResolvedMount, RuntimePolicy } from "../runtime.js";
+import { WORKSPACE_RECIPE_SCHEMA, type RecipeExpect, type RecipeStep, type WorkspaceRecipe } from "./recipe-schema.js";
+import { parseJsonPath } from "./recipe-expectations.js";
+
+/** The browser capability that lets a script run page JavaScript (`evaluate` steps). */
+const EVALUATE_CAPABILITY = "wordpress.browser-actions.evaluate";
+
+/** Options of `validateRecipe` / `planRecipe`. */
+export interface RecipeCheckOptions {
+  /** WordPress versions the backend offers (`"6.5"`, …); when given, `runtime.wp` must be one of them. */
+  wordpressVersions?: readonly string[];
+  /** Where `secretEnv` values come from; when given, every named variable must be set. */
+  processEnv?: NodeJS.ProcessEnv;
+}
+
+/** One step, resolved: flat args with paths made absolute, expectations, timeout. */
+export interface PlannedRecipeStep {
+  /** JSON pointer of the step in the recipe (`/setup/0`, `/steps/2`). */
+  pointer: string;
+  phase: "setup" | "step";
+  index: number;
+  name: string;
+  command: string;
+  /** `key=value` args as `execute` receives them; `@file` and path args are absolute. */
+  args: string[];
+  expect: RecipeExpect;
+  /** Undefined: the command's default limit. */
+  timeoutMs?: number;
+}
+
+/** A capability of the derived policy and why it is there. */
+export interface PlannedCapability {
+  capability: string;
+  reason: string;
+  /** True when granted because a step needs it implicitly (an `evaluate` browser step). */
+  autoGranted: boolean;
+  /** Pointers of the steps that use it. */
+  usedBy: string[];
+}
+
+/** What `planRecipe` returns (`wp-codebox recipe plan --json`). Secret values never appear. */
+export interface RecipePlan {
+  schema: "wp-codebox/workspace-recipe-plan/v1";
+  recipe: { path: string; name?: string; description?: string };
+  runtime: { wp?: string; php?: string };
+  inputs: {
+    plugins: string[];
+    themes: string[];
+    /** The caller's mounts (absolute sources). */
+    mounts: MountSpec[];
+    /** Every mount after resolution, including plugins and themes. */
+    resolvedMounts: ResolvedMount[];
+    runtimeEnv: Record<string, string>;
+    secretEnv: string[];
+  };
+  policy: RuntimePolicy;
+  capabilities: PlannedCapability[];
+  setup: PlannedRecipeStep[];
+  steps: PlannedRecipeStep[];
+  artifacts: { directory?: string; includeRuntimeSnapshotBundles: boolean };
+}
+
+/** Result of `validateRecipe`: `issues` are `{ path (JSON pointer), message }`. */
+export interface RecipeValidation {
+  valid: boolean;
+  recipe?: WorkspaceRecipe;
+  issues: SchemaIssue[];
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const escapePointer = (key: string) => key.replace(/~/g, "~0").replace(/\//g, "~1");
+
+/** Drops Ajv's union noise (anyOf) where nested issues already name the problem. */
+function foldSchemaIssues(raw: SchemaIssue[]): SchemaIssue[] {
+  const isUnion = (m: string) => /must match (a|exactly one) schema in (anyOf|oneOf)/.test(m);
+  const hasNested = (path: string) => raw.some((o) => o.path.startsWith(`${path}/`) && !isUnion(o.message));
+  const out = new Map<string, string[]>();
+  for (const issue of raw) {
+    if (isUnion(issue.message) && hasNested(issue.path)) continue;
+    if (isUnion(issue.message)) {
+      out.set(issue.path, [...(out.get(issue.path) ?? []), "has the wrong type or shape (see wp-codebox schema recipe)"]);
+      continue;
+    }
+    const messages = out.get(issue.path) ?? [];
+    if (!messages.includes(issue.message)) messages.push(issue.message);
+    out.set(issue.path, messages);
+  }
+  return [...out.entries()].map(([path, messages]) => ({ path, message: messages.join(", or ") }));
+}
+
+/**
+ * Converts a step's `args` into flat `key=value` strings (SPEC §5): strings as is, numbers and
+ * booleans stringified, an object/array value for key `k` as `k-json=<inline JSON>` (or as
+ * `k=<inline JSON>` when `k` already ends in `-json`).
+ * @returns the args plus, per arg index, the recipe key it came from (for pointers).
+ */
+export function recipeArgsToFlat(args: RecipeStep["args"]): { args: string[]; keys: string[] } {
+  if (args === undefined) return { args: [], keys: [] };
+  if (Array.isArray(args)) return { args: [...args], keys: args.map((_, i) => String(i)) };
+  const out: string[] = [];
+  const keys: string[] = [];
+  for (const [key, value] of Object.entries(args)) {
+    if (value !== null && typeof value === "object") {
+      out.push(`${key.endsWith("-json") ? key : `${key}-json`}=${JSON.stringify(value)}`);
+    } else {
+      out.push(`${key}=${String(value)}`);
+    }
+    keys.push(key);
+  }
+  return { args: out, keys };
+}
+
+interface Analysis {
+  issues: SchemaIssue[];
+  plan?: RecipePlan;
+}
+
+/**
+ * Validates a parsed recipe document: the schema (unknown fields, types, versions), then every
+ * semantic rule: mounts, plugins and themes (with `resolveMounts` semantics, relative to the
+ * recipe), commands (known, allowed in recipes, granted by an explicit policy), args (as
+ * `parseCommandArgs` sees them, `@file` relative to the recipe), browser scripts inside steps
+ * (`/steps/N/args/steps/M/field`), durations and expectations (JSON paths, regular expressions).
+ * @param value - the parsed JSON.
+ * @param recipePath - the recipe file; relative paths resolve against its directory.
+ * @returns `{ valid, recipe?, issues }`; `recipe` is the typed input when valid.
+ */
+export function validateRecipe(value: unknown, recipePath: string, options: RecipeCheckOptions = {}): RecipeValidation {
+  const { issues } = analyzeRecipe(value, recipePath, options);
+  return issues.length ? { valid: false, issues } : { valid: true, recipe: value as WorkspaceRecipe, issues };
+}
+
+/**
+ * Resolves a recipe without booting anything: inputs, the derived policy with each capability's
+ * reason (auto-granted ones marked), and the ordered steps with their resolved args.
+ * Without `policy.commands`, the policy grants exactly the capabilities the steps use, plus
+ * `wordpress.browser-actions.evaluate` when a browser script has an `evaluate` step.
+ * @throws WpCodeboxError `invalid-recipe` with `details.issues` (every problem) when invalid.
+ */
+export function planRecipe(value: unknown, recipePath: string, options: RecipeCheckOptions = {}): RecipePlan {
+  const { issues, plan } = analyzeRecipe(value, recipePath, options);
+  if (issues.length || !plan) throw invalidRecipeError(recipePath, issues);
+  return plan;
+}
+
+/** The `invalid-recipe` error for a list of issues, one `pointer: message` per line. */
+export function invalidRecipeError(recipePath: string, issues: readonly SchemaIssue[]): WpCodeboxError {
+  return new WpCodeboxError(
+    "invalid-recipe",
+    `The recipe ${recipePath} has ${issues.length} problem(s):\n${formatRecipeIssues(issues)}\nFix them and run again (wp-codebox schema recipe prints the JSON Schema).`,
+    { issues: issues.map((i) => ({ ...i })), recipe: recipePath },
+  );
+}
+
+/** `pointer: message`, one per line. */
+export function formatRecipeIssues(issues: readonly SchemaIssue[]): string {
+  return issues.map((i) => `  ${i.path || "/"}: ${i.message}`).join("\n");
+}
+
+/**
+ * Reads and parses a recipe file.
+ * @throws WpCodeboxError `invalid-recipe` when the file cannot be read or is not JSON.
+ */
+export function readRecipeFile(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new WpCodeboxError("invalid-recipe", `Cannot read recipe ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}. Check the path.`, { recipe: path }, { cause: error });
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new WpCodeboxError("invalid-recipe", `The recipe ${path} is not valid JSON: ${(error as Error).message}. Fix the syntax.`, { recipe: path }, { cause: error });
+  }
+}
+
+function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckOptions): Analysis {
+  const base = dirname(resolve(recipePath));
+  const issues = foldSchemaIssues(validateAgainstSchema(WORKSPACE_RECIPE_SCHEMA, value));
+  if (!isRecord(value) || issues.some((i) => i.path === "/" || i.path === "/schema")) return { issues };
+  const recipe = value as Partial<WorkspaceRecipe>;
+  const bad = (path: string) => issues.some((i) => i.path === path || i.path.startsWith(`${path}/`));
+  const at = (path: string, message: string) => issues.push({ path, message });
+
+  // Runtime.
+  const wp = recipe.runtime?.wp;
+  if (wp !== undefined && !bad("/runtime/wp") && options.wordpressVersions && !options.wordpressVersions.some((v) => v === wp || v.startsWith(`${wp}.`) || wp.startsWith(`${v}.`))) {
+    at("/runtime/wp", `WordPress ${wp} is not bundled; use one of ${options.wordpressVersions.join(", ")}`);
+  }
+
+  // Inputs: plugins, themes, mounts, each checked on its own so every problem is reported.
+  const inputs = isRecord(recipe.inputs) ? recipe.inputs : {};
+  const resolvedMounts: ResolvedMount[] = [];
+  const mounts: MountSpec[] = [];
+  const plugins: string[] = [];
+  const themes: string[] = [];
+  const seenTargets = new Map<string, string>();
+  const check = (pointer: string, spec: MountSpec, hint: string) => {
+    try {
+      const [mount] = resolveMounts([spec], base);
+      const previous = seenTargets.get(mount!.target);
+      if (previous) at(pointer, `mounts at ${mount!.target}, which ${previous} already uses; give each input its own target`);
+      else seenTargets.set(mount!.target, pointer);
+      resolvedMounts.push(mount!);
+      return true;
+    } catch (error) {
+      if (!(error instanceof WpCodeboxError)) throw error;
+      at(pointer, `${error.code}: ${error.message}${hint}`);
+      return false;
+    }
+  };
+  (Array.isArray(inputs.mounts) ? inputs.mounts : []).forEach((m, i) => {
+    if (bad(`/inputs/mounts/${i}`)) return;
+    const spec: MountSpec = { source: isAbsolute(m.source) ? m.source : resolve(base, m.source), target: m.target, mode: m.mode ?? "readonly" };
+    if (check(`/inputs/mounts/${i}`, spec, " (sources are relative to the recipe file)")) mounts.push(spec);
+  });
+  (Array.isArray(inputs.plugins) ? inputs.plugins : []).forEach((p, i) => {
+    if (bad(`/inputs/plugins/${i}`) || typeof p !== "string") return;
+    const abs = resolve(base, p);
+    if (check(`/inputs/plugins/${i}`, pluginMount(abs, base), " (plugin paths are relative to the recipe file)")) plugins.push(abs);
+  });
+  (Array.isArray(inputs.themes) ? inputs.themes : []).forEach((t, i) => {
+    if (bad(`/inputs/themes/${i}`) || typeof t !== "string") return;
+    const abs = resolve(base, t);
+    if (check(`/inputs/themes/${i}`, themeMount(abs, base), " (theme paths are relative to the recipe file)")) themes.push(abs);
+  });
+  const secretEnv = Array.isArray(inputs.secretEnv) ? [...inputs.secretEnv] : [];
+  if (options.processEnv) {
+    secretEnv.forEach((name, i) => {
+      if (typeof name === "string" && options.processEnv![name] === undefined) at(`/inputs/secretEnv/${i}`, `${name} is not set in the environment; export it (export ${name}=...) before running the recipe`);
+    });
+  }
+
+  // Policy: validated by the policy module itself.
+  let explicitPolicy: RuntimePolicy | undefined;
+  if (recipe.policy !== undefined && !bad("/policy")) {
+    try {
+      explicitPolicy = normalizePolicy(recipe.policy, { source: "recipe policy" });
+    } catch (error) {
+      if (!(error instanceof WpCodeboxError)) throw error;
+      for (const issue of (error.details.issues as SchemaIssue[] | undefined) ?? [{ path: "", message: error.message }]) at(`/policy${issue.path}`, issue.message);
+    }
+    if (secretEnv.length && recipe.policy.secrets === "none") at("/policy/secrets", `is "none" but inputs.secretEnv names ${secretEnv.join(", ")}; use "scoped" or drop the secrets`);
+  }
+
+  // Steps.
+  const capabilities = new Map<string, PlannedCapability>();
+  const use = (capability: string, pointer: string, reason: string, autoGranted: boolean) => {
+    const entry = capabilities.get(capability) ?? { capability, reason, autoGranted, usedBy: [] };
+    if (!entry.usedBy.includes(pointer)) entry.usedBy.push(pointer);
+    if (!autoGranted) entry.reason = `used by ${entry.usedBy.join(", ")}`;
+    capabilities.set(capability, entry);
+  };
+  const planned: Record<"setup" | "steps", PlannedRecipeStep[]> = { setup: [], steps: [] };
+  for (const phase of ["setup", "steps"] as const) {
+    const list = Array.isArray(recipe[phase]) ? recipe[phase]! : [];
+    list.forEach((step, index) => {
+      const pointer = `/${phase}/${index}`;
+      if (!isRecord(step) || bad(`${pointer}/command`) || bad(`${pointer}/args`) || typeof step.command !== "string") return;
+      const result = analyzeStep(step, pointer, base, issues, bad);
+      if (!result) return;
+      use(result.capability, pointer, `used by ${pointer}`, false);
+      if (result.usesEvaluate) use(EVALUATE_CAPABILITY, pointer, `auto-granted: the browser script of ${pointer} has an evaluate step`, true);
+      let timeoutMs: number | undefined;
+      if (step.timeout !== undefined && !bad(`${pointer}/timeout`)) {
+        try {
+          timeoutMs = parseDuration(step.timeout);
+        } catch (error) {
+          at(`${pointer}/timeout`, (error as Error).message);
+        }
+      }
+      planned[phase].push({
+        pointer,
+        phase: phase === "setup" ? "setup" : "step",
+        index,
+        name: step.name ?? `${step.command} #${index}`,
+        command: step.command,
+        args: result.args,
+        expect: step.expect ?? {},
+        ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      });
+    });
+  }
+
+  // Explicit policy.commands are authoritative: every step must be granted.
+  if (explicitPolicy && recipe.policy?.commands !== undefined) {
+    for (const cap of capabilities.values()) {
+      if (explicitPolicy.commands.includes(cap.capability)) continue;
+      for (const pointer of cap.usedBy) {
+        at(
+          cap.autoGranted ? pointer : `${pointer}/command`,
+          `needs the capability "${cap.capability}", which /policy/commands does not grant; add it there (or drop policy.commands to derive the policy from the steps)`,
+        );
+      }
+    }
+  }
+
+  if (issues.length) return { issues };
+  const policy: RuntimePolicy = explicitPolicy && recipe.policy?.commands !== undefined
+    ? explicitPolicy
+    : { ...(explicitPolicy ?? normalizePolicy({})), commands: [...capabilities.keys()] };
+  if (secretEnv.length && recipe.policy?.secrets === undefined) policy.secrets = "scoped";
+  const capabilityList: PlannedCapability[] =
+    recipe.policy?.commands !== undefined
+      ? policy.commands.map((c) => ({ capability: c, reason: "granted by /policy/commands", autoGranted: false, usedBy: capabilities.get(c)?.usedBy ?? [] }))
+      : [...capabilities.values()];
+  const artifactsDir = recipe.artifacts?.directory;
+  return {
+    issues,
+    plan: {
+      schema: "wp-codebox/workspace-recipe-plan/v1",
+      recipe: {
+        path: resolve(recipePath),
+        ...(recipe.name !== undefined ? { name: recipe.name } : {}),
+        ...(recipe.description !== undefined ? { description: recipe.description } : {}),
+      },
+      runtime: { ...(recipe.runtime?.wp !== undefined ? { wp: recipe.runtime.wp } : {}), ...(recipe.runtime?.php !== undefined ? { php: recipe.runtime.php } : {}) },
+      inputs: { plugins, themes, mounts, resolvedMounts, runtimeEnv: { ...(inputs.runtimeEnv ?? {}) }, secretEnv },
+      policy,
+      capabilities: capabilityList,
+      setup: planned.setup,
+      steps: planned.steps,
+      artifacts: {
+        ...(artifactsDir !== undefined ? { directory: resolve(base, artifactsDir) } : {}),
+        includeRuntimeSnapshotBundles: recipe.artifacts?.includeRuntimeSnapshotBundles ?? false,
+      },
+    },
+  };
+}
+
+/** Checks one step; pushes issues; returns the resolved args and capability when usable. */
+function analyzeStep(
+  step: RecipeStep,
+  pointer: string,
+  base: string,
+  issues: SchemaIssue[],
+  bad: (path: string) => boolean,
+): { args: string[]; capability: string; usesEvaluate: boolean } | undefined {
+  const at = (path: string, message: string) => issues.push({ path, message });
+  const known = COMMAND_DEFINITIONS.filter((d) => d.recipe).map((d) => d.id);
+  let definition;
+  try {
+    definition = getCommandDefinition(step.command);
+  } catch {
+    at(`${pointer}/command`, `unknown command "${step.command}"; use one of ${known.join(", ")}`);
+    return undefined;
+  }
+  if (!definition.recipe || !definition.runnable) {
+    at(`${pointer}/command`, `"${step.command}" cannot be a recipe step${definition.runnable ? "" : " (it is a policy-only capability, granted automatically when a browser script needs it)"}; use one of ${known.join(", ")}`);
+    return undefined;
+  }
+  const { args: flat, keys } = recipeArgsToFlat(step.args);
+  const argPointer = (argName: string) => {
+    const i = flat.findIndex((a) => a.startsWith(`${argName}=`));
+    return i >= 0 ? `${pointer}/args/${escapePointer(keys[i]!)}` : `${pointer}/args`;
+  };
+  // Resolve file references relative to the recipe: `@file` for json args, path args, and
+  // `@file` text args (replaced by the file's content).
+  const resolved = flat.map((raw, i) => {
+    const eq = raw.indexOf("=");
+    if (eq <= 0) return raw;
+    const key = raw.slice(0, eq);
+    const value = raw.slice(eq + 1);
+    const spec = definition.args.find((a) => a.name === key);
+    if (!spec) return raw;
+    const where = `${pointer}/args/${escapePointer(keys[i]!)}`;
+    if (spec.format === "json") {
+      if (value.startsWith("@")) {
+        const file = resolve(base, value.slice(1));
+        try {
+          readJsonArg(`@${file}`, base);
+        } catch (error) {
+          at(where, `${(error as WpCodeboxError).code ?? "invalid-json-arg"}: ${(error as Error).message}`);
+        }
+        return `${key}=@${file}`;
+      }
+      try {
+        readJsonArg(value, base);
+      } catch (error) {
+        at(where, `${(error as WpCodeboxError).code ?? "invalid-json-arg"}: ${(error as Error).message}`);
+      }
+      return raw;
+    }
+    if (spec.format === "path") {
+      const file = resolve(base, value.startsWith("@") ? value.slice(1) : value);
+      if (!existsSync(file) || !statSync(file).isFile()) at(where, `file ${file} does not exist (paths are relative to the recipe file)`);
+      return `${key}=${file}`;
+    }
+    if (value.startsWith("@") && value.length > 1) {
+      const file = resolve(base, value.slice(1));
+      try {
+        return `${key}=${readFileSync(file, "utf8")}`;
+      } catch {
+        at(where, `file ${file} (from "@…") cannot be read; fix the path (relative to the recipe file) or write the value inline`);
+      }
+    }
+    return raw;
+  });
+  try {
+    parseCommandArgs(step.command, resolved);
+  } catch (error) {
+    if (!(error instanceof WpCodeboxError)) throw error;
+    const argument = typeof error.details.argument === "string" ? error.details.argument : undefined;
+    const single = argument && !argument.includes("|") ? argument : undefined;
+    at(single ? argPointer(single) : `${pointer}/args`, `${error.code}: ${error.message}`);
+  }
+  // Browser scripts: every issue, pointed into the recipe.
+  let usesEvaluate = false;
+  if (step.command === "wordpress.browser-actions") {
+    for (const argName of ["steps-json", "actions-json"]) {
+      const i = resolved.findIndex((a) => a.startsWith(`${argName}=`));
+      if (i < 0) continue;
+      let raw: unknown;
+      try {
+        raw = readJsonArg(resolved[i]!.slice(argName.length + 1), base);
+      } catch {
+        continue; // reported above
+      }
+      const wrapped = isRecord(raw) && "steps" in raw;
+      const input = wrapped ? (raw as { steps: unknown }).steps : raw;
+      const report = argName === "steps-json" ? validateBrowserInteractionScript(input) : normalizeLegacyBrowserActions(input);
+      const root = `${pointer}/args/${escapePointer(keys[i]!)}${wrapped ? "/steps" : ""}`;
+      for (const issue of report.issues) at(`${root}${issue.path}`, issue.message);
+      if (report.valid && browserInteractionScriptUsesEvaluate(report.steps)) usesEvaluate = true;
+    }
+  }
+  // Expectations that can be checked before running.
+  const expect = step.expect;
+  if (expect && !bad(`${pointer}/expect`)) {
+    if (expect.stdoutMatches !== undefined) {
+      try {
+        new RegExp(expect.stdoutMatches);
+      } catch (error) {
+        at(`${pointer}/expect/stdoutMatches`, `is not a valid regular expression: ${(error as Error).message}`);
+      }
+    }
+    const jsons = expect.json === undefined ? [] : Array.isArray(expect.json) ? expect.json : [expect.json];
+    jsons.forEach((j, k) => {
+      const parsed = parseJsonPath(j.path);
+      if ("error" in parsed) at(`${pointer}/expect/json${Array.isArray(expect.json) ? `/${k}` : ""}/path`, parsed.error);
+    });
+    if (expect.assertions !== undefined && step.command !== "wordpress.browser-actions") {
+      at(`${pointer}/expect/assertions`, `only wordpress.browser-actions reports assertions; remove it from this ${step.command} step`);
+    }
+  }
+  return { args: resolved, capability: definition.capability, usesEvaluate };
+}
