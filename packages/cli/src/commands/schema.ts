@@ -18,7 +18,6 @@ const DRAFT = "http://json-schema.org/draft-07/schema#";
 /** Schema name → [schema object, id, one-line description]. The policy schema is the input form (every field optional). */
 const SCHEMAS: Record<string, { schema: object; id?: string; description: string }> = {
   policy: { schema: RUNTIME_POLICY_INPUT_SCHEMA, id: RUNTIME_POLICY_SCHEMA_ID, description: "a runtime policy as --policy takes it" },
-  recipe: { schema: WORKSPACE_RECIPE_SCHEMA, description: "a workspace recipe (wp-codebox recipe run)" },
   "command-catalog": { schema: COMMAND_CATALOG_SCHEMA, description: "output of wp-codebox commands --json" },
   "browser-script": { schema: BROWSER_INTERACTION_SCRIPT_SCHEMA, description: "steps of wordpress.browser-actions" },
   "episode-trace": { schema: RUNTIME_EPISODE_TRACE_JSON_SCHEMA, description: "files/runtime-episode-trace.json" },
@@ -26,6 +25,7 @@ const SCHEMAS: Record<string, { schema: object; id?: string; description: string
   "artifact-metadata": { schema: ARTIFACT_METADATA_SCHEMA, description: "a bundle's metadata.json" },
   "artifact-review": { schema: ARTIFACT_REVIEW_SCHEMA, description: "a bundle's files/review.json" },
   "reference-manifest": { schema: RUNTIME_REFERENCE_MANIFEST_SCHEMA, description: "a bundle's files/runtime-reference-manifest.json" },
+  recipe: { schema: WORKSPACE_RECIPE_SCHEMA, description: "a workspace recipe (wp-codebox recipe run)" },
 };
 
 /** Every name `getSchema` accepts, in listing order. */

@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { ERROR_CODES, exitCodeForCategory, serializeError, type ErrorCode } from "../errors.js";
 import { writeArtifactBundle } from "../artifact-bundle/write-artifact-bundle.js";
+import { createRedactor } from "../redaction.js";
 import { verifyArtifactBundle } from "../artifact-bundle/verify-artifact-bundle.js";
 import type { ExecutionResult, Runtime, RuntimeArtifacts, RuntimeBackend, RuntimeCreateSpec, RuntimeInfo } from "../runtime.js";
 import { checkExpectations, type ExpectationCheck } from "./recipe-expectations.js";
@@ -208,10 +209,12 @@ export async function runRecipe(plan: RecipePlan, backend: RuntimeBackend, optio
     });
     const verification = await verifyArtifactBundle(written.directory);
     const exitCode = error ? exitCodeForCategory(ERROR_CODES[error.code as ErrorCode] ?? "internal") : failure ? 1 : 0;
+    // What the caller prints (stdout, --json) is redacted like the bundle.
+    const redactor = createRedactor(artifacts.secrets);
     return {
-      report,
+      report: redactor.redactValue(report),
       exitCode,
-      ...(error ? { error } : {}),
+      ...(error ? { error: redactor.redactValue(error) } : {}),
       bundle: { directory: written.directory, id: written.id, digest: written.digest, valid: verification.valid },
     };
   } finally {
