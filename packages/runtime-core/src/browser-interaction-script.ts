@@ -4,6 +4,7 @@
  * TypeScript types and the validator all come from it. Nothing here knows about Playwright: the
  * executor lives in `@wp-codebox/runtime-playground`.
  */
+import { readJsonArg } from "./command-registry.js";
 import { Type, type Static, type TObject, type TProperties, type TSchema } from "@sinclair/typebox";
 import { WpCodeboxError } from "./errors.js";
 import { validateAgainstSchema } from "./schema-validation.js";
@@ -358,4 +359,26 @@ export function normalizeLegacyBrowserActions(actions: unknown): BrowserInteract
   const checked = steps.flatMap((s, index) => (s === undefined ? [] : validateStep(index, s)));
   const all = [...issues, ...checked].sort((a, b) => a.index - b.index);
   return all.length ? { valid: false, steps: [], issues: all } : { valid: true, steps: steps as BrowserInteractionStep[], issues: [] };
+}
+
+/**
+ * Reads a command's browser script from its args: `steps-json` (an array, or `{ "steps": [...] }`)
+ * or the legacy `actions-json`, each inline JSON or `@path` relative to `cwd`.
+ * @returns the validated steps.
+ * @throws `invalid-json-arg` (unreadable JSON), `invalid-steps-json` listing every issue with its
+ *   step index and field.
+ */
+export function readBrowserScriptArgs(args: Record<string, string | undefined>, cwd: string): BrowserInteractionStep[] {
+  const legacy = args["steps-json"] === undefined;
+  const raw = readJsonArg((legacy ? args["actions-json"] : args["steps-json"]) ?? "[]", cwd);
+  const input = raw && typeof raw === "object" && !Array.isArray(raw) && "steps" in raw ? (raw as { steps: unknown }).steps : raw;
+  const report = legacy ? normalizeLegacyBrowserActions(input) : validateBrowserInteractionScript(input);
+  if (!report.valid) {
+    throw new WpCodeboxError(
+      "invalid-steps-json",
+      `The browser script has ${report.issues.length} problem(s); fix them and run again:\n${formatBrowserScriptIssues(report.issues)}`,
+      { issues: report.issues },
+    );
+  }
+  return report.steps as BrowserInteractionStep[];
 }

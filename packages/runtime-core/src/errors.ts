@@ -17,6 +17,7 @@ export const ERROR_CODES = {
   "unknown-command": "input",
   "missing-argument": "input",
   "artifacts-dir-not-empty": "input",
+  "artifacts-dir-invalid": "input",
   "mount-source-missing": "input",
   "mount-escape": "input",
   "mount-target-outside-sandbox": "input",

@@ -154,6 +154,15 @@ export function parseMountFlag(flag: string): MountSpec {
     rest = rest.slice(0, suffix.index);
   }
   const split = rest.lastIndexOf(":/");
+  // A colon after the target is a mode we do not know (":RO", ":rx"): refuse it rather than
+  // silently mounting read-write at a path ending in ":RO".
+  if (split > 0 && rest.slice(split + 1).includes(":")) {
+    throw new WpCodeboxError(
+      "invalid-mount",
+      `--mount ${flag}: unknown mode "${rest.slice(rest.lastIndexOf(":") + 1)}"; use :ro (read-only copy) or :rw (shared with the host; the default).`,
+      { flag },
+    );
+  }
   if (split <= 0) {
     throw new WpCodeboxError(
       "invalid-mount",

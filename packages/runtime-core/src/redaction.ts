@@ -33,7 +33,21 @@ const PATTERNS: readonly RegExp[] = [
 ];
 
 /**
- * Builds a redactor for the given secret values. Every non-empty value is replaced wherever it
+ * The forms a secret takes once a program prints it: as is, JSON-escaped (JavaScript and PHP's
+ * `json_encode`, which also escapes `/` and non-ASCII as `\uXXXX`), and URL-encoded (`rawurlencode`
+ * and `urlencode`). Each is redacted wherever it occurs.
+ */
+export function encodedForms(secret: string): string[] {
+  const json = JSON.stringify(secret).slice(1, -1);
+  const phpJson = json.replace(/\//g, "\\/").replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  const uri = encodeURIComponent(secret);
+  const form = uri.replace(/%20/g, "+");
+  const php = uri.replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return [...new Set([secret, json, phpJson, uri, form, php, php.replace(/%20/g, "+")])];
+}
+
+/**
+ * Builds a redactor for the given secret values (and their encoded forms, see `encodedForms`). Every non-empty value is replaced wherever it
  * occurs (longest first, so a secret containing another is redacted whole); then the credential
  * patterns run. Already-redacted values are not counted twice.
  * @param secrets - literal values (secret env values, tokens). Empty strings are ignored.
@@ -41,7 +55,7 @@ const PATTERNS: readonly RegExp[] = [
  * @example createRedactor(["s3cret"]).redact("token=s3cret") // "token=[REDACTED]"
  */
 export function createRedactor(secrets: readonly string[]): Redactor {
-  const values = [...new Set(secrets.filter((s) => typeof s === "string" && s.length > 0))].sort((a, b) => b.length - a.length);
+  const values = [...new Set(secrets.filter((s) => typeof s === "string" && s.length > 0).flatMap(encodedForms))].sort((a, b) => b.length - a.length);
   let count = 0;
   const redact = (text: string): string => {
     let out = text;

@@ -38,3 +38,10 @@ test("defaults live in one file with the documented values", () => {
   assert.equal(DEFAULT_BROWSER_STEP_TIMEOUT_MS, 15_000);
   assert.equal(DEFAULT_BROWSER_TOTAL_TIMEOUT_MS, 120_000);
 });
+
+test("durations beyond what a Node timer can wait are refused, not turned into 1 ms", async () => {
+  const { parseDuration, MAX_DURATION_MS } = await import("../src/durations.js");
+  assert.equal(parseDuration(`${MAX_DURATION_MS}`), MAX_DURATION_MS);
+  assert.throws(() => parseDuration("600h"), /invalid-duration|at most/);
+  assert.throws(() => parseDuration(MAX_DURATION_MS + 1));
+});

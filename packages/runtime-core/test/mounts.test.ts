@@ -95,3 +95,12 @@ test("parseMountFlag and plugin/theme helpers", () => {
   assert.deepEqual(pluginMount("./my-plugin/", "/home/u"), { source: "./my-plugin/", target: "/wordpress/wp-content/plugins/my-plugin", mode: "readonly" });
   assert.equal(themeMount("/src/themes/tt4").target, "/wordpress/wp-content/themes/tt4");
 });
+
+test("--mount with an unknown mode suffix is refused instead of becoming a read-write mount", async () => {
+  const { parseMountFlag } = await import("../src/mounts.js");
+  for (const flag of ["/tmp/x:/workspace/c:RO", "/tmp/x:/workspace/c:rx"]) {
+    assert.throws(() => parseMountFlag(flag), (e: unknown) => (e as { code?: string }).code === "invalid-mount");
+  }
+  assert.equal(parseMountFlag("/tmp/x:/workspace/c:ro").mode, "readonly");
+  assert.equal(parseMountFlag("/tmp/x:/workspace/c").mode, "readwrite");
+});

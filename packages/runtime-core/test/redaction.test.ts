@@ -37,3 +37,15 @@ test("redactValue redacts strings deep inside values", () => {
   });
   assert.equal(r.redactions, 2);
 });
+
+test("a secret is redacted in its JSON-escaped and URL-encoded forms too", async () => {
+  const { createRedactor } = await import("../src/redaction.js");
+  const secret = "ab/cd+ef== €x y";
+  const r = createRedactor([secret]);
+  const phpJson = '{"t":"ab\\/cd+ef== \\u20acx y"}';
+  for (const text of [secret, JSON.stringify({ t: secret }), phpJson, encodeURIComponent(secret), encodeURIComponent(secret).replace(/%20/g, "+")]) {
+    const out = r.redact(text);
+    assert.ok(out.includes("[REDACTED]"), `${text} → ${out}`);
+    assert.ok(!out.includes("cd+ef") && !out.includes("cd%2Bef"), `${text} → ${out}`);
+  }
+});

@@ -49,6 +49,7 @@ export async function ensureInstalledSite(
     phpVersion: php,
     siteUrl: "http://127.0.0.1",
     coreDir: staging,
+    coreWritable: true,
     mounts: [],
     installMode: "install-from-existing-files-if-needed",
     sqliteZipPath: sqliteIntegrationZipPath(),

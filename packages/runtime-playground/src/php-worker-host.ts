@@ -50,12 +50,14 @@ export class PhpWorkerHost {
           else if (message.event === "boot-failed") {
             reject(new WpCodeboxError("boot-failed", `WordPress failed to boot: ${message.error.message}`, { stack: message.error.stack }));
           } else if (message.event === "progress") onProgress?.(message.message);
+          else if (message.event === "output") this.recordOutput(message);
           else if (message.event === "network-denied") onNetworkDenied?.({ host: message.host, port: message.port });
           return;
         }
         const pending = this.pending.get(message.id);
         if (!pending) return;
         this.pending.delete(message.id);
+        this.output.delete(message.id);
         if (message.ok) pending.resolve(message.value);
         else pending.reject(new Error(message.error.message));
       });
@@ -70,6 +72,32 @@ export class PhpWorkerHost {
     });
     // Avoid an unhandled rejection when nobody awaits `ready` before a failure.
     this.ready.catch(() => undefined);
+  }
+
+  private readonly output = new Map<number, { stdout: Uint8Array[]; stderr: Uint8Array[]; stdoutBytes: number; stderrBytes: number }>();
+
+  private recordOutput(message: { id: number; stream: "stdout" | "stderr"; data?: Uint8Array; bytes: number }): void {
+    let entry = this.output.get(message.id);
+    if (!entry) this.output.set(message.id, (entry = { stdout: [], stderr: [], stdoutBytes: 0, stderrBytes: 0 }));
+    if (message.data) entry[message.stream].push(message.data);
+    if (message.stream === "stdout") entry.stdoutBytes = message.bytes;
+    else entry.stderrBytes = message.bytes;
+  }
+
+  /**
+   * Output received so far from requests still running (all of them, in request order): what a
+   * run printed before it was killed at its deadline.
+   */
+  partialOutput(): { stdout: string; stderr: string; stdoutBytes: number; stderrBytes: number } {
+    const decoder = new TextDecoder();
+    const join = (parts: Uint8Array[]) => decoder.decode(Buffer.concat(parts.map((p) => new Uint8Array(p.buffer, p.byteOffset, p.byteLength))));
+    const all = [...this.output.entries()].sort(([a], [b]) => a - b).map(([, e]) => e);
+    return {
+      stdout: all.map((e) => join(e.stdout)).join(""),
+      stderr: all.map((e) => join(e.stderr)).join(""),
+      stdoutBytes: all.reduce((n, e) => n + e.stdoutBytes, 0),
+      stderrBytes: all.reduce((n, e) => n + e.stderrBytes, 0),
+    };
   }
 
   /** Sends one request; rejects with `WorkerGoneError` if the worker is terminated meanwhile. */

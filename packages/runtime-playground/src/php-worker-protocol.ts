@@ -17,6 +17,8 @@ export interface WorkerBootOptions {
   siteUrl: string;
   /** Host directory with the WordPress core tree, mounted at `/wordpress`. */
   coreDir: string;
+  /** Mount core writable (only the installer does; sandboxes get it read-only). */
+  coreWritable?: boolean;
   /** Host directory mounted at `/wordpress/wp-content` (per-sandbox copy). */
   contentDir?: string;
   /** Host directory mounted at `/workspace`. */
@@ -87,4 +89,6 @@ export type WorkerEvent =
   | { event: "ready"; bootMs: number }
   | { event: "boot-failed"; error: { message: string; stack?: string } }
   | { event: "progress"; message: string }
-  | { event: "network-denied"; host: string; port: number };
+  | { event: "network-denied"; host: string; port: number }
+  /** A chunk of a running `run` request's output (`data` absent once past the cap); `bytes` = total so far. */
+  | { event: "output"; id: number; stream: "stdout" | "stderr"; data?: Uint8Array; bytes: number };

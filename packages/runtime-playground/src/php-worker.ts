@@ -7,8 +7,9 @@ import { parentPort, workerData } from "node:worker_threads";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadNodeRuntime, createNodeFsMountHandler } from "@php-wasm/node";
-import { consumeAPISync, type FileLockManager, type PHP, type PHPRequestHandler } from "@php-wasm/universal";
+import { __private__dont__use, consumeAPISync, type FileLockManager, type PHP, type PHPRequestHandler } from "@php-wasm/universal";
 import { bootWordPressAndRequestHandler } from "@wp-playground/wordpress";
+import { createReadOnlyNodeFsMountHandler } from "./read-only-node-fs.js";
 import type { CappedStream, WorkerBootOptions, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
 import { phpNetworkGuardPreRun } from "./php-network-guard.js";
 
@@ -22,7 +23,8 @@ function post(message: WorkerResponse | WorkerEvent): void {
 
 async function mountAll(php: PHP): Promise<void> {
   php.mkdir("/wordpress");
-  await php.mount("/wordpress", createNodeFsMountHandler(options.coreDir));
+  // Core comes from the shared installed-site cache: read-only, so no sandbox can change it.
+  await php.mount("/wordpress", options.coreWritable ? createNodeFsMountHandler(options.coreDir) : createReadOnlyNodeFsMountHandler(options.coreDir));
   if (options.contentDir) await php.mount("/wordpress/wp-content", createNodeFsMountHandler(options.contentDir));
   if (options.workspaceDir) {
     php.mkdir("/workspace");
@@ -41,9 +43,9 @@ async function readCapped(stream: ReadableStream<Uint8Array>, capBytes: number):
     if (done) break;
     bytes += value.byteLength;
     if (kept < capBytes) {
-      const slice = value.subarray(0, Math.min(value.byteLength, capBytes - kept));
-      chunks.push(slice.slice());
-      kept += slice.byteLength;
+      const copy = value.subarray(0, Math.min(value.byteLength, capBytes - kept)).slice();
+      chunks.push(copy);
+      kept += copy.byteLength;
     }
   }
   const data = new Uint8Array(kept);
@@ -84,6 +86,47 @@ function exportToHost(instance: PHP, vfsDir: string, hostDir: string): number {
   return n;
 }
 
+/**
+ * Mirrors a running `run` request's output to the runtime synchronously, from inside PHP's write
+ * callback. The worker's event loop is blocked while PHP runs, so a run that never returns (and is
+ * killed at its deadline) would otherwise take everything it printed with it.
+ */
+let outputTap: ((stream: "stdout" | "stderr", chunk: Uint8Array) => void) | undefined;
+
+function installOutputTap(instance: PHP): void {
+  const module = (instance as unknown as Record<symbol, Record<string, unknown>>)[__private__dont__use];
+  if (!module || module.__wpCodeboxTap) return;
+  module.__wpCodeboxTap = true;
+  for (const [prop, stream] of [["onStdout", "stdout"], ["onStderr", "stderr"]] as const) {
+    let inner = module[prop] as ((chunk: Uint8Array) => void) | undefined;
+    Object.defineProperty(module, prop, {
+      configurable: true,
+      get: () => inner,
+      set: (fn: (chunk: Uint8Array) => void) => {
+        inner = (chunk: Uint8Array) => {
+          outputTap?.(stream, chunk);
+          fn(chunk);
+        };
+      },
+    });
+  }
+}
+
+function startOutputTap(id: number, capBytes: number): void {
+  installOutputTap(php);
+  const sent = { stdout: 0, stderr: 0 };
+  const total = { stdout: 0, stderr: 0 };
+  outputTap = (stream, raw) => {
+    // PHP hands over a view of its heap (an Int8Array): copy it as plain bytes.
+    const chunk = new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
+    total[stream] += chunk.byteLength;
+    const room = capBytes - sent[stream];
+    const data = room > 0 ? chunk.slice(0, Math.min(room, chunk.byteLength)) : undefined;
+    if (data) sent[stream] += data.byteLength;
+    post({ event: "output", id, stream, ...(data ? { data } : {}), bytes: total[stream] });
+  };
+}
+
 let handler: PHPRequestHandler;
 let php: PHP;
 // One operation at a time: PHP is single-threaded and the runtime relies on ordering.
@@ -93,11 +136,13 @@ async function handle(request: WorkerRequest): Promise<unknown> {
   switch (request.op) {
     case "run": {
       if (php.fileExists(LAST_ERROR_PATH)) php.unlink(LAST_ERROR_PATH);
+      startOutputTap(request.id, request.capBytes);
       const response = await php.runStream({ code: request.code, env: request.env });
       const [stdout, stderr] = await Promise.all([
         readCapped(response.stdout, request.capBytes),
         readCapped(response.stderr, request.capBytes),
       ]);
+      outputTap = undefined;
       const exitCode = await response.exitCode;
       let fatal;
       if (php.fileExists(LAST_ERROR_PATH)) {

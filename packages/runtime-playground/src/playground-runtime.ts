@@ -30,6 +30,7 @@ import {
 import { MessageChannel } from "node:worker_threads";
 import { FileLockManagerInMemory, exposeSyncAPI } from "@php-wasm/universal";
 import { PhpWorkerHost, WorkerGoneError } from "./php-worker-host.js";
+import { removeSandboxDir, trackSandboxDir } from "./sandbox-dirs.js";
 import type { WorkerBootOptions, WorkerHttpResult, WorkerMount, WorkerRunResult } from "./php-worker-protocol.js";
 import { startSandboxHttpServer, type SandboxHttpServer } from "./sandbox-http-server.js";
 import type { Actor, ActorAuth, CommandContext, CommandHandler, CommandOutcome } from "./commands/command-context.js";
@@ -114,6 +115,8 @@ export class PlaygroundRuntime implements Runtime {
   private readonly files: ArtifactFile[] = [];
   private readonly assertions: NonNullable<CommandOutcome["assertions"]>[] = [];
   private readonly authCache = new Map<number, ActorAuth>();
+  /** Output a run had printed when its deadline killed the worker (for the timed-out result). */
+  private timedOutOutput: ReturnType<PhpWorkerHost["partialOutput"]> | undefined;
   private adminUserId: number | undefined;
   private warmedHttp = false;
   /** Commands and forwarded requests hold it shared; reset/snapshot/restore hold it exclusive. */
@@ -147,6 +150,7 @@ export class PlaygroundRuntime implements Runtime {
   private async start(): Promise<void> {
     const started = Date.now();
     this.sandboxDir = mkdtempSync(join(tmpdir(), "wp-codebox-"));
+    trackSandboxDir(this.sandboxDir);
     const contentDir = join(this.sandboxDir, "wp-content");
     const workspaceDir = join(this.sandboxDir, "workspace");
     cpSync(join(this.setup.siteDir, "wp-content"), contentDir, { recursive: true });
@@ -348,8 +352,10 @@ echo json_encode($out);`;
             args: spec.args,
             status: "timed-out",
             exitCode: 124,
-            stdout: "",
-            stderr: "",
+            stdout: this.timedOutOutput?.stdout ?? "",
+            stderr: this.timedOutOutput?.stderr ?? "",
+            stdoutBytes: this.timedOutOutput?.stdoutBytes ?? 0,
+            stderrBytes: this.timedOutOutput?.stderrBytes ?? 0,
             error: {
               code: "timeout",
               message: `${spec.command}: Timeout ${timeoutMs}ms exceeded. The PHP worker was stopped and replaced; raise --timeout if the work needs longer.`,
@@ -405,6 +411,12 @@ echo json_encode($out);`;
     try {
       const winner = await Promise.race([work, deadline]);
       if (winner === "timed-out") {
+        // Keep what the run printed before its deadline: it is the evidence of a hang.
+        try {
+          this.timedOutOutput = this.host.partialOutput();
+        } catch {
+          this.timedOutOutput = undefined; // never let evidence-gathering block the replacement
+        }
         // PHP cannot be interrupted from inside: kill the thread, boot a replacement on the same files.
         await this.replaceWorker("timeout");
       }
@@ -667,6 +679,6 @@ echo json_encode(['cookies' => [['name' => AUTH_COOKIE, 'value' => $auth], ['nam
     await this.host?.terminate().catch(() => undefined);
     await Promise.all(this.extraHosts.map((h) => h.terminate().catch(() => undefined)));
     await this.server?.close().catch(() => undefined);
-    if (this.sandboxDir) rmSync(this.sandboxDir, { recursive: true, force: true });
+    if (this.sandboxDir) removeSandboxDir(this.sandboxDir);
   }
 }

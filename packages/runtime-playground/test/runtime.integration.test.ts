@@ -54,14 +54,24 @@ test("bootstrap=none runs bare PHP without WordPress", async () => {
 
 test("corpus 2: an infinite loop times out near the deadline and the runtime keeps working", async () => {
   const started = Date.now();
-  const result = await runPhp("<?php while (true) {}", [], 3000);
+  const result = await runPhp("<?php echo 'before-loop'; error_log('err-before'); while (true) {}", [], 3000);
   const elapsed = Date.now() - started;
   assert.equal(result.status, "timed-out");
   assert.equal(result.error?.code, "timeout");
+  assert.match(result.stdout, /before-loop/, "output printed before the deadline is kept");
   assert.ok(elapsed >= 3000 && elapsed < 6000, `timed out after ${elapsed} ms`);
   const next = await runPhp("<?php echo 'alive';");
   assert.equal(next.status, "ok");
   assert.equal(next.stdout, "alive");
+});
+
+test("WordPress core is read-only: writes fail and never reach the shared installed-site cache", async () => {
+  const result = await runPhp(
+    "<?php echo json_encode([@file_put_contents('/wordpress/wp-config.php', '<?php //pwn'), @file_put_contents('/wordpress/wp-includes/x.php', 'x'), @unlink('/wordpress/index.php'), @mkdir('/wordpress/new'), file_put_contents('/wordpress/wp-content/ok.txt', 'ok')]);",
+  );
+  assert.deepEqual(result.json, [false, false, false, false, 2]);
+  const again = await runPhp("<?php echo get_bloginfo('version');");
+  assert.equal(again.stdout, "6.5.5");
 });
 
 test("corpus 3: huge output is capped with the total byte count recorded", async () => {

@@ -2,15 +2,17 @@
  * `wp-codebox run`: validate everything that can be validated offline, boot a sandbox, run one
  * command, always write the artifact bundle, always dispose the sandbox (SPEC §5).
  */
+import { dirname as dirnamePath, resolve as resolvePath } from "node:path";
 import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import {
+import { createRedactor,
   WpCodeboxError,
   getCommandDefinition,
   normalizePolicy,
   parseCommandArgs,
+  readBrowserScriptArgs,
   parseDuration,
   parseMountFlag,
   parsePolicyArg,
@@ -134,6 +136,8 @@ export function prepareRun(options: RunOptions): PreparedRun {
     const value = parsed[spec.name];
     if (spec.format === "json" && value !== undefined) readJsonArg(value, cwd);
   }
+  // A browser script is checked now, so an invalid one costs no boot.
+  if (command === "wordpress.browser-actions") readBrowserScriptArgs(parsed, cwd);
 
   const timeoutMs = options.timeout === undefined ? undefined : parseDuration(options.timeout);
 
@@ -217,9 +221,22 @@ export function prepareRun(options: RunOptions): PreparedRun {
 
 /** @throws WpCodeboxError `artifacts-dir-not-empty` when `dir` is a file or a non-empty directory. */
 export function assertUsableArtifactsDir(dir: string): void {
-  if (!existsSync(dir)) return;
-  const stats = statSync(dir);
-  if (!stats.isDirectory() || readdirSync(dir).length > 0) {
+  const abs = resolvePath(dir);
+  // Kernel pseudo-filesystems: mkdir there can hang forever in Node; nothing belongs there.
+  if (/^\/(proc|sys|dev)(\/|$)/.test(abs)) {
+    throw new WpCodeboxError("artifacts-dir-invalid", `Artifacts directory ${dir} is inside /${abs.split("/")[1]}: choose a normal folder, e.g. --artifacts ./out.`, { directory: dir });
+  }
+  if (!existsSync(abs)) {
+    // The nearest existing ancestor must be a directory, or the bundle could never be written.
+    let parent = dirnamePath(abs);
+    while (!existsSync(parent)) parent = dirnamePath(parent);
+    if (!statSync(parent).isDirectory()) {
+      throw new WpCodeboxError("artifacts-dir-invalid", `Artifacts directory ${dir} cannot be created: ${parent} is a file. Pass --artifacts with a path under a folder.`, { directory: dir, blocker: parent });
+    }
+    return;
+  }
+  const stats = statSync(abs);
+  if (!stats.isDirectory() || readdirSync(abs).length > 0) {
     throw new WpCodeboxError(
       "artifacts-dir-not-empty",
       `Artifacts directory ${dir} ${stats.isDirectory() ? "is not empty" : "is a file"}: pass --artifacts with a new or empty directory, or omit it to use ./wp-codebox-artifacts/<run id>.`,
@@ -364,9 +381,11 @@ export async function executePreparedRun(prepared: PreparedRun, options: Pick<Ru
       extraMetadata: { runId: prepared.runId },
     });
     const verification = await verifyArtifactBundle(written.directory);
+    // What we print is held to the same rule as the bundle: no secret value reaches stdout.
+    const redactor = createRedactor(Object.values(prepared.createSpec.secretEnv ?? {}));
     return {
       runId: prepared.runId,
-      result,
+      result: redactor.redactValue(result),
       bundle: { directory: written.directory, id: written.id, digest: written.digest, valid: verification.valid, violations: verification.violations },
       ...(error ? { error } : {}),
       ...(runtime ? { runtimeInfo: runtime.info() } : {}),

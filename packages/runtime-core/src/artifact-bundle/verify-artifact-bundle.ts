@@ -72,6 +72,14 @@ export async function verifyArtifactBundle(directory: string): Promise<BundleVer
     return { valid: false, violations };
   }
 
+  // Without a manifest this is not a bundle: say so at once rather than walk an arbitrary tree.
+  try {
+    await lstat(join(root, BUNDLE_PATHS.manifest));
+  } catch {
+    add("file-missing", BUNDLE_PATHS.manifest, `manifest.json is missing in ${root}; this is not an artifact bundle (or it was not finished).`);
+    return { valid: false, violations };
+  }
+
   // Everything on disk, with lstat facts (symlinks are never followed).
   const found = new Map<string, FoundEntry>();
   await walk(root, "", found);

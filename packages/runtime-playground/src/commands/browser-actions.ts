@@ -11,6 +11,7 @@ import {
   hasCapability,
   normalizeLegacyBrowserActions,
   parseDuration,
+  readBrowserScriptArgs,
   readJsonArg,
   validateBrowserInteractionScript,
   type ArtifactFile,
@@ -23,21 +24,6 @@ import type { BrowserScriptOutcome } from "../browser/browser-script-outcome.js"
 import type { CommandContext, CommandHandler, CommandOutcome } from "./command-context.js";
 
 const jsonl = (rows: unknown[]) => rows.map((r) => `${JSON.stringify(r)}\n`).join("");
-
-/** Parses `steps-json` (array, or `{ steps: [...] }`) or legacy `actions-json`. @throws invalid-steps-json */
-export function readBrowserScript(args: Record<string, string>, cwd: string): BrowserInteractionStep[] {
-  const raw = args["steps-json"] !== undefined ? readJsonArg(args["steps-json"], cwd) : readJsonArg(args["actions-json"]!, cwd);
-  const input = raw && typeof raw === "object" && !Array.isArray(raw) && "steps" in raw ? (raw as { steps: unknown }).steps : raw;
-  const report = args["steps-json"] !== undefined ? validateBrowserInteractionScript(input) : normalizeLegacyBrowserActions(input);
-  if (!report.valid) {
-    throw new WpCodeboxError(
-      "invalid-steps-json",
-      `The browser script has ${report.issues.length} problem(s); fix them and run again:\n${formatBrowserScriptIssues(report.issues)}`,
-      { issues: report.issues },
-    );
-  }
-  return report.steps as BrowserInteractionStep[];
-}
 
 /** Which hosts besides the sandbox a page may reach, from the policy's network rule. */
 export function browserAllowedHosts(policy: RuntimePolicy): "all" | string[] {
@@ -143,7 +129,7 @@ export function browserOutcome(ctx: CommandContext, outcome: BrowserScriptOutcom
 }
 
 export const browserActions: CommandHandler = async (ctx, args) => {
-  let steps = readBrowserScript(args, ctx.cwd);
+  let steps = readBrowserScriptArgs(args, ctx.cwd);
   if (browserInteractionScriptUsesEvaluate(steps) && !hasCapability(ctx.policy, BROWSER_EVALUATE_CAPABILITY)) {
     // Checked before anything runs: page JavaScript from the caller needs its own capability.
     throw new PolicyDeniedError(

@@ -1,0 +1,62 @@
+/**
+ * Integration: the issue's "done when" episode. A script with a seeding step, a state observation,
+ * an HTTP step, a snapshot and a failing step produces a bundle that verifies, whose trace
+ * validates with the failed step recorded; replaying it in a fresh sandbox matches the digests of
+ * the deterministic steps; an episode reset() discards the episode's changes.
+ */
+import { after, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createRuntimeEpisode, replayEpisodeBundle, runEpisodeScript, validateRuntimeEpisodeTrace, verifyArtifactBundle } from "@wp-codebox/runtime-core";
+import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
+
+const examples = fileURLToPath(new URL("../../../examples/episodes/", import.meta.url));
+const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-episode-"));
+const backend = createPlaygroundBackend();
+after(() => rmSync(scratch, { recursive: true, force: true }));
+
+test("episode script → verified bundle with the failed step recorded → replay matches", async () => {
+  const script = JSON.parse(readFileSync(join(examples, "seed-and-snapshot.json"), "utf8"));
+  const outcome = await runEpisodeScript(script, backend, { baseDir: examples, artifactsDir: join(scratch, "run") });
+  assert.equal(outcome.allOk, false);
+  assert.deepEqual(outcome.steps.map((s) => s.status ?? s.kind), ["ok", "ok", "snapshot", "error"]);
+  const dir = outcome.bundle.directory;
+  assert.equal((await verifyArtifactBundle(dir)).valid, true);
+  const trace = JSON.parse(readFileSync(join(dir, "files/runtime-episode-trace.json"), "utf8"));
+  assert.equal(validateRuntimeEpisodeTrace(trace).valid, true);
+  assert.equal(trace.steps[2].execution.status, "error");
+  assert.equal(trace.steps[2].execution.error.code, "php-fatal");
+  assert.equal(trace.steps[0].observation.type, "wordpress-state");
+  assert.equal(trace.steps[1].execution.data.body.msg, "hi");
+  const reference = JSON.parse(readFileSync(join(dir, "files/runtime-reference-manifest.json"), "utf8"));
+  assert.equal(reference.trace.path, "files/runtime-episode-trace.json");
+  assert.equal(reference.snapshots[0].replay.status, "runtime-state-artifact");
+  const metadata = JSON.parse(readFileSync(join(dir, "metadata.json"), "utf8"));
+  assert.equal(metadata.artifacts.runtimeEpisodeTrace, "files/runtime-episode-trace.json");
+
+  const report = await replayEpisodeBundle(dir, backend);
+  assert.equal(report.ok, true, JSON.stringify(report.steps.map((s) => [s.id, s.execution.differences, s.observation?.differences])));
+  assert.equal(report.steps.length, 3);
+  assert.ok(report.steps.every((s) => s.deterministic && s.match));
+  assert.equal(report.steps[2]!.replayStatus, "error");
+});
+
+test("episode reset() discards the episode's changes (fast path, no reboot)", async () => {
+  const episode = createRuntimeEpisode({}, backend);
+  try {
+    await episode.reset();
+    await episode.step({ command: "wordpress.run-php", args: ["code=<?php update_option('blogname', 'Changed'); wp_insert_post(['post_title' => 'Temp', 'post_status' => 'publish']);"] });
+    const started = Date.now();
+    await episode.reset();
+    const elapsed = Date.now() - started;
+    const { execution } = await episode.step({ command: "wordpress.run-php", args: ["code=<?php echo json_encode([get_option('blogname'), (int) wp_count_posts()->publish]);"] });
+    assert.notEqual((execution.data as unknown[])[0], "Changed");
+    assert.equal((execution.data as unknown[])[1], 1);
+    assert.ok(elapsed < 1500, `reset took ${elapsed} ms`);
+  } finally {
+    await episode.close();
+  }
+});
