@@ -32,7 +32,16 @@ export class PhpWorkerHost {
   /** Resolves with the boot duration in ms once WordPress is booted in the worker. */
   readonly ready: Promise<number>;
 
-  constructor(options: WorkerBootOptions, onProgress?: (message: string) => void, onNetworkDenied?: (denied: { host: string; port: number }) => void) {
+  /**
+   * @param ownedPorts - main-thread ports that serve only this worker (its end of the file-lock
+   *   channel); closed when the worker goes, so they never keep the process alive.
+   */
+  constructor(
+    options: WorkerBootOptions,
+    onProgress?: (message: string) => void,
+    onNetworkDenied?: (denied: { host: string; port: number }) => void,
+    private readonly ownedPorts: { close(): void }[] = [],
+  ) {
     this.processId = options.processId;
     this.worker = fromSource
       ? // A .ts entry cannot be a worker's main module on Node 20; import it once tsx is loaded.
@@ -63,6 +72,7 @@ export class PhpWorkerHost {
       });
       const fail = (error: Error) => {
         this.gone = true;
+        this.closePorts();
         reject(new WpCodeboxError("boot-failed", `The PHP worker stopped: ${error.message}`));
         for (const p of this.pending.values()) p.reject(new WorkerGoneError(error.message));
         this.pending.clear();
@@ -111,8 +121,19 @@ export class PhpWorkerHost {
     });
   }
 
+  private closePorts(): void {
+    for (const port of this.ownedPorts.splice(0)) {
+      try {
+        port.close();
+      } catch {
+        // already closed
+      }
+    }
+  }
+
   /** Kills the thread at once (≈20 ms), whatever PHP is doing. */
   async terminate(): Promise<void> {
+    this.closePorts();
     if (this.gone) return;
     this.gone = true;
     await this.worker.terminate();

@@ -104,6 +104,8 @@ export class PlaygroundRuntime implements Runtime {
   /** Extra workers that share HTTP traffic (joined once booted). They share one file-lock manager. */
   private readonly extraHosts: PhpWorkerHost[] = [];
   private readonly lockManager = new FileLockManagerInMemory();
+  private extraWorkersStarted = false;
+  private readonly bootingExtras: Promise<void>[] = [];
   private server!: SandboxHttpServer;
   private sandboxDir!: string;
   private workerMounts: WorkerMount[] = [];
@@ -208,34 +210,48 @@ export class PlaygroundRuntime implements Runtime {
 
   private async spawnWorker(): Promise<PhpWorkerHost> {
     const options = this.workerOptions();
+    const owned: { close(): void }[] = [];
     if ((this.setup.workers ?? 2) > 1) {
       // One lock manager for every worker: SQLite's file locks then hold across threads.
       const { port1, port2 } = new MessageChannel();
       await exposeSyncAPI(this.lockManager, port1 as never);
       options.lockPort = port2;
+      owned.push(port1);
     }
-    return new PhpWorkerHost(options, this.setup.onProgress, (denied) =>
-      // Raw PHP sockets refused by the network guard (php-network-guard.ts).
-      this.event("policy-denied", { code: "policy-denied", capability: `network:${denied.host}`, host: denied.host, port: denied.port, message: `The runtime policy does not allow PHP to connect to ${denied.host}:${denied.port}; allow the host in the policy's network rule.` }),
+    return new PhpWorkerHost(
+      options,
+      this.setup.onProgress,
+      (denied) =>
+        // Raw PHP sockets refused by the network guard (php-network-guard.ts).
+        this.event("policy-denied", { code: "policy-denied", capability: `network:${denied.host}`, host: denied.host, port: denied.port, message: `The runtime policy does not allow PHP to connect to ${denied.host}:${denied.port}; allow the host in the policy's network rule.` }),
+      owned,
     );
   }
 
-  /** Boots the extra HTTP workers in the background; each joins the pool when ready. */
+  /**
+   * Boots the extra HTTP workers in the background; each joins the pool when ready. Called on the
+   * first loopback HTTP request (a browser), so command-only runs never pay for them.
+   */
   private startExtraWorkers(): void {
+    if (this.extraWorkersStarted) return;
+    this.extraWorkersStarted = true;
     const count = Math.max(0, (this.setup.workers ?? 2) - 1);
     for (let i = 0; i < count; i++) {
-      void this.spawnWorker().then(async (host) => {
-        if (this.disposed) return host.terminate();
+      const booting = this.spawnWorker().then(async (host) => {
         try {
           await host.ready;
         } catch (error) {
           this.event("php-worker-failed", { message: (error as Error).message });
+          await host.terminate();
           return;
         }
+        // Terminated only after its boot handshake finished: a worker killed mid-handshake
+        // leaves the lock channel's ports open and the process could not exit.
         if (this.disposed) return host.terminate();
         this.extraHosts.push(host);
         this.event("php-worker-joined", { workers: 1 + this.extraHosts.length });
       });
+      this.bootingExtras.push(booting.catch(() => undefined));
     }
   }
 
@@ -282,6 +298,7 @@ echo json_encode($out);`;
 
   /** Serves a loopback HTTP request on the least busy worker. */
   private async forward(request: { method: string; url: string; headers: Record<string, string>; body?: Uint8Array }): Promise<WorkerHttpResult> {
+    this.startExtraWorkers();
     let target = this.host;
     for (const extra of this.extraHosts) if (extra.inFlight < target.inFlight) target = extra;
     return this.lock.withShared(() => target.call<WorkerHttpResult>({ op: "http", ...request, capBytes: 512 * 1024 * 1024 }));
@@ -678,6 +695,8 @@ echo json_encode(['cookies' => [['name' => AUTH_COOKIE, 'value' => $auth], ['nam
     this.event("runtime-disposed");
     await this.host?.terminate().catch(() => undefined);
     await Promise.all(this.extraHosts.map((h) => h.terminate().catch(() => undefined)));
+    // Extra workers still booting terminate themselves once booted (bounded wait).
+    await Promise.race([Promise.all(this.bootingExtras), new Promise((r) => setTimeout(r, 20_000).unref())]);
     await this.server?.close().catch(() => undefined);
     if (this.sandboxDir) removeSandboxDir(this.sandboxDir);
   }
