@@ -53,7 +53,11 @@ async function childCodebox(workers: number): Promise<Figures> {
   const { createPlaygroundBackend } = await import("@wp-codebox/runtime-playground");
   const runtime = await createPlaygroundBackend({ workers }).create({});
   try {
-    await new Promise((r) => setTimeout(r, workers > 1 ? 3000 : 0)); // let extra workers join
+    if (workers > 1) {
+      // Extra workers boot on the first loopback request; let them join before measuring.
+      await fetch(`${runtime.siteUrl}/wp-login.php`);
+      await new Promise((r) => setTimeout(r, 4000));
+    }
     return await measure(runtime.siteUrl);
   } finally {
     await runtime.dispose();

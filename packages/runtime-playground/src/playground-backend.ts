@@ -40,8 +40,10 @@ export interface PlaygroundBackendOptions {
   /** Per-stream output cap in bytes; default 10 MiB. */
   outputCapBytes?: number;
   /**
-   * PHP workers per sandbox serving HTTP in parallel (browser traffic). Default
-   * `$WP_CODEBOX_WORKERS` or 2. Each extra worker costs about 150 MB.
+   * PHP workers per sandbox serving loopback HTTP in parallel (browser traffic). Default
+   * `$WP_CODEBOX_WORKERS` or 1: on a 2-core machine a second worker made the block-editor publish
+   * slower (Chromium and PHP compete for the cores; `npm run bench:browser`). Each extra worker
+   * costs about 150 MB and boots on the first loopback request.
    */
   workers?: number;
 }
@@ -136,7 +138,7 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
         cwd,
         outputCapBytes: options.outputCapBytes,
         wpCli: { ...(spec.wpCliPhar !== undefined ? { flag: spec.wpCliPhar } : {}), cacheDir },
-        workers: options.workers ?? (Number(process.env.WP_CODEBOX_WORKERS) || 2),
+        workers: options.workers ?? (Number(process.env.WP_CODEBOX_WORKERS) || 1),
         onProgress: spec.onProgress,
       });
     },

@@ -83,7 +83,7 @@ export interface PlaygroundRuntimeSetup {
   outputCapBytes?: number;
   /** Where `wordpress.wp-cli` looks for wp-cli.phar (flag, then env, then cache dir). */
   wpCli?: WpCliPharSource;
-  /** PHP workers serving HTTP in parallel (browser traffic); 1 = a single worker. Default 2. */
+  /** PHP workers serving HTTP in parallel (browser traffic); 1 = a single worker (default). */
   workers?: number;
   onProgress?: (message: string) => void;
 }
@@ -174,7 +174,6 @@ export class PlaygroundRuntime implements Runtime {
     this.server.setHandler((request) => this.forward(request));
     await this.afterBoot();
     this.cleanDatabase = readDatabase(this.stateHost());
-    this.startExtraWorkers();
     this.bootDurationMs = Date.now() - started;
     this.event("runtime-booted", { durationMs: this.bootDurationMs, bootMode: this.setup.bootMode, siteUrl: this.server.origin });
   }
@@ -211,7 +210,7 @@ export class PlaygroundRuntime implements Runtime {
   private async spawnWorker(): Promise<PhpWorkerHost> {
     const options = this.workerOptions();
     const owned: { close(): void }[] = [];
-    if ((this.setup.workers ?? 2) > 1) {
+    if ((this.setup.workers ?? 1) > 1) {
       // One lock manager for every worker: SQLite's file locks then hold across threads.
       const { port1, port2 } = new MessageChannel();
       await exposeSyncAPI(this.lockManager, port1 as never);
@@ -235,7 +234,7 @@ export class PlaygroundRuntime implements Runtime {
   private startExtraWorkers(): void {
     if (this.extraWorkersStarted) return;
     this.extraWorkersStarted = true;
-    const count = Math.max(0, (this.setup.workers ?? 2) - 1);
+    const count = Math.max(0, (this.setup.workers ?? 1) - 1);
     for (let i = 0; i < count; i++) {
       const booting = this.spawnWorker().then(async (host) => {
         try {

@@ -5,6 +5,7 @@ import {
   ARTIFACT_REVIEW_SCHEMA,
   BROWSER_INTERACTION_SCRIPT_SCHEMA,
   COMMAND_CATALOG_SCHEMA,
+  EPISODE_SCRIPT_JSON_SCHEMA,
   RUNTIME_EPISODE_TRACE_JSON_SCHEMA,
   RUNTIME_POLICY_INPUT_SCHEMA,
   RUNTIME_POLICY_SCHEMA_ID,
@@ -26,6 +27,7 @@ const SCHEMAS: Record<string, { schema: object; id?: string; description: string
   "artifact-review": { schema: ARTIFACT_REVIEW_SCHEMA, description: "a bundle's files/review.json" },
   "reference-manifest": { schema: RUNTIME_REFERENCE_MANIFEST_SCHEMA, description: "a bundle's files/runtime-reference-manifest.json" },
   recipe: { schema: WORKSPACE_RECIPE_SCHEMA, description: "a workspace recipe (wp-codebox recipe run)" },
+  "episode-script": { schema: EPISODE_SCRIPT_JSON_SCHEMA, description: "an episode script (wp-codebox episode run)" },
 };
 
 /** Every name `getSchema` accepts, in listing order. */
