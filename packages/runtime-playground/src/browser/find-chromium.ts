@@ -2,7 +2,10 @@
  * Finds a Chromium executable without downloading anything (SPEC §3 "Browser discovery").
  */
 import { existsSync } from "node:fs";
-import { chromium } from "playwright-core";
+import { createRequire } from "node:module";
+
+// playwright-core takes ~0.3 s to load: only load it when a browser is actually looked for.
+const requireLazily = createRequire(import.meta.url);
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
 
 /** Where the executable came from: the env override, Playwright's browser cache, or the system package. */
@@ -31,7 +34,7 @@ const INSTALL_HINT = "install it with: apt-get install -y chromium, or set WP_CO
 
 function playwrightPath(): string | undefined {
   try {
-    return chromium.executablePath();
+    return (requireLazily("playwright-core") as typeof import("playwright-core")).chromium.executablePath();
   } catch {
     return undefined;
   }

@@ -1,7 +1,7 @@
 /**
  * Launches headless Chromium for browser interaction scripts and probes.
  */
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
 import { findChromium, type FindChromiumOptions } from "./find-chromium.js";
 
@@ -37,7 +37,7 @@ export interface LaunchBrowserOptions extends FindChromiumOptions {
 export async function launchBrowser(options: LaunchBrowserOptions = {}): Promise<Browser> {
   const executablePath = options.executablePath ?? findChromium(options).executablePath;
   try {
-    return await chromium.launch({
+    return await (await import("playwright-core")).chromium.launch({
       executablePath,
       headless: true,
       args: [...CHROMIUM_LAUNCH_ARGS],
