@@ -302,7 +302,7 @@ function printRunOutcome(state: CliState, outcome: RunOutcome, asJson: boolean):
   }
   const lines = [
     "",
-    `status:   ${result.status} (exit code ${result.exitCode}) in ${result.durationMs} ms — ${result.command}`,
+    `status:   ${result.status} (command exit code ${result.exitCode}) in ${result.durationMs} ms — ${result.command}`,
     `bundle:   ${bundle.directory}`,
     `id:       ${bundle.id}`,
     `verify:   ${bundle.valid ? "valid" : `INVALID (${bundle.violations.map((v) => `${v.code} ${v.path}`).join("; ")})`}`,

@@ -117,7 +117,9 @@ export function parsePolicyArg(text: string, cwd: string, options: Omit<Normaliz
   const trimmed = text.trim();
   let json = trimmed;
   let source = "--policy (inline JSON)";
-  if (!trimmed.startsWith("{")) {
+  // Inline JSON that is not an object (`[]`, `"x"`, `42`) is a policy mistake, not a file name.
+  const inlineJson = /^[[\]"]|^-?\d|^(true|false|null)$/.test(trimmed);
+  if (!trimmed.startsWith("{") && !inlineJson) {
     const file = trimmed.startsWith("@") ? trimmed.slice(1) : trimmed;
     const full = isAbsolute(file) ? file : resolve(cwd, file);
     source = full;

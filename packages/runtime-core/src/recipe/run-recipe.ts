@@ -16,13 +16,7 @@ import type { PlannedRecipeStep, RecipePlan } from "./validate-recipe.js";
 export const RECIPE_REPORT_SCHEMA_ID = "wp-codebox/workspace-recipe-report/v1";
 
 /** What happened to one step. `skipped` steps never ran (an earlier step failed). */
-export interface RecipeStepReport {
-  pointer: string;
-  phase: "setup" | "step";
-  index: number;
-  name: string;
-  command: string;
-  args: string[];
+export interface RecipeStepReport extends Pick<PlannedRecipeStep, "pointer" | "phase" | "index" | "name" | "command" | "args"> {
   status: "passed" | "failed" | "skipped";
   executionId?: string;
   result?: { status: ExecutionResult["status"]; exitCode: number; durationMs: number; error?: { code: string; message: string } };
