@@ -20,3 +20,4 @@ export * from "./recipe/index.js";
 export * from "./episode-script.js";
 export * from "./episode-runner.js";
 export * from "./episode-replay.js";
+export * from "./failed-execution-result.js";

@@ -375,3 +375,13 @@ test("bad bundles never throw: missing dir, missing or malformed manifest", asyn
   await rm(join(dir, "manifest.json"));
   assert.deepEqual(codes((await verifyArtifactBundle(dir)).violations), ["file-missing"]);
 });
+
+test("writeArtifactBundle refuses kernel pseudo-filesystems instead of hanging on mkdir", async () => {
+  const { writeArtifactBundle } = await import("../src/artifact-bundle/write-artifact-bundle.js");
+  const { WpCodeboxError } = await import("../src/errors.js");
+  const info = { id: "r", backend: "fake", wordpressVersion: "6.5.5", phpVersion: "8.3", siteUrl: "", bootMode: "cached" as const, bootDurationMs: 0, mounts: [], policy: { commands: [], network: "deny" as const, filesystem: "readwrite-mounts" as const, secrets: "none" as const }, plugins: [], themes: [] };
+  await assert.rejects(
+    writeArtifactBundle("/proc/wp-codebox-test", { info, results: [], events: [], files: [], secrets: [] }),
+    (e: unknown) => e instanceof WpCodeboxError && e.code === "artifacts-dir-invalid",
+  );
+});

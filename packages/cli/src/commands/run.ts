@@ -3,7 +3,7 @@
  * command, always write the artifact bundle, always dispose the sandbox (SPEC §5).
  */
 import { dirname as dirnamePath, resolve as resolvePath } from "node:path";
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
@@ -11,6 +11,8 @@ import { createRedactor,
   WpCodeboxError,
   getCommandDefinition,
   normalizePolicy,
+  failedExecutionResult,
+  isKernelPseudoPath,
   parseCommandArgs,
   readBrowserScriptArgs,
   parseDuration,
@@ -222,8 +224,7 @@ export function prepareRun(options: RunOptions): PreparedRun {
 /** @throws WpCodeboxError `artifacts-dir-not-empty` when `dir` is a file or a non-empty directory. */
 export function assertUsableArtifactsDir(dir: string): void {
   const abs = resolvePath(dir);
-  // Kernel pseudo-filesystems: mkdir there can hang forever in Node; nothing belongs there.
-  if (/^\/(proc|sys|dev)(\/|$)/.test(abs)) {
+  if (isKernelPseudoPath(abs)) {
     throw new WpCodeboxError("artifacts-dir-invalid", `Artifacts directory ${dir} is inside /${abs.split("/")[1]}: choose a normal folder, e.g. --artifacts ./out.`, { directory: dir });
   }
   if (!existsSync(abs)) {
@@ -268,23 +269,6 @@ function interruptedError(signal: string, directory: string): CliExitError {
     signal === "SIGTERM" ? EXIT_CODES.sigterm : EXIT_CODES.sigint,
     { signal },
   );
-}
-
-function syntheticResult(prepared: PreparedRun, error: { code: string; message: string; details?: Record<string, unknown> }, startedMs: number): ExecutionResult {
-  const finishedMs = Date.now();
-  return {
-    id: `exec-${randomUUID()}`,
-    command: prepared.command,
-    args: prepared.args,
-    status: "error",
-    exitCode: 1,
-    stdout: "",
-    stderr: "",
-    error: { code: error.code, message: error.message, ...(error.details && Object.keys(error.details).length ? { data: error.details } : {}) },
-    startedAt: new Date(startedMs).toISOString(),
-    finishedAt: new Date(finishedMs).toISOString(),
-    durationMs: finishedMs - startedMs,
-  };
 }
 
 /** Runtime facts for a bundle when no runtime booted. */
@@ -358,13 +342,13 @@ export async function executePreparedRun(prepared: PreparedRun, options: Pick<Ru
       } else {
         if (executed.kind === "interrupted") error = interruptedError(executed.signal, prepared.artifactsDir);
         else error = asRunError(executed.thrown);
-        result = syntheticResult(prepared, error, startedMs);
+        result = failedExecutionResult(prepared, error, startedMs);
         summary = `${prepared.command} did not complete: error[${error.code}]: ${error.message}`;
         artifacts = { ...artifacts, results: [...artifacts.results, result] };
       }
     } else {
       error = booted.kind === "interrupted" ? interruptedError(booted.signal, prepared.artifactsDir) : asRunError(booted.thrown);
-      result = syntheticResult(prepared, error, startedMs);
+      result = failedExecutionResult(prepared, error, startedMs);
       summary = `The sandbox did not boot, so ${prepared.command} did not run: error[${error.code}]: ${error.message}`;
       artifacts = {
         info: placeholderInfo(prepared),

@@ -105,3 +105,11 @@ export function computeReferenceManifestId(payload: RuntimeReferenceDigestPayloa
 export function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+/**
+ * True for paths inside kernel pseudo-filesystems (`/proc`, `/sys`, `/dev`): no bundle belongs
+ * there, and a recursive mkdir under them can hang Node forever.
+ */
+export function isKernelPseudoPath(absolutePath: string): boolean {
+  return /^\/(proc|sys|dev)(\/|$)/.test(absolutePath);
+}

@@ -32,6 +32,7 @@ import {
   computeBundleId,
   computeReferenceManifestId,
   isTextContentType,
+  isKernelPseudoPath,
 } from "./bundle-layout.js";
 import { verifyArtifactBundle } from "./verify-artifact-bundle.js";
 
@@ -271,6 +272,9 @@ function checkDeclaredPaths(map: Record<string, string | string[]> | undefined, 
 }
 
 async function prepareDirectory(root: string): Promise<void> {
+  if (isKernelPseudoPath(root)) {
+    throw new WpCodeboxError("artifacts-dir-invalid", `Artifacts directory ${root} is inside /${root.split("/")[1]}: choose a normal folder.`, { directory: root });
+  }
   let info;
   try {
     info = await stat(root);

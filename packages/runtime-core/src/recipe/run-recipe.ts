@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { ERROR_CODES, exitCodeForCategory, serializeError, type ErrorCode } from "../errors.js";
 import { writeArtifactBundle } from "../artifact-bundle/write-artifact-bundle.js";
 import { createRedactor } from "../redaction.js";
+import { failedExecutionResult } from "../failed-execution-result.js";
 import { verifyArtifactBundle } from "../artifact-bundle/verify-artifact-bundle.js";
 import type { ExecutionResult, Runtime, RuntimeArtifacts, RuntimeBackend, RuntimeCreateSpec, RuntimeInfo } from "../runtime.js";
 import { checkExpectations, type ExpectationCheck } from "./recipe-expectations.js";
@@ -122,7 +123,7 @@ export async function runRecipe(plan: RecipePlan, backend: RuntimeBackend, optio
         } catch (thrown) {
           const serialized = serializeError(thrown);
           error ??= serialized;
-          result = syntheticResult(step, serialized);
+          result = failedExecutionResult(step, serialized);
           extraResults.push(result);
         }
         const checks = checkExpectations(step.expect, result);
@@ -217,23 +218,6 @@ export async function runRecipe(plan: RecipePlan, backend: RuntimeBackend, optio
       await runtime.dispose().catch(() => undefined);
     }
   }
-}
-
-function syntheticResult(step: PlannedRecipeStep, error: { code: string; message: string; details?: Record<string, unknown> }): ExecutionResult {
-  const now = new Date().toISOString();
-  return {
-    id: `exec-${randomUUID()}`,
-    command: step.command,
-    args: step.args,
-    status: "error",
-    exitCode: 1,
-    stdout: "",
-    stderr: "",
-    error: { code: error.code, message: error.message, ...(error.details && Object.keys(error.details).length ? { data: error.details } : {}) },
-    startedAt: now,
-    finishedAt: now,
-    durationMs: 0,
-  };
 }
 
 function placeholderInfo(plan: RecipePlan): RuntimeInfo {

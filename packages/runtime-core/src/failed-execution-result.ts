@@ -1,0 +1,29 @@
+import { randomUUID } from "node:crypto";
+import type { ExecutionResult } from "./runtime.js";
+
+/**
+ * The `ExecutionResult` recorded for a command that could not run (the sandbox did not boot, the
+ * policy refused it, the run was interrupted): `status: "error"`, empty output, the error as data,
+ * so the bundle still says what happened to that command.
+ * @param startedMs - when the attempt began (ms since the epoch); default now, giving 0 ms.
+ */
+export function failedExecutionResult(
+  command: { command: string; args: string[] },
+  error: { code: string; message: string; details?: Record<string, unknown> },
+  startedMs: number = Date.now(),
+): ExecutionResult {
+  const finishedMs = Math.max(Date.now(), startedMs);
+  return {
+    id: `exec-${randomUUID()}`,
+    command: command.command,
+    args: command.args,
+    status: "error",
+    exitCode: 1,
+    stdout: "",
+    stderr: "",
+    error: { code: error.code, message: error.message, ...(error.details && Object.keys(error.details).length ? { data: error.details } : {}) },
+    startedAt: new Date(startedMs).toISOString(),
+    finishedAt: new Date(finishedMs).toISOString(),
+    durationMs: finishedMs - startedMs,
+  };
+}
