@@ -125,6 +125,30 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
     examples: ["command=plugin list --format=json"],
   },
   {
+    id: "wordpress.phpunit",
+    summary: "Run the plugin's PHPUnit suite inside the sandbox, from the plugin's folder (PHPUnit from vendor/bin/phpunit or phpunit=PATH).",
+    capability: "wordpress.phpunit",
+    args: [
+      arg("config", "text", "PHPUnit configuration file, relative to the plugin folder (default: PHPUnit's own lookup, phpunit.xml then phpunit.xml.dist)."),
+      arg("filter", "text", "PHPUnit --filter: a test name pattern or /regex/."),
+      arg("testsuite", "text", "PHPUnit --testsuite: run only the named suite(s)."),
+      arg("phpunit", "path", "A PHPUnit entry script on this machine, e.g. /usr/bin/phpunit (Debian) or another project's vendor/bin/phpunit; mounted read-only. Default: the plugin's vendor/bin/phpunit."),
+      arg("bootstrap", "enum", '"plugin" (default): the bootstrap in the plugin\'s config; "wordpress": WordPress is loaded with the plugin active before the tests run (the config\'s bootstrap is replaced by the plugin\'s vendor/autoload.php, if any).', {
+        values: ["plugin", "wordpress"],
+      }),
+      arg("plugin", "text", "Which mounted plugin folder to run from, when there are several (default the first --plugin)."),
+      AS_ARG,
+    ],
+    output: {
+      description:
+        'PHPUnit\'s output on stdout; files/phpunit/junit.xml (PHPUnit\'s --log-junit) and files/phpunit/test-results.json (counts, failing tests with file:line). status "error" (tests-failed) when a test fails or errors; exit 3 phpunit-unavailable when no PHPUnit is found.',
+      jsonFields: ["tests", "failures", "phpunit", "exitCode"],
+    },
+    recipe: true,
+    runnable: true,
+    examples: ["phpunit=/usr/bin/phpunit", "config=phpunit.xml.dist filter=test_saves_option bootstrap=wordpress"],
+  },
+  {
     id: "wordpress.http-request",
     summary: "Send an HTTP request to the sandboxed site (other origins only if the policy allows the host).",
     capability: "wordpress.http-request",

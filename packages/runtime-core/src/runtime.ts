@@ -152,6 +152,23 @@ export interface ResolvedMount extends MountSpec {
   kind: "file" | "directory";
 }
 
+/**
+ * Counts of a test run (`wordpress.phpunit`), as in `files/phpunit/test-results.json` and, summed
+ * over every test command of a bundle, in `files/review.json` `tests`.
+ */
+export interface TestCounts {
+  tests: number;
+  assertions: number;
+  failures: number;
+  errors: number;
+  skipped: number;
+  incomplete: number;
+  warnings: number;
+  risky: number;
+  /** tests − failures − errors − skipped − incomplete. */
+  passed: number;
+}
+
 /** What the runtime gathered so far, for an artifact bundle. */
 export interface RuntimeArtifacts {
   info: RuntimeInfo;
@@ -161,7 +178,7 @@ export interface RuntimeArtifacts {
   /** Values to redact from every text artifact. */
   secrets: string[];
   /** Review fields the runtime contributes, e.g. the browser `assertions` block (SPEC §3). */
-  review?: { assertions?: { total: number; passed: number; failed: number; results: unknown[] } };
+  review?: { assertions?: { total: number; passed: number; failed: number; results: unknown[] }; tests?: TestCounts };
   /**
    * Snapshots whose files are in `files` (`collectArtifacts({ includeRuntimeSnapshotBundles: true })`):
    * declared in the reference manifest with their semantics and `replay.status`.

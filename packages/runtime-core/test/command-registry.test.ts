@@ -17,6 +17,7 @@ import { validateAgainstSchema } from "../src/schema-validation.js";
 const EXPECTED_IDS = [
   "wordpress.run-php",
   "wordpress.wp-cli",
+  "wordpress.phpunit",
   "wordpress.http-request",
   "wordpress.rest-request",
   "wordpress.browser-actions",

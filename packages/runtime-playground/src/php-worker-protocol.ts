@@ -9,6 +9,8 @@ import type { MessagePort } from "node:worker_threads";
 export interface WorkerMount {
   hostPath: string;
   vfsPath: string;
+  /** Refuse every write (EROFS); default writable. */
+  readOnly?: boolean;
 }
 
 /** What a worker needs to boot WordPress. Paths are host paths unless named `vfs…`. */
@@ -57,6 +59,7 @@ export type WorkerRequest =
       capBytes: number;
     }
   | { op: "read-file"; id: number; path: string }
+  | { op: "mount"; id: number; mount: WorkerMount }
   | { op: "export-opcache"; id: number; hostDir: string }
   | { op: "write-file"; id: number; path: string; data: Uint8Array | string };
 

@@ -10,7 +10,7 @@ import { loadNodeRuntime, createNodeFsMountHandler } from "@php-wasm/node";
 import { __private__dont__use, consumeAPISync, type FileLockManager, type PHP, type PHPRequestHandler } from "@php-wasm/universal";
 import { bootWordPressAndRequestHandler } from "@wp-playground/wordpress";
 import { createReadOnlyNodeFsMountHandler } from "./read-only-node-fs.js";
-import type { CappedStream, WorkerBootOptions, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
+import type { CappedStream, WorkerBootOptions, WorkerMount, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
 import { phpNetworkGuardPreRun } from "./php-network-guard.js";
 
 const options = workerData as WorkerBootOptions;
@@ -30,7 +30,11 @@ async function mountAll(php: PHP): Promise<void> {
     php.mkdir("/workspace");
     await php.mount("/workspace", createNodeFsMountHandler(options.workspaceDir));
   }
-  for (const m of options.mounts) await php.mount(m.vfsPath, createNodeFsMountHandler(m.hostPath));
+  for (const m of options.mounts) await mountOne(php, m);
+}
+
+async function mountOne(instance: PHP, m: WorkerMount): Promise<void> {
+  await instance.mount(m.vfsPath, m.readOnly ? createReadOnlyNodeFsMountHandler(m.hostPath) : createNodeFsMountHandler(m.hostPath));
 }
 
 async function readCapped(stream: ReadableStream<Uint8Array>, capBytes: number): Promise<CappedStream> {
@@ -170,6 +174,9 @@ async function handle(request: WorkerRequest): Promise<unknown> {
     }
     case "export-opcache":
       return exportToHost(php, OPCACHE_DIR, request.hostDir);
+    case "mount":
+      await mountOne(php, request.mount);
+      return true;
     case "read-file":
       return php.fileExists(request.path) ? php.readFileAsBuffer(request.path) : null;
     case "write-file":

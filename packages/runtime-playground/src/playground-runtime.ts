@@ -45,6 +45,8 @@ import { observePlayground, type PlaygroundObservation } from "./observations.js
 import { applySnapshot, captureSnapshot, readDatabase, resetContent, type RuntimeStateHost } from "./runtime-state.js";
 import { assertRuntimeSnapshot, runtimeSnapshotBundleFiles, type ObservationSpec, type WordPressRuntimeSnapshot } from "@wp-codebox/runtime-core";
 import { wpCli, type WpCliPharSource } from "./commands/wp-cli.js";
+import { phpunit } from "./commands/phpunit.js";
+import type { TestCounts } from "@wp-codebox/runtime-core";
 
 /** Handlers by command id; commands in the catalog without a handler here report so. */
 const HANDLERS: Record<string, CommandHandler> = {
@@ -56,10 +58,15 @@ const HANDLERS: Record<string, CommandHandler> = {
   "wordpress.browser-probe": browserProbe,
   "wordpress.state-export": stateExport,
   "wordpress.wp-cli": wpCli,
+  "wordpress.phpunit": phpunit,
 };
+
+/** Default wall-clock limit of a test suite (wordpress.phpunit): 10 minutes. */
+const PHPUNIT_TIMEOUT_MS = 600_000;
 
 /** Default wall-clock limit: browser commands carry their own budget (120 s), plus margin. */
 function defaultTimeoutMs(command: string): number {
+  if (command === "wordpress.phpunit") return PHPUNIT_TIMEOUT_MS;
   return command.startsWith("wordpress.browser-") ? DEFAULT_BROWSER_TOTAL_TIMEOUT_MS + 15_000 : DEFAULT_COMMAND_TIMEOUT_MS;
 }
 
@@ -116,6 +123,7 @@ export class PlaygroundRuntime implements Runtime {
   private readonly events: RuntimeEvent[] = [];
   private readonly files: ArtifactFile[] = [];
   private readonly assertions: NonNullable<CommandOutcome["assertions"]>[] = [];
+  private readonly testCounts: TestCounts[] = [];
   private readonly authCache = new Map<number, ActorAuth>();
   /** Output a run had printed when its deadline killed the worker (for the timed-out result). */
   private timedOutOutput: ReturnType<PhpWorkerHost["partialOutput"]> | undefined;
@@ -401,6 +409,7 @@ echo json_encode($out);`;
     if (outcome !== "timed-out") {
       if (outcome.files) this.addFiles(outcome.files);
       if (outcome.assertions) this.assertions.push(outcome.assertions);
+      if (outcome.tests) this.testCounts.push(outcome.tests);
     }
     this.results.push(result);
     this.event("command-finished", { id, command: spec.command, status: result.status, durationMs: result.durationMs });
@@ -483,6 +492,17 @@ echo json_encode($out);`;
       authFor: (actor) => this.authFor(actor),
       writeSandboxFile: async (path, data) => {
         await this.host.call({ op: "write-file", path, data });
+      },
+      readSandboxFile: async (path) => {
+        const data = await this.host.call<Uint8Array | null>({ op: "read-file", path });
+        return data ? new Uint8Array(data) : null;
+      },
+      mountReadOnly: async (hostPath, vfsPath) => {
+        if (this.workerMounts.some((m) => m.vfsPath === vfsPath)) return;
+        const mount = { hostPath, vfsPath, readOnly: true };
+        // Recorded first: a worker booted later (timeout replacement, extra HTTP worker) mounts it too.
+        this.workerMounts.push(mount);
+        await Promise.all([this.host, ...this.extraHosts].map((h) => h.call({ op: "mount", mount })));
       },
       secrets: this.secretValues(),
       nextArtifactDirectory: (prefix) => this.nextArtifactDirectory(prefix),
@@ -656,6 +676,23 @@ echo json_encode(['cookies' => [['name' => AUTH_COOKIE, 'value' => $auth], ['nam
     };
   }
 
+  /** The test counts of every wordpress.phpunit command so far, summed (review.json `tests`). */
+  private testsBlock(): TestCounts | undefined {
+    if (this.testCounts.length === 0) return undefined;
+    const sum = (key: keyof TestCounts) => this.testCounts.reduce((n, c) => n + c[key], 0);
+    return {
+      tests: sum("tests"),
+      assertions: sum("assertions"),
+      failures: sum("failures"),
+      errors: sum("errors"),
+      skipped: sum("skipped"),
+      incomplete: sum("incomplete"),
+      warnings: sum("warnings"),
+      risky: sum("risky"),
+      passed: sum("passed"),
+    };
+  }
+
   /** Everything gathered so far, for `writeArtifactBundle`. */
   async collectArtifacts(spec?: ArtifactSpec): Promise<RuntimeArtifacts> {
     const assertions = this.assertionsBlock();
@@ -676,13 +713,14 @@ echo json_encode(['cookies' => [['name' => AUTH_COOKIE, 'value' => $auth], ['nam
         content: `${JSON.stringify({ executions: browserResults.map((r) => ({ id: r.id, command: r.command, status: r.status, ...(r.error ? { error: r.error } : {}) })), assertions }, null, 2)}\n`,
       });
     }
+    const tests = this.testsBlock();
     return {
       info: this.info(),
       results: [...this.results],
       events: [...this.events],
       files,
       secrets: Object.values(this.setup.secretEnv).filter((v) => v.length > 0),
-      ...(assertions ? { review: { assertions } } : {}),
+      ...(assertions || tests ? { review: { ...(assertions ? { assertions } : {}), ...(tests ? { tests } : {}) } } : {}),
       ...(snapshotRefs.length ? { snapshots: snapshotRefs } : {}),
     };
   }

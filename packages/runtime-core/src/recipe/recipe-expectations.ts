@@ -58,7 +58,7 @@ const clip = (text: string, max = 2000) => (text.length > max ? `${text.slice(0,
 /**
  * Checks every expectation of `expect` against `result`. A missing `status` expects `"ok"`.
  * @returns one check per expectation, in a fixed order: status, exitCode, errorCode,
- *   stdoutContains, stdoutMatches, json, assertions.
+ *   stdoutContains, stdoutMatches, json, assertions, tests.
  */
 export function checkExpectations(expect: RecipeExpect | undefined, result: ExecutionResult): ExpectationCheck[] {
   const e = expect ?? {};
@@ -108,6 +108,17 @@ export function checkExpectations(expect: RecipeExpect | undefined, result: Exec
     } else {
       const actual = { total: block.total, passed: block.passed, failed: block.failed };
       add("assertions", block.failed === 0, "all-passed", actual, block.failed === 0 ? `all ${block.total} assertions passed` : `${block.failed} of ${block.total} assertions failed`);
+    }
+  }
+  if (e.tests !== undefined) {
+    const block = (result.json as { tests?: { tests?: number; passed?: number; failures?: number; errors?: number } } | undefined)?.tests;
+    if (!block || typeof block.tests !== "number") {
+      add("tests", false, "all-passed", null, "the result has no test counts: use tests only on wordpress.phpunit steps");
+    } else {
+      const actual = { tests: block.tests, passed: block.passed, failures: block.failures, errors: block.errors };
+      const broken = (block.failures ?? 0) + (block.errors ?? 0);
+      const passed = broken === 0 && block.tests > 0;
+      add("tests", passed, "all-passed", actual, passed ? `all ${block.tests} tests passed` : block.tests === 0 ? "no test ran" : `${broken} of ${block.tests} tests failed or errored`);
     }
   }
   return checks;

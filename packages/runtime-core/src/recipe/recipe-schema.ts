@@ -37,6 +37,7 @@ export const RECIPE_EXPECT_SCHEMA = Type.Object(
     stdoutMatches: Type.Optional(Type.String({ minLength: 1, description: "JavaScript regular expression stdout must match." })),
     json: Type.Optional(Type.Union([RECIPE_JSON_EXPECTATION_SCHEMA, Type.Array(RECIPE_JSON_EXPECTATION_SCHEMA, { minItems: 1 })])),
     assertions: Type.Optional(Type.Literal("all-passed", { description: "Every browser expect/evaluate assertion passed." })),
+    tests: Type.Optional(Type.Literal("all-passed", { description: "wordpress.phpunit: at least one test ran and none failed or errored." })),
   },
   { additionalProperties: false },
 );

@@ -457,6 +457,9 @@ function analyzeStep(
     if (expect.assertions !== undefined && step.command !== "wordpress.browser-actions") {
       at(`${pointer}/expect/assertions`, `only wordpress.browser-actions reports assertions; remove it from this ${step.command} step`);
     }
+    if (expect.tests !== undefined && step.command !== "wordpress.phpunit") {
+      at(`${pointer}/expect/tests`, `only wordpress.phpunit reports test counts; remove it from this ${step.command} step`);
+    }
   }
   return { args: resolved, capability: definition.capability, usesEvaluate };
 }

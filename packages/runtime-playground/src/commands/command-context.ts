@@ -1,4 +1,4 @@
-import type { ArtifactFile, ExecutionResult, ResolvedMount, RuntimeArtifacts, RuntimeInfo, RuntimePolicy } from "@wp-codebox/runtime-core";
+import type { ArtifactFile, ExecutionResult, ResolvedMount, RuntimeArtifacts, RuntimeInfo, RuntimePolicy, TestCounts } from "@wp-codebox/runtime-core";
 import type { WorkerHttpResult, WorkerRunResult } from "../php-worker-protocol.js";
 
 /** Who a command acts as: a WordPress user id (0 = anonymous). */
@@ -25,6 +25,13 @@ export interface CommandContext {
   resolveActor(as: string | undefined): Promise<Actor>;
   authFor(actor: Actor): Promise<ActorAuth>;
   writeSandboxFile(path: string, data: string | Uint8Array): Promise<void>;
+  /** Reads a file of the sandbox's filesystem; null when it does not exist. */
+  readSandboxFile(path: string): Promise<Uint8Array | null>;
+  /**
+   * Makes a host folder readable (never writable) at `vfsPath` for the rest of this runtime's life,
+   * also in workers booted later. Mounting the same `vfsPath` again is a no-op.
+   */
+  mountReadOnly(hostPath: string, vfsPath: string): Promise<void>;
   siteUrl: string;
   /** Id of the execution this handler serves (`exec-…`). */
   executionId: string;
@@ -45,6 +52,8 @@ export type CommandOutcome = Pick<ExecutionResult, "exitCode" | "stdout" | "stde
   files?: ArtifactFile[];
   /** Browser assertions of this command, aggregated into the bundle's review. */
   assertions?: NonNullable<RuntimeArtifacts["review"]>["assertions"];
+  /** Test counts of this command (wordpress.phpunit), summed into the bundle's review. */
+  tests?: TestCounts;
 };
 
 export type CommandHandler = (ctx: CommandContext, args: Record<string, string>) => Promise<CommandOutcome>;
