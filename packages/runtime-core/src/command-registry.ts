@@ -423,7 +423,7 @@ function checkFormat(id: string, spec: CommandArgument, value: string): void {
       }
       break;
     case "actor":
-      if (!/^(admin|anonymous|user:\S+)$/.test(value)) bad('"admin", "anonymous" or "user:<id-or-login>"');
+      if (!/^(admin|anonymous|user:[\s\S]+)$/.test(value)) bad('"admin", "anonymous" or "user:<id-or-login>"');
       break;
     case "viewport":
       if (!/^[1-9]\d{0,4}x[1-9]\d{0,4}$/.test(value)) bad('"<width>x<height>", e.g. "1280x720"');

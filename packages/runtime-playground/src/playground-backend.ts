@@ -25,6 +25,23 @@ import { ensureInstalledSite, opcacheDirFor } from "./installed-site.js";
 import { sqliteIntegrationZipPath } from "./sqlite-integration.js";
 import { baseConstants } from "./wordpress-constants.js";
 import { PlaygroundRuntime } from "./playground-runtime.js";
+import { assertPhpData } from "./php-value.js";
+
+/**
+ * Environment variables for PHP must be representable in a process environment: a name of
+ * letters, digits and `_` (not starting with a digit) and values without NUL.
+ * @throws WpCodeboxError `invalid-argument` naming the variable.
+ */
+function assertEnvironment(env: Record<string, string>, flag: string): void {
+  for (const [name, value] of Object.entries(env)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+      throw new WpCodeboxError("invalid-argument", `${flag} ${JSON.stringify(name)}: an environment variable name is letters, digits and _ and does not start with a digit.`, { name });
+    }
+    if (typeof value !== "string") throw new WpCodeboxError("invalid-argument", `${flag} ${name}: the value must be a string.`, { name });
+    if (value.includes("\0")) throw new WpCodeboxError("invalid-argument", `${flag} ${name}: the value contains a NUL byte, which no process environment can hold.`, { name });
+    assertPhpData(value, `${flag} ${name}`);
+  }
+}
 
 /** PHP versions `@php-wasm/node` runs here. Source: @php-wasm/universal SupportedPHPVersions. */
 export const SUPPORTED_PHP_VERSIONS = ["8.4", "8.3", "8.2", "8.1", "8.0", "7.4"] as const;
@@ -105,6 +122,9 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
           throw new WpCodeboxError("mount-source-missing", `${p} does not exist (resolved to ${resolve(cwd, p)}). Pass the plugin or theme folder.`, { source: p });
         }
       }
+      assertEnvironment(spec.env ?? {}, "--env");
+      assertEnvironment(spec.secretEnv ?? {}, "--secret-env");
+      assertPhpData(spec.siteOptions ?? {}, "site options");
       const mountSpecs = [
         ...(spec.mounts ?? []),
         ...(spec.plugins ?? []).map((p) => pluginMount(p, cwd)),

@@ -47,6 +47,7 @@ import { assertRuntimeSnapshot, runtimeSnapshotBundleFiles, type ObservationSpec
 import { wpCli, type WpCliPharSource } from "./commands/wp-cli.js";
 import { phpunit } from "./commands/phpunit.js";
 import type { TestCounts } from "@wp-codebox/runtime-core";
+import { phpValue } from "./php-value.js";
 
 /** Handlers by command id; commands in the catalog without a handler here report so. */
 const HANDLERS: Record<string, CommandHandler> = {
@@ -97,11 +98,6 @@ export interface PlaygroundRuntimeSetup {
 
 function nowIso(): string {
   return new Date().toISOString();
-}
-
-/** PHP string literal for a JSON value (decoded with json_decode(…, true)). */
-function phpJson(value: unknown): string {
-  return `json_decode(${JSON.stringify(JSON.stringify(value))}, true)`;
 }
 
 export class PlaygroundRuntime implements Runtime {
@@ -196,7 +192,7 @@ export class PlaygroundRuntime implements Runtime {
     const workspaceDir = join(this.sandboxDir, "workspace");
     const env = { ...this.setup.env, ...this.setup.secretEnv };
     const muPlugin = Object.keys(env).length
-      ? `<?php\nforeach (${phpJson(env)} as $k => $v) { putenv("$k=$v"); $_ENV[$k] = $v; }\n`
+      ? `<?php\nforeach (${phpValue(env, "environment")} as $k => $v) { putenv($k . '=' . $v); $_ENV[$k] = $v; }\n`
       : undefined;
     return {
       phpVersion: this.setup.phpVersion,
@@ -271,7 +267,7 @@ export class PlaygroundRuntime implements Runtime {
 require_once '/wordpress/wp-load.php';
 require_once ABSPATH . 'wp-admin/includes/plugin.php';
 $out = ['plugins' => [], 'themes' => []];
-foreach (${phpJson(plugins)} as $dir) {
+foreach (${phpValue(plugins, "plugins")} as $dir) {
   $found = null;
   if (substr($dir, -4) === '.php') { $found = $dir; }
   else { foreach (get_plugins('/' . $dir) as $file => $data) { $found = $dir . '/' . $file; break; } }
@@ -279,13 +275,13 @@ foreach (${phpJson(plugins)} as $dir) {
   $r = activate_plugin($found);
   $out['plugins'][] = ['dir' => $dir, 'file' => $found, 'error' => is_wp_error($r) ? $r->get_error_message() : null];
 }
-foreach (${phpJson(themes)} as $dir) {
+foreach (${phpValue(themes, "themes")} as $dir) {
   $theme = wp_get_theme($dir);
   if (!$theme->exists() || $theme->errors()) { $out['themes'][] = ['dir' => $dir, 'error' => $theme->errors() ? $theme->errors()->get_error_message() : 'theme not found']; continue; }
   switch_theme($dir);
   $out['themes'][] = ['dir' => $dir, 'error' => null];
 }
-foreach (${phpJson(siteOptions)} as $k => $v) { update_option($k, $v); }
+foreach (${phpValue(siteOptions, "site options")} as $k => $v) { update_option($k, $v); }
 echo json_encode($out);`;
     const outcome = outcomeFromRun(await this.host.call<WorkerRunResult>({ op: "run", code: code.replace("<?php", `<?php\n${FATAL_RECORDER}`), capBytes: 1 << 20 }));
     if (outcome.status !== "ok") {
@@ -628,7 +624,7 @@ echo json_encode($out);`;
     if (!m) throw new WpCodeboxError("invalid-argument", `as=${value} is not valid: use admin, anonymous, user:<id> or user:<login>.`);
     const ref = m[1]!;
     const r = (await this.phpJsonCall(
-      `require_once '/wordpress/wp-load.php'; $ref = ${JSON.stringify(ref)}; $u = ctype_digit($ref) ? get_user_by('id', (int) $ref) : get_user_by('login', $ref); echo json_encode(['id' => $u ? (int) $u->ID : 0]);`,
+      `require_once '/wordpress/wp-load.php'; $ref = ${phpValue(ref, "as=user:")}; $u = ctype_digit($ref) ? get_user_by('id', (int) $ref) : get_user_by('login', $ref); echo json_encode(['id' => $u ? (int) $u->ID : 0]);`,
     )) as { id: number };
     if (!r.id) throw new WpCodeboxError("invalid-argument", `as=${value}: no such WordPress user. Create it first (wp_insert_user) or use as=admin.`);
     return { userId: r.id, label: value };
@@ -638,7 +634,7 @@ echo json_encode($out);`;
     const cached = this.authCache.get(actor.userId);
     if (cached) return cached;
     const auth = (await this.phpJsonCall(`require_once '/wordpress/wp-load.php';
-$uid = ${actor.userId};
+$uid = ${phpValue(actor.userId)};
 $expiration = time() + DAY_IN_SECONDS;
 $token = WP_Session_Tokens::get_instance($uid)->create($expiration);
 $auth = wp_generate_auth_cookie($uid, $expiration, 'auth', $token);

@@ -24,6 +24,7 @@ import {
 } from "@wp-codebox/runtime-core";
 import type { WorkerRunResult } from "./php-worker-protocol.js";
 import { FATAL_RECORDER, outcomeFromRun } from "./commands/run-php.js";
+import { phpValue } from "./php-value.js";
 
 /** Path of the SQLite database relative to `/wordpress/` (set by the SQLite integration). */
 export const DATABASE_PATH = "wp-content/database/.ht.sqlite";
@@ -100,7 +101,7 @@ export function readDatabase(host: RuntimeStateHost): Uint8Array {
 
 const TABLES_PHP = `<?php
 ${FATAL_RECORDER}
-$pdo = new PDO('sqlite:/wordpress/${DATABASE_PATH}');
+$pdo = new PDO('sqlite:' . ${phpValue(`/wordpress/${DATABASE_PATH}`)});
 $pdo->setAttribute(PDO::ATTR_ERRMODE, PDO::ERRMODE_EXCEPTION);
 $tables = [];
 foreach ($pdo->query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")->fetchAll(PDO::FETCH_COLUMN) as $name) {

@@ -11,7 +11,7 @@
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { phpVar } from "@php-wasm/util";
+import { phpValue } from "../php-value.js";
 import { WpCodeboxError, type ArtifactFile, type ResolvedMount } from "@wp-codebox/runtime-core";
 import { text, type CommandContext, type CommandHandler, type CommandOutcome } from "./command-context.js";
 import { FATAL_RECORDER, outcomeFromRun } from "./run-php.js";
@@ -159,8 +159,8 @@ export function wpTestsConfig(siteUrl: string): string {
     ["WPLANG", ""],
   ];
   const lines = ["<?php", "// Written by wp-codebox for the WordPress core test library: this sandbox's own database and site."];
-  for (const [name, value] of constants) lines.push(`if (!defined(${phpVar(name)})) { define(${phpVar(name)}, ${phpVar(value)}); }`);
-  lines.push(`$table_prefix = ${phpVar("wptests_")};`, "");
+  for (const [name, value] of constants) lines.push(`if (!defined(${phpValue(name)})) { define(${phpValue(name)}, ${phpValue(value)}); }`);
+  lines.push(`$table_prefix = ${phpValue("wptests_")};`, "");
   return lines.join("\n");
 }
 
@@ -251,11 +251,11 @@ export const phpunit: CommandHandler = async (ctx, args) => {
   };
   // A stale log from an earlier run in this sandbox must never be reported as this run's.
   await ctx.writeSandboxFile(JUNIT, "");
-  const run = await ctx.runPhp(`<?php\n${FATAL_RECORDER}\n$wp_codebox_phpunit = ${phpVar(config)};\nrequire ${phpVar(`${WORK}/driver.php`)};\n`, { env });
+  const run = await ctx.runPhp(`<?php\n${FATAL_RECORDER}\n$wp_codebox_phpunit = ${phpValue(config)};\nrequire ${phpValue(`${WORK}/driver.php`)};\n`, { env });
   const base = outcomeFromRun(run);
   const junit = text((await ctx.readSandboxFile(JUNIT)) ?? new Uint8Array());
   const parsed = junit.trim()
-    ? (outcomeFromRun(await ctx.runPhp(`<?php\n$wp_codebox_junit = ${phpVar(JUNIT)};\nrequire ${phpVar(`${WORK}/results.php`)};\n`)).json as JunitReport | undefined)
+    ? (outcomeFromRun(await ctx.runPhp(`<?php\n$wp_codebox_junit = ${phpValue(JUNIT)};\nrequire ${phpValue(`${WORK}/results.php`)};\n`)).json as JunitReport | undefined)
     : undefined;
   const version = /PHPUnit (\d+\.\d+\.\d+)/.exec(base.stdout)?.[1] ?? null;
   if (!parsed || !parsed.found) {

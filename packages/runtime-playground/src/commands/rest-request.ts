@@ -3,6 +3,7 @@ import { WpCodeboxError, readJsonArg } from "@wp-codebox/runtime-core";
 import { httpStatusOutcome } from "./http-request.js";
 import { outcomeFromRun, phpWrapper } from "./run-php.js";
 import type { CommandHandler } from "./command-context.js";
+import { phpValue } from "../php-value.js";
 
 export const restRequest: CommandHandler = async (ctx, args) => {
   const method = (args.method ?? "GET").toUpperCase();
@@ -21,7 +22,7 @@ export const restRequest: CommandHandler = async (ctx, args) => {
   await ctx.writeSandboxFile(
     file,
     `<?php
-$spec = json_decode(${JSON.stringify(JSON.stringify(request))}, true);
+$spec = ${phpValue(request, "rest-request")};
 $request = new WP_REST_Request($spec['method'], $spec['route']);
 foreach ($spec['params'] as $k => $v) { $request->set_param($k, $v); }
 if ($spec['body'] !== null) { $request->set_header('content-type', 'application/json'); $request->set_body(json_encode($spec['body'])); $request->set_body_params(is_array($spec['body']) ? $spec['body'] : []); }

@@ -7,6 +7,7 @@ import { basename, resolve } from "node:path";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
 import { parseJsonMaybe, text, type CommandHandler, type CommandOutcome } from "./command-context.js";
 import type { WorkerRunResult } from "../php-worker-protocol.js";
+import { phpValue } from "../php-value.js";
 
 const FATAL_MASK = 1 | 4 | 16 | 64 | 256 | 4096; // E_ERROR | E_PARSE | E_CORE_ERROR | E_COMPILE_ERROR | E_USER_ERROR | E_RECOVERABLE_ERROR
 
@@ -21,9 +22,9 @@ export function phpWrapper(file: string, options: { bootstrap: "wordpress" | "no
   const lines = ["<?php", FATAL_RECORDER];
   if (options.bootstrap === "wordpress") {
     // Like WP-CLI, make the plugin API (activate_plugin, get_plugins, …) available.
-    lines.push("require_once '/wordpress/wp-load.php';", "require_once ABSPATH . 'wp-admin/includes/plugin.php';", `wp_set_current_user(${options.userId});`);
+    lines.push("require_once '/wordpress/wp-load.php';", "require_once ABSPATH . 'wp-admin/includes/plugin.php';", `wp_set_current_user(${phpValue(options.userId)});`);
   }
-  lines.push(`require ${JSON.stringify(file)};`);
+  lines.push(`require ${phpValue(file)};`);
   return lines.join("\n");
 }
 

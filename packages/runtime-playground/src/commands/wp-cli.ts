@@ -9,6 +9,7 @@ import { join, resolve } from "node:path";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
 import type { CommandHandler } from "./command-context.js";
 import { FATAL_RECORDER, outcomeFromRun } from "./run-php.js";
+import { phpValue } from "../php-value.js";
 
 /** Where to look for wp-cli.phar, in order: `flag` (relative to cwd), `env`, `<cacheDir>/wp-cli.phar`. */
 export interface WpCliPharSource {
@@ -98,14 +99,14 @@ export const wpCli: CommandHandler = async (ctx, args) => {
   const full = ["wp", ...argv, ...(has("path") ? [] : ["--path=/wordpress"]), ...(has("url") ? [] : [`--url=${ctx.siteUrl}`])];
   const code = `<?php
 ${FATAL_RECORDER}
-$GLOBALS['argv'] = $_SERVER['argv'] = ${phpStringArray(full)};
+$GLOBALS['argv'] = $_SERVER['argv'] = ${phpValue(full, "wp-cli command")};
 $GLOBALS['argc'] = $_SERVER['argc'] = count($GLOBALS['argv']);
 $argv = $GLOBALS['argv']; $argc = $GLOBALS['argc'];
 // php-wasm's run() is not a CLI process: give WP-CLI the stream constants a CLI run has.
 if (!defined('STDIN')) { define('STDIN', fopen('php://stdin', 'r')); }
 if (!defined('STDOUT')) { define('STDOUT', fopen('php://stdout', 'w')); }
 if (!defined('STDERR')) { define('STDERR', fopen('php://stderr', 'w')); }
-require ${JSON.stringify(SANDBOX_PHAR)};
+require ${phpValue(SANDBOX_PHAR)};
 `;
   const outcome = outcomeFromRun(await ctx.runPhp(code));
   if (outcome.error?.code === "php-exit") {
@@ -117,7 +118,3 @@ require ${JSON.stringify(SANDBOX_PHAR)};
   }
   return outcome;
 };
-
-function phpStringArray(values: readonly string[]): string {
-  return `json_decode(${JSON.stringify(JSON.stringify(values))}, true)`;
-}

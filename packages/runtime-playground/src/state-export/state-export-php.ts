@@ -5,13 +5,14 @@
  * Source: seed `001_0209e93063890b7a.txt` (section table), SPEC §4.3.
  */
 import type { WordPressStateConfig } from "@wp-codebox/runtime-core";
+import { phpValue } from "../php-value.js";
 
 /** Builds the export script for a normalised config. */
 export function stateExportPhp(config: WordPressStateConfig): string {
   return `<?php
 require_once '/wordpress/wp-load.php';
 require_once ABSPATH . 'wp-admin/includes/plugin.php';
-$config = json_decode(${JSON.stringify(JSON.stringify(config))}, true);
+$config = ${phpValue(config, "state-export request")};
 $want = array_flip($config['sections']);
 $withContent = (bool) $config['includeContent'];
 $h = static function ($value) { return hash('sha256', (string) $value); };
