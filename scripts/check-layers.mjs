@@ -5,8 +5,10 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 
 const rules = [
-  { dir: "packages/runtime-core/src", forbidden: [/^@wp-playground\//, /^@php-wasm\//, /^playwright/, /^@wp-codebox\/(runtime-playground|cli)$/] },
-  { dir: "packages/runtime-playground/src", forbidden: [/^@wp-codebox\/cli$/] },
+  { dir: "packages/runtime-core/src", forbidden: [/^@wp-playground\//, /^@php-wasm\//, /^playwright/, /^@wp-codebox\/(runtime-playground|live|cli)$/] },
+  { dir: "packages/runtime-playground/src", forbidden: [/^@wp-codebox\/(live|cli)$/] },
+  // The live helper (serve, pool, attach client) drives any backend through runtime-core's Runtime.
+  { dir: "packages/live/src", forbidden: [/^@wp-codebox\/(runtime-playground|cli)$/, /^@wp-playground\//, /^@php-wasm\//, /^playwright/] },
 ];
 const importRe = /(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
 

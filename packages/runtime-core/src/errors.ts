@@ -60,6 +60,12 @@ export const ERROR_CODES = {
   "invalid-episode-script": "input",
   "invalid-episode-bundle": "input",
   "replay-mismatch": "sandbox",
+  "attach-unauthorized": "input",
+  "attach-unreachable": "environment",
+  "attach-session-not-found": "input",
+  "attach-not-found": "input",
+  "attach-protocol-error": "environment",
+  "pool-exhausted": "environment",
 } as const satisfies Record<string, ErrorCategory>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -4,7 +4,7 @@
  * server. Timeouts terminate the worker and boot a replacement on the same files.
  */
 import { cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -96,6 +96,9 @@ export interface PlaygroundRuntimeSetup {
   onProgress?: (message: string) => void;
 }
 
+/** Path of the one-click login URL on the sandbox's own origin (see `loginUrl()`). */
+const LOGIN_PATH = "/__wp-codebox/login";
+
 function nowIso(): string {
   return new Date().toISOString();
 }
@@ -131,6 +134,10 @@ export class PlaygroundRuntime implements Runtime {
   private cleanDatabase: Uint8Array | undefined;
   private readonly artifactDirectories = new Map<string, number>();
   private readonly snapshots = new Map<string, WordPressRuntimeSnapshot>();
+  /** Secret of the one-click admin login URL (`loginUrl()`); undefined until asked for. */
+  private loginSecret: string | undefined;
+  /** Epoch ms of the last command or site request (for `serve --ttl`). */
+  private lastActivity = Date.now();
 
   private constructor(private readonly setup: PlaygroundRuntimeSetup) {}
 
@@ -301,10 +308,43 @@ echo json_encode($out);`;
 
   /** Serves a loopback HTTP request on the least busy worker. */
   private async forward(request: { method: string; url: string; headers: Record<string, string>; body?: Uint8Array }): Promise<WorkerHttpResult> {
+    this.lastActivity = Date.now();
+    if (this.loginSecret !== undefined && request.url.startsWith(`${this.server.origin}${LOGIN_PATH}`)) return this.login(request.url);
     this.startExtraWorkers();
     let target = this.host;
     for (const extra of this.extraHosts) if (extra.inFlight < target.inFlight) target = extra;
     return this.lock.withShared(() => target.call<WorkerHttpResult>({ op: "http", ...request, capBytes: 512 * 1024 * 1024 }));
+  }
+
+  /**
+   * A one-click administrator login for a browser on this machine: `<site>/__wp-codebox/login?key=…`
+   * sets WordPress's auth cookies for the `admin` user and redirects to `/wp-admin/`. The key is
+   * random per runtime (256 bits) and compared in constant time; the URL works until disposal.
+   * @returns the login URL.
+   */
+  async loginUrl(): Promise<string> {
+    this.assertLive();
+    this.loginSecret ??= randomBytes(32).toString("base64url");
+    return `${this.server.origin}${LOGIN_PATH}?key=${this.loginSecret}`;
+  }
+
+  private async login(url: string): Promise<WorkerHttpResult> {
+    const key = new URL(url).searchParams.get("key") ?? "";
+    const expected = createHash("sha256").update(this.loginSecret ?? "").digest();
+    const text = (status: number, message: string, headers: Record<string, string[]> = {}): WorkerHttpResult => {
+      const data = new TextEncoder().encode(message);
+      return { status, headers: { "content-type": ["text/plain; charset=utf-8"], "cache-control": ["no-store"], ...headers }, body: { data, bytes: data.byteLength, truncated: false } };
+    };
+    if (!timingSafeEqual(createHash("sha256").update(key).digest(), expected)) return text(403, "wp-codebox: this login link is not valid for this sandbox.\n");
+    const auth = await this.lock.withShared(async () => this.authFor(await this.resolveActor("admin")));
+    const cookies = auth.cookies.map((c) => `${c.name}=${encodeURIComponent(c.value)}; Path=/; HttpOnly; SameSite=Lax`);
+    this.event("admin-login", {});
+    return text(302, "Logged in: continue to /wp-admin/\n", { location: [`${this.server.origin}/wp-admin/`], "set-cookie": cookies });
+  }
+
+  /** Epoch ms of the last command or site request (site traffic is activity for `serve --ttl`). */
+  lastActivityAt(): number {
+    return this.lastActivity;
   }
 
   info(): RuntimeInfo {
@@ -334,6 +374,7 @@ echo json_encode($out);`;
    *   `missing-argument` (contract misuse; nothing ran).
    */
   async execute(spec: ExecutionSpec): Promise<ExecutionResult> {
+    this.lastActivity = Date.now();
     return this.lock.withShared(() => this.executeNow(spec));
   }
 
@@ -597,6 +638,25 @@ echo json_encode($out);`;
       this.authCache.clear();
     });
     this.event("runtime-reset", { durationMs: Date.now() - started });
+  }
+
+  /**
+   * `reset()` plus forgetting everything recorded (results, events, files, snapshots, browser
+   * assertions): the sandbox is as good as freshly booted, for the next session of a warm pool.
+   * Keeps the boot event so a bundle still says how the site started.
+   */
+  async recycle(): Promise<void> {
+    await this.reset();
+    const boot = this.events.find((e) => e.type === "runtime-booted");
+    const resetEvent = this.events[this.events.length - 1];
+    this.results.length = 0;
+    this.events.length = 0;
+    if (boot) this.events.push(boot);
+    this.files.length = 0;
+    this.assertions.length = 0;
+    this.snapshots.clear();
+    this.artifactDirectories.clear();
+    this.event("runtime-recycled", { resetMs: (resetEvent?.data?.durationMs as number | undefined) ?? null });
   }
 
   private async phpJsonCall(code: string): Promise<unknown> {

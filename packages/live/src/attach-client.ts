@@ -1,0 +1,256 @@
+/**
+ * The attach client: runtime-core's `Runtime` interface over the live control protocol, so `run`,
+ * `episode run`, `collect` and the MCP server drive a `wp-codebox serve` sandbox exactly like a
+ * local one. `dispose()` detaches (the sandbox stays up; a pooled one is recycled for the next
+ * session). Kept light on purpose (node:http only): it is on the CLI's `--attach` start-up path.
+ */
+import { Agent, request as httpRequest, type IncomingMessage } from "node:http";
+import {
+  WpCodeboxError,
+  type ArtifactSpec,
+  type ErrorCode,
+  type ExecutionResult,
+  type ExecutionSpec,
+  type ObservationSpec,
+  type Runtime,
+  type RuntimeArtifacts,
+  type RuntimeBackend,
+  type RuntimeCreateSpec,
+  type RuntimeInfo,
+} from "@wp-codebox/runtime-core";
+import { CONTROL_PREFIX, type ControlDescription, type SessionGrant, type SessionOp } from "./control-protocol.js";
+import { fromWire, toWire } from "./wire.js";
+
+/** How to reach a `wp-codebox serve` control endpoint. */
+export interface AttachOptions {
+  /** Control URL printed by `serve` (`http://127.0.0.1:PORT`, with or without `/v1`). */
+  control: string;
+  /** Bearer token printed by `serve`. */
+  token: string;
+  /** Re-use an existing session id instead of taking a new one. */
+  session?: string;
+}
+
+/** HTTP exchanges with one control server; failures reject with a `WpCodeboxError` carrying the server's code. */
+export class ControlConnection {
+  readonly base: URL;
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 4 });
+
+  constructor(control: string, private readonly token: string) {
+    let url: URL;
+    try {
+      url = new URL(control);
+    } catch {
+      throw new WpCodeboxError("invalid-argument", `--attach ${control} is not a URL: pass the control URL serve printed (http://127.0.0.1:PORT).`, { control });
+    }
+    if (url.protocol !== "http:") throw new WpCodeboxError("invalid-argument", `--attach ${control}: the control endpoint is plain http on 127.0.0.1.`, { control });
+    url.pathname = url.pathname.replace(/\/+$/, "").replace(/\/v1$/, "");
+    this.base = url;
+  }
+
+  call<T>(method: "GET" | "POST" | "DELETE", path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(toWire(body)));
+    return new Promise<T>((resolve, reject) => {
+      const req = httpRequest(
+        new URL(`${this.base.pathname.replace(/\/+$/, "")}${CONTROL_PREFIX}${path}`, this.base.origin),
+        {
+          method,
+          agent: this.agent,
+          headers: {
+            authorization: `Bearer ${this.token}`,
+            ...(payload ? { "content-type": "application/json", "content-length": String(payload.byteLength) } : {}),
+          },
+          ...(signal ? { signal } : {}),
+        },
+        (res: IncomingMessage) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("error", reject);
+          res.on("end", () => {
+            let parsed: { value?: unknown; error?: { code: string; message: string; details?: Record<string, unknown> } } & Record<string, unknown>;
+            try {
+              parsed = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+            } catch {
+              reject(new WpCodeboxError("attach-protocol-error", `The control endpoint ${this.base.origin} answered HTTP ${res.statusCode} with a body that is not JSON: is it a wp-codebox serve endpoint?`, { status: res.statusCode }));
+              return;
+            }
+            if ((res.statusCode ?? 500) >= 400 || parsed.error) {
+              const e = parsed.error ?? { code: "attach-protocol-error", message: `HTTP ${res.statusCode}` };
+              reject(new WpCodeboxError(e.code as ErrorCode, e.message, e.details ?? {}));
+              return;
+            }
+            resolve(fromWire(parsed) as T);
+          });
+        },
+      );
+      req.on("error", (error: NodeJS.ErrnoException) => {
+        if (signal?.aborted) {
+          reject(error);
+          return;
+        }
+        reject(
+          new WpCodeboxError("attach-unreachable", `Cannot reach the control endpoint ${this.base.origin} (${error.code ?? error.message}): is wp-codebox serve still running? It stops after its --ttl of inactivity.`, {
+            control: this.base.origin,
+            cause: error.code ?? error.message,
+          }),
+        );
+      });
+      req.end(payload);
+    });
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+/**
+ * A sandbox of a `serve` process, driven over HTTP. Every method maps to one control call; calls of
+ * concurrent clients on one sandbox are serialised by the server.
+ */
+export class AttachedRuntime implements Runtime {
+  private cachedInfo: RuntimeInfo;
+  private readonly shared: { refs: number; detached: boolean; connection: ControlConnection };
+  private disposed = false;
+
+  /** Use `attachRuntime()`; this wraps a session that already exists. */
+  constructor(connection: ControlConnection, readonly session: string, readonly sandboxId: string, info: RuntimeInfo, readonly loginUrl?: string, shared?: AttachedRuntime["shared"]) {
+    this.cachedInfo = info;
+    this.shared = shared ?? { refs: 0, detached: false, connection };
+    this.shared.refs += 1;
+  }
+
+  /** The control URL this client talks to. */
+  get control(): string {
+    return this.shared.connection.base.origin;
+  }
+
+  private op<T>(op: SessionOp, spec?: unknown, signal?: AbortSignal): Promise<T> {
+    if (this.disposed || this.shared.detached) return Promise.reject(new WpCodeboxError("runtime-disposed", "This attached runtime was detached; attach again (wp-codebox serve keeps the sandbox)."));
+    return this.shared.connection.call<{ value: T }>("POST", `/sessions/${encodeURIComponent(this.session)}/${op}`, spec === undefined ? {} : { spec }, signal).then((r) => r.value);
+  }
+
+  /** Facts about the sandbox as of the last call (synchronous, like a local runtime). */
+  info(): RuntimeInfo {
+    return this.cachedInfo;
+  }
+
+  /** Fetches fresh facts from the server (and caches them for `info()`). */
+  async refreshInfo(): Promise<RuntimeInfo> {
+    this.cachedInfo = await this.op<RuntimeInfo>("info");
+    return this.cachedInfo;
+  }
+
+  /**
+   * Runs one catalog command in the sandbox under the policy serve started it with. Aborting
+   * `spec.signal` drops the HTTP request; the server then stops the command (recorded as timed-out).
+   * @throws what the sandbox throws (`policy-denied`, `unknown-command`, `invalid-argument`, …), or
+   *   `attach-unreachable`, `attach-session-not-found`, `attach-unauthorized`.
+   */
+  execute(spec: ExecutionSpec): Promise<ExecutionResult> {
+    const { signal, ...plain } = spec;
+    return this.op<ExecutionResult>("execute", plain, signal);
+  }
+
+  observe(spec: ObservationSpec): Promise<unknown> {
+    return this.op("observe", spec);
+  }
+
+  snapshot(options?: Record<string, unknown>): Promise<unknown> {
+    return this.op("snapshot", options ?? {});
+  }
+
+  /** Makes the sandbox equal to a snapshot taken earlier (hashes verified by the sandbox). */
+  async restoreSnapshot(snapshot: unknown): Promise<void> {
+    await this.op("restore-snapshot", snapshot);
+  }
+
+  /** Returns the sandbox to its state right after boot (fast: no re-boot). */
+  async reset(): Promise<void> {
+    await this.op("reset");
+  }
+
+  /** Everything done in the sandbox so far, for `writeArtifactBundle`. */
+  collectArtifacts(spec?: ArtifactSpec): Promise<RuntimeArtifacts> {
+    return this.op<RuntimeArtifacts>("collect-artifacts", spec ?? {});
+  }
+
+  /** A second handle on the same session; the session is released when the last handle is disposed. */
+  fork(): AttachedRuntime {
+    return new AttachedRuntime(this.shared.connection, this.session, this.sandboxId, this.cachedInfo, this.loginUrl, this.shared);
+  }
+
+  /** Detaches: releases the session (the sandbox stays up; a pooled one is recycled). Idempotent. */
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.shared.refs -= 1;
+    if (this.shared.refs > 0 || this.shared.detached) return;
+    this.shared.detached = true;
+    try {
+      await this.shared.connection.call("DELETE", `/sessions/${encodeURIComponent(this.session)}`);
+    } catch {
+      // The server may be gone already (TTL, Ctrl-C): nothing is left to release.
+    } finally {
+      this.shared.connection.close();
+    }
+  }
+}
+
+/** `GET /v1`: what a serve process offers (URL, login URL, pool state). */
+export async function describeControl(options: Omit<AttachOptions, "session">): Promise<ControlDescription> {
+  const connection = new ControlConnection(options.control, options.token);
+  try {
+    return await connection.call<ControlDescription>("GET", "");
+  } finally {
+    connection.close();
+  }
+}
+
+/**
+ * Attaches to a `wp-codebox serve` sandbox: takes a session (a pooled server hands out a sandbox
+ * of its own; a single-sandbox server shares its one sandbox) and returns it as a `Runtime`.
+ * @throws `attach-unreachable` (nothing listens), `attach-unauthorized` (wrong token),
+ *   `pool-exhausted` (every pooled sandbox is taken), `attach-session-not-found` (`session` given
+ *   and unknown), `invalid-argument` (not a URL).
+ * @example
+ * const runtime = await attachRuntime({ control: "http://127.0.0.1:41234", token });
+ * const result = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo 1;"] });
+ * await runtime.dispose(); // detach
+ */
+export async function attachRuntime(options: AttachOptions): Promise<AttachedRuntime> {
+  const connection = new ControlConnection(options.control, options.token);
+  try {
+    if (options.session !== undefined) {
+      const info = await connection.call<{ value: RuntimeInfo }>("POST", `/sessions/${encodeURIComponent(options.session)}/info`, {});
+      return new AttachedRuntime(connection, options.session, info.value.id, info.value);
+    }
+    const grant = await connection.call<SessionGrant>("POST", "/sessions", {});
+    return new AttachedRuntime(connection, grant.session, grant.sandbox.id, grant.sandbox.info, grant.sandbox.loginUrl);
+  } catch (error) {
+    connection.close();
+    throw error;
+  }
+}
+
+/**
+ * A `RuntimeBackend` over one attached runtime, for code written against backends (episodes):
+ * `create` hands out a handle on the attached sandbox (resetting it first when `resetOnCreate`),
+ * `restore` restores a snapshot into the same sandbox. The spec passed to `create` is ignored:
+ * the sandbox runs with what `serve` was started with.
+ */
+export function attachedBackend(runtime: AttachedRuntime, options: { resetOnCreate?: boolean } = {}): RuntimeBackend {
+  return {
+    kind: "attached",
+    async create(_spec: RuntimeCreateSpec): Promise<Runtime> {
+      const handle = runtime.fork();
+      if (options.resetOnCreate) await handle.reset();
+      return handle;
+    },
+    async restore(snapshot: unknown): Promise<Runtime> {
+      const handle = runtime.fork();
+      await handle.restoreSnapshot(snapshot);
+      return handle;
+    },
+  };
+}

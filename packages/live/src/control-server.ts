@@ -1,0 +1,208 @@
+/**
+ * The control endpoint of `wp-codebox serve`: JSON over HTTP on 127.0.0.1 with a random bearer
+ * token required on every call (protocol: `control-protocol.ts`). Each call on a sandbox runs
+ * through that sandbox's serial queue, so concurrent clients are serialised, never interleaved.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { randomBytes, randomUUID, timingSafeEqual, createHash } from "node:crypto";
+import { WpCodeboxError, serializeError, type ArtifactSpec, type ExecutionSpec, type ObservationSpec } from "@wp-codebox/runtime-core";
+import { CONTROL_PREFIX, SESSION_OPS, type ControlDescription, type SessionGrant, type SessionOp } from "./control-protocol.js";
+import type { PooledSandbox, SandboxPool } from "./sandbox-pool.js";
+import { fromWire, toWire } from "./wire.js";
+
+/** A new random bearer token (32 bytes, base64url). */
+export function newControlToken(): string {
+  return randomBytes(32).toString("base64url");
+}
+
+export interface ControlServerOptions {
+  pool: SandboxPool;
+  /** Bearer token every call must carry. */
+  token: string;
+  /** Port on 127.0.0.1; 0 (default) = any free port. */
+  port?: number;
+  /** `GET /v1` answer. */
+  describe: () => ControlDescription;
+  /** Called on every authenticated call (for the idle TTL). */
+  onActivity?: () => void;
+  /** Called with session events (`session-opened`, `session-closed`, `control-refused`). */
+  onEvent?: (type: string, data?: Record<string, unknown>) => void;
+  /** How long `POST /v1/sessions` waits for a pooled sandbox to become free; default 30000 ms. */
+  leaseWaitMs?: number;
+}
+
+export interface ControlServer {
+  /** `http://127.0.0.1:PORT` */
+  url: string;
+  port: number;
+  /** Calls being served right now. */
+  inFlight(): number;
+  close(): Promise<void>;
+}
+
+/** HTTP status for a stable error code. */
+function statusFor(code: string): number {
+  switch (code) {
+    case "attach-unauthorized":
+      return 401;
+    case "attach-session-not-found":
+    case "attach-not-found":
+      return 404;
+    case "pool-exhausted":
+    case "runtime-disposed":
+      return 503;
+    case "policy-denied":
+      return 403;
+    case "internal-error":
+      return 500;
+    default:
+      return 400;
+  }
+}
+
+function digest(value: string): Buffer {
+  return createHash("sha256").update(value).digest();
+}
+
+/** Starts the control server; resolves once it listens. */
+export async function startControlServer(options: ControlServerOptions): Promise<ControlServer> {
+  const expected = digest(`Bearer ${options.token}`);
+  const sessions = new Map<string, PooledSandbox>();
+  let inFlight = 0;
+  let closing = false;
+  const authorized = new WeakSet<ServerResponse>();
+
+  const send = (res: ServerResponse, status: number, body: unknown): void => {
+    if (res.writableEnded || res.destroyed) return;
+    const payload = JSON.stringify(toWire(body));
+    res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store", "content-length": Buffer.byteLength(payload) });
+    res.end(payload);
+  };
+  const fail = (res: ServerResponse, error: unknown): void => {
+    const serialized = serializeError(error);
+    send(res, statusFor(serialized.code), { error: serialized });
+  };
+
+  const readBody = (req: IncomingMessage): Promise<Record<string, unknown>> =>
+    new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("error", reject);
+      req.on("end", () => {
+        if (chunks.length === 0) return resolve({});
+        try {
+          const parsed = fromWire(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+          resolve(parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {});
+        } catch {
+          reject(new WpCodeboxError("invalid-argument", "The request body is not JSON.", {}));
+        }
+      });
+    });
+
+  const sessionOp = async (sandbox: PooledSandbox, op: SessionOp, spec: unknown, signal: AbortSignal): Promise<unknown> => {
+    const runtime = sandbox.runtime;
+    switch (op) {
+      case "info":
+        return runtime.info();
+      case "execute":
+        return runtime.execute({ ...(spec as ExecutionSpec), signal });
+      case "observe":
+        if (!runtime.observe) throw new WpCodeboxError("observation-unsupported", `The ${runtime.info().backend} runtime has no observe().`);
+        return runtime.observe(spec as ObservationSpec);
+      case "snapshot":
+        if (!runtime.snapshot) throw new WpCodeboxError("snapshot-unsupported", `The ${runtime.info().backend} runtime cannot take snapshots.`);
+        return runtime.snapshot((spec ?? {}) as Record<string, unknown>);
+      case "restore-snapshot":
+        if (!runtime.restoreSnapshot) throw new WpCodeboxError("snapshot-unsupported", `The ${runtime.info().backend} runtime cannot restore snapshots.`);
+        await runtime.restoreSnapshot(spec);
+        return null;
+      case "reset":
+        if (!runtime.reset) throw new WpCodeboxError("snapshot-unsupported", `The ${runtime.info().backend} runtime cannot reset in place.`);
+        await runtime.reset();
+        return null;
+      case "collect-artifacts":
+        return runtime.collectArtifacts((spec ?? {}) as ArtifactSpec);
+    }
+  };
+
+  const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const given = digest(req.headers.authorization ?? "");
+    if (!timingSafeEqual(given, expected)) {
+      options.onEvent?.("control-refused", { reason: req.headers.authorization ? "wrong-token" : "no-token" });
+      throw new WpCodeboxError("attach-unauthorized", "The control endpoint refused the call: wrong or missing bearer token. Use the token wp-codebox serve printed (--token or $WP_CODEBOX_TOKEN).");
+    }
+    authorized.add(res);
+    options.onActivity?.();
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    const path = url.pathname.startsWith(CONTROL_PREFIX) ? url.pathname.slice(CONTROL_PREFIX.length) : null;
+    if (path === null) throw new WpCodeboxError("attach-not-found", `No such control path ${url.pathname}; the protocol lives under ${CONTROL_PREFIX}.`);
+    if (closing) throw new WpCodeboxError("runtime-disposed", "The live server is shutting down.");
+    const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+
+    if (parts.length === 0 && req.method === "GET") return send(res, 200, options.describe());
+    if (parts[0] !== "sessions") throw new WpCodeboxError("attach-not-found", `No such control path ${url.pathname}.`);
+
+    if (parts.length === 1 && req.method === "POST") {
+      await readBody(req);
+      const sandbox = await options.pool.lease(options.leaseWaitMs);
+      const session = `session-${randomUUID()}`;
+      sessions.set(session, sandbox);
+      options.onEvent?.("session-opened", { session, sandbox: sandbox.id });
+      const loginUrl = sandbox.runtime.loginUrl ? await sandbox.runtime.loginUrl() : undefined;
+      const grant: SessionGrant = { session, sandbox: { id: sandbox.id, info: sandbox.runtime.info(), ...(loginUrl ? { loginUrl } : {}) } };
+      return send(res, 200, grant);
+    }
+    const sandbox = sessions.get(parts[1] ?? "");
+    if (!sandbox) {
+      throw new WpCodeboxError("attach-session-not-found", `Session ${parts[1]} is not open on this server (detached, or the server restarted): attach again.`, { session: parts[1] });
+    }
+    if (parts.length === 2 && req.method === "DELETE") {
+      sessions.delete(parts[1]!);
+      options.pool.release(sandbox);
+      options.onEvent?.("session-closed", { session: parts[1], sandbox: sandbox.id });
+      return send(res, 200, { released: true });
+    }
+    const op = parts[2] as SessionOp;
+    if (parts.length === 3 && req.method === "POST" && (SESSION_OPS as readonly string[]).includes(op)) {
+      const body = await readBody(req);
+      // A client that goes away (Ctrl-C, aborted signal) stops its command: the sandbox records it as timed out.
+      const controller = new AbortController();
+      res.on("close", () => {
+        if (!res.writableFinished) controller.abort("client-gone");
+      });
+      const value = await sandbox.queue.run(() => (controller.signal.aborted ? Promise.reject(new WpCodeboxError("runtime-disposed", "The client went away before its call ran.")) : sessionOp(sandbox, op, body.spec, controller.signal)));
+      return send(res, 200, { value: value ?? null });
+    }
+    throw new WpCodeboxError("attach-not-found", `No such control call: ${req.method} ${url.pathname}. Operations: ${SESSION_OPS.join(", ")}.`);
+  };
+
+  const server: Server = createServer((req, res) => {
+    inFlight += 1;
+    route(req, res)
+      .catch((error: unknown) => fail(res, error))
+      .finally(() => {
+        inFlight -= 1;
+        if (authorized.has(res)) options.onActivity?.();
+      });
+  });
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (error: NodeJS.ErrnoException) =>
+      reject(error.code === "EADDRINUSE" ? new WpCodeboxError("invalid-argument", `--port ${options.port}: the port is in use on 127.0.0.1; choose another or omit --port.`, { port: options.port }) : error),
+    );
+    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    inFlight: () => inFlight,
+    close: () =>
+      new Promise<void>((resolve) => {
+        closing = true;
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,14 @@
+/** Public API of @wp-codebox/live: `serve`'s live server, its warm pool, and the attach client. */
+export { startLiveServer } from "./live-server.js";
+export type { LiveServer, LiveServerAddress, LiveServerOptions, LiveEvent } from "./live-server.js";
+export { startControlServer, newControlToken } from "./control-server.js";
+export type { ControlServer, ControlServerOptions } from "./control-server.js";
+export { SandboxPool } from "./sandbox-pool.js";
+export type { PooledSandbox, PoolEvent, SandboxPoolOptions } from "./sandbox-pool.js";
+export { SerialQueue } from "./serial-queue.js";
+export type { LiveRuntime } from "./live-runtime.js";
+export { attachRuntime, attachedBackend, describeControl, AttachedRuntime, ControlConnection } from "./attach-client.js";
+export type { AttachOptions } from "./attach-client.js";
+export { CONTROL_PREFIX, SESSION_OPS } from "./control-protocol.js";
+export type { ControlDescription, SessionGrant, SessionOp } from "./control-protocol.js";
+export { toWire, fromWire } from "./wire.js";

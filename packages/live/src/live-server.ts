@@ -1,0 +1,131 @@
+/**
+ * `startLiveServer`: what `wp-codebox serve` runs. Boots one sandbox (or a pool of N), starts the
+ * control server with a fresh token, and disposes everything on `close()` or after `ttlMs` without
+ * activity (control calls and site requests both count; a running call always does).
+ */
+import { randomUUID } from "node:crypto";
+import type { RuntimeBackend, RuntimeCreateSpec } from "@wp-codebox/runtime-core";
+import type { ControlDescription } from "./control-protocol.js";
+import { newControlToken, startControlServer, type ControlServer } from "./control-server.js";
+import type { LiveRuntime } from "./live-runtime.js";
+import { SandboxPool } from "./sandbox-pool.js";
+
+/** A lifecycle event of the live server: `{ at (ISO-8601), type, data? }`. */
+export interface LiveEvent {
+  at: string;
+  type: string;
+  data?: Record<string, unknown>;
+}
+
+export interface LiveServerOptions {
+  backend: RuntimeBackend;
+  spec: RuntimeCreateSpec;
+  /** Pooled sandboxes; 0/absent = one shared sandbox. */
+  pool?: number;
+  /** Control port on 127.0.0.1; default any free port. */
+  port?: number;
+  /** Idle time in ms before everything is disposed; 0/absent = never. */
+  ttlMs?: number;
+  /** Bearer token; default a fresh random one. */
+  token?: string;
+  onEvent?: (event: LiveEvent) => void;
+}
+
+/** What `serve` prints: `{ url, loginUrl, control, token, id }`. */
+export interface LiveServerAddress {
+  id: string;
+  /** Site URL of the first sandbox, `http://127.0.0.1:PORT` (open it in a browser on this machine). */
+  url: string;
+  /** One-click administrator login (lands in wp-admin); absent when the backend cannot make one. */
+  loginUrl?: string;
+  /** Control endpoint for `--attach`. */
+  control: string;
+  token: string;
+}
+
+export interface LiveServer extends LiveServerAddress {
+  pool: SandboxPool;
+  /** Resolves once everything is disposed (by `close()` or the TTL), with the reason. */
+  closed: Promise<"closed" | "ttl-expired">;
+  /** Disposes every sandbox and stops the control server. Idempotent. */
+  close(reason?: string): Promise<void>;
+}
+
+/**
+ * Boots and serves. Resolves when the first sandbox is ready (its URL serves the site).
+ * @throws what the backend throws on the first boot (`boot-failed`, `mount-*`, …) — nothing is left running then.
+ */
+export async function startLiveServer(options: LiveServerOptions): Promise<LiveServer> {
+  const id = `live-${randomUUID()}`;
+  const event = (type: string, data?: Record<string, unknown>): void => options.onEvent?.({ at: new Date().toISOString(), type, ...(data ? { data } : {}) });
+  const pool = new SandboxPool({
+    create: () => options.backend.create(options.spec) as Promise<LiveRuntime>,
+    size: options.pool ?? 0,
+    onEvent: (e) => event(e.type, e.data),
+  });
+  let control: ControlServer | undefined;
+  let lastActivity = Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  let resolveClosed!: (reason: "closed" | "ttl-expired") => void;
+  const closed = new Promise<"closed" | "ttl-expired">((r) => (resolveClosed = r));
+  let closing: Promise<void> | undefined;
+
+  const close = (reason = "closed"): Promise<void> => {
+    closing ??= (async () => {
+      if (timer) clearInterval(timer);
+      event("live-closing", { reason });
+      await control?.close();
+      await pool.dispose();
+      event("live-disposed", { reason });
+      resolveClosed(reason === "ttl-expired" ? "ttl-expired" : "closed");
+    })();
+    return closing;
+  };
+
+  let primaryLogin: string | undefined;
+  try {
+    const first = await pool.start();
+    primaryLogin = first.runtime.loginUrl ? await first.runtime.loginUrl() : undefined;
+    const token = options.token ?? newControlToken();
+    const ttlMs = options.ttlMs ?? 0;
+    const describe = (): ControlDescription => ({
+      id,
+      url: first.runtime.info().siteUrl,
+      ...(primaryLogin ? { loginUrl: primaryLogin } : {}),
+      mode: pool.mode,
+      pool: pool.counts(),
+      ttlMs,
+    });
+    control = await startControlServer({
+      pool,
+      token,
+      ...(options.port !== undefined ? { port: options.port } : {}),
+      describe,
+      onActivity: () => {
+        lastActivity = Date.now();
+      },
+      onEvent: (type, data) => event(type, data),
+    });
+    if (ttlMs > 0) {
+      const every = Math.max(50, Math.min(1_000, Math.floor(ttlMs / 4)));
+      timer = setInterval(() => {
+        if (control!.inFlight() > 0 || pool.busy()) {
+          lastActivity = Date.now();
+          return;
+        }
+        const idleSince = Math.max(lastActivity, pool.lastActivityAt());
+        if (Date.now() - idleSince >= ttlMs) {
+          event("ttl-expired", { ttlMs, idleMs: Date.now() - idleSince });
+          void close("ttl-expired");
+        }
+      }, every);
+      timer.unref();
+    }
+    const address: LiveServerAddress = { id, url: first.runtime.info().siteUrl, ...(primaryLogin ? { loginUrl: primaryLogin } : {}), control: control.url, token };
+    event("live-ready", { id, url: address.url, control: address.control, mode: pool.mode, pool: pool.size, ttlMs });
+    return { ...address, pool, closed, close };
+  } catch (error) {
+    await close("boot-failed");
+    throw error;
+  }
+}
