@@ -110,7 +110,9 @@ function buildProgram(state: CliState): Command {
       .option("--arg <key=value>", "command argument (repeatable); *-json args take inline JSON or @file", collect)
       .option("--timeout <duration>", 'wall-clock limit of the command, e.g. 30s, 500ms, 2m ("0" = none; default 60s)')
       .option("--artifacts <dir>", "bundle directory, created; refused if it exists and is not empty (default ./wp-codebox-artifacts/<run id>)")
-      .option("--json", 'print {"result": ExecutionResult, "bundle": {"directory", "id", "valid"}} on stdout'),
+      .option("--json", 'print {"result": ExecutionResult, "bundle": {"directory", "id", "valid"}} on stdout')
+      .option("--attach <control-url>", "run in a live sandbox of wp-codebox serve instead of booting one (no runtime flags then)")
+      .option("--token <token>", "control token of the serve sandbox (default $WP_CODEBOX_TOKEN)"),
   )
     .addHelpText(
       "after",
@@ -125,7 +127,10 @@ function buildProgram(state: CliState): Command {
         ]),
     )
     .action(async (opts: Record<string, unknown>) => {
-      const { runCommand } = await import("./commands/run.js");
+      if (opts.attach !== undefined) {
+        const { assertNoRuntimeFlags } = await import("./commands/attach.js");
+        assertNoRuntimeFlags(opts);
+      }
       const runOptions: RunOptions = {
         command: opts.command as string,
         args: (opts.arg as string[] | undefined) ?? [],
@@ -156,7 +161,13 @@ function buildProgram(state: CliState): Command {
       });
       let outcome: RunOutcome;
       try {
-        outcome = await runCommand({ ...runOptions, interrupt: controller.signal });
+        if (opts.attach !== undefined) {
+          const { runAttached } = await import("./commands/attach.js");
+          outcome = await runAttached({ ...runOptions, interrupt: controller.signal, control: opts.attach as string, ...(opts.token !== undefined ? { token: opts.token as string } : {}), processEnv: io.env });
+        } else {
+          const { runCommand } = await import("./commands/run.js");
+          outcome = await runCommand({ ...runOptions, interrupt: controller.signal });
+        }
       } finally {
         removeHandlers();
       }
@@ -169,6 +180,98 @@ function buildProgram(state: CliState): Command {
       if (!outcome.bundle.valid) {
         throw new CliExitError("bundle-invalid", `The bundle in ${outcome.bundle.directory} failed verification (a wp-codebox bug; please report it).`, EXIT_CODES.internal);
       }
+    });
+
+  // serve
+  addRuntimeOptions(
+    program
+      .command("serve")
+      .description("Boot a sandbox and keep it up: site URL, one-click admin login, and a control endpoint for --attach.")
+      .option("--recipe <file>", "take the runtime and inputs (plugins, themes, mounts, env, secret env) of a workspace recipe; flags add to it")
+      .option("--port <n>", "control endpoint port on 127.0.0.1 (default: any free port)")
+      .option("--ttl <duration>", 'dispose everything after this long without activity (control calls or site requests), e.g. 30m, 90s; "0" = never (default 30m)')
+      .option("--pool <n>", "keep N sandboxes booted from the same spec; each --attach session takes one, a returned one is reset in the background (default: one shared sandbox)")
+      .option("--json", 'print one JSON line {"url", "loginUrl", "control", "token", "id"} on stdout once the site is ready; events go to stderr as JSON lines'),
+  )
+    .addHelpText(
+      "after",
+      "\nThe control endpoint listens on 127.0.0.1 only and needs the printed token on every call. Without --policy the sandbox may run every catalog command (page JavaScript excluded)." +
+        "\nExit codes: 0 stopped by Ctrl-C, SIGTERM or the TTL; 2 invalid input; 3 environment; 1 the sandbox did not boot." +
+        examples([
+          "wp-codebox serve --plugin ./my-plugin",
+          "wp-codebox serve --json --ttl 10m",
+          "wp-codebox serve --pool 2 --json",
+          `WP_CODEBOX_TOKEN=T wp-codebox run --attach http://127.0.0.1:PORT --command wordpress.run-php --arg 'code=<?php echo home_url();'`,
+        ]),
+    )
+    .action(async (opts: Record<string, unknown>) => {
+      const { startServe, formatServeAddress, prepareServe } = await import("./commands/serve.js");
+      const asJson = opts.json === true;
+      const serveOptions = {
+        ...(opts.wp !== undefined ? { wp: opts.wp as string } : {}),
+        ...(opts.wordpress !== undefined ? { wordpressPath: opts.wordpress as string } : {}),
+        ...(opts.php !== undefined ? { php: opts.php as string } : {}),
+        mounts: (opts.mount as string[] | undefined) ?? [],
+        plugins: (opts.plugin as string[] | undefined) ?? [],
+        themes: (opts.theme as string[] | undefined) ?? [],
+        ...(opts.policy !== undefined ? { policy: opts.policy as string } : {}),
+        env: (opts.env as string[] | undefined) ?? [],
+        secretEnv: (opts.secretEnv as string[] | undefined) ?? [],
+        ...(opts.wpCliPhar !== undefined ? { wpCliPhar: opts.wpCliPhar as string } : {}),
+        ...(opts.recipe !== undefined ? { recipe: opts.recipe as string } : {}),
+        ...(opts.port !== undefined ? { port: opts.port as string } : {}),
+        ...(opts.ttl !== undefined ? { ttl: opts.ttl as string } : {}),
+        ...(opts.pool !== undefined ? { pool: opts.pool as string } : {}),
+        cwd: io.cwd,
+        processEnv: io.env,
+        onProgress: (message: string) => io.stderr(`wp-codebox: ${message}\n`),
+        onEvent: (event: { at: string; type: string; data?: Record<string, unknown> }) => {
+          if (asJson) io.stderr(`${JSON.stringify({ event: event.type, at: event.at, ...(event.data ? { data: event.data } : {}) })}\n`);
+          else if (!event.type.startsWith("sandbox-lease") && !event.type.startsWith("session-")) io.stderr(`wp-codebox: ${event.type}${event.data ? ` ${JSON.stringify(event.data)}` : ""}\n`);
+        },
+      };
+      const { ttlMs } = await prepareServe(serveOptions);
+      const live = await startServe(serveOptions);
+      const removeHandlers = state.installSignalHandlers((signal) => {
+        io.stderr(`${asJson ? JSON.stringify({ event: "signal", signal }) : `\nwp-codebox: ${signal} received: disposing the sandbox`}\n`);
+        void live.close(signal);
+      });
+      try {
+        if (asJson) {
+          io.stdout(`${JSON.stringify({ url: live.url, loginUrl: live.loginUrl ?? null, control: live.control, token: live.token, id: live.id })}\n`);
+          state.jsonEmitted = true;
+        } else io.stdout(formatServeAddress(live, ttlMs));
+        await live.closed;
+      } finally {
+        removeHandlers();
+        await live.close();
+      }
+    });
+
+  // collect --attach
+  program
+    .command("collect")
+    .description("Write the artifact bundle of everything done so far in a live (serve) sandbox; the sandbox keeps running.")
+    .requiredOption("--attach <control-url>", "control endpoint printed by wp-codebox serve")
+    .option("--token <token>", "control token (default $WP_CODEBOX_TOKEN)")
+    .option("--artifacts <dir>", "bundle directory, created; refused if not empty (default ./wp-codebox-artifacts/collect-<id>)")
+    .option("--include-snapshots", "also write the runtime snapshots taken in the sandbox into the bundle")
+    .option("--json", 'print {"bundle": {"directory", "id", "valid"}, "results"} on stdout')
+    .addHelpText("after", "\nWith serve --pool each session has its own sandbox, so a separate collect sees a fresh one: run --attach already writes the bundle of its session." + "\nExit codes: 0 bundle written and valid; 2 invalid input or wrong token; 3 serve not reachable." + examples(["WP_CODEBOX_TOKEN=T wp-codebox collect --attach http://127.0.0.1:PORT --artifacts ./out"]))
+    .action(async (opts: { attach: string; token?: string; artifacts?: string; includeSnapshots?: boolean; json?: boolean }) => {
+      const { collectAttached } = await import("./commands/attach.js");
+      const outcome = await collectAttached({
+        control: opts.attach,
+        ...(opts.token !== undefined ? { token: opts.token } : {}),
+        processEnv: io.env,
+        cwd: io.cwd,
+        ...(opts.artifacts !== undefined ? { artifactsDir: opts.artifacts } : {}),
+        ...(opts.includeSnapshots ? { includeSnapshots: true } : {}),
+        onProgress: (m) => io.stderr(`wp-codebox: ${m}\n`),
+      });
+      if (opts.json) json(state, { bundle: { directory: outcome.bundle.directory, id: outcome.bundle.id, valid: outcome.bundle.valid }, results: outcome.results });
+      io.stderr(`results:  ${outcome.results} command(s) from ${outcome.siteUrl}\nbundle:   ${outcome.bundle.directory}\nid:       ${outcome.bundle.id}\nverify:   ${outcome.bundle.valid ? "valid" : "INVALID"}\n`);
+      if (!outcome.bundle.valid) throw new CliExitError("bundle-invalid", `The bundle in ${outcome.bundle.directory} failed verification (a wp-codebox bug; please report it).`, EXIT_CODES.internal);
     });
 
   // commands
@@ -237,10 +340,25 @@ function buildProgram(state: CliState): Command {
     .argument("<script>", "episode script JSON file; relative paths in it resolve against its folder")
     .option("--artifacts <dir>", "bundle directory, created; refused if not empty (default: the script's artifacts.directory, else ./wp-codebox-artifacts/<episode id>)")
     .option("--json", 'print {"trace": {"id", "digest"}, "steps", "bundle": {"directory", "id", "valid"}} on stdout')
+    .option("--attach <control-url>", "drive a live sandbox of wp-codebox serve (reset first; the script's runtime, inputs and policy are not used)")
+    .option("--token <token>", "control token (default $WP_CODEBOX_TOKEN)")
     .addHelpText("after", "\nA failing step is recorded, not fatal. Exit codes: 0 every step ok; 1 a step failed or timed out (the bundle is still written); 2 invalid script (every issue listed)." + examples(["wp-codebox episode run episode.json --artifacts out-episode --json"]))
-    .action(async (script: string, opts: { artifacts?: string; json?: boolean }) => {
+    .action(async (script: string, opts: { artifacts?: string; json?: boolean; attach?: string; token?: string }) => {
       const { runEpisode, formatEpisodeOutcome } = await import("./commands/episode-run.js");
-      const outcome = await runEpisode({ script, ...(opts.artifacts ? { artifactsDir: opts.artifacts } : {}), cwd: io.cwd, processEnv: io.env, onProgress: (m) => io.stderr(`wp-codebox: ${m}\n`) });
+      const attached = opts.attach !== undefined ? await (await import("./commands/attach.js")).attach({ control: opts.attach, ...(opts.token !== undefined ? { token: opts.token } : {}), processEnv: io.env }) : undefined;
+      let outcome: Awaited<ReturnType<typeof runEpisode>>;
+      try {
+        outcome = await runEpisode({
+          script,
+          ...(opts.artifacts ? { artifactsDir: opts.artifacts } : {}),
+          cwd: io.cwd,
+          processEnv: io.env,
+          onProgress: (m) => io.stderr(`wp-codebox: ${m}\n`),
+          ...(attached ? { backend: (await import("@wp-codebox/live/client")).attachedBackend(attached, { resetOnCreate: true }) } : {}),
+        });
+      } finally {
+        await attached?.dispose();
+      }
       if (opts.json) json(state, { trace: { id: outcome.trace.id, digest: outcome.trace.digest }, steps: outcome.steps, bundle: { directory: outcome.bundle.directory, id: outcome.bundle.id, valid: outcome.bundle.valid } });
       io.stderr(formatEpisodeOutcome(outcome));
       if (!outcome.allOk) throw new CliExitError("episode-step-failed", "At least one episode step failed or timed out; it is recorded in the trace. See the step list above.", EXIT_CODES.sandboxFailed);
@@ -316,7 +434,7 @@ function commanderUsage(error: CommanderError, argv: readonly string[]): CliExit
     return new CliExitError("invalid-usage", "No command given: see the list above.", EXIT_CODES.invalidInput);
   }
   const sub = argv.find((a) => !a.startsWith("-"));
-  const hint = sub && ["run", "recipe", "commands", "schema", "artifacts", "doctor"].includes(sub) ? `wp-codebox ${sub} --help` : "wp-codebox --help";
+  const hint = sub && ["run", "serve", "collect", "recipe", "episode", "commands", "schema", "artifacts", "doctor"].includes(sub) ? `wp-codebox ${sub} --help` : "wp-codebox --help";
   const message = error.message.replace(/^error: /, "");
   return new CliExitError("invalid-usage", `${message}${/[.?]$/.test(message) ? "" : "."} Run "${hint}" for usage.`, EXIT_CODES.invalidInput, {
     commanderCode: error.code,

@@ -28,6 +28,8 @@ export interface LiveServerOptions {
   ttlMs?: number;
   /** Bearer token; default a fresh random one. */
   token?: string;
+  /** How long taking a session waits for a pooled sandbox to become free; default 30000 ms. */
+  leaseWaitMs?: number;
   onEvent?: (event: LiveEvent) => void;
 }
 
@@ -101,6 +103,7 @@ export async function startLiveServer(options: LiveServerOptions): Promise<LiveS
       token,
       ...(options.port !== undefined ? { port: options.port } : {}),
       describe,
+      ...(options.leaseWaitMs !== undefined ? { leaseWaitMs: options.leaseWaitMs } : {}),
       onActivity: () => {
         lastActivity = Date.now();
       },

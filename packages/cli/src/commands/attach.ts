@@ -1,0 +1,106 @@
+/**
+ * The `--attach` side of the CLI: `run --attach`, `episode run --attach` and `collect --attach`
+ * drive a `wp-codebox serve` sandbox through the attach client (a `Runtime` over HTTP) with the
+ * same code paths as a local sandbox, so results and bundles are identical in shape.
+ */
+import { resolve } from "node:path";
+import { WpCodeboxError, verifyArtifactBundle, writeArtifactBundle, type BundleViolation } from "@wp-codebox/runtime-core";
+import { attachRuntime, attachedBackend, type AttachedRuntime } from "@wp-codebox/live/client";
+import { executePreparedRun, prepareRun, assertUsableArtifactsDir, newRunId, type RunOptions, type RunOutcome } from "./run.js";
+
+/** Where to attach: `--attach URL` and `--token T` (default `$WP_CODEBOX_TOKEN`). */
+export interface AttachTarget {
+  control: string;
+  token?: string;
+  processEnv?: NodeJS.ProcessEnv;
+}
+
+/** Runtime flags that make no sense with `--attach` (the sandbox runs with what `serve` was given). */
+export const RUNTIME_FLAG_NAMES = ["wp", "wordpress", "php", "mount", "plugin", "theme", "policy", "env", "secretEnv", "wpCliPhar"] as const;
+
+/**
+ * Refuses runtime flags beside `--attach`.
+ * @throws `invalid-argument` naming the flags.
+ */
+export function assertNoRuntimeFlags(opts: Record<string, unknown>): void {
+  const given = RUNTIME_FLAG_NAMES.filter((k) => opts[k] !== undefined && !(Array.isArray(opts[k]) && (opts[k] as unknown[]).length === 0));
+  if (given.length) {
+    const flags = given.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
+    throw new WpCodeboxError("invalid-argument", `${flags.join(", ")} cannot be used with --attach: the sandbox runs with the flags wp-codebox serve was started with. Drop them, or pass them to serve.`, { flags });
+  }
+}
+
+function tokenOf(target: AttachTarget): string {
+  const token = target.token ?? (target.processEnv ?? process.env).WP_CODEBOX_TOKEN;
+  if (!token) throw new WpCodeboxError("missing-argument", "--attach needs the control token serve printed: pass --token T or set WP_CODEBOX_TOKEN.");
+  return token;
+}
+
+/**
+ * Takes a session on the serve sandbox.
+ * @throws `missing-argument` (no token), `attach-unreachable`, `attach-unauthorized`, `pool-exhausted`.
+ */
+export function attach(target: AttachTarget): Promise<AttachedRuntime> {
+  return attachRuntime({ control: target.control, token: tokenOf(target) });
+}
+
+/**
+ * `run --attach`: validates the command and its args locally (no call is made for a typo), runs
+ * it in the attached sandbox under the policy serve was started with, writes the bundle of that
+ * sandbox (everything done in it so far, this command last) and detaches.
+ * @returns like `runCommand`.
+ * @throws what `prepareRun` throws for the command/args/artifacts dir, and the attach errors.
+ */
+export async function runAttached(options: RunOptions & AttachTarget): Promise<RunOutcome> {
+  const prepared = prepareRun({
+    command: options.command,
+    ...(options.args ? { args: options.args } : {}),
+    ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
+    ...(options.artifactsDir !== undefined ? { artifactsDir: options.artifactsDir } : {}),
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+  });
+  const runtime = await attach(options);
+  options.onProgress?.(`Attached to ${runtime.info().siteUrl} (sandbox ${runtime.sandboxId})`);
+  try {
+    const outcome = await executePreparedRun(prepared, {
+      backend: attachedBackend(runtime),
+      ...(options.interrupt ? { interrupt: options.interrupt } : {}),
+      ...(options.onProgress ? { onProgress: (m: string) => options.onProgress!(m.replace(/^Booting a sandbox/, "Using the attached sandbox").replace(/^Booted WordPress/, "The sandbox runs WordPress").replace(/^Disposing the sandbox$/, "Detaching")) } : {}),
+    });
+    return outcome;
+  } finally {
+    await runtime.dispose();
+  }
+}
+
+/** What `collect --attach` returns. */
+export interface CollectOutcome {
+  bundle: { directory: string; id: string; digest: string; valid: boolean; violations: BundleViolation[] };
+  results: number;
+  siteUrl: string;
+}
+
+/**
+ * `collect --attach … --artifacts DIR`: writes the bundle of everything done in the attached
+ * sandbox so far (verified like any other) and detaches; the sandbox keeps running.
+ * @throws `artifacts-dir-not-empty`, attach errors.
+ */
+export async function collectAttached(options: AttachTarget & { artifactsDir?: string; cwd?: string; includeSnapshots?: boolean; onProgress?: (m: string) => void }): Promise<CollectOutcome> {
+  const cwd = options.cwd ?? process.cwd();
+  const runId = newRunId().replace(/^run-/, "collect-");
+  const directory = resolve(cwd, options.artifactsDir ?? `wp-codebox-artifacts/${runId}`);
+  assertUsableArtifactsDir(directory);
+  const runtime = await attach(options);
+  try {
+    options.onProgress?.(`Collecting from ${runtime.info().siteUrl} (sandbox ${runtime.sandboxId})`);
+    const artifacts = await runtime.collectArtifacts({ includeRuntimeSnapshotBundles: options.includeSnapshots ?? false });
+    const written = await writeArtifactBundle(directory, artifacts, {
+      summary: `Collected from a live sandbox: ${artifacts.results.length} command(s), ${artifacts.results.filter((r) => r.status === "ok").length} ok.`,
+      extraMetadata: { runId, attached: { siteUrl: runtime.info().siteUrl, sandbox: runtime.sandboxId } },
+    });
+    const verification = await verifyArtifactBundle(written.directory);
+    return { bundle: { directory: written.directory, id: written.id, digest: written.digest, valid: verification.valid, violations: verification.violations }, results: artifacts.results.length, siteUrl: runtime.info().siteUrl };
+  } finally {
+    await runtime.dispose();
+  }
+}

@@ -1,0 +1,195 @@
+/**
+ * The live server and attach client over a fake in-memory backend (no WordPress): token checks,
+ * serialised calls, TTL expiry (asserted on events), pool hand-out and recycling, bytes on the wire.
+ */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { WpCodeboxError, type ExecutionResult, type ExecutionSpec, type RuntimeArtifacts, type RuntimeBackend, type RuntimeInfo } from "@wp-codebox/runtime-core";
+import { attachRuntime, describeControl, startLiveServer, type LiveEvent, type LiveRuntime } from "../src/index.js";
+
+interface FakeStats {
+  created: number;
+  disposed: number;
+  recycled: number;
+  running: number;
+  maxRunning: number;
+  aborted: number;
+}
+
+function fakeBackend(stats: FakeStats, options: { recycle?: boolean } = {}): RuntimeBackend {
+  return {
+    kind: "fake",
+    async create(): Promise<LiveRuntime> {
+      stats.created += 1;
+      const id = `runtime-${randomUUID()}`;
+      let results: ExecutionResult[] = [];
+      let disposed = false;
+      const info: RuntimeInfo = { id, backend: "fake", wordpressVersion: "0", phpVersion: "0", siteUrl: `http://127.0.0.1:1/${id}`, bootMode: "cached", bootDurationMs: 1, mounts: [], policy: { commands: ["echo"], network: "deny", filesystem: "readonly-mounts", secrets: "none" }, plugins: [], themes: [] };
+      const runtime: LiveRuntime = {
+        info: () => info,
+        async execute(spec: ExecutionSpec) {
+          if (disposed) throw new WpCodeboxError("runtime-disposed", "gone");
+          if (spec.command === "denied") throw new WpCodeboxError("policy-denied", "not allowed", { capability: "denied" });
+          stats.running += 1;
+          stats.maxRunning = Math.max(stats.maxRunning, stats.running);
+          const waitMs = Number(spec.args.find((a) => a.startsWith("wait="))?.slice(5) ?? 5);
+          let aborted = false;
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, waitMs);
+            spec.signal?.addEventListener("abort", () => {
+              aborted = true;
+              clearTimeout(timer);
+              resolve();
+            });
+          });
+          stats.running -= 1;
+          if (aborted) stats.aborted += 1;
+          const at = new Date().toISOString();
+          const result: ExecutionResult = { id: `exec-${results.length + 1}`, command: spec.command, args: spec.args, status: aborted ? "timed-out" : "ok", exitCode: 0, stdout: spec.args.join(" "), stderr: "", startedAt: at, finishedAt: at, durationMs: waitMs };
+          results.push(result);
+          return result;
+        },
+        async collectArtifacts(): Promise<RuntimeArtifacts> {
+          return { info, results: [...results], events: [], files: [{ path: "files/blob.bin", kind: "blob", contentType: "application/octet-stream", content: new Uint8Array([0, 1, 2, 255]) }], secrets: [] };
+        },
+        async reset() {
+          results = [];
+        },
+        ...(options.recycle === false
+          ? {}
+          : {
+              async recycle() {
+                stats.recycled += 1;
+                results = [];
+              },
+            }),
+        async dispose() {
+          if (!disposed) stats.disposed += 1;
+          disposed = true;
+        },
+      };
+      return runtime;
+    },
+  };
+}
+
+const newStats = (): FakeStats => ({ created: 0, disposed: 0, recycled: 0, running: 0, maxRunning: 0, aborted: 0 });
+
+describe("live server (fake backend)", () => {
+  it("refuses a wrong or missing token with attach-unauthorized, on every path", async () => {
+    const stats = newStats();
+    const live = await startLiveServer({ backend: fakeBackend(stats), spec: {} });
+    try {
+      await assert.rejects(attachRuntime({ control: live.control, token: "wrong" }), (e: WpCodeboxError) => e.code === "attach-unauthorized");
+      await assert.rejects(describeControl({ control: live.control, token: "" }), (e: WpCodeboxError) => e.code === "attach-unauthorized");
+      const raw = await fetch(`${live.control}/v1/sessions/x/execute`, { method: "POST", body: "{}" });
+      assert.equal(raw.status, 401);
+      assert.equal(((await raw.json()) as { error: { code: string } }).error.code, "attach-unauthorized");
+      const description = await describeControl({ control: live.control, token: live.token });
+      assert.equal(description.mode, "shared");
+      assert.equal(description.url, live.url);
+    } finally {
+      await live.close();
+    }
+    assert.equal(stats.disposed, stats.created);
+  });
+
+  it("serialises concurrent calls on one sandbox and carries sandbox errors and bytes unchanged", async () => {
+    const stats = newStats();
+    const live = await startLiveServer({ backend: fakeBackend(stats), spec: {} });
+    try {
+      const a = await attachRuntime({ control: live.control, token: live.token });
+      const b = await attachRuntime({ control: live.control, token: live.token });
+      assert.equal(a.sandboxId, b.sandboxId, "a single-sandbox server shares its sandbox");
+      const results = await Promise.all([...Array(6)].map((_, i) => (i % 2 ? a : b).execute({ command: "echo", args: [`n=${i}`, "wait=20"] })));
+      assert.deepEqual(results.map((r) => r.status), Array(6).fill("ok"));
+      assert.equal(stats.maxRunning, 1, "calls never overlap inside the sandbox");
+      await assert.rejects(a.execute({ command: "denied", args: [] }), (e: WpCodeboxError) => e.code === "policy-denied" && e.details.capability === "denied");
+      const artifacts = await b.collectArtifacts();
+      assert.equal(artifacts.results.length, 6);
+      assert.ok(artifacts.files[0]!.content instanceof Uint8Array);
+      assert.deepEqual([...(artifacts.files[0]!.content as Uint8Array)], [0, 1, 2, 255]);
+      await a.dispose();
+      await assert.rejects(a.execute({ command: "echo", args: [] }), (e: WpCodeboxError) => e.code === "runtime-disposed");
+      assert.equal((await b.execute({ command: "echo", args: ["still"] })).stdout, "still", "detaching one session leaves the shared sandbox up");
+      await b.dispose();
+    } finally {
+      await live.close();
+    }
+  });
+
+  it("an aborted client call stops its command in the sandbox", async () => {
+    const stats = newStats();
+    const live = await startLiveServer({ backend: fakeBackend(stats), spec: {} });
+    try {
+      const a = await attachRuntime({ control: live.control, token: live.token });
+      const controller = new AbortController();
+      const pending = a.execute({ command: "echo", args: ["wait=60000"], signal: controller.signal });
+      while (stats.running === 0) await new Promise((r) => setTimeout(r, 5));
+      controller.abort();
+      await assert.rejects(pending);
+      while (stats.running > 0) await new Promise((r) => setTimeout(r, 5));
+      assert.equal(stats.aborted, 1);
+      await a.dispose();
+    } finally {
+      await live.close();
+    }
+  });
+
+  it("disposes everything when the TTL passes without activity", async () => {
+    const stats = newStats();
+    const events: LiveEvent[] = [];
+    const live = await startLiveServer({ backend: fakeBackend(stats), spec: {}, ttlMs: 150, onEvent: (e) => events.push(e) });
+    const a = await attachRuntime({ control: live.control, token: live.token });
+    await a.execute({ command: "echo", args: ["wait=1"] });
+    assert.equal(await live.closed, "ttl-expired");
+    const types = events.map((e) => e.type);
+    assert.ok(types.indexOf("ttl-expired") > types.indexOf("session-opened"), types.join(","));
+    assert.ok(types.indexOf("live-disposed") > types.indexOf("ttl-expired"), types.join(","));
+    assert.equal(stats.disposed, stats.created);
+    await assert.rejects(a.execute({ command: "echo", args: [] }), (e: WpCodeboxError) => e.code === "attach-unreachable");
+    await a.dispose();
+  });
+
+  it("a pool hands out distinct sandboxes, refuses when all are taken, recycles returned ones", async () => {
+    const stats = newStats();
+    const events: LiveEvent[] = [];
+    const live = await startLiveServer({ backend: fakeBackend(stats), spec: {}, pool: 2, leaseWaitMs: 200, onEvent: (e) => events.push(e) });
+    try {
+      const first = await attachRuntime({ control: live.control, token: live.token });
+      const second = await attachRuntime({ control: live.control, token: live.token });
+      assert.notEqual(first.sandboxId, second.sandboxId);
+      await assert.rejects(attachRuntime({ control: live.control, token: live.token }), (e: WpCodeboxError) => e.code === "pool-exhausted");
+      await first.execute({ command: "echo", args: ["mine"] });
+      await first.dispose();
+      const third = await attachRuntime({ control: live.control, token: live.token });
+      assert.equal(third.sandboxId, first.sandboxId, "the returned sandbox is handed out again after its reset");
+      assert.equal((await third.collectArtifacts()).results.length, 0, "nothing of the previous session is left");
+      assert.equal(stats.recycled, 1);
+      assert.equal(stats.created, 2, "recycled, not re-booted");
+      assert.ok(events.some((e) => e.type === "sandbox-recycled" && e.data?.how === "reset"));
+      await Promise.all([second.dispose(), third.dispose()]);
+    } finally {
+      await live.close();
+    }
+    assert.equal(stats.disposed, stats.created);
+  });
+
+  it("re-boots a returned sandbox when the runtime cannot recycle", async () => {
+    const stats = newStats();
+    const events: LiveEvent[] = [];
+    const live = await startLiveServer({ backend: fakeBackend(stats, { recycle: false }), spec: {}, pool: 1, onEvent: (e) => events.push(e) });
+    try {
+      const first = await attachRuntime({ control: live.control, token: live.token });
+      await first.dispose();
+      const next = await attachRuntime({ control: live.control, token: live.token });
+      assert.notEqual(next.sandboxId, first.sandboxId);
+      assert.ok(events.some((e) => e.type === "sandbox-recycled" && e.data?.how === "reboot"));
+      await next.dispose();
+    } finally {
+      await live.close();
+    }
+    assert.equal(stats.disposed, stats.created);
+  });
+});

@@ -1,0 +1,159 @@
+/**
+ * Integration: `wp-codebox serve` in one process, `run --attach`, `episode run --attach` and
+ * `collect --attach` from others, against real WordPress. One serve process for the whole file
+ * (one boot); the TTL path is covered in packages/live/test/live-server.test.ts.
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { verifyArtifactBundle } from "@wp-codebox/runtime-core";
+import { REPO_ROOT, show, spawnCli } from "./spawn-cli.js";
+
+const MAIN = fileURLToPath(new URL("../../packages/cli/src/main.ts", import.meta.url));
+
+let tmp: string;
+let sandboxTmp: string;
+let serve: ChildProcessWithoutNullStreams;
+let serveStderr = "";
+let address: { url: string; loginUrl: string; control: string; token: string; id: string };
+let exited: Promise<number | null>;
+
+before(async () => {
+  tmp = mkdtempSync(join(tmpdir(), "wp-codebox-serve-test-"));
+  sandboxTmp = join(tmp, "sandbox-tmp");
+  mkdirSync(sandboxTmp);
+  serve = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, "serve", "--json", "--ttl", "5m"], {
+    cwd: REPO_ROOT,
+    // A private temp dir for the sandbox, so the test can see that nothing is left behind.
+    env: { ...process.env, TMPDIR: sandboxTmp },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  serve.stderr.setEncoding("utf8").on("data", (d: string) => (serveStderr += d));
+  exited = new Promise((resolve) => serve.on("close", (code) => resolve(code)));
+  const firstLine = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    serve.stdout.setEncoding("utf8").on("data", (d: string) => {
+      out += d;
+      const nl = out.indexOf("\n");
+      if (nl >= 0) resolve(out.slice(0, nl));
+    });
+    serve.on("close", (code) => reject(new Error(`serve exited ${code} before printing its address:\n${serveStderr}`)));
+  });
+  address = JSON.parse(firstLine);
+});
+
+after(async () => {
+  if (serve.exitCode === null) serve.kill("SIGKILL");
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+describe("wp-codebox serve + --attach from separate processes", { timeout: 240_000 }, () => {
+  it("prints one JSON line with url, loginUrl, control, token and id", () => {
+    assert.deepEqual(Object.keys(address).sort(), ["control", "id", "loginUrl", "token", "url"]);
+    assert.match(address.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.match(address.control, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.ok(address.loginUrl.startsWith(`${address.url}/`));
+    assert.ok(address.token.length >= 32);
+  });
+
+  it("the site URL serves WordPress and the login URL lands in wp-admin", async () => {
+    const home = await fetch(`${address.url}/`);
+    assert.equal(home.status, 200);
+    assert.match(await home.text(), /wp-codebox/);
+    const login = await fetch(address.loginUrl, { redirect: "manual" });
+    assert.equal(login.status, 302);
+    assert.equal(login.headers.get("location"), `${address.url}/wp-admin/`);
+    const cookie = login.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+    const admin = await fetch(`${address.url}/wp-admin/`, { headers: { cookie }, redirect: "manual" });
+    assert.equal(admin.status, 200);
+    const body = await admin.text();
+    assert.match(body, /<title>Dashboard/);
+    const forged = await fetch(address.loginUrl.replace(/key=.*/, "key=forged"), { redirect: "manual" });
+    assert.equal(forged.status, 403);
+    const anonymous = await fetch(`${address.url}/wp-admin/`, { redirect: "manual" });
+    assert.equal(anonymous.status, 302, "wp-admin without the login cookies still redirects to wp-login");
+  });
+
+  it("run --attach executes in the live sandbox and writes a verifying bundle", async () => {
+    const dir = join(tmp, "run-attach");
+    const run = await spawnCli(
+      ["run", "--attach", address.control, "--command", "wordpress.run-php", "--arg", "code=<?php update_option('live_marker', 'from-attach'); echo home_url();", "--json", "--artifacts", dir],
+      { env: { WP_CODEBOX_TOKEN: address.token } },
+    );
+    assert.equal(run.code, 0, show(run));
+    const out = JSON.parse(run.stdout);
+    assert.equal(out.result.status, "ok");
+    assert.equal(out.result.stdout, address.url);
+    assert.equal(out.bundle.valid, true);
+    assert.deepEqual(await verifyArtifactBundle(dir), { valid: true, violations: [] });
+    // State persists in the live sandbox between processes.
+    const again = await spawnCli(["run", "--attach", address.control, "--token", address.token, "--command", "wordpress.run-php", "--arg", "code=<?php echo get_option('live_marker');", "--artifacts", join(tmp, "run-attach-2")]);
+    assert.equal(again.code, 0, show(again));
+    assert.equal(again.stdout, "from-attach");
+  });
+
+  it("refuses a wrong token (exit 2, attach-unauthorized) and runtime flags beside --attach", async () => {
+    const wrong = await spawnCli(["run", "--attach", address.control, "--token", "not-the-token", "--command", "wordpress.run-php", "--arg", "code=<?php echo 1;", "--artifacts", join(tmp, "wrong")]);
+    assert.equal(wrong.code, 2, show(wrong));
+    assert.match(wrong.stderr, /^error\[attach-unauthorized\]/m);
+    const flags = await spawnCli(["run", "--attach", address.control, "--token", address.token, "--php", "8.2", "--command", "wordpress.run-php", "--arg", "code=<?php echo 1;"]);
+    assert.equal(flags.code, 2, show(flags));
+    assert.match(flags.stderr, /error\[invalid-argument\]: --php cannot be used with --attach/);
+  });
+
+  it("episode run --attach drives the live sandbox as an episode", async () => {
+    const script = join(tmp, "episode.json");
+    writeFileSync(
+      script,
+      JSON.stringify({
+        schema: "wp-codebox/episode-script/v1",
+        steps: [
+          { name: "after reset", action: { command: "wordpress.run-php", args: { code: "<?php var_export(get_option('live_marker'));" } } },
+          { name: "seed", action: { command: "wordpress.run-php", args: { code: "<?php echo wp_insert_post(['post_title' => 'Live', 'post_status' => 'publish']) > 0 ? 'ok' : 'no';" } } },
+          { name: "checkpoint", snapshot: true },
+        ],
+      }),
+    );
+    const dir = join(tmp, "episode-out");
+    const run = await spawnCli(["episode", "run", script, "--attach", address.control, "--artifacts", dir, "--json"], { env: { WP_CODEBOX_TOKEN: address.token } });
+    assert.equal(run.code, 0, show(run));
+    const out = JSON.parse(run.stdout);
+    assert.equal(out.bundle.valid, true);
+    const trace = JSON.parse(readFileSync(join(dir, "files/runtime-episode-trace.json"), "utf8"));
+    assert.equal(trace.steps[0].execution.stdout, "false", "the episode starts from a reset sandbox");
+    assert.equal(trace.steps[1].execution.stdout, "ok");
+    assert.equal(trace.snapshots.length, 1);
+  });
+
+  it("collect --attach writes the bundle of everything done so far; it verifies", async () => {
+    const dir = join(tmp, "collected");
+    const run = await spawnCli(["collect", "--attach", address.control, "--artifacts", dir, "--json"], { env: { WP_CODEBOX_TOKEN: address.token } });
+    assert.equal(run.code, 0, show(run));
+    const out = JSON.parse(run.stdout);
+    assert.equal(out.bundle.valid, true);
+    assert.deepEqual(await verifyArtifactBundle(dir), { valid: true, violations: [] });
+    const commands = readFileSync(join(dir, "files/commands.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(out.results, commands.length);
+    assert.ok(commands.some((c) => c.stdout === "from-attach"), "the earlier run --attach is in the bundle");
+    const verify = await spawnCli(["artifacts", "verify", dir]);
+    assert.equal(verify.code, 0, show(verify));
+  });
+
+  it("SIGTERM disposes the sandbox: exit 0, nothing left in its temp dir", async () => {
+    serve.kill("SIGTERM");
+    const code = await exited;
+    assert.equal(code, 0, serveStderr);
+    const events = serveStderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { event: string });
+    const types = events.map((e) => e.event);
+    assert.ok(types.includes("signal"), types.join(","));
+    assert.ok(types.indexOf("live-disposed") > types.indexOf("signal"), types.join(","));
+    assert.deepEqual(readdirSync(sandboxTmp).filter((n) => n.startsWith("wp-codebox-")), []);
+    const after = await spawnCli(["collect", "--attach", address.control, "--token", address.token, "--artifacts", join(tmp, "too-late")]);
+    assert.equal(after.code, 3, show(after));
+    assert.match(after.stderr, /^error\[attach-unreachable\]/m);
+  });
+});
