@@ -274,6 +274,45 @@ function buildProgram(state: CliState): Command {
       if (!outcome.bundle.valid) throw new CliExitError("bundle-invalid", `The bundle in ${outcome.bundle.directory} failed verification (a wp-codebox bug; please report it).`, EXIT_CODES.internal);
     });
 
+  // mcp (commands/mcp.ts)
+  addRuntimeOptions(
+    program
+      .command("mcp")
+      .description("Serve a sandbox to AI agents over the Model Context Protocol on stdio: one tool per catalog command plus reset, observe, snapshot, restore, collect_artifacts.")
+      .option("--artifacts <dir>", "base directory of the bundles collect_artifacts writes (default ./wp-codebox-artifacts)")
+      .option("--lazy-boot", "boot the sandbox on the first tool call instead of at start"),
+  )
+    .addHelpText(
+      "after",
+      `\nstdout carries the MCP protocol; progress and logs go to stderr. The default policy grants every runnable command (no page JavaScript, no network); tools the policy does not grant are listed as UNAVAILABLE and refused with policy-denied.` +
+        `\nThe sandbox boots in the background at start and is disposed when stdin closes or on SIGTERM/SIGINT.` +
+        examples([
+          "wp-codebox mcp --plugin ./my-plugin",
+          `wp-codebox mcp --policy '{"commands":["wordpress.run-php","wordpress.rest-request"]}' --artifacts ./agent-bundles`,
+        ]),
+    )
+    .action(async (opts: Record<string, unknown>) => {
+      const { runMcpServer } = await import("./commands/mcp.js");
+      await runMcpServer({
+        ...(opts.artifacts !== undefined ? { artifactsDir: opts.artifacts as string } : {}),
+        ...(opts.wp !== undefined ? { wp: opts.wp as string } : {}),
+        ...(opts.wordpress !== undefined ? { wordpressPath: opts.wordpress as string } : {}),
+        ...(opts.php !== undefined ? { php: opts.php as string } : {}),
+        mounts: (opts.mount as string[] | undefined) ?? [],
+        plugins: (opts.plugin as string[] | undefined) ?? [],
+        themes: (opts.theme as string[] | undefined) ?? [],
+        ...(opts.policy !== undefined ? { policy: opts.policy as string } : {}),
+        env: (opts.env as string[] | undefined) ?? [],
+        secretEnv: (opts.secretEnv as string[] | undefined) ?? [],
+        ...(opts.wpCliPhar !== undefined ? { wpCliPhar: opts.wpCliPhar as string } : {}),
+        lazyBoot: opts.lazyBoot === true,
+        version: version(),
+        cwd: io.cwd,
+        processEnv: io.env,
+        log: (message) => io.stderr(`wp-codebox mcp: ${message}\n`),
+      });
+    });
+
   // commands
   program
     .command("commands")
@@ -434,7 +473,7 @@ function commanderUsage(error: CommanderError, argv: readonly string[]): CliExit
     return new CliExitError("invalid-usage", "No command given: see the list above.", EXIT_CODES.invalidInput);
   }
   const sub = argv.find((a) => !a.startsWith("-"));
-  const hint = sub && ["run", "serve", "collect", "recipe", "episode", "commands", "schema", "artifacts", "doctor"].includes(sub) ? `wp-codebox ${sub} --help` : "wp-codebox --help";
+  const hint = sub && ["run", "serve", "collect", "mcp", "recipe", "episode", "commands", "schema", "artifacts", "doctor"].includes(sub) ? `wp-codebox ${sub} --help` : "wp-codebox --help";
   const message = error.message.replace(/^error: /, "");
   return new CliExitError("invalid-usage", `${message}${/[.?]$/.test(message) ? "" : "."} Run "${hint}" for usage.`, EXIT_CODES.invalidInput, {
     commanderCode: error.code,

@@ -16,3 +16,4 @@ export { resolveWpCliPhar, splitCommandLine } from "./commands/wp-cli.js";
 export type { WpCliPharSource } from "./commands/wp-cli.js";
 export { ensureWordPressTree } from "./wordpress-builds.js";
 export { ensureInstalledSite } from "./installed-site.js";
+export { PLAYGROUND_OBSERVATION_TYPES } from "./observations.js";

@@ -1,0 +1,5 @@
+/** Public API of @wp-codebox/mcp: wp-codebox as a Model Context Protocol server. */
+export * from "./tool-schemas.js";
+export * from "./mcp-sandbox.js";
+export * from "./mcp-server.js";
+export * from "./stdio.js";

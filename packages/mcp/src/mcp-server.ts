@@ -1,0 +1,242 @@
+/**
+ * The wp-codebox MCP server: `tools/list` gives one tool per catalog command plus the episode tools
+ * (`reset`, `observe`, `snapshot`, `restore`, `collect_artifacts`); `tools/call` runs them in the
+ * session's sandbox. Results carry the execution record as `structuredContent` with a text summary;
+ * screenshots come back as image content. A call made with a `progressToken` gets
+ * `notifications/progress` while it runs.
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { serializeError, WpCodeboxError, type RuntimePolicy } from "@wp-codebox/runtime-core";
+import type { McpSandbox } from "./mcp-sandbox.js";
+import { commandForToolName, commandTools, toolInputToArgs, type McpToolDescription } from "./tool-schemas.js";
+
+/** Names of the tools that are not catalog commands. */
+export const EPISODE_TOOL_NAMES = ["reset", "observe", "snapshot", "restore", "collect_artifacts"] as const;
+
+/** Options of `createWpCodeboxMcpServer`. */
+export interface WpCodeboxMcpServerOptions {
+  sandbox: McpSandbox;
+  /** The policy, when known before boot (local sandboxes); otherwise read from the runtime. */
+  policy?: RuntimePolicy;
+  /** Observation types the backend supports, listed in the `observe` tool's schema. */
+  observationTypes?: readonly string[];
+  /** How often a running call reports progress, in ms; default 1000. */
+  progressIntervalMs?: number;
+  /** Characters of stdout/stderr kept in the text summary; default 20000 (the full text is in structuredContent). */
+  summaryChars?: number;
+  /** Server version reported at initialize. */
+  version?: string;
+  log?: (message: string) => void;
+}
+
+const INSTRUCTIONS = [
+  "wp-codebox: a disposable WordPress sandbox (WordPress Playground: PHP in WebAssembly + SQLite), offline.",
+  "Each catalog command is a tool (wordpress_run_php, wordpress_rest_request, wordpress_browser_actions, …) taking the command's arguments by name.",
+  "Episode tools: reset (back to the freshly booted site), observe, snapshot / restore (by snapshot id), collect_artifacts (writes a verifiable bundle and returns its directory).",
+  "Tools the sandbox policy does not grant are marked UNAVAILABLE and refused with error code policy-denied.",
+].join(" ");
+
+/** The episode tools' descriptions. */
+export function episodeTools(observationTypes?: readonly string[]): McpToolDescription[] {
+  return [
+    {
+      name: "reset",
+      description: "Return the sandbox to its freshly booted state (fast: no re-boot) and start a new episode trace. Returns the reset record with its observations.",
+      inputSchema: { type: "object", properties: {}, additionalProperties: false },
+    },
+    {
+      name: "observe",
+      description:
+        "Record an observation of the sandbox (e.g. type runtime-info, mounts, wordpress-state with sections, command-result, runtime-logs) and return its data. Extra properties are passed to the observer.",
+      inputSchema: {
+        type: "object",
+        properties: {
+          type: observationTypes?.length
+            ? { type: "string", enum: [...observationTypes], description: "Observation type." }
+            : { type: "string", description: "Observation type, e.g. runtime-info." },
+        },
+        required: ["type"],
+        additionalProperties: true,
+      },
+    },
+    {
+      name: "snapshot",
+      description: "Capture the sandbox state (database and wp-content). Returns { id, digest, semantics }; pass the id to restore.",
+      inputSchema: { type: "object", properties: {}, additionalProperties: false },
+    },
+    {
+      name: "restore",
+      description: "Make the sandbox state equal to a snapshot taken in this session (hashes verified first).",
+      inputSchema: {
+        type: "object",
+        properties: { snapshot: { type: "string", description: "Snapshot id returned by the snapshot tool." } },
+        required: ["snapshot"],
+        additionalProperties: false,
+      },
+    },
+    {
+      name: "collect_artifacts",
+      description:
+        "Write the artifact bundle of the session so far (every command result since the server started; the episode trace since the last reset), verify it, and return its directory, id, digest and verification.",
+      inputSchema: {
+        type: "object",
+        properties: {
+          directory: { type: "string", description: "Bundle directory (new or empty); relative to the server's --artifacts base. Default: <base>/mcp-<timestamp>-<random>." },
+          includeRuntimeSnapshotBundles: { type: "boolean", description: "Also store every snapshot's files in the bundle (default false)." },
+        },
+        additionalProperties: false,
+      },
+    },
+  ];
+}
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}\n… (${text.length - max} more characters in structuredContent)`;
+}
+
+function errorResult(error: unknown, prefix = ""): CallToolResult {
+  const e = serializeError(error);
+  return {
+    content: [{ type: "text", text: `${prefix}error[${e.code}]: ${e.message}` }],
+    structuredContent: { error: { code: e.code, message: e.message, ...(e.details && Object.keys(e.details).length ? { data: e.details } : {}) } },
+    isError: true,
+  };
+}
+
+/** Base64 of bytes or text. */
+function base64(content: Uint8Array | string): string {
+  return Buffer.from(typeof content === "string" ? Buffer.from(content, "utf8") : content).toString("base64");
+}
+
+/**
+ * Creates the MCP server (not yet connected to a transport).
+ * @example
+ * const server = createWpCodeboxMcpServer({ sandbox });
+ * await server.connect(new StdioServerTransport());
+ */
+export function createWpCodeboxMcpServer(options: WpCodeboxMcpServerOptions): Server {
+  const { sandbox } = options;
+  const log = options.log ?? (() => undefined);
+  const interval = options.progressIntervalMs ?? 1000;
+  const summaryChars = options.summaryChars ?? 20_000;
+  const server = new Server({ name: "wp-codebox", version: options.version ?? "0.0.0" }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+
+  const policy = async (): Promise<RuntimePolicy | undefined> => options.policy ?? sandbox.policy().catch(() => undefined);
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: [...commandTools(await policy()), ...episodeTools(options.observationTypes)],
+  }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const name = request.params.name;
+    const input = (request.params.arguments ?? {}) as Record<string, unknown>;
+    const token = request.params._meta?.progressToken;
+    const started = Date.now();
+    let ticks = 0;
+    const report = (message: string): void => {
+      if (token === undefined) return;
+      ticks += 1;
+      extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: ticks, message } }).catch(() => undefined);
+    };
+    const timer =
+      token === undefined
+        ? undefined
+        : setInterval(() => {
+            const seconds = Math.round((Date.now() - started) / 1000);
+            report(sandbox.booted ? `${name}: running (${seconds} s)` : `${name}: waiting for the sandbox to boot (${seconds} s)${sandbox.bootMessage ? `: ${sandbox.bootMessage}` : ""}`);
+          }, interval);
+    report(`${name}: started`);
+    log(`tool ${name}`);
+    try {
+      return await callTool(name, input);
+    } catch (error) {
+      return errorResult(error, `${name}: `);
+    } finally {
+      if (timer) clearInterval(timer);
+    }
+  });
+
+  async function callTool(name: string, input: Record<string, unknown>): Promise<CallToolResult> {
+    const def = commandForToolName(name);
+    if (def) {
+      const args = toolInputToArgs(def, input);
+      const { execution, refs } = await sandbox.step(def.id, args);
+      const lines = [`${def.id}: ${execution.status} (exit ${execution.exitCode}) in ${Math.round(execution.durationMs)} ms — ${refs.step}`];
+      if (execution.error) lines.push(`error[${execution.error.code}]: ${execution.error.message}`);
+      if (execution.stdout) lines.push(`stdout:\n${clip(execution.stdout, summaryChars)}`);
+      else if (execution.data !== undefined) lines.push(`json:\n${clip(JSON.stringify(execution.data, null, 2), summaryChars)}`);
+      if (execution.stderr) lines.push(`stderr:\n${clip(execution.stderr, summaryChars)}`);
+      const artifactRefs = execution.artifactRefs ?? [];
+      if (artifactRefs.length) lines.push(`artifacts: ${artifactRefs.map((r) => r.path).join(", ")}`);
+      const content: CallToolResult["content"] = [{ type: "text", text: lines.join("\n") }];
+      const screenshots = artifactRefs.filter((r) => r.kind === "browser-screenshot" || /\.png$/.test(r.path)).map((r) => r.path);
+      for (const file of await sandbox.files(screenshots)) {
+        if (file.contentType.startsWith("image/")) content.push({ type: "image", data: base64(file.content), mimeType: file.contentType });
+      }
+      return {
+        content,
+        structuredContent: {
+          step: refs.step,
+          command: execution.command,
+          args: execution.args,
+          status: execution.status,
+          exitCode: execution.exitCode,
+          stdout: execution.stdout,
+          stderr: execution.stderr,
+          ...(execution.data !== undefined ? { json: execution.data } : {}),
+          ...(execution.error ? { error: execution.error } : {}),
+          ...(execution.truncated ? { truncated: execution.truncated } : {}),
+          durationMs: execution.durationMs,
+          artifactRefs,
+          execution: { id: execution.id, digest: execution.digest },
+        },
+        isError: execution.status !== "ok",
+      };
+    }
+    switch (name) {
+      case "reset": {
+        const reset = await sandbox.reset();
+        return json(`Sandbox reset (${reset.id}); a new episode trace starts here.`, { reset });
+      }
+      case "observe": {
+        if (typeof input.type !== "string" || input.type === "") throw new WpCodeboxError("missing-argument", 'observe: give "type", e.g. {"type": "runtime-info"}.', { argument: "type" });
+        const { observation, data } = await sandbox.observe({ ...input, type: input.type });
+        return json(`Observation ${observation.id} (${observation.type}):\n${clip(JSON.stringify(data, null, 2), summaryChars)}`, {
+          observation: { id: observation.id, type: observation.type, digest: observation.digest, ...(observation.artifactRefs?.length ? { artifactRefs: observation.artifactRefs } : {}) },
+          data,
+        });
+      }
+      case "snapshot": {
+        const snapshot = await sandbox.snapshot();
+        return json(`Snapshot ${snapshot.id} (${snapshot.semantics}, sha256 ${snapshot.digest}). Restore it with restore {"snapshot": "${snapshot.id}"}.`, { snapshot });
+      }
+      case "restore": {
+        if (typeof input.snapshot !== "string") throw new WpCodeboxError("missing-argument", 'restore: give "snapshot", the id returned by the snapshot tool.', { argument: "snapshot" });
+        const snapshot = await sandbox.restore(input.snapshot);
+        return json(`Restored snapshot ${snapshot.id}.`, { snapshot });
+      }
+      case "collect_artifacts": {
+        const bundle = await sandbox.collect({
+          ...(typeof input.directory === "string" ? { directory: input.directory } : {}),
+          ...(typeof input.includeRuntimeSnapshotBundles === "boolean" ? { includeRuntimeSnapshotBundles: input.includeRuntimeSnapshotBundles } : {}),
+        });
+        return {
+          ...json(
+            `Bundle ${bundle.id} written to ${bundle.directory}: ${bundle.valid ? "verified" : `INVALID (${bundle.violations.map((v) => `${v.code} ${v.path}`).join("; ")})`}; trace ${bundle.trace.id} with ${bundle.trace.steps} step(s).`,
+            { bundle },
+          ),
+          isError: !bundle.valid,
+        };
+      }
+      default:
+        throw new WpCodeboxError("unknown-command", `Unknown tool "${name}". List the tools with tools/list.`, { tool: name });
+    }
+  }
+
+  return server;
+}
+
+function json(text: string, structured: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: "text", text }], structuredContent: structured };
+}

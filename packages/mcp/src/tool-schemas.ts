@@ -1,0 +1,141 @@
+/**
+ * MCP tools generated from the command catalog: one tool per runnable command, named after the
+ * command id with `.` and `-` as `_` (`wordpress.run-php` → `wordpress_run_php`), its input schema
+ * derived from the command's `args`, so the catalog and the tools never drift.
+ */
+import { COMMAND_DEFINITIONS, WpCodeboxError, hasCapability, type CommandArgument, type CommandDefinition, type RuntimePolicy } from "@wp-codebox/runtime-core";
+
+/** A JSON Schema object as MCP carries it in `tools/list` (`inputSchema`). */
+export interface ToolInputSchema {
+  type: "object";
+  properties: Record<string, Record<string, unknown>>;
+  required?: string[];
+  additionalProperties: boolean;
+}
+
+/** An MCP tool description (`tools/list` entry). */
+export interface McpToolDescription {
+  name: string;
+  title?: string;
+  description: string;
+  inputSchema: ToolInputSchema;
+  annotations?: Record<string, unknown>;
+}
+
+/** The MCP tool name of a command id: `.` and `-` become `_` (`wordpress.run-php` → `wordpress_run_php`). */
+export function toolNameForCommand(commandId: string): string {
+  return commandId.replace(/[.-]/g, "_");
+}
+
+/** The catalog commands that become tools (runnable ones; policy-only capabilities are not tools). */
+export function catalogToolCommands(): CommandDefinition[] {
+  return COMMAND_DEFINITIONS.filter((d) => d.runnable);
+}
+
+/**
+ * The JSON Schema of one catalog argument. Every value may be given as the catalog's string form;
+ * `integer` and `boolean` args also take JSON numbers/booleans, `json` args a JSON value (sent as
+ * its JSON text; a string is taken as inline JSON text or `@path`), `list` args an array of strings.
+ */
+export function argumentSchema(arg: CommandArgument): Record<string, unknown> {
+  const description = arg.description;
+  switch (arg.format) {
+    case "enum":
+      return { type: "string", enum: [...(arg.values ?? [])], description };
+    case "integer":
+      return { type: ["integer", "string"], description };
+    case "boolean":
+      return { type: ["boolean", "string"], description };
+    case "json":
+      return { type: ["object", "array", "string"], description: `${description} A JSON object/array, or a string holding JSON text or @path.` };
+    case "list":
+      return { type: ["array", "string"], items: { type: "string" }, description: `${description} An array of strings or one comma-separated string.` };
+    default:
+      return { type: "string", description };
+  }
+}
+
+/**
+ * The input schema of a command's tool: one property per catalog arg (same names), `required`
+ * from the catalog. "Exactly one of" / "at most one of" groups are stated in the tool description
+ * (several MCP clients refuse top-level `oneOf`) and enforced by the catalog parser on every call.
+ */
+export function commandInputSchema(def: CommandDefinition): ToolInputSchema {
+  const properties: ToolInputSchema["properties"] = {};
+  for (const arg of def.args) properties[arg.name] = argumentSchema(arg);
+  const required = def.args.filter((a) => a.required).map((a) => a.name);
+  return { type: "object", properties, ...(required.length ? { required } : {}), additionalProperties: false };
+}
+
+/** The description of a command's tool: the catalog summary, arg groups, output, policy state. */
+export function commandToolDescription(def: CommandDefinition, policy: RuntimePolicy | undefined): string {
+  const parts = [def.summary];
+  for (const group of def.exactlyOneOf ?? []) parts.push(`Give exactly one of: ${group.join(", ")}.`);
+  for (const group of def.atMostOneOf ?? []) parts.push(`Give at most one of: ${group.join(", ")}.`);
+  parts.push(`Returns: ${def.output.description}`);
+  if (policy && !hasCapability(policy, def.capability)) {
+    parts.unshift(`UNAVAILABLE: this sandbox's policy does not grant "${def.capability}"; a call is refused with error code policy-denied.`);
+  }
+  return parts.join(" ");
+}
+
+/** The `tools/list` entries of every catalog command, marked unavailable where `policy` denies them. */
+export function commandTools(policy: RuntimePolicy | undefined): McpToolDescription[] {
+  return catalogToolCommands().map((def) => ({
+    name: toolNameForCommand(def.id),
+    title: def.id,
+    description: commandToolDescription(def, policy),
+    inputSchema: commandInputSchema(def),
+    annotations: { title: def.id, ...(policy && !hasCapability(policy, def.capability) ? { unavailable: true } : {}) },
+  }));
+}
+
+/** The catalog command of a tool name, or undefined when the tool is not a catalog command. */
+export function commandForToolName(name: string): CommandDefinition | undefined {
+  return catalogToolCommands().find((d) => toolNameForCommand(d.id) === name);
+}
+
+/**
+ * Turns a tool call's arguments into the command's flat `key=value` args (catalog order).
+ * @throws WpCodeboxError `invalid-argument` for an unknown property or a value of the wrong JSON
+ *   type; the catalog parser (`parseCommandArgs`, run by the runtime) checks everything else.
+ */
+export function toolInputToArgs(def: CommandDefinition, input: Record<string, unknown> | undefined): string[] {
+  const given = input ?? {};
+  const valid = def.args.map((a) => a.name);
+  for (const key of Object.keys(given)) {
+    if (!valid.includes(key)) {
+      throw new WpCodeboxError("invalid-argument", `${toolNameForCommand(def.id)}: unknown argument "${key}". Valid: ${valid.join(", ") || "(none)"}.`, {
+        command: def.id,
+        argument: key,
+        valid,
+      });
+    }
+  }
+  const args: string[] = [];
+  for (const arg of def.args) {
+    const value = given[arg.name];
+    if (value === undefined || value === null) continue;
+    args.push(`${arg.name}=${argumentText(def, arg, value)}`);
+  }
+  return args;
+}
+
+function argumentText(def: CommandDefinition, arg: CommandArgument, value: unknown): string {
+  const bad = (expected: string): never => {
+    throw new WpCodeboxError("invalid-argument", `${toolNameForCommand(def.id)}: argument "${arg.name}" must be ${expected}.`, { command: def.id, argument: arg.name });
+  };
+  if (typeof value === "string") return value;
+  switch (arg.format) {
+    case "integer":
+      return typeof value === "number" && Number.isInteger(value) ? String(value) : bad("an integer");
+    case "boolean":
+      return typeof value === "boolean" ? String(value) : bad("true or false");
+    case "json":
+      return typeof value === "object" ? JSON.stringify(value) : bad("a JSON object or array, or a string");
+    case "list":
+      return Array.isArray(value) && value.every((v) => typeof v === "string") ? value.join(",") : bad("an array of strings or a comma-separated string");
+    default:
+      return bad("a string");
+  }
+}
