@@ -147,12 +147,16 @@ export function createWpCodeboxMcpServer(options: WpCodeboxMcpServerOptions): Se
             report(sandbox.booted ? `${name}: running (${seconds} s)` : `${name}: waiting for the sandbox to boot (${seconds} s)${sandbox.bootMessage ? `: ${sandbox.bootMessage}` : ""}`);
           }, interval);
     report(`${name}: started`);
-    log(`tool ${name}`);
+    let result: CallToolResult | undefined;
     try {
-      return await callTool(name, input);
+      result = await callTool(name, input);
+      return result;
     } catch (error) {
-      return errorResult(error, `${name}: `);
+      result = errorResult(error, `${name}: `);
+      return result;
     } finally {
+      const outcome = result?.isError ? `error ${String((result.structuredContent as { error?: { code?: string } } | undefined)?.error?.code ?? "")}`.trim() : "ok";
+      log(`${name}: ${outcome} in ${Date.now() - started} ms`);
       if (timer) clearInterval(timer);
     }
   });
