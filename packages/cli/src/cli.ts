@@ -12,6 +12,7 @@ import { processIo, type CliIo } from "./cli-io.js";
 import { describeSchemaNames } from "./commands/schema.js";
 import type { RunOptions, RunOutcome } from "./commands/run.js";
 import { registerRecipeCommands } from "./commands/recipe-cli.js";
+import { registerCheckCommand } from "./commands/check-cli.js";
 
 /** Per-invocation state shared by the actions and the top-level catch. */
 interface CliState {
@@ -75,6 +76,25 @@ function addRuntimeOptions(command: Command): Command {
     .option("--wp-cli-phar <path>", "wp-cli.phar for wordpress.wp-cli (default $WP_CODEBOX_WP_CLI_PHAR, then <cache>/wp-cli.phar)");
 }
 
+/** The flags `addRuntimeOptions` adds, as `RunOptions` fields (with the invocation's cwd, env and progress). */
+function runtimeRunOptions(opts: Record<string, unknown>, io: CliIo): Omit<RunOptions, "command"> {
+  return {
+    ...(opts.wp !== undefined ? { wp: opts.wp as string } : {}),
+    ...(opts.wordpress !== undefined ? { wordpressPath: opts.wordpress as string } : {}),
+    ...(opts.php !== undefined ? { php: opts.php as string } : {}),
+    mounts: (opts.mount as string[] | undefined) ?? [],
+    plugins: (opts.plugin as string[] | undefined) ?? [],
+    themes: (opts.theme as string[] | undefined) ?? [],
+    ...(opts.policy !== undefined ? { policy: opts.policy as string } : {}),
+    env: (opts.env as string[] | undefined) ?? [],
+    secretEnv: (opts.secretEnv as string[] | undefined) ?? [],
+    ...(opts.wpCliPhar !== undefined ? { wpCliPhar: opts.wpCliPhar as string } : {}),
+    cwd: io.cwd,
+    processEnv: io.env,
+    onProgress: (message) => io.stderr(`wp-codebox: ${message}\n`),
+  };
+}
+
 /** Builds the commander program for one invocation. */
 function buildProgram(state: CliState): Command {
   const { io } = state;
@@ -136,19 +156,7 @@ function buildProgram(state: CliState): Command {
         args: (opts.arg as string[] | undefined) ?? [],
         ...(opts.timeout !== undefined ? { timeout: opts.timeout as string } : {}),
         ...(opts.artifacts !== undefined ? { artifactsDir: opts.artifacts as string } : {}),
-        ...(opts.wp !== undefined ? { wp: opts.wp as string } : {}),
-        ...(opts.wordpress !== undefined ? { wordpressPath: opts.wordpress as string } : {}),
-        ...(opts.php !== undefined ? { php: opts.php as string } : {}),
-        mounts: (opts.mount as string[] | undefined) ?? [],
-        plugins: (opts.plugin as string[] | undefined) ?? [],
-        themes: (opts.theme as string[] | undefined) ?? [],
-        ...(opts.policy !== undefined ? { policy: opts.policy as string } : {}),
-        env: (opts.env as string[] | undefined) ?? [],
-        secretEnv: (opts.secretEnv as string[] | undefined) ?? [],
-        ...(opts.wpCliPhar !== undefined ? { wpCliPhar: opts.wpCliPhar as string } : {}),
-        cwd: io.cwd,
-        processEnv: io.env,
-        onProgress: (message) => io.stderr(`wp-codebox: ${message}\n`),
+        ...runtimeRunOptions(opts, io),
       };
       const controller = new AbortController();
       const removeHandlers = state.installSignalHandlers((signal) => {
@@ -368,6 +376,9 @@ function buildProgram(state: CliState): Command {
       }
     });
 
+  // check PLUGIN (commands/check-cli.ts)
+  registerCheckCommand(program, { io, printJson: (value) => json(state, value), addRuntimeOptions, runtimeOptions: (opts) => runtimeRunOptions(opts, io) });
+
   // recipe validate|plan|run (commands/recipe-cli.ts)
   registerRecipeCommands(program, { io, printJson: (value) => json(state, value) });
 
@@ -473,7 +484,7 @@ function commanderUsage(error: CommanderError, argv: readonly string[]): CliExit
     return new CliExitError("invalid-usage", "No command given: see the list above.", EXIT_CODES.invalidInput);
   }
   const sub = argv.find((a) => !a.startsWith("-"));
-  const hint = sub && ["run", "serve", "collect", "mcp", "recipe", "episode", "commands", "schema", "artifacts", "doctor"].includes(sub) ? `wp-codebox ${sub} --help` : "wp-codebox --help";
+  const hint = sub && ["run", "check", "serve", "collect", "mcp", "recipe", "episode", "commands", "schema", "artifacts", "doctor"].includes(sub) ? `wp-codebox ${sub} --help` : "wp-codebox --help";
   const message = error.message.replace(/^error: /, "");
   return new CliExitError("invalid-usage", `${message}${/[.?]$/.test(message) ? "" : "."} Run "${hint}" for usage.`, EXIT_CODES.invalidInput, {
     commanderCode: error.code,

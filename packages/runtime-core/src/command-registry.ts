@@ -250,6 +250,24 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
     examples: ["sections=summary,posts,options option-names=blogname"],
   },
   {
+    id: "wordpress.check",
+    summary: "Activate a plugin, inventory what it added, exercise every surface and report each fatal, warning, notice, deprecation, database error, HTTP 5xx, JavaScript error and uninstall leftover.",
+    capability: "wordpress.check",
+    args: [
+      arg("plugin", "text", 'The plugin under wp-content/plugins: its folder (e.g. "my-plugin") or main file ("my-plugin/my-plugin.php", "hello.php").', { required: true }),
+      arg("browser", "boolean", 'Also open every admin page the plugin added in Chromium and report JavaScript errors, console errors and failed requests (default "false").'),
+      arg("fail-on", "enum", 'Lowest severity that makes the command fail (default "error").', { values: ["error", "warning", "notice"] }),
+      arg("uninstall", "boolean", 'Deactivate and uninstall at the end and list what the plugin left behind (default "true").'),
+    ],
+    output: {
+      description: 'files/check/report.json (wp-codebox/plugin-check-report/v1) and files/check/junit.xml; status "error" (check-failed) when a finding is at or above fail-on.',
+      jsonFields: ["status", "counts", "inventory", "findings", "surfaces"],
+    },
+    recipe: true,
+    runnable: true,
+    examples: ["plugin=my-plugin", "plugin=my-plugin browser=true fail-on=warning"],
+  },
+  {
     id: "inspect-mounted-inputs",
     summary: "List the resolved mounts (host source, sandbox target, mode, kind).",
     capability: "inspect-mounted-inputs",

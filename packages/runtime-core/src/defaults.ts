@@ -14,3 +14,9 @@ export const DEFAULT_BROWSER_STEP_TIMEOUT_MS = 15_000;
 
 /** Total budget of one `wordpress.browser-actions` command, in ms (SPEC §3 `timeout`). */
 export const DEFAULT_BROWSER_TOTAL_TIMEOUT_MS = 120_000;
+
+/**
+ * Default wall-clock limit of `wordpress.check` in ms (10 min): it makes one request per surface
+ * the plugin added, and with `browser=true` opens each admin page in Chromium.
+ */
+export const DEFAULT_CHECK_TIMEOUT_MS = 600_000;

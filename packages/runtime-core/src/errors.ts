@@ -43,6 +43,7 @@ export const ERROR_CODES = {
   "php-error": "sandbox",
   "timeout": "sandbox",
   "http-error": "sandbox",
+  "check-failed": "sandbox",
   "bundle-invalid": "sandbox",
   "invalid-artifact-path": "internal",
   "internal-error": "internal",

@@ -21,3 +21,4 @@ export * from "./episode-script.js";
 export * from "./episode-runner.js";
 export * from "./episode-replay.js";
 export * from "./failed-execution-result.js";
+export * from "./plugin-check/index.js";

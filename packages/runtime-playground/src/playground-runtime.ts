@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   DEFAULT_BROWSER_TOTAL_TIMEOUT_MS,
+  DEFAULT_CHECK_TIMEOUT_MS,
   DEFAULT_COMMAND_TIMEOUT_MS,
   DEFAULT_OUTPUT_CAP_BYTES,
   WpCodeboxError,
@@ -48,6 +49,7 @@ import { wpCli, type WpCliPharSource } from "./commands/wp-cli.js";
 import { phpunit } from "./commands/phpunit.js";
 import type { TestCounts } from "@wp-codebox/runtime-core";
 import { phpValue } from "./php-value.js";
+import { pluginCheck } from "./commands/plugin-check.js";
 
 /** Handlers by command id; commands in the catalog without a handler here report so. */
 const HANDLERS: Record<string, CommandHandler> = {
@@ -60,6 +62,7 @@ const HANDLERS: Record<string, CommandHandler> = {
   "wordpress.state-export": stateExport,
   "wordpress.wp-cli": wpCli,
   "wordpress.phpunit": phpunit,
+  "wordpress.check": pluginCheck,
 };
 
 /** Default wall-clock limit of a test suite (wordpress.phpunit): 10 minutes. */
@@ -68,6 +71,7 @@ const PHPUNIT_TIMEOUT_MS = 600_000;
 /** Default wall-clock limit: browser commands carry their own budget (120 s), plus margin. */
 function defaultTimeoutMs(command: string): number {
   if (command === "wordpress.phpunit") return PHPUNIT_TIMEOUT_MS;
+  if (command === "wordpress.check") return DEFAULT_CHECK_TIMEOUT_MS;
   return command.startsWith("wordpress.browser-") ? DEFAULT_BROWSER_TOTAL_TIMEOUT_MS + 15_000 : DEFAULT_COMMAND_TIMEOUT_MS;
 }
 

@@ -11,6 +11,7 @@ import {
   RUNTIME_POLICY_SCHEMA_ID,
   RUNTIME_REFERENCE_MANIFEST_SCHEMA,
   WORKSPACE_RECIPE_SCHEMA,
+  PLUGIN_CHECK_REPORT_SCHEMA,
   WpCodeboxError,
 } from "@wp-codebox/runtime-core";
 
@@ -28,6 +29,7 @@ const SCHEMAS: Record<string, { schema: object; id?: string; description: string
   "reference-manifest": { schema: RUNTIME_REFERENCE_MANIFEST_SCHEMA, description: "a bundle's files/runtime-reference-manifest.json" },
   recipe: { schema: WORKSPACE_RECIPE_SCHEMA, description: "a workspace recipe (wp-codebox recipe run)" },
   "episode-script": { schema: EPISODE_SCRIPT_JSON_SCHEMA, description: "an episode script (wp-codebox episode run)" },
+  "plugin-check-report": { schema: PLUGIN_CHECK_REPORT_SCHEMA, description: "files/check/report.json of wp-codebox check" },
 };
 
 /** Every name `getSchema` accepts, in listing order. */

@@ -1,0 +1,2 @@
+export * from "./plugin-check-report.js";
+export * from "./plugin-check.js";

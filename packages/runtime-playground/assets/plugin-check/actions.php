@@ -1,0 +1,91 @@
+<?php
+/**
+ * wp-codebox check: the WordPress-side steps of a check, one per run. The command puts
+ *   $wp_codebox_check_action = [ 'op' => …, 'userId' => int, … ];
+ * before this file and reads the JSON it prints last: { "result": …, "printed": what the plugin printed }.
+ *   resolve       plugin → { file, dir, name, version, active } or { error }
+ *   activate      file → { error: null | { code, message, output }, active }
+ *   deactivate    file → { active }
+ *   uninstall     file → { uninstall: "uninstall.php" | "uninstall-hook" | "none" }
+ *   create-posts  posts: [{ key, type, title, content }], archives: [type]
+ *                 → { posts: { key: url }, archives: { type: url | null } }
+ *   run-cron      hook, args → { ran: true }
+ */
+require_once '/wordpress/wp-load.php';
+require_once ABSPATH . 'wp-admin/includes/plugin.php';
+wp_set_current_user((int) $wp_codebox_check_action['userId']);
+$a = $wp_codebox_check_action;
+$relative = static fn($url) => is_string($url) ? wp_make_link_relative($url) : null;
+
+$result = null;
+ob_start();
+switch ($a['op']) {
+	case 'resolve':
+		$want = trim((string) $a['plugin'], '/');
+		$file = null;
+		if (substr($want, -4) === '.php') {
+			$file = is_file(WP_PLUGIN_DIR . '/' . $want) ? $want : null;
+		} else {
+			foreach (get_plugins('/' . $want) as $main => $_) {
+				$file = $want . '/' . $main;
+				break;
+			}
+		}
+		if ($file === null) {
+			$result = ['error' => "No plugin with a plugin header was found at wp-content/plugins/$want."];
+			break;
+		}
+		$data = get_plugin_data(WP_PLUGIN_DIR . '/' . $file, false, false);
+		$dir = dirname($file) === '.' ? WP_PLUGIN_DIR . '/' . $file : WP_PLUGIN_DIR . '/' . dirname($file);
+		$result = ['file' => $file, 'dir' => $dir, 'name' => (string) $data['Name'], 'version' => (string) $data['Version'], 'active' => is_plugin_active($file)];
+		break;
+
+	case 'activate':
+		$result = activate_plugin($a['file'], '', false, false);
+		$error = null;
+		if (is_wp_error($result)) {
+			$data = $result->get_error_data();
+			$error = ['code' => $result->get_error_code(), 'message' => wp_strip_all_tags($result->get_error_message()), 'output' => is_string($data) ? $data : null];
+		}
+		$result = ['error' => $error, 'active' => is_plugin_active($a['file'])];
+		break;
+
+	case 'deactivate':
+		deactivate_plugins($a['file']);
+		$result = ['active' => is_plugin_active($a['file'])];
+		break;
+
+	case 'uninstall':
+		$mechanism = 'none';
+		if (is_uninstallable_plugin($a['file'])) {
+			$mechanism = is_file(WP_PLUGIN_DIR . '/' . dirname($a['file']) . '/uninstall.php') && dirname($a['file']) !== '.' ? 'uninstall.php' : 'uninstall-hook';
+			uninstall_plugin($a['file']);
+		}
+		$result = ['uninstall' => $mechanism];
+		break;
+
+	case 'create-posts':
+		// As saving Settings > Permalinks would: the plugin's post types get their URLs.
+		flush_rewrite_rules(false);
+		$posts = [];
+		foreach ($a['posts'] as $post) {
+			$id = wp_insert_post(['post_type' => $post['type'], 'post_title' => $post['title'], 'post_content' => $post['content'], 'post_status' => 'publish'], true);
+			$posts[$post['key']] = is_wp_error($id) ? null : $relative(get_permalink($id));
+		}
+		$archives = [];
+		foreach ($a['archives'] as $type) {
+			$archives[$type] = $relative(get_post_type_archive_link($type) ?: null);
+		}
+		$result = ['posts' => (object) $posts, 'archives' => (object) $archives];
+		break;
+
+	case 'run-cron':
+		do_action_ref_array($a['hook'], (array) $a['args']);
+		$result = ['ran' => true];
+		break;
+
+	default:
+		$result = ['error' => 'unknown op'];
+}
+$printed = ob_get_clean();
+echo "\n" . json_encode(['result' => $result, 'printed' => $printed], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_INVALID_UTF8_SUBSTITUTE | JSON_PARTIAL_OUTPUT_ON_ERROR);

@@ -1,0 +1,136 @@
+<?php
+/**
+ * wp-codebox check, must-use plugin part 1: the recorder.
+ *
+ * Records every PHP error, every WordPress deprecation and doing-it-wrong notice, every failed
+ * database query and every fatal of each request as one JSON line in $wp_codebox_check_config['log'].
+ * Where an option or a table was created by code in the checked plugin is recorded in
+ * $wp_codebox_check_config['origins'], so an uninstall leftover can point at its file and line.
+ *
+ * $wp_codebox_check_config is set by the lines the command puts before this file:
+ *   [ 'log' => path, 'origins' => path, 'token' => string, 'pluginDir' => absolute path ]
+ * It runs before regular plugins (must-use plugins load first), so it sees their whole life.
+ */
+$GLOBALS['wp_codebox_check_config'] = $wp_codebox_check_config;
+
+/** PHP 8 leaves only these bits in error_reporting() while the @ operator is active. */
+const WP_CODEBOX_CHECK_AT_MASK = E_ERROR | E_CORE_ERROR | E_COMPILE_ERROR | E_USER_ERROR | E_RECOVERABLE_ERROR | E_PARSE;
+const WP_CODEBOX_CHECK_FATAL = E_ERROR | E_PARSE | E_CORE_ERROR | E_COMPILE_ERROR | E_USER_ERROR | E_RECOVERABLE_ERROR;
+
+function wp_codebox_check_append(string $key, array $row): void {
+	static $busy = false;
+	if ($busy) {
+		return; // a problem inside the recorder is not recorded (no recursion)
+	}
+	$busy = true;
+	$path = $GLOBALS['wp_codebox_check_config'][$key];
+	if (!is_dir(dirname($path))) {
+		@mkdir(dirname($path), 0777, true);
+	}
+	$row['uri'] = isset($_SERVER['REQUEST_URI']) && $_SERVER['REQUEST_URI'] !== '' ? $_SERVER['REQUEST_URI'] : 'cli';
+	@file_put_contents($path, json_encode($row, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_INVALID_UTF8_SUBSTITUTE | JSON_PARTIAL_OUTPUT_ON_ERROR) . "\n", FILE_APPEND | LOCK_EX);
+	$busy = false;
+}
+
+function wp_codebox_check_record(string $level, string $message, string $file = '', int $line = 0, array $extra = []): void {
+	// An uncaught exception's message carries its stack trace; the first part identifies it.
+	$message = explode("\nStack trace:", $message)[0];
+	wp_codebox_check_append('log', ['level' => $level, 'message' => $message, 'file' => $file, 'line' => $line] + $extra);
+}
+
+/** The first call site inside the checked plugin, else the frame after one of $markers. */
+function wp_codebox_check_caller(array $markers): array {
+	$trace = debug_backtrace(DEBUG_BACKTRACE_IGNORE_ARGS);
+	$dir = rtrim($GLOBALS['wp_codebox_check_config']['pluginDir'], '/');
+	foreach ($trace as $frame) {
+		if (isset($frame['file']) && ($frame['file'] === $dir || strpos($frame['file'], $dir . '/') === 0)) {
+			return [$frame['file'], (int) ($frame['line'] ?? 0)];
+		}
+	}
+	foreach ($trace as $i => $frame) {
+		if (in_array($frame['function'] ?? '', $markers, true) && isset($trace[$i + 1]['file'])) {
+			return [$trace[$i + 1]['file'], (int) ($trace[$i + 1]['line'] ?? 0)];
+		}
+	}
+	return ['', 0];
+}
+
+set_error_handler(static function (int $errno, string $message, string $file = '', int $line = 0): bool {
+	if ((error_reporting() | WP_CODEBOX_CHECK_AT_MASK) === WP_CODEBOX_CHECK_AT_MASK) {
+		return false; // silenced with @
+	}
+	// WordPress's own trigger_error() for deprecations is recorded by the hooks below.
+	if (($errno & (E_USER_DEPRECATED | E_USER_NOTICE | E_USER_WARNING)) && substr($file, -strlen('/wp-includes/functions.php')) === '/wp-includes/functions.php') {
+		return false;
+	}
+	$level = null;
+	if ($errno & (E_WARNING | E_USER_WARNING | E_CORE_WARNING | E_COMPILE_WARNING)) {
+		$level = 'warning';
+	} elseif ($errno & (E_NOTICE | E_USER_NOTICE)) {
+		$level = 'notice';
+	} elseif ($errno & (E_DEPRECATED | E_USER_DEPRECATED)) {
+		$level = 'deprecated';
+	}
+	// Fatal levels end the request and are recorded once, at shutdown.
+	if ($level !== null) {
+		wp_codebox_check_record($level, $message, $file, $line);
+	}
+	return false; // PHP's own handling goes on as without the recorder
+});
+
+$wp_codebox_check_deprecations = [
+	'deprecated_function_run' => static fn($function, $replacement = '', $version = '') => sprintf('%s is deprecated since WordPress %s%s.', $function, $version, $replacement ? "; use $replacement instead" : ''),
+	'deprecated_constructor_run' => static fn($class, $version = '', $parent = '') => sprintf('The PHP4-style constructor of %s is deprecated since WordPress %s; use __construct() instead.', $class, $version),
+	'deprecated_class_run' => static fn($class, $replacement = '', $version = '') => sprintf('Class %s is deprecated since WordPress %s%s.', $class, $version, $replacement ? "; use $replacement instead" : ''),
+	'deprecated_file_included' => static fn($file, $replacement = '', $version = '', $message = '') => sprintf('File %s is deprecated since WordPress %s%s. %s', $file, $version, $replacement ? "; use $replacement instead" : '', $message),
+	'deprecated_argument_run' => static fn($function, $message = '', $version = '') => sprintf('%s was called with an argument that is deprecated since WordPress %s. %s', $function, $version, $message),
+	'deprecated_hook_run' => static fn($hook, $replacement = '', $version = '', $message = '') => sprintf('Hook %s is deprecated since WordPress %s%s. %s', $hook, $version, $replacement ? "; use $replacement instead" : '', $message),
+];
+foreach ($wp_codebox_check_deprecations as $hook => $describe) {
+	add_action($hook, static function (...$args) use ($describe) {
+		[$file, $line] = wp_codebox_check_caller(['_deprecated_function', '_deprecated_constructor', '_deprecated_class', '_deprecated_file', '_deprecated_argument', '_deprecated_hook', 'apply_filters_deprecated', 'do_action_deprecated']);
+		wp_codebox_check_record('deprecated', trim(wp_strip_all_tags($describe(...$args))), $file, $line);
+	}, 10, 4);
+}
+add_action('doing_it_wrong_run', static function ($function, $message = '', $version = '') {
+	[$file, $line] = wp_codebox_check_caller(['_doing_it_wrong']);
+	wp_codebox_check_record('doing-it-wrong', trim(wp_strip_all_tags(sprintf('%s was called incorrectly. %s (since WordPress %s)', $function, $message, $version))), $file, $line);
+}, 10, 3);
+
+/** Records $wpdb's last error once; called before each query and at shutdown. */
+function wp_codebox_check_flush_db_error(): void {
+	static $last = null;
+	global $wpdb;
+	if (!isset($wpdb) || !is_object($wpdb) || empty($wpdb->last_error)) {
+		return;
+	}
+	$key = $wpdb->last_error . "\0" . $wpdb->last_query;
+	if ($key !== $last) {
+		$last = $key;
+		wp_codebox_check_record('db-error', (string) $wpdb->last_error, '', 0, ['query' => (string) $wpdb->last_query]);
+	}
+}
+add_filter('query', static function ($query) {
+	wp_codebox_check_flush_db_error();
+	if (is_string($query) && preg_match('/^\s*CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?`?([A-Za-z0-9_$]+)/i', $query, $m)) {
+		[$file, $line] = wp_codebox_check_caller([]);
+		if ($file !== '') {
+			wp_codebox_check_append('origins', ['kind' => 'table', 'name' => $m[1], 'file' => $file, 'line' => $line]);
+		}
+	}
+	return $query;
+}, PHP_INT_MAX);
+add_action('added_option', static function ($name) {
+	[$file, $line] = wp_codebox_check_caller([]);
+	if ($file !== '') {
+		wp_codebox_check_append('origins', ['kind' => 'option', 'name' => (string) $name, 'file' => $file, 'line' => $line]);
+	}
+});
+
+register_shutdown_function(static function () {
+	wp_codebox_check_flush_db_error();
+	$error = error_get_last();
+	if ($error !== null && ($error['type'] & WP_CODEBOX_CHECK_FATAL)) {
+		wp_codebox_check_record('fatal', (string) $error['message'], (string) $error['file'], (int) $error['line']);
+	}
+});

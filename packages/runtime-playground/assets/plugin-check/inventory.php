@@ -1,0 +1,173 @@
+<?php
+/**
+ * wp-codebox check, must-use plugin part 2: the inventory.
+ *
+ * Answers GET /wp-admin/?wp-codebox-check-inventory=<token> (as an administrator) with a JSON
+ * list of what the site has: admin menu and submenu pages, REST routes, shortcodes, blocks, cron
+ * hooks, AJAX actions, post types, taxonomies, options and tables. It runs on admin_init at the
+ * latest priority: by then wp-admin/menu.php has built the menus and every plugin has hooked in.
+ * Callbacks carry the file and line they are defined at (from reflection).
+ */
+
+/** File and line where a callback is defined, or null. */
+function wp_codebox_check_where($callback): ?array {
+	try {
+		if (is_string($callback) && strpos($callback, '::') !== false) {
+			$callback = explode('::', $callback, 2);
+		}
+		if (is_array($callback) && count($callback) === 2) {
+			$ref = new ReflectionMethod($callback[0], $callback[1]);
+		} elseif ($callback instanceof Closure || (is_string($callback) && function_exists($callback))) {
+			$ref = new ReflectionFunction($callback);
+		} elseif (is_object($callback) && method_exists($callback, '__invoke')) {
+			$ref = new ReflectionMethod($callback, '__invoke');
+		} else {
+			return null;
+		}
+		$file = $ref->getFileName();
+		return $file === false ? null : ['file' => $file, 'line' => (int) $ref->getStartLine()];
+	} catch (Throwable $e) {
+		return null;
+	}
+}
+
+function wp_codebox_check_first_callback(string $hook) {
+	global $wp_filter;
+	if (!isset($wp_filter[$hook])) {
+		return null;
+	}
+	foreach ($wp_filter[$hook]->callbacks as $callbacks) {
+		foreach ($callbacks as $entry) {
+			return $entry['function'];
+		}
+	}
+	return null;
+}
+
+function wp_codebox_check_inventory(): array {
+	global $menu, $submenu, $shortcode_tags, $wp_filter, $wpdb;
+	$relative = static fn(string $url): string => wp_make_link_relative($url);
+
+	$pages = [];
+	$page = static function (string $slug, ?string $parent, string $title) use ($relative): array {
+		$url = menu_page_url($slug, false);
+		if ($url === '') {
+			$url = admin_url($slug);
+		}
+		$row = ['slug' => $slug, 'parent' => $parent, 'title' => trim(wp_strip_all_tags($title)), 'url' => $relative($url)];
+		$where = wp_codebox_check_where(wp_codebox_check_first_callback(get_plugin_page_hookname($slug, $parent ?? '')));
+		if ($where !== null) {
+			$row['callback'] = $where;
+		}
+		return $row;
+	};
+	foreach ((array) $menu as $item) {
+		if (empty($item[2]) || strpos((string) ($item[4] ?? ''), 'wp-menu-separator') !== false) {
+			continue;
+		}
+		$pages[] = $page((string) $item[2], null, (string) $item[0]);
+	}
+	foreach ((array) $submenu as $parent => $items) {
+		foreach ((array) $items as $item) {
+			if (!empty($item[2])) {
+				$pages[] = $page((string) $item[2], (string) $parent, (string) $item[0]);
+			}
+		}
+	}
+
+	$routes = [];
+	foreach (rest_get_server()->get_routes() as $route => $handlers) {
+		$methods = [];
+		$callback = null;
+		foreach ((array) $handlers as $handler) {
+			foreach (array_keys((array) ($handler['methods'] ?? [])) as $method) {
+				$methods[] = (string) $method;
+			}
+			if ($callback === null && !empty($handler['methods']['GET'])) {
+				$callback = $handler['callback'] ?? null;
+			}
+		}
+		if ($callback === null && isset($handlers[0]['callback'])) {
+			$callback = $handlers[0]['callback'];
+		}
+		$row = ['route' => (string) $route, 'methods' => array_values(array_unique($methods)), 'pathParams' => (bool) preg_match('/[(\[]/', (string) $route)];
+		$where = wp_codebox_check_where($callback);
+		if ($where !== null) {
+			$row['callback'] = $where;
+		}
+		$routes[] = $row;
+	}
+
+	$shortcodes = [];
+	foreach ((array) $shortcode_tags as $tag => $callback) {
+		$row = ['tag' => (string) $tag];
+		$where = wp_codebox_check_where($callback);
+		if ($where !== null) {
+			$row['callback'] = $where;
+		}
+		$shortcodes[] = $row;
+	}
+
+	$blocks = [];
+	foreach (WP_Block_Type_Registry::get_instance()->get_all_registered() as $name => $type) {
+		$row = ['name' => (string) $name, 'dynamic' => $type->is_dynamic()];
+		$where = wp_codebox_check_where($type->render_callback);
+		if ($where !== null) {
+			$row['callback'] = $where;
+		}
+		$blocks[] = $row;
+	}
+
+	$cron = [];
+	foreach ((array) _get_cron_array() as $events) {
+		foreach ((array) $events as $hook => $instances) {
+			foreach ((array) $instances as $instance) {
+				$cron[] = ['hook' => (string) $hook, 'schedule' => $instance['schedule'] ?: null, 'args' => array_values((array) ($instance['args'] ?? []))];
+			}
+		}
+	}
+
+	$ajax = [];
+	foreach (array_keys((array) $wp_filter) as $hook) {
+		$hook = (string) $hook;
+		if (strpos($hook, 'wp_ajax_nopriv_') === 0) {
+			$ajax[] = ['action' => substr($hook, strlen('wp_ajax_nopriv_')), 'nopriv' => true];
+		} elseif (strpos($hook, 'wp_ajax_') === 0) {
+			$ajax[] = ['action' => substr($hook, strlen('wp_ajax_')), 'nopriv' => false];
+		}
+	}
+
+	$post_types = [];
+	foreach (get_post_types([], 'objects') as $type) {
+		$post_types[] = ['name' => $type->name, 'public' => (bool) $type->public, 'hasArchive' => (bool) $type->has_archive];
+	}
+	$taxonomies = [];
+	foreach (get_taxonomies([], 'objects') as $taxonomy) {
+		$taxonomies[] = ['name' => $taxonomy->name, 'public' => (bool) $taxonomy->public];
+	}
+
+	return [
+		'adminPages' => $pages,
+		'restRoutes' => $routes,
+		'shortcodes' => $shortcodes,
+		'blocks' => $blocks,
+		'cronHooks' => $cron,
+		'ajaxActions' => $ajax,
+		'postTypes' => $post_types,
+		'taxonomies' => $taxonomies,
+		'options' => array_map('strval', (array) $wpdb->get_col("SELECT option_name FROM {$wpdb->options}")),
+		'tables' => array_map('strval', (array) $wpdb->get_col('SHOW TABLES')),
+	];
+}
+
+add_action('admin_init', static function () {
+	if (!isset($_GET['wp-codebox-check-inventory']) || !hash_equals($GLOBALS['wp_codebox_check_config']['token'], (string) $_GET['wp-codebox-check-inventory'])) {
+		return;
+	}
+	while (ob_get_level() > 0) {
+		ob_end_clean();
+	}
+	header('Content-Type: application/json; charset=utf-8');
+	echo json_encode(wp_codebox_check_inventory(), JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_INVALID_UTF8_SUBSTITUTE | JSON_PARTIAL_OUTPUT_ON_ERROR);
+	exit;
+}, PHP_INT_MAX);

@@ -1,0 +1,430 @@
+/**
+ * `wordpress.check`: finds every place a plugin breaks. In one sandbox it installs a recorder
+ * (a must-use plugin that logs every PHP error, WordPress deprecation and failed query), takes an
+ * inventory of the site, activates the plugin, takes the inventory again, and exercises what the
+ * plugin added, each as the actor a real visitor would be:
+ * - admin pages as admin over HTTP (and in Chromium with `browser=true`),
+ * - REST routes without path parameters: GET with no params and OPTIONS, as admin,
+ * - shortcodes and blocks on a published page, post type archives and a sample single, anonymously,
+ * - cron hooks run once with their scheduled args.
+ * It then deactivates and uninstalls the plugin and lists what it left behind. Every problem
+ * becomes a finding that points at the bundle file proving it (`files/check/…`).
+ */
+import { randomBytes } from "node:crypto";
+import {
+  WpCodeboxError,
+  buildPluginCheckReport,
+  diffInventory,
+  findingKey,
+  findingsFromProblems,
+  pluginCheckJunit,
+  severityFails,
+  summarizePluginCheck,
+  type ArtifactFile,
+  type CheckSeverity,
+  type CheckSurface,
+  type PluginCheckReport,
+  type PluginInventory,
+  type RawFinding,
+  type RecordedProblem,
+} from "@wp-codebox/runtime-core";
+import { phpProgram } from "../php-assets.js";
+import { phpValue } from "../php-value.js";
+import { runScriptInSandbox } from "./browser-actions.js";
+import { outcomeFromRun } from "./run-php.js";
+import { text, type ActorAuth, type CommandContext, type CommandHandler } from "./command-context.js";
+
+/** Where the recorder writes, inside the sandbox's own wp-content (shared by every PHP worker). */
+const CHECK_DIR = "/wordpress/wp-content/.wp-codebox-check";
+const PROBLEM_LOG = `${CHECK_DIR}/problems.jsonl`;
+const ORIGIN_LOG = `${CHECK_DIR}/origins.jsonl`;
+const RECORDER_PATH = "/wordpress/wp-content/mu-plugins/0-wp-codebox-check.php";
+/** Response bodies kept as evidence are cut here (bytes of UTF-8 text). */
+const EVIDENCE_CAP_BYTES = 512 * 1024;
+
+type Surface = Omit<CheckSurface, "findings" | "status">;
+
+/** State of one check run: evidence files, raw findings and surfaces, in the order they happened. */
+class CheckRun {
+  readonly files: ArtifactFile[] = [];
+  readonly findings: RawFinding[] = [];
+  readonly surfaces: Surface[] = [];
+  private fileNumber = 0;
+  private adminAuth: ActorAuth | undefined;
+  adminId = 1;
+
+  constructor(
+    readonly ctx: CommandContext,
+    readonly token: string,
+  ) {}
+
+  /** Adds an evidence file under `files/check/<folder>/NN-<name>` and returns its bundle path. */
+  evidence(folder: string, name: string, content: string | Uint8Array, contentType: string): string {
+    this.fileNumber += 1;
+    const dot = name.lastIndexOf(".");
+    const [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ""];
+    const safe = `${stem.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 60) || "item"}${ext}`;
+    const path = `files/check/${folder}/${String(this.fileNumber).padStart(3, "0")}-${safe}`;
+    const body = typeof content === "string" && Buffer.byteLength(content) > EVIDENCE_CAP_BYTES ? `${Buffer.from(content).subarray(0, EVIDENCE_CAP_BYTES).toString("utf8")}\n[cut at ${EVIDENCE_CAP_BYTES} bytes]\n` : content;
+    this.files.push({ path, kind: "check-evidence", contentType, content: body });
+    return path;
+  }
+
+  /** Runs one step of `php/plugin-check/actions.php`; a fatal becomes a finding on `surface`. */
+  async action<T>(surface: string, op: string, params: Record<string, unknown>): Promise<{ result: T | undefined; output: string; evidence: string }> {
+    const run = await this.ctx.runPhp(phpProgram({ wp_codebox_check_action: phpValue({ op, userId: this.adminId, ...params }) }, "plugin-check/actions.php"));
+    const stdout = text(run.stdout.data);
+    const stderr = text(run.stderr.data);
+    const evidence = this.evidence("outputs", `${surface}.txt`, `${stdout}${stderr ? `\n--- stderr ---\n${stderr}` : ""}`, "text/plain");
+    const lastLine = stdout.slice(stdout.lastIndexOf("\n") + 1);
+    let parsed: { result: T; printed: string } | undefined;
+    try {
+      parsed = JSON.parse(lastLine) as { result: T; printed: string };
+    } catch {
+      parsed = undefined;
+    }
+    const outcome = outcomeFromRun(run);
+    if (outcome.error && outcome.error.code !== "php-fatal") {
+      // php-fatal is recorded by the recorder with its file and line; other exits are reported here.
+      this.findings.push({ severity: "error", kind: "php-fatal", surface, message: outcome.error.message, evidence });
+    }
+    return { result: parsed?.result, output: parsed ? parsed.printed : stdout, evidence };
+  }
+
+  /** Reads and empties the problem log; every problem since the last drain belongs to `surface`. */
+  async drain(): Promise<RecordedProblem[]> {
+    const rows = await this.readLog(PROBLEM_LOG);
+    return rows as unknown as RecordedProblem[];
+  }
+
+  async readLog(path: string): Promise<Record<string, unknown>[]> {
+    const run = await this.ctx.runPhp(`<?php $p = ${phpValue(path)}; $d = @file_get_contents($p); if ($d !== false) { @unlink($p); echo $d; }`);
+    return text(run.stdout.data)
+      .split("\n")
+      .filter((l) => l.trim() !== "")
+      .flatMap((l) => {
+        try {
+          return [JSON.parse(l) as Record<string, unknown>];
+        } catch {
+          return [];
+        }
+      });
+  }
+
+  /** Drains the log into findings for `surface` and returns how many there were. */
+  async settle(surface: string, evidence: string): Promise<RecordedProblem[]> {
+    const problems = await this.drain();
+    if (problems.length > 0) {
+      const log = this.evidence("php-errors", `${surface}.jsonl`, problems.map((p) => `${JSON.stringify(p)}\n`).join(""), "application/x-ndjson");
+      // The response (or output) proves the effect; the log excerpt proves the cause. Point at the first.
+      this.findings.push(...findingsFromProblems(problems, surface, evidence === "" ? log : evidence));
+    }
+    return problems;
+  }
+
+  async auth(): Promise<ActorAuth> {
+    this.adminAuth ??= await this.ctx.authFor({ userId: this.adminId, label: "admin" });
+    return this.adminAuth;
+  }
+
+  /** An HTTP request to the sandbox as admin or anonymously; the body is kept as evidence. */
+  async request(surface: string, method: string, path: string, actor: "admin" | "anonymous"): Promise<{ status: number; body: string; evidence: string }> {
+    const headers: Record<string, string> = {};
+    if (actor === "admin") {
+      const auth = await this.auth();
+      headers.cookie = auth.cookies.map((c) => `${c.name}=${c.value}`).join("; ");
+      headers["x-wp-nonce"] = auth.restNonce;
+    }
+    const response = await this.ctx.http({ method, url: new URL(path, this.ctx.siteUrl).toString(), headers });
+    const body = text(response.body.data);
+    const type = (response.headers["content-type"]?.[0] ?? "text/html").split(";")[0]!.trim() || "text/html";
+    const evidence = this.evidence("responses", `${surface}.${type.includes("json") ? "json" : "html"}`, `${body}`, type.includes("json") ? "application/json" : "text/html");
+    return { status: response.status, body, evidence };
+  }
+
+  async inventory(surface: string): Promise<PluginInventory> {
+    const { status, body, evidence } = await this.request(surface, "GET", `/wp-admin/index.php?wp-codebox-check-inventory=${this.token}`, "admin");
+    try {
+      return JSON.parse(body) as PluginInventory;
+    } catch {
+      throw new WpCodeboxError("check-failed", `The inventory request answered HTTP ${status} without the inventory: wp-admin did not load (see ${evidence}).`, { status, evidence });
+    }
+  }
+
+  /** Times one surface; `work` returns its target details. */
+  async surface(surface: Omit<Surface, "durationMs">, work: () => Promise<Partial<Surface> | void>): Promise<void> {
+    const started = Date.now();
+    const extra = (await work()) ?? {};
+    this.surfaces.push({ ...surface, ...extra, durationMs: Date.now() - started });
+  }
+
+  /** A response ≥ 500 that no PHP fatal explains is a finding of its own. */
+  httpFinding(surface: string, status: number, problems: RecordedProblem[], evidence: string, message: string, where?: { file: string; line: number }): void {
+    if (status < 500 || problems.some((p) => p.level === "fatal")) return;
+    this.findings.push({ severity: "error", kind: "http-error", surface, message: `${message} answered HTTP ${status}`, ...(where ? { file: where.file, line: where.line } : {}), evidence });
+  }
+}
+
+/**
+ * The script and line a JavaScript error came from: the first `URL:line:col` of its stack, else
+ * the console entry's URL and 0-based line. URLs of the sandbox are made relative to its origin,
+ * so findings do not depend on the port.
+ */
+function jsLocation(siteUrl: string, stack: string | undefined, fallbackUrl: string | undefined, fallbackLine: number | undefined): { file?: string; line?: number } {
+  const relative = (url: string) => (url.startsWith(new URL(siteUrl).origin) ? url.slice(new URL(siteUrl).origin.length) : url);
+  const m = stack ? /\(?((?:https?|file):\/\/[^\s)]+?):(\d+)(?::\d+)?\)?\s*$/m.exec(stack) : null;
+  if (m) return { file: relative(m[1]!), line: Number(m[2]) };
+  return { ...(fallbackUrl ? { file: relative(fallbackUrl) } : {}), ...(fallbackLine !== undefined ? { line: fallbackLine + 1 } : {}) };
+}
+
+export const pluginCheck: CommandHandler = async (ctx, args) => {
+  const failOn = (args["fail-on"] ?? "error") as CheckSeverity;
+  const check = new CheckRun(ctx, randomBytes(16).toString("hex"));
+  check.adminId = (await ctx.resolveActor("admin")).userId;
+
+  // 1. Which plugin, and the recorder.
+  const resolved = await check.action<{ error?: string; file: string; dir: string; name: string; version: string; active: boolean }>("resolve", "resolve", { plugin: args.plugin });
+  if (!resolved.result || resolved.result.error) {
+    throw new WpCodeboxError("invalid-argument", `${resolved.result?.error ?? "The plugin could not be read."} Mount the plugin there (wp-codebox check PLUGIN_DIR does) and pass its folder or main file as plugin=.`, { plugin: args.plugin });
+  }
+  const plugin = resolved.result;
+  await ctx.writeSandboxFile(
+    RECORDER_PATH,
+    phpProgram({ wp_codebox_check_config: phpValue({ log: PROBLEM_LOG, origins: ORIGIN_LOG, token: check.token, pluginDir: plugin.dir }) }, "plugin-check/collector.php", "plugin-check/inventory.php"),
+  );
+
+  // 2. The site without the plugin. WordPress's own problems seen here are not the plugin's.
+  if (plugin.active) await check.action("deactivation", "deactivate", { file: plugin.file });
+  const before = await check.inventory("inventory-before");
+  const baseline = new Set(findingsFromProblems(await check.drain(), "baseline", "").map(findingKey));
+
+  // 3. Activation.
+  let active = false;
+  await check.surface({ id: "activation", kind: "activation", target: plugin.file, actor: "admin" }, async () => {
+    const activated = await check.action<{ error: { code: string; message: string; output: string | null } | null; active: boolean }>("activation", "activate", { file: plugin.file });
+    active = activated.result?.active ?? false;
+    const error = activated.result?.error;
+    if (error?.code === "unexpected_output" && error.output) {
+      const evidence = check.evidence("outputs", "activation-output.html", error.output, "text/html");
+      check.findings.push({ severity: "warning", kind: "activation-output", surface: "activation", message: `Activation printed ${Buffer.byteLength(error.output)} bytes of unexpected output: ${error.output.trim().slice(0, 200)}`, evidence });
+    } else if (error && !active) {
+      check.findings.push({ severity: "error", kind: "php-fatal", surface: "activation", message: `Activation failed: ${error.message}`, evidence: activated.evidence });
+    }
+    await check.settle("activation", activated.evidence);
+    return { evidence: activated.evidence };
+  });
+
+  let after = before;
+  if (active) {
+    await check.surface({ id: "admin-load", kind: "admin-load", target: "/wp-admin/", actor: "admin" }, async () => {
+      after = await check.inventory("inventory-after");
+      await check.settle("admin-load", "");
+    });
+  }
+  const added = diffInventory(before, after);
+  check.files.push({ path: "files/check/inventory.json", kind: "check-inventory", contentType: "application/json", content: `${JSON.stringify({ before, after, added }, null, 2)}\n` });
+
+  if (active) await exerciseSurfaces(check, added, args.browser === "true");
+
+  // 6. Deactivate, uninstall, and what is left.
+  let uninstall: PluginCheckReport["uninstall"] = "none";
+  const leftovers: PluginCheckReport["leftovers"] = { options: [], tables: [], cronHooks: [] };
+  if (active && args.uninstall !== "false") {
+    await check.surface({ id: "deactivation", kind: "deactivation", target: plugin.file, actor: "admin" }, async () => {
+      const done = await check.action("deactivation", "deactivate", { file: plugin.file });
+      await check.settle("deactivation", done.evidence);
+      return { evidence: done.evidence };
+    });
+    await check.surface({ id: "uninstall", kind: "uninstall", target: plugin.file, actor: "admin" }, async () => {
+      const done = await check.action<{ uninstall: PluginCheckReport["uninstall"] }>("uninstall", "uninstall", { file: plugin.file });
+      uninstall = done.result?.uninstall ?? "none";
+      await check.settle("uninstall", done.evidence);
+      const final = await check.inventory("inventory-after-uninstall");
+      await check.drain();
+      const left = diffInventory(before, final);
+      leftovers.options = left.options;
+      leftovers.tables = left.tables;
+      leftovers.cronHooks = [...new Set(left.cronHooks.map((c) => c.hook))];
+      const evidence = check.evidence("leftovers", "after-uninstall.json", `${JSON.stringify({ uninstall, leftovers, inventory: final }, null, 2)}\n`, "application/json");
+      const origins = await check.readLog(ORIGIN_LOG);
+      const originOf = (kind: string, name: string) => origins.find((o) => o.kind === kind && o.name === name) as { file: string; line: number } | undefined;
+      const how = uninstall === "none" ? "the plugin has no uninstall.php or uninstall hook" : `after ${uninstall} ran`;
+      for (const [kind, names] of [["option", leftovers.options], ["table", leftovers.tables], ["cron hook", leftovers.cronHooks]] as const) {
+        for (const name of names) {
+          const where = originOf(kind, name);
+          check.findings.push({ severity: "warning", kind: "leftover", surface: "uninstall", message: `The ${kind} ${name} is still there after deactivation and uninstall (${how}).`, ...(where ? { file: where.file, line: where.line } : {}), evidence });
+        }
+      }
+      return { evidence };
+    });
+  }
+  await ctx.runPhp(`<?php @unlink(${phpValue(RECORDER_PATH)});`);
+
+  const report = buildPluginCheckReport({
+    plugin: { file: plugin.file, name: plugin.name, version: plugin.version, active },
+    failOn,
+    inventory: added,
+    leftovers,
+    uninstall,
+    surfaces: check.surfaces,
+    findings: check.findings,
+    baseline,
+  });
+  const summary = summarizePluginCheck(report);
+  const files: ArtifactFile[] = [
+    ...check.files,
+    { path: "files/check/report.json", kind: "check-report", contentType: "application/json", content: `${JSON.stringify(report, null, 2)}\n` },
+    { path: "files/check/junit.xml", kind: "check-junit", contentType: "application/xml", content: pluginCheckJunit(report) },
+  ];
+  const failed = report.status === "failed";
+  return {
+    status: failed ? "error" : "ok",
+    exitCode: failed ? 1 : 0,
+    stdout: `${JSON.stringify(report, null, 2)}\n`,
+    stderr: summary,
+    json: report,
+    files,
+    ...(failed
+      ? {
+          error: {
+            code: "check-failed",
+            message: `${report.findings.filter((f) => severityFails(f.severity, failOn)).length} finding(s) at or above fail-on=${failOn} (${report.counts.error} error(s), ${report.counts.warning} warning(s), ${report.counts.notice} notice(s) in all); see files/check/report.json.`,
+            data: { counts: report.counts, failOn },
+          },
+        }
+      : {}),
+  };
+};
+
+/** Steps 4–5: every surface the plugin added, as the actor a real visitor would be. */
+async function exerciseSurfaces(check: CheckRun, added: PluginInventory, browser: boolean): Promise<void> {
+  const visited = new Set<string>();
+  for (const page of added.adminPages) {
+    if (visited.has(page.url)) continue;
+    visited.add(page.url);
+    const id = `admin-page:${page.url}`;
+    await check.surface({ id, kind: "admin-page", target: page.url, actor: "admin" }, async () => {
+      const response = await check.request(id, "GET", page.url, "admin");
+      const problems = await check.settle(id, response.evidence);
+      check.httpFinding(id, response.status, problems, response.evidence, `Admin page ${page.url}`, page.callback);
+      return { httpStatus: response.status, evidence: response.evidence };
+    });
+  }
+
+  if (browser) {
+    for (const url of visited) {
+      const id = `admin-page-browser:${url}`;
+      await check.surface({ id, kind: "admin-page-browser", target: url, actor: "admin" }, async () => {
+        const name = `check-${url}`.replace(/[^a-z0-9._-]+/gi, "-").toLowerCase().slice(0, 80);
+        const outcome = await runScriptInSandbox(check.ctx, { as: "admin" }, [
+          { kind: "navigate", url } as never,
+          { kind: "screenshot", name } as never,
+        ]);
+        const shot = outcome.screenshots[0];
+        const evidence = shot ? check.evidence("screenshots", `${shot.name}.png`, shot.bytes, "image/png") : "";
+        const log = check.evidence(
+          "browser",
+          `${name}.jsonl`,
+          [...outcome.console.map((c) => ({ source: "console", ...c })), ...outcome.pageErrors.map((e) => ({ source: "pageerror", ...e })), ...outcome.network.map((n) => ({ source: "request", ...n }))].map((r) => `${JSON.stringify(r)}\n`).join(""),
+          "application/x-ndjson",
+        );
+        for (const e of outcome.pageErrors) {
+          check.findings.push({ severity: "error", kind: "js-error", surface: id, message: e.message, ...jsLocation(check.ctx.siteUrl, e.stack, undefined, undefined), evidence: evidence || log });
+        }
+        for (const c of outcome.console.filter((c) => c.type === "error")) {
+          // Chromium logs every failed resource load as a console error too; those are failed-request findings.
+          if (/^Failed to load resource/.test(c.text)) continue;
+          check.findings.push({ severity: "warning", kind: "console-error", surface: id, message: c.text, ...jsLocation(check.ctx.siteUrl, undefined, c.url, c.lineNumber), evidence: log });
+        }
+        for (const n of outcome.network) {
+          const failed = n.status === "failed" || (typeof n.status === "number" && n.status >= 400);
+          if (failed) check.findings.push({ severity: "warning", kind: "failed-request", surface: id, message: `${n.method} ${new URL(n.url).pathname}${new URL(n.url).search} → ${n.status}${n.failure ? ` (${n.failure})` : ""}`, evidence: log });
+        }
+        if (outcome.error) {
+          check.findings.push({ severity: "warning", kind: "failed-request", surface: id, message: `The browser could not finish loading ${url}: ${outcome.error.message}`, evidence: evidence || log });
+        }
+        await check.settle(id, log);
+        return { evidence: evidence || log };
+      });
+    }
+  }
+
+  for (const route of added.restRoutes) {
+    const id = `rest-route:${route.route}`;
+    const base = { id, kind: "rest-route" as const, target: route.route, actor: "admin" };
+    if (route.pathParams) {
+      check.surfaces.push({ ...base, durationMs: 0, skippedReason: "the route has path parameters, so there is no parameter-free request to make" });
+      continue;
+    }
+    await check.surface(base, async () => {
+      const path = `/?rest_route=${encodeURIComponent(route.route)}`;
+      let status = 0;
+      let evidence = "";
+      if (route.methods.includes("GET")) {
+        const response = await check.request(id, "GET", path, "admin");
+        const problems = await check.settle(id, response.evidence);
+        check.httpFinding(id, response.status, problems, response.evidence, `GET ${route.route}`, route.callback);
+        ({ status, evidence } = response);
+      }
+      const options = await check.request(`${id}-options`, "OPTIONS", path, "admin");
+      const problems = await check.settle(id, options.evidence);
+      check.httpFinding(id, options.status, problems, options.evidence, `OPTIONS ${route.route}`, route.callback);
+      return { httpStatus: status || options.status, evidence: evidence || options.evidence };
+    });
+  }
+
+  // Shortcodes, blocks and post types are seen on the front end: publish what shows them first.
+  const posts = [
+    ...added.shortcodes.map((s) => ({ key: `shortcode:${s.tag}`, type: "page", title: `wp-codebox check: [${s.tag}]`, content: `[${s.tag}]` })),
+    ...added.blocks.map((b) => ({ key: `block:${b.name}`, type: "page", title: `wp-codebox check: ${b.name}`, content: `<!-- wp:${b.name} /-->` })),
+    ...added.postTypes.filter((t) => t.public).map((t) => ({ key: `single:${t.name}`, type: t.name, title: `wp-codebox check: a sample ${t.name}`, content: "Sample content." })),
+  ];
+  const archives = added.postTypes.filter((t) => t.public && t.hasArchive).map((t) => t.name);
+  if (posts.length + archives.length === 0) {
+    await exerciseCron(check, added);
+    return;
+  }
+  let links: { posts: Record<string, string | null>; archives: Record<string, string | null> } = { posts: {}, archives: {} };
+  await check.surface({ id: "content-setup", kind: "content-setup", target: `${posts.length} sample post(s)`, actor: "admin" }, async () => {
+    const created = await check.action<typeof links>("content-setup", "create-posts", { posts, archives });
+    links = created.result ?? links;
+    await check.settle("content-setup", created.evidence);
+    return { evidence: created.evidence };
+  });
+  const front: { id: string; kind: Surface["kind"]; url: string | null | undefined; what: string; where?: { file: string; line: number } }[] = [
+    ...added.shortcodes.map((s) => ({ id: `shortcode:[${s.tag}]`, kind: "shortcode" as const, url: links.posts[`shortcode:${s.tag}`], what: `A page with [${s.tag}]`, where: s.callback })),
+    ...added.blocks.map((b) => ({ id: `block:${b.name}`, kind: "block" as const, url: links.posts[`block:${b.name}`], what: `A page with the ${b.name} block`, where: b.callback })),
+    ...archives.map((t) => ({ id: `post-type-archive:${t}`, kind: "post-type-archive" as const, url: links.archives[t], what: `The ${t} archive` })),
+    ...added.postTypes.filter((t) => t.public).map((t) => ({ id: `post-type-single:${t.name}`, kind: "post-type-single" as const, url: links.posts[`single:${t.name}`], what: `A single ${t.name}` })),
+  ];
+  for (const item of front) {
+    const base = { id: item.id, kind: item.kind, target: item.url ?? item.id, actor: "anonymous" };
+    if (!item.url) {
+      check.surfaces.push({ ...base, durationMs: 0, skippedReason: "WordPress gave no URL for it" });
+      continue;
+    }
+    const url = item.url;
+    await check.surface(base, async () => {
+      const response = await check.request(item.id, "GET", url, "anonymous");
+      const problems = await check.settle(item.id, response.evidence);
+      check.httpFinding(item.id, response.status, problems, response.evidence, item.what, item.where);
+      return { httpStatus: response.status, evidence: response.evidence };
+    });
+  }
+  await exerciseCron(check, added);
+}
+
+async function exerciseCron(check: CheckRun, added: PluginInventory): Promise<void> {
+  const seen = new Set<string>();
+  for (const event of added.cronHooks) {
+    const key = `${event.hook}:${JSON.stringify(event.args)}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const id = `cron-hook:${event.hook}${event.args.length ? `:${JSON.stringify(event.args)}` : ""}`;
+    await check.surface({ id, kind: "cron-hook", target: event.hook, actor: "cron" }, async () => {
+      const ran = await check.action(id, "run-cron", { hook: event.hook, args: event.args });
+      await check.settle(id, ran.evidence);
+      return { evidence: ran.evidence };
+    });
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Integration: `wp-codebox check` end to end against real WordPress and Chromium, with two fixture
+ * plugins written for it: check-faulty plants one fault of each kind (every one must be reported
+ * exactly once, at its file and line, with evidence that is in the bundle), check-clean has one of
+ * every surface and no fault. Also the same check as a recipe step.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { runCli, type CliIo } from "@wp-codebox/cli";
+import { verifyArtifactBundle, type PluginCheckReport } from "@wp-codebox/runtime-core";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-check-"));
+const FAULTY = join(ROOT, "test/fixtures/plugins/check-faulty/check-faulty.php");
+
+async function cli(argv: string[]) {
+  let stdout = "";
+  let stderr = "";
+  const io: CliIo = { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), env: process.env, cwd: ROOT };
+  const code = await runCli(argv, { io, installSignalHandlers: () => () => undefined });
+  return { code, stdout, stderr, show: () => `exit ${code}\n--- stdout ---\n${stdout.slice(0, 3000)}\n--- stderr ---\n${stderr.slice(-4000)}` };
+}
+
+/** 1-based line of the first line of `file` containing `needle`. */
+function lineOf(file: string, needle: string): number {
+  const index = readFileSync(file, "utf8").split("\n").findIndex((l) => l.includes(needle));
+  assert.ok(index >= 0, `${needle} not in ${file}`);
+  return index + 1;
+}
+
+test("check on the faulty fixture: exit 1, exactly the planted findings, each at its file:line with evidence in the bundle", async () => {
+  const out = join(scratch, "faulty");
+  const run = await cli(["check", "test/fixtures/plugins/check-faulty", "--browser", "--artifacts", out, "--json"]);
+  assert.equal(run.code, 1, run.show());
+  const report = JSON.parse(run.stdout) as PluginCheckReport;
+  assert.equal(report.status, "failed");
+
+  const seen = report.findings.map((f) => `${f.kind} ${f.file ? basename(f.file.split("?")[0]!) : "-"}:${f.line ?? "-"}`).sort();
+  const expected = [
+    `php-fatal check-faulty.php:${lineOf(FAULTY, "check_faulty_missing_function();")}`,
+    `php-warning check-faulty.php:${lineOf(FAULTY, "$totals['sum']")}`,
+    `http-error check-faulty.php:${lineOf(FAULTY, "function check_faulty_status()")}`,
+    `deprecated check-faulty.php:${lineOf(FAULTY, "get_page_by_title(")}`,
+    `leftover check-faulty.php:${lineOf(FAULTY, "add_option('check_faulty_settings'")}`,
+  ];
+  const js = report.findings.filter((f) => f.kind === "js-error");
+  assert.equal(js.length, 1, JSON.stringify(report.findings, null, 2));
+  assert.equal(js[0]!.file, "/wp-admin/tools.php?page=check-faulty-script");
+  assert.match(js[0]!.message, /checkFaultyBoard|reading 'start'/);
+  assert.deepEqual(seen.filter((s) => !s.startsWith("js-error")), expected.sort(), JSON.stringify(report.findings, null, 2));
+
+  const bySeverity = Object.fromEntries(report.findings.map((f) => [f.kind, f.severity]));
+  assert.deepEqual(bySeverity, { "php-fatal": "error", "http-error": "error", "js-error": "error", "php-warning": "warning", leftover: "warning", deprecated: "notice" });
+  // The deprecated call runs on every admin request: one finding, many occurrences.
+  assert.ok(report.findings.find((f) => f.kind === "deprecated")!.occurrences > 1);
+  assert.match(report.findings.find((f) => f.kind === "leftover")!.message, /check_faulty_settings/);
+  assert.equal(report.uninstall, "uninstall.php");
+  assert.deepEqual(report.leftovers.options, ["check_faulty_settings"]);
+
+  for (const f of report.findings) assert.ok(existsSync(join(out, f.evidence)), `evidence ${f.evidence} of ${f.kind} is in the bundle`);
+  const fatalPage = readFileSync(join(out, report.findings.find((f) => f.kind === "php-fatal")!.evidence), "utf8");
+  assert.match(fatalPage, /check_faulty_missing_function/, "the fatal's evidence is the page WordPress answered");
+  assert.deepEqual(JSON.parse(readFileSync(join(out, "files/check/report.json"), "utf8")), report);
+  const junit = readFileSync(join(out, "files/check/junit.xml"), "utf8");
+  assert.equal((junit.match(/<testcase /g) ?? []).length, report.surfaces.length);
+  assert.equal((junit.match(/<failure /g) ?? []).length, report.surfaces.filter((s) => s.status === "failed").length);
+  assert.match(run.stderr, /FAILED \(fail on error\)/);
+  assert.equal((await verifyArtifactBundle(out)).valid, true);
+});
+
+test("check on the clean fixture: exit 0, zero findings, every kind of surface exercised", async () => {
+  const out = join(scratch, "clean");
+  const run = await cli(["check", "test/fixtures/plugins/check-clean", "--fail-on", "notice", "--artifacts", out, "--json"]);
+  assert.equal(run.code, 0, run.show());
+  const report = JSON.parse(run.stdout) as PluginCheckReport;
+  assert.deepEqual(report.findings, []);
+  assert.equal(report.status, "passed");
+  const kinds = new Set(report.surfaces.map((s) => s.kind));
+  for (const kind of ["activation", "admin-page", "rest-route", "shortcode", "block", "cron-hook", "post-type-archive", "post-type-single", "deactivation", "uninstall"]) {
+    assert.ok(kinds.has(kind as never), `surface kind ${kind} exercised`);
+  }
+  assert.deepEqual(
+    report.surfaces.filter((s) => s.status === "skipped").map((s) => s.target),
+    ["/check-clean/v1/items/(?P<id>\\d+)"],
+    "only the route with a path parameter is skipped",
+  );
+  const archive = report.surfaces.find((s) => s.kind === "post-type-archive")!;
+  assert.equal(archive.httpStatus, 200);
+  assert.deepEqual(report.inventory.shortcodes.map((s) => s.tag), ["check_clean_hello"]);
+  assert.deepEqual(report.inventory.blocks.map((b) => b.name), ["check-clean/greeting"]);
+  assert.deepEqual(report.inventory.cronHooks.map((c) => c.hook), ["check_clean_hourly"]);
+  assert.deepEqual(report.inventory.options, ["check_clean_settings"]);
+  assert.deepEqual(report.leftovers, { options: [], tables: [], cronHooks: [] });
+  assert.equal((await verifyArtifactBundle(out)).valid, true);
+});
+
+test("wordpress.check as a recipe step gates on fail-on", async () => {
+  const out = join(scratch, "recipe");
+  const run = await cli(["recipe", "run", "examples/recipes/plugin-check/recipe.json", "--artifacts", out, "--json"]);
+  assert.equal(run.code, 0, run.show());
+  assert.ok(existsSync(join(out, "files/check/report.json")));
+  assert.equal((await verifyArtifactBundle(out)).valid, true);
+});
+
+test("check refuses bad input before booting", async () => {
+  const missing = await cli(["check", "test/fixtures/plugins/no-such-plugin"]);
+  assert.equal(missing.code, 2, missing.show());
+  assert.match(missing.stderr, /error\[invalid-argument\]: Plugin test\/fixtures\/plugins\/no-such-plugin does not exist/);
+  const badLevel = await cli(["check", "test/fixtures/plugins/check-clean", "--fail-on", "fatal"]);
+  assert.equal(badLevel.code, 2, badLevel.show());
+  assert.match(badLevel.stderr, /--fail-on must be one of error, warning, notice/);
+});
