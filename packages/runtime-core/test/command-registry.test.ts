@@ -23,6 +23,7 @@ const EXPECTED_IDS = [
   "wordpress.browser-actions",
   "wordpress.browser-probe",
   "wordpress.state-export",
+  "wordpress.check",
   "inspect-mounted-inputs",
   "wordpress.browser-actions.evaluate",
 ];
