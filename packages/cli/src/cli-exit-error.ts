@@ -3,7 +3,7 @@
  * interrupts, and an incomplete environment found by `doctor`. Thrown by commands; the one
  * top-level catch in `cli.ts` prints `error[<code>]: <message>` and exits with `exitCode`.
  */
-import { WpCodeboxError, exitCodeForCategory } from "@wp-codebox/runtime-core";
+import { WpCodeboxError, exitCodeForCategory, type RunSessionOutcome } from "@wp-codebox/runtime-core";
 
 /** Exit codes of the CLI (SPEC §5; STYLE §10). */
 export const EXIT_CODES = {
@@ -41,4 +41,18 @@ export function describeFailure(error: unknown): { code: string; message: string
   }
   const message = error instanceof Error ? error.message : String(error);
   return { code: "internal-error", message, exitCode: EXIT_CODES.internal };
+}
+
+/**
+ * The exit error of a finished run session, or undefined when it succeeded (exit code 0).
+ * @param fallback - code and message when the work itself failed (a command error, a failed
+ *   expectation or episode step) rather than an error stopping it.
+ */
+export function sessionExitError(outcome: RunSessionOutcome, fallback: { code: string; message: string }): CliExitError | undefined {
+  if (outcome.exitCode === EXIT_CODES.ok) return undefined;
+  if (outcome.error) return new CliExitError(outcome.error.code, outcome.error.message, outcome.exitCode, outcome.error.details ?? {});
+  if (!outcome.bundle.valid) {
+    return new CliExitError("bundle-invalid", `The bundle in ${outcome.bundle.directory} failed verification (a wp-codebox bug; please report it).`, outcome.exitCode);
+  }
+  return new CliExitError(fallback.code, fallback.message, outcome.exitCode);
 }

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
-import { CliExitError, EXIT_CODES, describeFailure } from "./cli-exit-error.js";
+import { CliExitError, EXIT_CODES, describeFailure, sessionExitError } from "./cli-exit-error.js";
 import { processIo, type CliIo } from "./cli-io.js";
 import { describeSchemaNames } from "./commands/schema.js";
 import type { RunOptions, RunOutcome } from "./commands/run.js";
@@ -17,7 +17,6 @@ import { registerCheckCommand } from "./commands/check-cli.js";
 /** Per-invocation state shared by the actions and the top-level catch. */
 interface CliState {
   io: CliIo;
-  exitCode: number;
   /** True once a `--json` document went to stdout (the catch then adds none). */
   jsonEmitted: boolean;
   /** Installed by `run`; removed when it ends. */
@@ -95,6 +94,27 @@ function runtimeRunOptions(opts: Record<string, unknown>, io: CliIo): Omit<RunOp
   };
 }
 
+/**
+ * Runs `work` with SIGINT/SIGTERM turned into an abort of the signal it gets: the session then
+ * writes its bundle and disposes the sandbox. A second signal leaves at once.
+ */
+async function withInterrupt<T>(state: CliState, work: (interrupt: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const removeHandlers = state.installSignalHandlers((signal) => {
+    if (controller.signal.aborted) {
+      // Second signal: the user insists; leave now.
+      process.exit(signal === "SIGTERM" ? EXIT_CODES.sigterm : EXIT_CODES.sigint);
+    }
+    state.io.stderr(`\nwp-codebox: ${signal} received: writing the bundle and disposing the sandbox (send it again to quit at once)\n`);
+    controller.abort(signal);
+  });
+  try {
+    return await work(controller.signal);
+  } finally {
+    removeHandlers();
+  }
+}
+
 /** Builds the commander program for one invocation. */
 function buildProgram(state: CliState): Command {
   const { io } = state;
@@ -158,27 +178,14 @@ function buildProgram(state: CliState): Command {
         ...(opts.artifacts !== undefined ? { artifactsDir: opts.artifacts as string } : {}),
         ...runtimeRunOptions(opts, io),
       };
-      const controller = new AbortController();
-      const removeHandlers = state.installSignalHandlers((signal) => {
-        if (controller.signal.aborted) {
-          // Second signal: the user insists; leave now.
-          process.exit(signal === "SIGTERM" ? EXIT_CODES.sigterm : EXIT_CODES.sigint);
-        }
-        io.stderr(`\nwp-codebox: ${signal} received: writing the bundle and disposing the sandbox (send it again to quit at once)\n`);
-        controller.abort(signal);
-      });
-      let outcome: RunOutcome;
-      try {
+      const outcome: RunOutcome = await withInterrupt(state, async (interrupt) => {
         if (opts.attach !== undefined) {
           const { runAttached } = await import("./commands/attach.js");
-          outcome = await runAttached({ ...runOptions, interrupt: controller.signal, control: opts.attach as string, ...(opts.token !== undefined ? { token: opts.token as string } : {}), processEnv: io.env });
-        } else {
-          const { runCommand } = await import("./commands/run.js");
-          outcome = await runCommand({ ...runOptions, interrupt: controller.signal });
+          return runAttached({ ...runOptions, interrupt, control: opts.attach as string, ...(opts.token !== undefined ? { token: opts.token as string } : {}), processEnv: io.env });
         }
-      } finally {
-        removeHandlers();
-      }
+        const { runCommand } = await import("./commands/run.js");
+        return runCommand({ ...runOptions, interrupt });
+      });
       printRunOutcome(state, outcome, opts.json === true);
       if (outcome.error) throw outcome.error;
       if (outcome.result.status !== "ok") {
@@ -380,7 +387,7 @@ function buildProgram(state: CliState): Command {
   registerCheckCommand(program, { io, printJson: (value) => json(state, value), addRuntimeOptions, runtimeOptions: (opts) => runtimeRunOptions(opts, io) });
 
   // recipe validate|plan|run (commands/recipe-cli.ts)
-  registerRecipeCommands(program, { io, printJson: (value) => json(state, value) });
+  registerRecipeCommands(program, { io, printJson: (value) => json(state, value), withInterrupt: (work) => withInterrupt(state, work) });
 
   // episode run | replay
   const episode = program.command("episode").description("Run stateful episodes and replay their traces (SPEC §4, §5).").addHelpText("after", examples(["wp-codebox episode run examples/episodes/seed-and-snapshot.json --artifacts out-episode", "wp-codebox episode replay out-episode"]));
@@ -398,20 +405,33 @@ function buildProgram(state: CliState): Command {
       const attached = opts.attach !== undefined ? await (await import("./commands/attach.js")).attach({ control: opts.attach, ...(opts.token !== undefined ? { token: opts.token } : {}), processEnv: io.env }) : undefined;
       let outcome: Awaited<ReturnType<typeof runEpisode>>;
       try {
-        outcome = await runEpisode({
-          script,
-          ...(opts.artifacts ? { artifactsDir: opts.artifacts } : {}),
-          cwd: io.cwd,
-          processEnv: io.env,
-          onProgress: (m) => io.stderr(`wp-codebox: ${m}\n`),
-          ...(attached ? { backend: (await import("@wp-codebox/live/client")).attachedBackend(attached, { resetOnCreate: true }) } : {}),
-        });
+        const backend = attached ? (await import("@wp-codebox/live/client")).attachedBackend(attached, { resetOnCreate: true }) : undefined;
+        outcome = await withInterrupt(state, (interrupt) =>
+          runEpisode({
+            script,
+            ...(opts.artifacts ? { artifactsDir: opts.artifacts } : {}),
+            cwd: io.cwd,
+            processEnv: io.env,
+            interrupt,
+            onProgress: (m) => io.stderr(`wp-codebox: ${m}\n`),
+            ...(backend ? { backend } : {}),
+          }),
+        );
       } finally {
         await attached?.dispose();
       }
-      if (opts.json) json(state, { trace: { id: outcome.trace.id, digest: outcome.trace.digest }, steps: outcome.steps, bundle: { directory: outcome.bundle.directory, id: outcome.bundle.id, valid: outcome.bundle.valid } });
+      const trace = outcome.episode?.trace;
+      if (opts.json) {
+        json(state, {
+          ...(trace ? { trace: { id: trace.id, digest: trace.digest } } : {}),
+          steps: outcome.episode?.steps ?? [],
+          bundle: { directory: outcome.bundle.directory, id: outcome.bundle.id, valid: outcome.bundle.valid },
+          ...(outcome.error ? { error: outcome.error } : {}),
+        });
+      }
       io.stderr(formatEpisodeOutcome(outcome));
-      if (!outcome.allOk) throw new CliExitError("episode-step-failed", "At least one episode step failed or timed out; it is recorded in the trace. See the step list above.", EXIT_CODES.sandboxFailed);
+      const exit = sessionExitError(outcome, { code: "episode-step-failed", message: "At least one episode step failed or timed out; it is recorded in the trace. See the step list above." });
+      if (exit) throw exit;
     });
   episode
     .command("replay")
@@ -501,7 +521,6 @@ function commanderUsage(error: CommanderError, argv: readonly string[]): CliExit
 export async function runCli(argv: readonly string[], options: RunCliOptions = {}): Promise<number> {
   const state: CliState = {
     io: options.io ?? processIo(),
-    exitCode: EXIT_CODES.ok,
     jsonEmitted: false,
     installSignalHandlers: options.installSignalHandlers ?? defaultSignalHandlers,
   };
@@ -509,7 +528,7 @@ export async function runCli(argv: readonly string[], options: RunCliOptions = {
   const wantsJson = argv.includes("--json");
   try {
     await buildProgram(state).parseAsync([...argv], { from: "user" });
-    return state.exitCode;
+    return EXIT_CODES.ok;
   } catch (thrown) {
     let error: unknown = thrown;
     if (thrown instanceof CommanderError) {

@@ -8,6 +8,7 @@ import { isAbsolute, resolve } from "node:path";
 import { Type, type Static } from "@sinclair/typebox";
 import { WpCodeboxError } from "./errors.js";
 import { parseDuration } from "./durations.js";
+import { BROWSER_COMMAND_TIMEOUT_MARGIN_MS, DEFAULT_BROWSER_TOTAL_TIMEOUT_MS, DEFAULT_CHECK_TIMEOUT_MS, DEFAULT_COMMAND_TIMEOUT_MS, DEFAULT_PHPUNIT_TIMEOUT_MS } from "./defaults.js";
 
 /** Schema id of `commandCatalog()` output (`wp-codebox commands --json`). */
 export const COMMAND_CATALOG_SCHEMA_ID = "wp-codebox/command-catalog/v1";
@@ -40,12 +41,23 @@ export const COMMAND_ARGUMENT_SCHEMA = Type.Object(
 );
 export type CommandArgument = Static<typeof COMMAND_ARGUMENT_SCHEMA>;
 
+/**
+ * What a command does, which decides how it is run and recorded: `php` runs PHP in the worker,
+ * `http` sends a request to the site, `browser` drives Chromium, `state` exports WordPress state,
+ * `inspect` reads the runtime's own facts, `capability` is a policy-only grant (not runnable).
+ */
+export const COMMAND_KINDS = ["php", "http", "browser", "state", "inspect", "capability"] as const;
+export type CommandKind = (typeof COMMAND_KINDS)[number];
+
 /** TypeBox schema of one catalog entry. */
 export const COMMAND_DEFINITION_SCHEMA = Type.Object(
   {
     id: Type.String(),
     summary: Type.String(),
+    kind: Type.Union(COMMAND_KINDS.map((k) => Type.Literal(k))),
     capability: Type.String(),
+    /** Wall-clock limit of one run when the caller gives none, in ms (`0` = none). */
+    defaultTimeoutMs: Type.Integer({ minimum: 0 }),
     args: Type.Array(COMMAND_ARGUMENT_SCHEMA),
     /** Groups of args of which exactly one must be given (e.g. `code` | `code-file`). */
     exactlyOneOf: Type.Optional(Type.Array(Type.Array(Type.String()))),
@@ -88,6 +100,12 @@ function arg(
   };
 }
 
+/** The capability that lets a browser script run page JavaScript (`evaluate` steps). */
+export const BROWSER_EVALUATE_CAPABILITY = "wordpress.browser-actions.evaluate";
+
+/** A browser command carries its own total budget (`timeout` arg); the outer limit adds a margin to it. */
+const BROWSER_DEFAULT_TIMEOUT_MS = DEFAULT_BROWSER_TOTAL_TIMEOUT_MS + BROWSER_COMMAND_TIMEOUT_MARGIN_MS;
+
 const AS_ARG = arg("as", "actor", 'Who acts: "admin" (default), "anonymous", or "user:<id-or-login>".');
 const VIEWPORT_ARG = arg("viewport", "viewport", 'Browser viewport "<width>x<height>" in CSS pixels (default 1280x720).');
 
@@ -96,6 +114,8 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
   {
     id: "wordpress.run-php",
     summary: "Run PHP code inside the sandbox, with WordPress loaded (default) or bare.",
+    kind: "php",
+    defaultTimeoutMs: DEFAULT_COMMAND_TIMEOUT_MS,
     capability: "wordpress.run-php",
     args: [
       arg("code", "text", "PHP source, starting with <?php."),
@@ -117,6 +137,8 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
   {
     id: "wordpress.wp-cli",
     summary: "Run a WP-CLI command (needs a wp-cli.phar: --wp-cli-phar or WP_CODEBOX_WP_CLI_PHAR).",
+    kind: "php",
+    defaultTimeoutMs: DEFAULT_COMMAND_TIMEOUT_MS,
     capability: "wordpress.wp-cli",
     args: [arg("command", "text", 'WP-CLI arguments without the leading "wp", e.g. "plugin list --format=json".', { required: true })],
     output: { description: "WP-CLI stdout, stderr and exit code.", jsonFields: [] },
@@ -127,6 +149,8 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
   {
     id: "wordpress.phpunit",
     summary: "Run the plugin's PHPUnit suite inside the sandbox, from the plugin's folder (PHPUnit from vendor/bin/phpunit or phpunit=PATH).",
+    kind: "php",
+    defaultTimeoutMs: DEFAULT_PHPUNIT_TIMEOUT_MS,
     capability: "wordpress.phpunit",
     args: [
       arg("config", "text", "PHPUnit configuration file, relative to the plugin folder (default: PHPUnit's own lookup, phpunit.xml then phpunit.xml.dist)."),
@@ -151,6 +175,8 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
   {
     id: "wordpress.http-request",
     summary: "Send an HTTP request to the sandboxed site (other origins only if the policy allows the host).",
+    kind: "http",
+    defaultTimeoutMs: DEFAULT_COMMAND_TIMEOUT_MS,
     capability: "wordpress.http-request",
     args: [
       arg("method", "enum", "HTTP method (default GET).", {
@@ -174,6 +200,8 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
   {
     id: "wordpress.rest-request",
     summary: "Dispatch a REST API request in-process (rest_do_request), no HTTP involved.",
+    kind: "php",
+    defaultTimeoutMs: DEFAULT_COMMAND_TIMEOUT_MS,
     capability: "wordpress.rest-request",
     args: [
       arg("method", "enum", "HTTP method (default GET).", { values: ["GET", "POST", "PUT", "PATCH", "DELETE"] }),
@@ -190,6 +218,8 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
   {
     id: "wordpress.browser-actions",
     summary: "Drive a headless browser through a step script (wp-codebox/browser-interaction-script/v1).",
+    kind: "browser",
+    defaultTimeoutMs: BROWSER_DEFAULT_TIMEOUT_MS,
     capability: "wordpress.browser-actions",
     args: [
       arg("steps-json", "json", "Steps array or script object (inline or @file)."),
@@ -213,6 +243,8 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
   {
     id: "wordpress.browser-probe",
     summary: "Open one page in a headless browser and report status, title, console errors and a screenshot.",
+    kind: "browser",
+    defaultTimeoutMs: BROWSER_DEFAULT_TIMEOUT_MS,
     capability: "wordpress.browser-probe",
     args: [
       arg("url", "url", "Page to open (sandbox-relative or absolute); default /."),
@@ -232,6 +264,8 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
   {
     id: "wordpress.state-export",
     summary: "Export WordPress state (wp-codebox/wordpress-state-export/v1, SPEC §4.3).",
+    kind: "state",
+    defaultTimeoutMs: DEFAULT_COMMAND_TIMEOUT_MS,
     capability: "wordpress.state-export",
     args: [
       arg(
@@ -252,6 +286,8 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
   {
     id: "wordpress.check",
     summary: "Activate a plugin, inventory what it added, exercise every surface and report each fatal, warning, notice, deprecation, database error, HTTP 5xx, JavaScript error and uninstall leftover.",
+    kind: "php",
+    defaultTimeoutMs: DEFAULT_CHECK_TIMEOUT_MS,
     capability: "wordpress.check",
     args: [
       arg("plugin", "text", 'The plugin under wp-content/plugins: its folder (e.g. "my-plugin") or main file ("my-plugin/my-plugin.php", "hello.php").', { required: true }),
@@ -270,6 +306,8 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
   {
     id: "inspect-mounted-inputs",
     summary: "List the resolved mounts (host source, sandbox target, mode, kind).",
+    kind: "inspect",
+    defaultTimeoutMs: DEFAULT_COMMAND_TIMEOUT_MS,
     capability: "inspect-mounted-inputs",
     args: [],
     output: { description: "The resolved mounts.", jsonFields: ["mounts"] },
@@ -277,9 +315,11 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
     runnable: true,
   },
   {
-    id: "wordpress.browser-actions.evaluate",
+    id: BROWSER_EVALUATE_CAPABILITY,
     summary: "Policy-only capability: run caller-supplied page JavaScript (evaluate steps). Not a runnable command.",
-    capability: "wordpress.browser-actions.evaluate",
+    kind: "capability",
+    defaultTimeoutMs: 0,
+    capability: BROWSER_EVALUATE_CAPABILITY,
     args: [],
     output: { description: "None: grants evaluate steps inside wordpress.browser-actions.", jsonFields: [] },
     recipe: false,

@@ -20,3 +20,12 @@ export const DEFAULT_BROWSER_TOTAL_TIMEOUT_MS = 120_000;
  * the plugin added, and with `browser=true` opens each admin page in Chromium.
  */
 export const DEFAULT_CHECK_TIMEOUT_MS = 600_000;
+
+/** Default wall-clock limit of a test suite (`wordpress.phpunit`) in ms: 10 minutes. */
+export const DEFAULT_PHPUNIT_TIMEOUT_MS = 600_000;
+
+/**
+ * Extra wall-clock time a browser command gets beyond its own total budget, in ms, so that the
+ * command's own timeout (with its failure screenshot) fires before the outer deadline does.
+ */
+export const BROWSER_COMMAND_TIMEOUT_MARGIN_MS = 15_000;

@@ -1,27 +1,13 @@
 /**
- * Runs an episode script (`wp-codebox/episode-script/v1`) on any backend and writes its artifact
- * bundle: reset, each step in order, snapshots, observations, then `collectArtifacts` and one
- * `writeArtifactBundle`. Used by `wp-codebox episode run`.
+ * The episode part of a run session: drives a planned episode script (reset, then each step:
+ * actions, snapshots, observations) on a booted runtime and returns the trace and the artifacts
+ * for the bundle. `runSession` owns boot, bundle and dispose.
  */
-import { isAbsolute, resolve } from "node:path";
-import { writeArtifactBundle, type WrittenArtifactBundle } from "./artifact-bundle/write-artifact-bundle.js";
-import { createRuntimeEpisode, type RuntimeEpisodeStepResult } from "./episode/runtime-episode.js";
-import type { RuntimeEpisodeObservation } from "./episode/episode-observation.js";
-import type { RuntimeEpisodeSnapshot, RuntimeEpisodeTrace } from "./episode/episode-trace.js";
-import { assertEpisodeScript, episodeScriptArgs, type EpisodeScript } from "./episode-script.js";
-import { WpCodeboxError } from "./errors.js";
-import type { MountSpec, RuntimeBackend, RuntimeCreateSpec } from "./runtime.js";
-
-/** Options of `runEpisodeScript`. */
-export interface RunEpisodeScriptOptions {
-  /** Folder relative paths in the script resolve against (the script's folder). */
-  baseDir: string;
-  /** Bundle directory; default the script's `artifacts.directory`, else required. */
-  artifactsDir?: string;
-  /** Where `secretEnv` names are read; default `process.env`. */
-  processEnv?: NodeJS.ProcessEnv;
-  onProgress?: (message: string) => void;
-}
+import { createRuntimeEpisode, type RuntimeEpisode } from "./episode/runtime-episode.js";
+import type { RuntimeEpisodeTrace } from "./episode/episode-trace.js";
+import { WpCodeboxError, serializeError, type SerializedError } from "./errors.js";
+import type { EpisodeRunPlan } from "./run-plan.js";
+import type { Runtime, RuntimeArtifacts, RuntimeBackend } from "./runtime.js";
 
 /** One line of the run report. */
 export interface EpisodeScriptStepReport {
@@ -35,87 +21,107 @@ export interface EpisodeScriptStepReport {
   snapshotId?: string;
 }
 
-/** What `runEpisodeScript` returns. */
-export interface EpisodeScriptOutcome {
-  trace: RuntimeEpisodeTrace;
-  bundle: WrittenArtifactBundle;
+/** What the episode part of a session produced. */
+export interface EpisodeSessionWork {
+  /** Undefined when the episode never started (its reset failed). */
+  trace?: RuntimeEpisodeTrace;
   steps: EpisodeScriptStepReport[];
-  /** True when every action step ended `ok`. */
+  /** True when every action step ended `ok` and nothing threw. */
   allOk: boolean;
-}
-
-/** The runtime create spec a script describes (paths resolved against `baseDir`). */
-export function episodeScriptCreateSpec(script: EpisodeScript, baseDir: string, processEnv: NodeJS.ProcessEnv = process.env): RuntimeCreateSpec {
-  const abs = (p: string) => (isAbsolute(p) ? p : resolve(baseDir, p));
-  const secretEnv: Record<string, string> = {};
-  for (const name of script.secretEnv ?? []) {
-    const value = processEnv[name];
-    if (value === undefined) throw new WpCodeboxError("missing-argument", `secretEnv names ${name}, which is not set in the environment: export it before running the episode.`, { name });
-    secretEnv[name] = value;
-  }
-  return {
-    ...(script.runtime?.wp ? { wordpress: { version: script.runtime.wp } } : {}),
-    ...(script.runtime?.wordpress ? { wordpress: { path: abs(script.runtime.wordpress) } } : {}),
-    ...(script.runtime?.php ? { php: script.runtime.php } : {}),
-    ...(script.plugins ? { plugins: script.plugins.map(abs) } : {}),
-    ...(script.themes ? { themes: script.themes.map(abs) } : {}),
-    ...(script.mounts ? { mounts: script.mounts.map((m): MountSpec => ({ source: abs(m.source), target: m.target, mode: m.mode ?? "readonly" })) } : {}),
-    ...(script.policy ? { policy: script.policy } : {}),
-    ...(script.env ? { env: script.env } : {}),
-    ...(Object.keys(secretEnv).length ? { secretEnv } : {}),
-  };
+  /** The episode's artifacts (runtime + trace + events + observation payloads); undefined when it never started. */
+  artifacts?: RuntimeArtifacts;
+  /** Something the episode could not record as a step (a reset or an observation that threw). */
+  error?: SerializedError;
 }
 
 /**
- * Validates and runs a script, always writing the bundle (also when a step fails: failures are
- * recorded in the trace) and always closing the episode.
- * @throws `invalid-episode-script` (nothing ran), `missing-argument` (no bundle directory or an
- *   unset secret), backend errors from boot, `artifacts-dir-not-empty`.
+ * A view of `runtime` whose `dispose` does nothing: the session, not the episode, owns the
+ * runtime it booted (or was handed).
  */
-export async function runEpisodeScript(script: unknown, backend: RuntimeBackend, options: RunEpisodeScriptOptions): Promise<EpisodeScriptOutcome> {
-  assertEpisodeScript(script);
-  const dir = options.artifactsDir ?? (script.artifacts?.directory ? resolve(options.baseDir, script.artifacts.directory) : undefined);
-  if (!dir) throw new WpCodeboxError("missing-argument", "No bundle directory: pass --artifacts DIR or set artifacts.directory in the script.");
-  const spec = episodeScriptCreateSpec(script, options.baseDir, options.processEnv);
-  const episode = createRuntimeEpisode({ ...spec, ...(script.resetObservations ? { resetObservations: script.resetObservations } : {}), onProgress: options.onProgress }, backend);
-  const reports: EpisodeScriptStepReport[] = [];
-  try {
-    options.onProgress?.("Booting the episode runtime");
-    await episode.reset();
-    for (const [index, step] of script.steps.entries()) {
-      const name = step.name;
-      if ("action" in step) {
-        const { args, ...action } = step.action;
-        options.onProgress?.(`Step ${index + 1}: ${action.command}`);
-        const result: RuntimeEpisodeStepResult = await episode.step({ ...action, args: episodeScriptArgs(args) }, step.observe);
-        reports.push({
-          index,
-          kind: "action",
-          ...(name ? { name } : {}),
-          command: action.command,
-          status: result.execution.status,
-          ...(result.execution.error ? { errorCode: result.execution.error.code } : {}),
-          ...(result.observation ? { observationId: result.observation.id } : {}),
-        });
-      } else if ("snapshot" in step) {
-        options.onProgress?.(`Step ${index + 1}: snapshot`);
-        const snapshot: RuntimeEpisodeSnapshot = await episode.snapshot();
-        reports.push({ index, kind: "snapshot", ...(name ? { name } : {}), snapshotId: snapshot.id });
-      } else {
-        options.onProgress?.(`Step ${index + 1}: observe ${step.observe.type}`);
-        const observation: RuntimeEpisodeObservation = await episode.observe(step.observe);
-        reports.push({ index, kind: "observe", ...(name ? { name } : {}), observationId: observation.id });
+function borrowed(runtime: Runtime): Runtime {
+  return new Proxy(runtime, {
+    get(target, property) {
+      if (property === "dispose") return async () => undefined;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/**
+ * Runs the planned script's steps on `runtime`. Failing and timed-out actions are recorded in the
+ * trace, not thrown; a reset or observation that throws ends the steps and is returned as `error`.
+ * Runtimes the episode creates itself (a reset without a fast path, a restore) come from `backend`
+ * and are disposed before this returns; `runtime` itself is left running.
+ * @param shouldStop - checked before each step; true (an interrupt) skips the rest.
+ */
+export async function runEpisodeSteps(
+  plan: EpisodeRunPlan,
+  runtime: Runtime,
+  backend: RuntimeBackend | undefined,
+  progress: (message: string) => void,
+  shouldStop: () => boolean = () => false,
+): Promise<EpisodeSessionWork> {
+  let handedOut = false;
+  const episodeBackend: RuntimeBackend = {
+    kind: backend?.kind ?? runtime.info().backend,
+    async create(spec) {
+      if (!handedOut) {
+        handedOut = true;
+        return borrowed(runtime);
       }
+      if (!backend) throw new WpCodeboxError("snapshot-unsupported", "This episode runs on a runtime it was handed, without a backend, so it cannot create another runtime. Pass the backend too.");
+      return backend.create(spec);
+    },
+    ...(backend?.restore ? { restore: (snapshot: unknown, spec?: Parameters<NonNullable<RuntimeBackend["restore"]>>[1]) => backend.restore!(snapshot, spec) } : {}),
+  };
+  const episode: RuntimeEpisode = createRuntimeEpisode(
+    { ...plan.createSpec, ...(plan.episode.resetObservations ? { resetObservations: plan.episode.resetObservations } : {}), onProgress: progress },
+    episodeBackend,
+  );
+  const reports: EpisodeScriptStepReport[] = [];
+  let started = false;
+  let error: SerializedError | undefined;
+  try {
+    try {
+      progress("Resetting the episode");
+      await episode.reset();
+      started = true;
+      for (const step of plan.episode.steps) {
+        if (shouldStop()) break;
+        const { index } = step;
+        const name = step.name !== undefined ? { name: step.name } : {};
+        if (step.kind === "action") {
+          const { command, args, timeoutMs, intent } = step.action;
+          progress(`Step ${index + 1}: ${command}`);
+          const result = await episode.step({ ...intent, command, args, ...(timeoutMs !== undefined ? { timeoutMs } : {}) }, step.observe);
+          reports.push({
+            index,
+            kind: "action",
+            ...name,
+            command,
+            status: result.execution.status,
+            ...(result.execution.error ? { errorCode: result.execution.error.code } : {}),
+            ...(result.observation ? { observationId: result.observation.id } : {}),
+          });
+        } else if (step.kind === "snapshot") {
+          progress(`Step ${index + 1}: snapshot`);
+          const snapshot = await episode.snapshot();
+          reports.push({ index, kind: "snapshot", ...name, snapshotId: snapshot.id });
+        } else {
+          progress(`Step ${index + 1}: observe ${step.observe.type}`);
+          const observation = await episode.observe(step.observe);
+          reports.push({ index, kind: "observe", ...name, observationId: observation.id });
+        }
+      }
+    } catch (thrown) {
+      error = serializeError(thrown);
     }
-    options.onProgress?.("Writing the bundle");
-    const artifacts = await episode.collectArtifacts({ includeRuntimeSnapshotBundles: script.artifacts?.includeRuntimeSnapshotBundles ?? false });
+    if (!started) return { steps: reports, allOk: false, ...(error ? { error } : {}) };
+    const artifacts = await episode.collectArtifacts({ includeRuntimeSnapshotBundles: plan.episode.includeRuntimeSnapshotBundles });
     const trace = episode.trace();
-    const failed = trace.steps.find((s) => s.execution.status !== "ok");
-    const bundle = await writeArtifactBundle(dir, artifacts, {
-      status: failed ? failed.execution.status : "ok",
-      summary: `Episode ${trace.id}: ${trace.steps.length} step(s), ${trace.steps.filter((s) => s.execution.status === "ok").length} ok, ${trace.snapshots.length} snapshot(s).`,
-    });
-    return { trace, bundle, steps: reports, allOk: !failed };
+    const allOk = !error && trace.steps.every((s) => s.execution.status === "ok");
+    return { trace, steps: reports, allOk, artifacts, ...(error ? { error } : {}) };
   } finally {
     await episode.close();
   }

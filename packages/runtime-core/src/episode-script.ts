@@ -4,6 +4,7 @@
  * `{ observe }`) and artifact options. Declared once with TypeBox; validation lists every issue.
  */
 import { Type, type Static } from "@sinclair/typebox";
+import { flattenCommandArgs } from "./command-input.js";
 import { WpCodeboxError } from "./errors.js";
 import { validateAgainstSchema, type SchemaIssue } from "./schema-validation.js";
 
@@ -112,9 +113,11 @@ export function assertEpisodeScript(input: unknown): asserts input is EpisodeScr
   }
 }
 
-/** Flattens action args: a string array is kept; an object becomes `key=value` / `key-json=<JSON>` strings. */
-export function episodeScriptArgs(args: string[] | Record<string, unknown> | undefined): string[] {
-  if (args === undefined) return [];
-  if (Array.isArray(args)) return [...args];
-  return Object.entries(args).map(([k, v]) => (v !== null && typeof v === "object" ? `${k}-json=${JSON.stringify(v)}` : `${k}=${String(v)}`));
+/**
+ * Flattens action args: a string array is kept; an object becomes `key=value` / `key-json=<JSON>`
+ * strings, and with `command` a string under a JSON argument's base name goes to that argument
+ * (see `flattenCommandArgs`).
+ */
+export function episodeScriptArgs(args: string[] | Record<string, unknown> | undefined, command = ""): string[] {
+  return flattenCommandArgs(command, args).args;
 }

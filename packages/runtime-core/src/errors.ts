@@ -67,6 +67,8 @@ export const ERROR_CODES = {
   "attach-not-found": "input",
   "attach-protocol-error": "environment",
   "pool-exhausted": "environment",
+  /** A run stopped by SIGINT/SIGTERM; its exit code is 130/143 (see `exitCodeForError`). */
+  "interrupted": "sandbox",
 } as const satisfies Record<string, ErrorCategory>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

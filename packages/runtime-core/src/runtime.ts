@@ -213,9 +213,25 @@ export interface Runtime {
   reset?(): Promise<void>;
 }
 
+/** What `RuntimeBackend.preflight` resolved a create spec to, before boot. */
+export interface RuntimePreflight {
+  wordpressVersion?: string;
+  phpVersion?: string;
+}
+
 /** A factory of runtimes (e.g. the WordPress Playground backend). */
 export interface RuntimeBackend {
   kind: string;
   create(spec: RuntimeCreateSpec): Promise<Runtime>;
+  /**
+   * Checks, without booting, what only the backend knows about a create spec: whether the
+   * WordPress source and the PHP version are available (and, as backends grow, extensions).
+   * `planRun` calls it so that such problems are refused before anything boots.
+   * @returns the versions the spec resolves to (e.g. `{ wordpressVersion: "6.5.5", phpVersion: "8.3" }`),
+   *   recorded in the bundle when the sandbox then fails to boot.
+   * @throws WpCodeboxError with the same code `create` would throw (e.g. `php-version-unavailable`,
+   *   `wordpress-version-unavailable`, `wordpress-source-invalid`).
+   */
+  preflight?(spec: RuntimeCreateSpec): RuntimePreflight | void;
   restore?(snapshot: unknown, spec?: RuntimeCreateSpec): Promise<Runtime>;
 }

@@ -9,7 +9,7 @@ export { findChromium, SYSTEM_CHROMIUM_PATHS } from "./browser/find-chromium.js"
 export type { ChromiumLocation, ChromiumSource, FindChromiumOptions } from "./browser/find-chromium.js";
 export { launchBrowser, CHROMIUM_LAUNCH_ARGS } from "./browser/launch-browser.js";
 export type { LaunchBrowserOptions } from "./browser/launch-browser.js";
-export { runBrowserInteractionScript, BROWSER_EVALUATE_CAPABILITY } from "./browser/run-browser-script.js";
+export { runBrowserInteractionScript } from "./browser/run-browser-script.js";
 export type { RunBrowserScriptOptions, BrowserCookie } from "./browser/run-browser-script.js";
 export type * from "./browser/browser-script-outcome.js";
 export { resolveWpCliPhar, splitCommandLine } from "./commands/wp-cli.js";

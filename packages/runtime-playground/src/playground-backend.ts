@@ -6,8 +6,7 @@
 import {
   WpCodeboxError,
   assertRuntimeSnapshot,
-  commandIds,
-  getCommandDefinition,
+  defaultRuntimePolicy,
   normalizePolicy,
   pluginMount,
   resolveMounts,
@@ -16,7 +15,9 @@ import {
   type RuntimeBackend,
   type RuntimeCreateSpec,
   type RuntimePolicy,
+  type RuntimePreflight,
 } from "@wp-codebox/runtime-core";
+import { SupportedPHPVersions } from "@php-wasm/universal";
 import { basename, resolve } from "node:path";
 import { existsSync } from "node:fs";
 import { resolveCacheDir } from "./cache-dir.js";
@@ -43,9 +44,9 @@ function assertEnvironment(env: Record<string, string>, flag: string): void {
   }
 }
 
-/** PHP versions `@php-wasm/node` runs here. Source: @php-wasm/universal SupportedPHPVersions. */
-export const SUPPORTED_PHP_VERSIONS = ["8.4", "8.3", "8.2", "8.1", "8.0", "7.4"] as const;
-/** Default PHP version (SPEC §2.2). */
+/** PHP versions `@php-wasm/node` runs, newest first: the library's own list (`SupportedPHPVersions`). */
+export const SUPPORTED_PHP_VERSIONS: readonly string[] = SupportedPHPVersions;
+/** PHP version of a sandbox when the caller names none. */
 export const DEFAULT_PHP_VERSION = "8.3";
 
 /** Options of the Playground backend. */
@@ -70,8 +71,7 @@ export interface PlaygroundBackendOptions {
  * JavaScript (`wordpress.browser-actions.evaluate` must be granted explicitly), no network.
  */
 export function defaultPolicy(): RuntimePolicy {
-  const runnable = commandIds().filter((id) => getCommandDefinition(id).runnable);
-  return normalizePolicy({ commands: runnable });
+  return defaultRuntimePolicy();
 }
 
 /**
@@ -85,9 +85,37 @@ export function defaultPolicy(): RuntimePolicy {
 export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}): RuntimeBackend & {
   create(spec?: RuntimeCreateSpec): Promise<PlaygroundRuntime>;
   restore(snapshot: unknown, spec?: RuntimeCreateSpec): Promise<PlaygroundRuntime>;
+  preflight(spec?: RuntimeCreateSpec): RuntimePreflight;
 } {
   const backend = {
     kind: "playground",
+    /**
+     * Checks what only this backend knows, without booting: the PHP version is one php-wasm
+     * ships, and the WordPress source exists (a bundled version, or your zip or directory).
+     * @returns the WordPress release (`"6.5.5"`, or `custom:<path>`) and PHP version the spec resolves to.
+     * @throws `php-version-unavailable`, `wordpress-version-unavailable`, `wordpress-build-missing`,
+     *   `wordpress-source-invalid`.
+     */
+    preflight(spec: RuntimeCreateSpec = {}): RuntimePreflight {
+      const cwd = options.cwd ?? process.cwd();
+      const php = spec.php ?? DEFAULT_PHP_VERSION;
+      if (!SUPPORTED_PHP_VERSIONS.includes(php)) {
+        throw new WpCodeboxError("php-version-unavailable", `PHP ${php} is not available. Choose one of: ${SUPPORTED_PHP_VERSIONS.join(", ")}.`, {
+          requested: php,
+          available: [...SUPPORTED_PHP_VERSIONS],
+        });
+      }
+      if (spec.wordpress?.path !== undefined) {
+        const path = resolve(cwd, spec.wordpress.path);
+        if (!existsSync(path)) {
+          throw new WpCodeboxError("wordpress-source-invalid", `WordPress source ${spec.wordpress.path} does not exist (resolved to ${path}): pass a WordPress zip or directory.`, {
+            path: spec.wordpress.path,
+          });
+        }
+        return { wordpressVersion: `custom:${path}`, phpVersion: php };
+      }
+      return { wordpressVersion: findWordPressBuild(spec.wordpress?.version).release, phpVersion: php };
+    },
     /**
      * Boots a fresh sandbox from `spec` and makes its state equal to `snapshot` (SPEC §4.5). The
      * snapshot's hashes are verified before anything boots.
@@ -113,10 +141,8 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
       const cwd = options.cwd ?? process.cwd();
       const cacheDir = resolveCacheDir(options.cacheDir);
       const policy = spec.policy === undefined ? defaultPolicy() : normalizePolicy(spec.policy);
+      backend.preflight(spec);
       const php = spec.php ?? DEFAULT_PHP_VERSION;
-      if (!(SUPPORTED_PHP_VERSIONS as readonly string[]).includes(php)) {
-        throw new WpCodeboxError("php-version-unavailable", `PHP ${php} is not available. Choose one of: ${SUPPORTED_PHP_VERSIONS.join(", ")}.`, { requested: php });
-      }
       for (const p of [...(spec.plugins ?? []), ...(spec.themes ?? [])]) {
         if (!existsSync(resolve(cwd, p))) {
           throw new WpCodeboxError("mount-source-missing", `${p} does not exist (resolved to ${resolve(cwd, p)}). Pass the plugin or theme folder.`, { source: p });

@@ -8,9 +8,6 @@ import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypt
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
-  DEFAULT_BROWSER_TOTAL_TIMEOUT_MS,
-  DEFAULT_CHECK_TIMEOUT_MS,
-  DEFAULT_COMMAND_TIMEOUT_MS,
   DEFAULT_OUTPUT_CAP_BYTES,
   WpCodeboxError,
   assertCapability,
@@ -65,14 +62,9 @@ const HANDLERS: Record<string, CommandHandler> = {
   "wordpress.check": pluginCheck,
 };
 
-/** Default wall-clock limit of a test suite (wordpress.phpunit): 10 minutes. */
-const PHPUNIT_TIMEOUT_MS = 600_000;
-
-/** Default wall-clock limit: browser commands carry their own budget (120 s), plus margin. */
+/** Default wall-clock limit of a command when the caller gives none: the catalog's `defaultTimeoutMs`. */
 function defaultTimeoutMs(command: string): number {
-  if (command === "wordpress.phpunit") return PHPUNIT_TIMEOUT_MS;
-  if (command === "wordpress.check") return DEFAULT_CHECK_TIMEOUT_MS;
-  return command.startsWith("wordpress.browser-") ? DEFAULT_BROWSER_TOTAL_TIMEOUT_MS + 15_000 : DEFAULT_COMMAND_TIMEOUT_MS;
+  return getCommandDefinition(command).defaultTimeoutMs;
 }
 
 /** Everything the backend resolved before boot. */

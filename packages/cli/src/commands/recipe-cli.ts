@@ -9,6 +9,8 @@ export interface RecipeCliContext {
   io: CliIo;
   /** Prints a `--json` document on stdout (and marks it emitted for the top-level catch). */
   printJson: (value: unknown) => void;
+  /** Runs work with SIGINT/SIGTERM turned into an abort of the signal it gets. */
+  withInterrupt: <T>(work: (interrupt: AbortSignal) => Promise<T>) => Promise<T>;
 }
 
 const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join("\n")}\n`;
@@ -61,18 +63,26 @@ export function registerRecipeCommands(program: Command, ctx: RecipeCliContext):
         examples(["wp-codebox recipe run recipe.json", "API_TOKEN=... wp-codebox recipe run recipe.json --artifacts out --json"]),
     )
     .action(async (file: string, opts: { artifacts?: string; wpCliPhar?: string; json?: boolean }) => {
-      const { runRecipeFile, formatRecipeRun, recipeRunExit } = await import("./recipe-run.js");
-      const outcome = await runRecipeFile({
-        file,
-        cwd: io.cwd,
-        processEnv: io.env,
-        ...(opts.artifacts !== undefined ? { artifactsDir: opts.artifacts } : {}),
-        ...(opts.wpCliPhar !== undefined ? { wpCliPhar: opts.wpCliPhar } : {}),
-        onProgress: (message) => io.stderr(`wp-codebox: ${message}\n`),
-      });
-      if (opts.json) ctx.printJson({ report: outcome.report, bundle: outcome.bundle, ...(outcome.error ? { error: outcome.error } : {}) });
+      const { runRecipeFile, formatRecipeRun } = await import("./recipe-run.js");
+      const { sessionExitError } = await import("../cli-exit-error.js");
+      const outcome = await ctx.withInterrupt((interrupt) =>
+        runRecipeFile({
+          file,
+          cwd: io.cwd,
+          processEnv: io.env,
+          interrupt,
+          ...(opts.artifacts !== undefined ? { artifactsDir: opts.artifacts } : {}),
+          ...(opts.wpCliPhar !== undefined ? { wpCliPhar: opts.wpCliPhar } : {}),
+          onProgress: (message) => io.stderr(`wp-codebox: ${message}\n`),
+        }),
+      );
+      const report = outcome.recipe!.report;
+      if (opts.json) ctx.printJson({ report, bundle: outcome.bundle, ...(outcome.error ? { error: outcome.error } : {}) });
       else io.stderr(formatRecipeRun(outcome));
-      const exit = recipeRunExit(outcome);
+      const exit = sessionExitError(outcome, {
+        code: "expectation-failed",
+        message: `${report.failure?.message ?? "a step failed"}. See files/recipe-report.json in ${outcome.bundle.directory}.`,
+      });
       if (exit) throw exit;
     });
 }

@@ -1,22 +1,23 @@
 /**
- * `wp-codebox recipe validate|plan|run FILE`: the workspace recipe commands (SPEC §5). Typed async
- * functions callable without argv; `recipe-cli.ts` registers them with commander.
+ * `wp-codebox recipe validate|plan|run FILE`: the workspace recipe commands. Typed async functions
+ * callable without argv; `recipe-cli.ts` registers them with commander. `run` goes through
+ * `planRun` (the whole recipe checked before boot) and `runSession` (bundle always written).
  */
 import { dirname, resolve } from "node:path";
 import {
   planRecipe,
+  planRun,
   readRecipeFile,
-  runRecipe,
+  runSession,
   validateRecipe,
   formatRecipeIssues,
   type RecipePlan,
-  type RecipeRunOutcome,
+  type RunSessionOutcome,
   type RuntimeBackend,
   type SchemaIssue,
 } from "@wp-codebox/runtime-core";
-import { createPlaygroundBackend, listWordPressBuilds } from "@wp-codebox/runtime-playground";
+import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
 import { CliExitError, EXIT_CODES } from "../cli-exit-error.js";
-import { assertUsableArtifactsDir, newRunId } from "./run.js";
 
 /** `recipe validate` output (`--json`): `issues` are `{ path (JSON pointer), message }`. */
 export interface RecipeValidateReport {
@@ -25,8 +26,9 @@ export interface RecipeValidateReport {
   issues: SchemaIssue[];
 }
 
-function offeredVersions(): string[] {
-  return listWordPressBuilds().map((b) => b.version);
+/** The backend a recipe file runs on: relative paths inside the recipe resolve against its folder. */
+function recipeBackend(path: string): ReturnType<typeof createPlaygroundBackend> {
+  return createPlaygroundBackend({ cwd: dirname(path) });
 }
 
 /**
@@ -35,7 +37,7 @@ function offeredVersions(): string[] {
  */
 export async function validateRecipeFile(file: string, cwd: string): Promise<RecipeValidateReport> {
   const path = resolve(cwd, file);
-  const report = validateRecipe(readRecipeFile(path), path, { wordpressVersions: offeredVersions() });
+  const report = validateRecipe(readRecipeFile(path), path, { backend: recipeBackend(path) });
   return { recipe: path, valid: report.valid, issues: report.issues };
 }
 
@@ -55,7 +57,7 @@ export function invalidRecipeExit(report: RecipeValidateReport): CliExitError {
  */
 export async function planRecipeFile(file: string, cwd: string): Promise<RecipePlan> {
   const path = resolve(cwd, file);
-  return planRecipe(readRecipeFile(path), path, { wordpressVersions: offeredVersions() });
+  return planRecipe(readRecipeFile(path), path, { backend: recipeBackend(path) });
 }
 
 /** Human text of a plan. */
@@ -90,49 +92,40 @@ export interface RecipeRunOptions {
   cwd: string;
   processEnv: NodeJS.ProcessEnv;
   onProgress?: (message: string) => void;
+  /** Aborting it (reason `"SIGINT"`/`"SIGTERM"`) stops the recipe: bundle written, sandbox disposed. */
+  interrupt?: AbortSignal;
   backend?: RuntimeBackend;
 }
 
 /**
  * Validates, plans and runs a recipe; the bundle is always written.
- * @returns the outcome (`exitCode` 0 passed, 1 failed expectation, 3 environment, …).
+ * @returns the session outcome (`exitCode` 0 passed, 1 failed expectation, 3 environment, …;
+ *   `recipe.report` the step report).
  * @throws WpCodeboxError `invalid-recipe` (every problem, nothing booted), `artifacts-dir-not-empty`.
  */
-export async function runRecipeFile(options: RecipeRunOptions): Promise<RecipeRunOutcome> {
+export async function runRecipeFile(options: RecipeRunOptions): Promise<RunSessionOutcome> {
   const path = resolve(options.cwd, options.file);
-  const plan = planRecipe(readRecipeFile(path), path, { wordpressVersions: offeredVersions(), processEnv: options.processEnv });
-  const artifactsDir = options.artifactsDir !== undefined ? resolve(options.cwd, options.artifactsDir) : plan.artifacts.directory ?? resolve(options.cwd, `wp-codebox-artifacts/${newRunId()}`);
-  assertUsableArtifactsDir(artifactsDir);
-  const secretEnv = Object.fromEntries(plan.inputs.secretEnv.map((name) => [name, options.processEnv[name] ?? ""]));
-  const backend = options.backend ?? createPlaygroundBackend({ cwd: dirname(path) });
-  return runRecipe(plan, backend, {
-    artifactsDir,
-    secretEnv,
-    ...(options.wpCliPhar !== undefined ? { wpCliPhar: resolve(options.cwd, options.wpCliPhar) } : {}),
-    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-  });
+  const backend = options.backend ?? recipeBackend(path);
+  const plan = planRun(
+    { kind: "recipe", file: path, ...(options.wpCliPhar !== undefined ? { wpCliPhar: options.wpCliPhar } : {}) },
+    { cwd: options.cwd, processEnv: options.processEnv, ...(options.artifactsDir !== undefined ? { artifactsDir: options.artifactsDir } : {}), backend },
+  );
+  return runSession(plan, { backend, ...(options.interrupt ? { signal: options.interrupt } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
 }
 
 /** Human text of a run: one line per step, the failure with expected and actual, the bundle. */
-export function formatRecipeRun(outcome: RecipeRunOutcome): string {
+export function formatRecipeRun(outcome: RunSessionOutcome): string {
   const lines: string[] = [];
-  for (const s of outcome.report.steps) {
+  const report = outcome.recipe!.report;
+  for (const s of report.steps) {
     const mark = s.status === "passed" ? "ok     " : s.status === "failed" ? "FAILED " : "skipped";
     lines.push(`${mark} ${s.pointer.padEnd(10)} ${s.name}${s.result ? ` (${s.result.status}, ${s.result.durationMs} ms)` : ""}`);
   }
-  const f = outcome.report.failure;
+  const f = report.failure;
   if (f) {
     lines.push("", `failure:  ${f.message}`);
     if (f.expectation) lines.push(`expected: ${JSON.stringify(f.expected)}`, `actual:   ${JSON.stringify(f.actual)}`.slice(0, 2000));
   }
-  lines.push("", `outcome:  ${outcome.report.outcome} — ${outcome.report.summary}`, `bundle:   ${outcome.bundle.directory}`, `id:       ${outcome.bundle.id}`, `verify:   ${outcome.bundle.valid ? "valid" : "INVALID"}`);
+  lines.push("", `outcome:  ${report.outcome} — ${report.summary}`, `bundle:   ${outcome.bundle.directory}`, `id:       ${outcome.bundle.id}`, `verify:   ${outcome.bundle.valid ? "valid" : "INVALID"}`);
   return `${lines.join("\n")}\n`;
-}
-
-/** The exit error of a run that did not pass (undefined when it passed). */
-export function recipeRunExit(outcome: RecipeRunOutcome): CliExitError | undefined {
-  if (outcome.exitCode === 0) return undefined;
-  if (outcome.error) return new CliExitError(outcome.error.code, outcome.error.message, outcome.exitCode, outcome.error.details ?? {});
-  const f = outcome.report.failure;
-  return new CliExitError("expectation-failed", `${f?.message ?? "a step failed"}. See files/recipe-report.json in ${outcome.bundle.directory}.`, EXIT_CODES.sandboxFailed);
 }

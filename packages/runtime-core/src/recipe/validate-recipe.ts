@@ -6,18 +6,18 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { WpCodeboxError } from "../errors.js";
-import { getCommandDefinition, parseCommandArgs, readJsonArg, COMMAND_DEFINITIONS } from "../command-registry.js";
+import { BROWSER_EVALUATE_CAPABILITY, getCommandDefinition, parseCommandArgs, readJsonArg, COMMAND_DEFINITIONS } from "../command-registry.js";
 import { normalizePolicy } from "../policy.js";
 import { pluginMount, resolveMounts, themeMount } from "../mounts.js";
 import { parseDuration } from "../durations.js";
 import { validateAgainstSchema, type SchemaIssue } from "../schema-validation.js";
 import { browserInteractionScriptUsesEvaluate, normalizeLegacyBrowserActions, validateBrowserInteractionScript } from "../browser-interaction-script.js";
-import type { MountSpec, ResolvedMount, RuntimePolicy } from "../runtime.js";
+import type { MountSpec, ResolvedMount, RuntimeBackend, RuntimePolicy } from "../runtime.js";
+import { flattenCommandArgs } from "../command-input.js";
+import { normalizeWordPressStateRequest, wordPressStateRequestFromArgs } from "../wordpress-state.js";
 import { WORKSPACE_RECIPE_SCHEMA, type RecipeExpect, type RecipeStep, type WorkspaceRecipe } from "./recipe-schema.js";
 import { parseJsonPath } from "./recipe-expectations.js";
 
-/** The browser capability that lets a script run page JavaScript (`evaluate` steps). */
-const EVALUATE_CAPABILITY = "wordpress.browser-actions.evaluate";
 
 /** Options of `validateRecipe` / `planRecipe`. */
 export interface RecipeCheckOptions {
@@ -25,6 +25,8 @@ export interface RecipeCheckOptions {
   wordpressVersions?: readonly string[];
   /** Where `secretEnv` values come from; when given, every named variable must be set. */
   processEnv?: NodeJS.ProcessEnv;
+  /** The backend that will run the recipe: its `preflight` checks `runtime.wp` and `runtime.php`. */
+  backend?: Pick<RuntimeBackend, "preflight">;
 }
 
 /** One step, resolved: flat args with paths made absolute, expectations, timeout. */
@@ -103,25 +105,14 @@ function foldSchemaIssues(raw: SchemaIssue[]): SchemaIssue[] {
 }
 
 /**
- * Converts a step's `args` into flat `key=value` strings (SPEC §5): strings as is, numbers and
- * booleans stringified, an object/array value for key `k` as `k-json=<inline JSON>` (or as
- * `k=<inline JSON>` when `k` already ends in `-json`).
+ * Converts a step's `args` into flat `key=value` strings: strings as is, numbers and booleans
+ * stringified, an object/array value for key `k` as `k-json=<inline JSON>` (or as `k=<inline JSON>`
+ * when `k` already ends in `-json`), and a string under the base name of a JSON-valued argument
+ * (`"steps": "@flow.json"`) as that argument (`steps-json=@flow.json`).
  * @returns the args plus, per arg index, the recipe key it came from (for pointers).
  */
-export function recipeArgsToFlat(args: RecipeStep["args"]): { args: string[]; keys: string[] } {
-  if (args === undefined) return { args: [], keys: [] };
-  if (Array.isArray(args)) return { args: [...args], keys: args.map((_, i) => String(i)) };
-  const out: string[] = [];
-  const keys: string[] = [];
-  for (const [key, value] of Object.entries(args)) {
-    if (value !== null && typeof value === "object") {
-      out.push(`${key.endsWith("-json") ? key : `${key}-json`}=${JSON.stringify(value)}`);
-    } else {
-      out.push(`${key}=${String(value)}`);
-    }
-    keys.push(key);
-  }
-  return { args: out, keys };
+export function recipeArgsToFlat(args: RecipeStep["args"], command = ""): { args: string[]; keys: string[] } {
+  return flattenCommandArgs(command, args);
 }
 
 interface Analysis {
@@ -203,6 +194,15 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
     at("/runtime/wp", `WordPress ${wp} is not bundled; use one of ${options.wordpressVersions.join(", ")}`);
   }
 
+  if (options.backend?.preflight && !bad("/runtime")) {
+    try {
+      options.backend.preflight({ ...(wp !== undefined ? { wordpress: { version: wp } } : {}), ...(recipe.runtime?.php !== undefined ? { php: recipe.runtime.php } : {}) });
+    } catch (error) {
+      if (!(error instanceof WpCodeboxError)) throw error;
+      at(error.code.startsWith("php-") ? "/runtime/php" : "/runtime/wp", `${error.code}: ${error.message}`);
+    }
+  }
+
   // Inputs: plugins, themes, mounts, each checked on its own so every problem is reported.
   const inputs = isRecord(recipe.inputs) ? recipe.inputs : {};
   const resolvedMounts: ResolvedMount[] = [];
@@ -275,7 +275,7 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
       const result = analyzeStep(step, pointer, base, issues, bad);
       if (!result) return;
       use(result.capability, pointer, `used by ${pointer}`, false);
-      if (result.usesEvaluate) use(EVALUATE_CAPABILITY, pointer, `auto-granted: the browser script of ${pointer} has an evaluate step`, true);
+      if (result.usesEvaluate) use(BROWSER_EVALUATE_CAPABILITY, pointer, `auto-granted: the browser script of ${pointer} has an evaluate step`, true);
       let timeoutMs: number | undefined;
       if (step.timeout !== undefined && !bad(`${pointer}/timeout`)) {
         try {
@@ -364,7 +364,7 @@ function analyzeStep(
     at(`${pointer}/command`, `"${step.command}" cannot be a recipe step${definition.runnable ? "" : " (it is a policy-only capability, granted automatically when a browser script needs it)"}; use one of ${known.join(", ")}`);
     return undefined;
   }
-  const { args: flat, keys } = recipeArgsToFlat(step.args);
+  const { args: flat, keys } = recipeArgsToFlat(step.args, step.command);
   const argPointer = (argName: string) => {
     const i = flat.findIndex((a) => a.startsWith(`${argName}=`));
     return i >= 0 ? `${pointer}/args/${escapePointer(keys[i]!)}` : `${pointer}/args`;
@@ -412,7 +412,8 @@ function analyzeStep(
     return raw;
   });
   try {
-    parseCommandArgs(step.command, resolved);
+    const parsed = parseCommandArgs(step.command, resolved);
+    if (definition.kind === "state") normalizeWordPressStateRequest(wordPressStateRequestFromArgs(parsed));
   } catch (error) {
     if (!(error instanceof WpCodeboxError)) throw error;
     const argument = typeof error.details.argument === "string" ? error.details.argument : undefined;

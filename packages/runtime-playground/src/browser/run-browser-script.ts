@@ -22,7 +22,7 @@ import type {
 import { startEgressProxy, type EgressProxy } from "./egress-proxy.js";
 import { installNetworkGuard, isRequestAllowed, type BrowserAllowedHosts } from "./network-guard.js";
 import type { ObservedLocatorState } from "./expect-locator-state.js";
-import { BROWSER_EVALUATE_CAPABILITY, expectFailureMessage, runStep, stepSelector } from "./run-step.js";
+import { expectFailureMessage, runStep, stepSelector } from "./run-step.js";
 import { ScreenshotNamer } from "./screenshot-namer.js";
 import { isTimeoutError, raceDeadline } from "./step-deadline.js";
 
@@ -244,4 +244,3 @@ async function takeFailureScreenshot(page: Page, index: number, namer: Screensho
   return bytes ? { name: namer.next(`failure-step-${index}`), index, reason: "failure", bytes: new Uint8Array(bytes) } : undefined;
 }
 
-export { BROWSER_EVALUATE_CAPABILITY };

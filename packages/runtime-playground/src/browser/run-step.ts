@@ -3,13 +3,10 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import type { Page } from "playwright-core";
-import { PolicyDeniedError, type BrowserInteractionStep, type ExpectStep } from "@wp-codebox/runtime-core";
+import { BROWSER_EVALUATE_CAPABILITY, PolicyDeniedError, type BrowserInteractionStep, type ExpectStep } from "@wp-codebox/runtime-core";
 import type { BrowserAssertionResult, BrowserScreenshot } from "./browser-script-outcome.js";
 import { expectLocatorState, type ExpectOutcome, type ObservedLocatorState } from "./expect-locator-state.js";
 import type { ScreenshotNamer } from "./screenshot-namer.js";
-
-/** The capability every `evaluate` step needs (SPEC §3). */
-export const BROWSER_EVALUATE_CAPABILITY = "wordpress.browser-actions.evaluate";
 
 /** What {@link runStep} needs besides the step. */
 export interface StepContext {

@@ -5,6 +5,7 @@
  */
 import {
   PolicyDeniedError,
+  BROWSER_EVALUATE_CAPABILITY,
   WpCodeboxError,
   browserInteractionScriptUsesEvaluate,
   formatBrowserScriptIssues,
@@ -19,7 +20,7 @@ import {
   type RuntimePolicy,
 } from "@wp-codebox/runtime-core";
 import { launchBrowser } from "../browser/launch-browser.js";
-import { runBrowserInteractionScript, BROWSER_EVALUATE_CAPABILITY } from "../browser/run-browser-script.js";
+import { runBrowserInteractionScript } from "../browser/run-browser-script.js";
 import type { BrowserScriptOutcome } from "../browser/browser-script-outcome.js";
 import type { CommandContext, CommandHandler, CommandOutcome } from "./command-context.js";
 

@@ -1,0 +1,518 @@
+/**
+ * `planRun`: resolves and validates a run completely before anything boots: a single command
+ * (`wp-codebox run`), a workspace recipe, or an episode script. Commands, args, `@file`
+ * payloads, browser scripts, state-export requests, observation requests, mounts, plugins,
+ * themes, policy, env, secret env, the bundle directory and what only the backend knows
+ * (WordPress source, PHP version) are all checked here, so an invalid input costs no boot and
+ * is refused with a stable code. `runSession` executes the result without re-checking it.
+ */
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { dirname, isAbsolute, resolve } from "node:path";
+import { isKernelPseudoPath } from "./artifact-bundle/bundle-layout.js";
+import { checkCommandInput, checkObservationRequest, flattenCommandArgs } from "./command-input.js";
+import { commandIds, getCommandDefinition } from "./command-registry.js";
+import { parseDuration } from "./durations.js";
+import { assertEpisodeScript, type EpisodeScript } from "./episode-script.js";
+import { WpCodeboxError } from "./errors.js";
+import { parseMountFlag, pluginMount, resolveMounts, themeMount } from "./mounts.js";
+import { normalizePolicy, parsePolicyArg } from "./policy.js";
+import { planRecipe, readRecipeFile, type RecipePlan } from "./recipe/validate-recipe.js";
+import type { MountSpec, ObservationSpec, ResolvedMount, RuntimeBackend, RuntimeCreateSpec, RuntimePolicy, RuntimePreflight } from "./runtime.js";
+import type { SchemaIssue } from "./schema-validation.js";
+
+/** Runtime inputs of a single-command run, as the command line gives them (strings) or as objects. */
+export interface CommandRunRequest {
+  kind: "command";
+  /** Command id, e.g. `wordpress.run-php` (see `commandCatalog()`). */
+  command: string;
+  /** `key=value` args. */
+  args?: string[];
+  /** `"30s"`, `"500ms"`, `"1500"` (ms) or ms; `0` = none; default the command's catalog default. */
+  timeout?: string | number;
+  /** Bundled WordPress version (`"6.5"`); not with `wordpressPath`. Default: the backend's newest. */
+  wp?: string;
+  /** Own WordPress build, a zip or directory (relative to `cwd`). */
+  wordpressPath?: string;
+  /** PHP version; default the backend's (8.3). */
+  php?: string;
+  /** `SRC:TARGET[:ro|:rw]` flags or mount specs; sources relative to `cwd`. */
+  mounts?: (string | MountSpec)[];
+  /** Plugin folders or single-file plugins to mount and activate. */
+  plugins?: string[];
+  themes?: string[];
+  /** A policy file, inline JSON, or a policy object. Default: exactly the command's capability. */
+  policy?: string | Partial<RuntimePolicy>;
+  /** `NAME=VALUE` pairs or a record: environment variables PHP sees. */
+  env?: string[] | Record<string, string>;
+  /** Names of the caller's environment variables to pass in, redacted from every artifact. */
+  secretEnv?: string[];
+  /** Host path of wp-cli.phar for `wordpress.wp-cli` (relative to `cwd`). */
+  wpCliPhar?: string;
+}
+
+/** A workspace recipe (`wp-codebox/workspace-recipe/v1`): the file, or its parsed document plus its path. */
+export interface RecipeRunRequest {
+  kind: "recipe";
+  /** The recipe file (relative to `cwd`); relative paths inside it resolve against its folder. */
+  file: string;
+  /** The parsed recipe; default read from `file`. */
+  recipe?: unknown;
+  /** Host path of wp-cli.phar (relative to `cwd`). */
+  wpCliPhar?: string;
+}
+
+/** An episode script (`wp-codebox/episode-script/v1`): a file, or a parsed script plus its folder. */
+export interface EpisodeRunRequest {
+  kind: "episode";
+  /** The script file (relative to `cwd`). */
+  file?: string;
+  /** The parsed script; default read from `file`. */
+  script?: unknown;
+  /** Folder relative paths in the script resolve against; default the file's folder, else `cwd`. */
+  baseDir?: string;
+}
+
+/** What `planRun` accepts. */
+export type RunRequest = CommandRunRequest | RecipeRunRequest | EpisodeRunRequest;
+
+/** Options of `planRun`. */
+export interface PlanRunOptions {
+  /** Base of relative paths on the command line; default `process.cwd()`. */
+  cwd?: string;
+  /** Where secret env values are read; default `process.env`. */
+  processEnv?: NodeJS.ProcessEnv;
+  /**
+   * Bundle directory (relative to `cwd`); it must not exist or be empty. Default: the recipe's or
+   * script's `artifacts.directory`, else `<cwd>/wp-codebox-artifacts/<run id>`.
+   */
+  artifactsDir?: string;
+  /** Run id; default a new sortable one (`newRunId`). */
+  runId?: string;
+  /** The backend that will run the plan: its `preflight` checks the WordPress source and PHP version. */
+  backend?: Pick<RuntimeBackend, "preflight">;
+}
+
+/** One command the session will execute, with its args resolved (file references absolute). */
+export interface PlannedAction {
+  /** Where it came from: `/command` for `run`, `/steps/2` in a recipe or episode script. */
+  pointer: string;
+  command: string;
+  args: string[];
+  /** Undefined: the command's default (`defaultTimeoutMs` in the catalog). */
+  timeoutMs?: number;
+}
+
+/** One episode script step, validated. */
+export type PlannedEpisodeStep =
+  | { index: number; name?: string; kind: "action"; action: PlannedAction & { intent: Record<string, unknown> }; observe?: ObservationSpec }
+  | { index: number; name?: string; kind: "snapshot" }
+  | { index: number; name?: string; kind: "observe"; observe: ObservationSpec };
+
+interface RunPlanBase {
+  runId: string;
+  /** Absolute bundle directory, checked usable (absent or empty). */
+  artifactsDir: string;
+  /** What `backend.create` receives. Holds secret VALUES in `secretEnv`: never print it. */
+  createSpec: RuntimeCreateSpec;
+  /** The policy the runtime enforces. */
+  policy: RuntimePolicy;
+  /** Every mount after resolution, including plugins and themes. */
+  mounts: ResolvedMount[];
+  /** Secret values, redacted from every artifact and from what the caller prints. */
+  secrets: string[];
+  /** Every command the session will execute, in order. */
+  actions: PlannedAction[];
+  /** Versions the backend's `preflight` resolved (recorded if the sandbox then fails to boot). */
+  preflight: RuntimePreflight;
+}
+
+/** A single-command run (`wp-codebox run`). */
+export interface CommandRunPlan extends RunPlanBase {
+  kind: "command";
+  command: PlannedAction;
+}
+
+/** A recipe run; `recipe` is what `wp-codebox recipe plan` prints (no secret values). */
+export interface RecipeRunPlan extends RunPlanBase {
+  kind: "recipe";
+  recipe: RecipePlan;
+}
+
+/** An episode run. */
+export interface EpisodeRunPlan extends RunPlanBase {
+  kind: "episode";
+  episode: {
+    path?: string;
+    steps: PlannedEpisodeStep[];
+    resetObservations?: ObservationSpec[];
+    includeRuntimeSnapshotBundles: boolean;
+  };
+}
+
+/** A run resolved and validated by `planRun`; `runSession` executes it. */
+export type RunPlan = CommandRunPlan | RecipeRunPlan | EpisodeRunPlan;
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** A sortable, unique run id: `run-20250131-142501-a1b2c3` (UTC time, then 6 random hex digits). */
+export function newRunId(now: Date = new Date(), prefix = "run"): string {
+  const stamp = now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+  return `${prefix}-${stamp}-${randomBytes(3).toString("hex")}`;
+}
+
+/**
+ * Refuses a bundle directory that could not receive a bundle: one inside `/proc`, `/sys` or
+ * `/dev`, one under a regular file, an existing file, or a non-empty directory.
+ * @throws WpCodeboxError `artifacts-dir-invalid`, `artifacts-dir-not-empty`.
+ */
+export function assertUsableArtifactsDir(dir: string): void {
+  const abs = resolve(dir);
+  if (isKernelPseudoPath(abs)) {
+    throw new WpCodeboxError("artifacts-dir-invalid", `Artifacts directory ${dir} is inside /${abs.split("/")[1]}: choose a normal folder, e.g. --artifacts ./out.`, { directory: dir });
+  }
+  if (!existsSync(abs)) {
+    // The nearest existing ancestor must be a directory, or the bundle could never be written.
+    let parent = dirname(abs);
+    while (!existsSync(parent)) parent = dirname(parent);
+    if (!statSync(parent).isDirectory()) {
+      throw new WpCodeboxError("artifacts-dir-invalid", `Artifacts directory ${dir} cannot be created: ${parent} is a file. Pass --artifacts with a path under a folder.`, { directory: dir, blocker: parent });
+    }
+    return;
+  }
+  const stats = statSync(abs);
+  if (!stats.isDirectory() || readdirSync(abs).length > 0) {
+    throw new WpCodeboxError(
+      "artifacts-dir-not-empty",
+      `Artifacts directory ${dir} ${stats.isDirectory() ? "is not empty" : "is a file"}: pass --artifacts with a new or empty directory, or omit it to use ./wp-codebox-artifacts/<run id>.`,
+      { directory: dir },
+    );
+  }
+}
+
+/**
+ * Reads the values of secret environment variables: the one lookup every path uses.
+ * @returns `values` (name → value) and the `missing` names (unset in `processEnv`).
+ */
+export function readSecretEnv(names: readonly string[], processEnv: NodeJS.ProcessEnv): { values: Record<string, string>; missing: string[] } {
+  const values: Record<string, string> = {};
+  const missing: string[] = [];
+  for (const name of names) {
+    const value = processEnv[name];
+    if (value === undefined) missing.push(name);
+    else values[name] = value;
+  }
+  return { values, missing };
+}
+
+/** Non-empty secret values, de-duplicated: what the redactor replaces. */
+function secretValues(secretEnv: Record<string, string>): string[] {
+  return [...new Set(Object.values(secretEnv).filter((v) => v.length > 0))];
+}
+
+/** The policy a runtime gets when the caller gives none: every runnable command, no page JavaScript, no network. */
+export function defaultRuntimePolicy(): RuntimePolicy {
+  return normalizePolicy({ commands: commandIds().filter((id) => getCommandDefinition(id).runnable) });
+}
+
+/**
+ * Resolves and validates a run completely, without booting anything.
+ * @param request - `{ kind: "command", command, args, … }`, `{ kind: "recipe", file }` or
+ *   `{ kind: "episode", file | script }`.
+ * @returns the plan: run id, bundle directory, create spec, policy, resolved mounts, secret values,
+ *   the ordered actions and the kind-specific part (`command`, `recipe`, `episode`).
+ * @throws WpCodeboxError — for a command run the first problem's own code: `unknown-command`,
+ *   `invalid-argument`, `missing-argument`, `invalid-json-arg`, `invalid-steps-json`,
+ *   `invalid-state-request`, `invalid-duration`, `invalid-policy`, `invalid-mount`, `mount-*`,
+ *   `wordpress-source-invalid`, `php-version-unavailable`, `wordpress-version-unavailable`,
+ *   `wordpress-build-missing`; for a recipe `invalid-recipe`, for a script
+ *   `invalid-episode-script`, each listing every problem in `details.issues` as `{ path, message }`;
+ *   and on every path `artifacts-dir-not-empty` / `artifacts-dir-invalid`.
+ * @example
+ * const plan = planRun({ kind: "command", command: "wordpress.run-php", args: ["code=<?php echo 1;"] }, { backend });
+ * const outcome = await runSession(plan, { backend });
+ */
+export function planRun(request: RunRequest, options: PlanRunOptions = {}): RunPlan {
+  const cwd = options.cwd ?? process.cwd();
+  const processEnv = options.processEnv ?? process.env;
+  switch (request.kind) {
+    case "command":
+      return planCommandRun(request, cwd, processEnv, options);
+    case "recipe":
+      return planRecipeRun(request, cwd, processEnv, options);
+    case "episode":
+      return planEpisodeRun(request, cwd, processEnv, options);
+    default:
+      throw new WpCodeboxError("invalid-argument", `Unknown run kind "${(request as { kind?: unknown }).kind}": use "command", "recipe" or "episode".`);
+  }
+}
+
+function finishBase(
+  runId: string,
+  artifactsDir: string,
+  createSpec: RuntimeCreateSpec,
+  policy: RuntimePolicy,
+  mounts: ResolvedMount[],
+  actions: PlannedAction[],
+  preflight: RuntimePreflight | void,
+): RunPlanBase {
+  assertUsableArtifactsDir(artifactsDir);
+  return { runId, artifactsDir, createSpec, policy, mounts, secrets: secretValues(createSpec.secretEnv ?? {}), actions, preflight: { ...(preflight ?? {}) } };
+}
+
+function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: NodeJS.ProcessEnv, options: PlanRunOptions): CommandRunPlan {
+  const checked = checkCommandInput(request.command, request.args ?? [], cwd);
+  const timeoutMs = request.timeout === undefined ? undefined : parseDuration(request.timeout);
+  const policy =
+    request.policy === undefined
+      ? normalizePolicy({ commands: [checked.capability] })
+      : typeof request.policy === "string"
+        ? parsePolicyArg(request.policy, cwd)
+        : normalizePolicy(request.policy);
+
+  if (request.wp !== undefined && request.wordpressPath !== undefined) {
+    throw new WpCodeboxError("invalid-argument", "Give either --wp X.Y (a bundled WordPress) or --wordpress PATH (your own build), not both.", {
+      wp: request.wp,
+      wordpress: request.wordpressPath,
+    });
+  }
+  let wordpress: RuntimeCreateSpec["wordpress"];
+  if (request.wordpressPath !== undefined) {
+    const path = resolve(cwd, request.wordpressPath);
+    if (!existsSync(path)) {
+      throw new WpCodeboxError("wordpress-source-invalid", `--wordpress ${request.wordpressPath} does not exist (resolved to ${path}): pass a WordPress zip or directory.`, {
+        path: request.wordpressPath,
+      });
+    }
+    wordpress = { path };
+  } else if (request.wp !== undefined) wordpress = { version: request.wp };
+
+  const mountSpecs: MountSpec[] = (request.mounts ?? []).map((m) => {
+    const spec = typeof m === "string" ? parseMountFlag(m) : m;
+    return { ...spec, source: resolve(cwd, spec.source) };
+  });
+  const plugins = (request.plugins ?? []).map((p) => resolve(cwd, p));
+  const themes = (request.themes ?? []).map((t) => resolve(cwd, t));
+  const mounts = resolveMounts([...mountSpecs, ...plugins.map((p) => pluginMount(p, cwd)), ...themes.map((t) => themeMount(t, cwd))], cwd);
+
+  const env: Record<string, string> = {};
+  const pairs = Array.isArray(request.env) ? request.env : Object.entries(request.env ?? {}).map(([k, v]) => `${k}=${v}`);
+  for (const pair of pairs) {
+    const eq = pair.indexOf("=");
+    const name = eq > 0 ? pair.slice(0, eq) : "";
+    if (!ENV_NAME.test(name)) {
+      throw new WpCodeboxError("invalid-argument", `--env ${pair}: expected NAME=VALUE with NAME made of letters, digits and _ (e.g. --env MY_FLAG=1).`, { flag: pair });
+    }
+    env[name] = pair.slice(eq + 1);
+  }
+  for (const name of request.secretEnv ?? []) {
+    if (!ENV_NAME.test(name)) {
+      throw new WpCodeboxError("invalid-argument", `--secret-env ${name}: expected an environment variable name (letters, digits and _).`, { name });
+    }
+  }
+  const secrets = readSecretEnv(request.secretEnv ?? [], processEnv);
+  if (secrets.missing.length > 0) {
+    const name = secrets.missing[0]!;
+    throw new WpCodeboxError("invalid-argument", `--secret-env ${name}: ${name} is not set in the environment. Export it first (export ${name}=...) or drop the flag.`, { name });
+  }
+
+  const createSpec: RuntimeCreateSpec = {
+    ...(wordpress ? { wordpress } : {}),
+    ...(request.php !== undefined ? { php: request.php } : {}),
+    mounts: mountSpecs,
+    plugins,
+    themes,
+    policy,
+    env,
+    secretEnv: secrets.values,
+    ...(request.wpCliPhar !== undefined ? { wpCliPhar: resolve(cwd, request.wpCliPhar) } : {}),
+  };
+  const preflight = options.backend?.preflight?.(createSpec);
+
+  const runId = options.runId ?? newRunId();
+  const artifactsDir = resolve(cwd, options.artifactsDir ?? `wp-codebox-artifacts/${runId}`);
+  const command: PlannedAction = { pointer: "/command", command: checked.command, args: checked.args, ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
+  return { kind: "command", ...finishBase(runId, artifactsDir, createSpec, policy, mounts, [command], preflight), command };
+}
+
+function planRecipeRun(request: RecipeRunRequest, cwd: string, processEnv: NodeJS.ProcessEnv, options: PlanRunOptions): RecipeRunPlan {
+  const path = resolve(cwd, request.file);
+  const recipe = planRecipe(request.recipe ?? readRecipeFile(path), path, {
+    processEnv,
+    ...(options.backend ? { backend: options.backend } : {}),
+  });
+  const secrets = readSecretEnv(recipe.inputs.secretEnv, processEnv);
+  const createSpec: RuntimeCreateSpec = {
+    ...(recipe.runtime.wp !== undefined ? { wordpress: { version: recipe.runtime.wp } } : {}),
+    ...(recipe.runtime.php !== undefined ? { php: recipe.runtime.php } : {}),
+    mounts: recipe.inputs.mounts,
+    plugins: recipe.inputs.plugins,
+    themes: recipe.inputs.themes,
+    policy: recipe.policy,
+    env: recipe.inputs.runtimeEnv,
+    secretEnv: secrets.values,
+    ...(request.wpCliPhar !== undefined ? { wpCliPhar: resolve(cwd, request.wpCliPhar) } : {}),
+  };
+  const runId = options.runId ?? newRunId();
+  const artifactsDir = options.artifactsDir !== undefined ? resolve(cwd, options.artifactsDir) : recipe.artifacts.directory ?? resolve(cwd, `wp-codebox-artifacts/${runId}`);
+  const actions = [...recipe.setup, ...recipe.steps].map((s): PlannedAction => ({ pointer: s.pointer, command: s.command, args: s.args, ...(s.timeoutMs !== undefined ? { timeoutMs: s.timeoutMs } : {}) }));
+  // planRecipe ran the backend's preflight already (problems became /runtime issues); this only reads the versions.
+  const preflight = options.backend?.preflight?.(createSpec);
+  return { kind: "recipe", ...finishBase(runId, artifactsDir, createSpec, recipe.policy, recipe.inputs.resolvedMounts, actions, preflight), recipe };
+}
+
+/** The code and message of a thrown check, as one issue message. */
+function issueMessage(error: unknown): string {
+  if (error instanceof WpCodeboxError) return `${error.code}: ${error.message}`;
+  throw error;
+}
+
+function readEpisodeScript(path: string): unknown {
+  try {
+    return JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new WpCodeboxError("invalid-episode-script", `Cannot read the episode script ${path}: ${(error as Error).message}. Pass a JSON file with schema "wp-codebox/episode-script/v1".`, { path });
+  }
+}
+
+function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: NodeJS.ProcessEnv, options: PlanRunOptions): EpisodeRunPlan {
+  const path = request.file !== undefined ? resolve(cwd, request.file) : undefined;
+  if (request.script === undefined && path === undefined) throw new WpCodeboxError("missing-argument", "An episode run needs the script file or the parsed script.");
+  const script: unknown = request.script ?? readEpisodeScript(path!);
+  assertEpisodeScript(script);
+  const baseDir = request.baseDir !== undefined ? resolve(cwd, request.baseDir) : path !== undefined ? dirname(path) : cwd;
+  const abs = (p: string) => (isAbsolute(p) ? p : resolve(baseDir, p));
+  const issues: SchemaIssue[] = [];
+  const at = (pointer: string, error: unknown) => issues.push({ path: pointer, message: issueMessage(error) });
+
+  // Runtime.
+  if (script.runtime?.wp !== undefined && script.runtime.wordpress !== undefined) {
+    issues.push({ path: "/runtime", message: "give either wp (a bundled WordPress) or wordpress (a zip or directory), not both" });
+  }
+  let wordpress: RuntimeCreateSpec["wordpress"];
+  if (script.runtime?.wordpress !== undefined) {
+    wordpress = { path: abs(script.runtime.wordpress) };
+    if (!existsSync(wordpress.path!)) issues.push({ path: "/runtime/wordpress", message: `wordpress-source-invalid: ${wordpress.path} does not exist; pass a WordPress zip or directory` });
+  } else if (script.runtime?.wp !== undefined) wordpress = { version: script.runtime.wp };
+
+  // Inputs, each checked on its own so every problem is reported.
+  const mounts: ResolvedMount[] = [];
+  const mountSpecs: MountSpec[] = [];
+  const plugins: string[] = [];
+  const themes: string[] = [];
+  const resolveOne = (pointer: string, spec: MountSpec): boolean => {
+    try {
+      mounts.push(...resolveMounts([spec], baseDir));
+      return true;
+    } catch (error) {
+      at(pointer, error);
+      return false;
+    }
+  };
+  (script.mounts ?? []).forEach((m, i) => {
+    const spec: MountSpec = { source: abs(m.source), target: m.target, mode: m.mode ?? "readonly" };
+    if (resolveOne(`/mounts/${i}`, spec)) mountSpecs.push(spec);
+  });
+  (script.plugins ?? []).forEach((p, i) => {
+    if (resolveOne(`/plugins/${i}`, pluginMount(abs(p), baseDir))) plugins.push(abs(p));
+  });
+  (script.themes ?? []).forEach((t, i) => {
+    if (resolveOne(`/themes/${i}`, themeMount(abs(t), baseDir))) themes.push(abs(t));
+  });
+
+  // Policy.
+  let policy = defaultRuntimePolicy();
+  if (script.policy !== undefined) {
+    try {
+      policy = normalizePolicy(script.policy, { source: "episode script policy" });
+    } catch (error) {
+      if (!(error instanceof WpCodeboxError)) throw error;
+      for (const issue of (error.details.issues as SchemaIssue[] | undefined) ?? [{ path: "", message: error.message }]) issues.push({ path: `/policy${issue.path}`, message: issue.message });
+    }
+  }
+
+  // Secrets.
+  const secrets = readSecretEnv(script.secretEnv ?? [], processEnv);
+  for (const name of secrets.missing) {
+    issues.push({ path: `/secretEnv/${(script.secretEnv ?? []).indexOf(name)}`, message: `${name} is not set in the environment; export it (export ${name}=...) before running the episode` });
+  }
+
+  // Observations and steps.
+  const observation = (pointer: string, spec: ObservationSpec): void => {
+    try {
+      checkObservationRequest(spec);
+    } catch (error) {
+      at(pointer, error);
+    }
+  };
+  (script.resetObservations ?? []).forEach((o, i) => observation(`/resetObservations/${i}`, o));
+  const steps: PlannedEpisodeStep[] = [];
+  const actions: PlannedAction[] = [];
+  script.steps.forEach((step, index) => {
+    const pointer = `/steps/${index}`;
+    const name = step.name !== undefined ? { name: step.name } : {};
+    if ("action" in step) {
+      const { args, command, timeoutMs, ...intent } = step.action;
+      let checkedArgs: string[] | undefined;
+      try {
+        checkedArgs = checkCommandInput(command, flattenCommandArgs(command, args).args, baseDir).args;
+      } catch (error) {
+        at(`${pointer}/action`, error);
+      }
+      if (step.observe) observation(`${pointer}/observe`, step.observe);
+      if (checkedArgs === undefined) return;
+      const action = { pointer, command, args: checkedArgs, ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
+      actions.push(action);
+      steps.push({ index, ...name, kind: "action", action: { ...action, intent }, ...(step.observe ? { observe: step.observe } : {}) });
+    } else if ("snapshot" in step) {
+      steps.push({ index, ...name, kind: "snapshot" });
+    } else {
+      observation(`${pointer}/observe`, step.observe);
+      steps.push({ index, ...name, kind: "observe", observe: step.observe });
+    }
+  });
+
+  const createSpec: RuntimeCreateSpec = {
+    ...(wordpress ? { wordpress } : {}),
+    ...(script.runtime?.php !== undefined ? { php: script.runtime.php } : {}),
+    mounts: mountSpecs,
+    plugins,
+    themes,
+    policy,
+    env: { ...(script.env ?? {}) },
+    secretEnv: secrets.values,
+  };
+  let preflight: RuntimePreflight | void = undefined;
+  if (issues.length === 0) {
+    try {
+      preflight = options.backend?.preflight?.(createSpec);
+    } catch (error) {
+      const code = error instanceof WpCodeboxError ? error.code : "";
+      at(code.startsWith("php-") ? "/runtime/php" : "/runtime", error);
+    }
+  }
+  if (issues.length > 0) throw invalidEpisodeScriptError(issues, path);
+
+  const runId = options.runId ?? newRunId(new Date(), "episode");
+  const scripted = (script as EpisodeScript).artifacts?.directory;
+  const artifactsDir =
+    options.artifactsDir !== undefined ? resolve(cwd, options.artifactsDir) : scripted !== undefined ? resolve(baseDir, scripted) : resolve(cwd, `wp-codebox-artifacts/${runId}`);
+  return {
+    kind: "episode",
+    ...finishBase(runId, artifactsDir, createSpec, policy, mounts, actions, preflight),
+    episode: {
+      ...(path !== undefined ? { path } : {}),
+      steps,
+      ...(script.resetObservations ? { resetObservations: script.resetObservations } : {}),
+      includeRuntimeSnapshotBundles: script.artifacts?.includeRuntimeSnapshotBundles ?? false,
+    },
+  };
+}
+
+function invalidEpisodeScriptError(issues: SchemaIssue[], path: string | undefined): WpCodeboxError {
+  return new WpCodeboxError(
+    "invalid-episode-script",
+    `Invalid episode script${path ? ` ${path}` : ""} (${issues.length} issue${issues.length === 1 ? "" : "s"}):\n${issues.map((i) => `  ${i.path || "/"}: ${i.message}`).join("\n")}\nFix them; wp-codebox schema episode-script prints the JSON Schema.`,
+    { issues },
+  );
+}

@@ -1,0 +1,305 @@
+/**
+ * `runSession`: the one run lifecycle every path uses (`run`, `recipe run`, `episode run`, batch
+ * tasks, attached runtimes): boot → execute → write the bundle → verify it → dispose. Whatever
+ * happens (a failing command, a policy denial, a sandbox that does not boot, an interrupt), a
+ * bundle is written and verified and the runtime this session booted is disposed. It never
+ * prints and never exits the process: the caller decides what to show.
+ */
+import { setTimeout as delay } from "node:timers/promises";
+import { basename } from "node:path";
+import { verifyArtifactBundle, type BundleViolation } from "./artifact-bundle/verify-artifact-bundle.js";
+import { writeArtifactBundle, type BundleStatus, type WriteArtifactBundleOptions } from "./artifact-bundle/write-artifact-bundle.js";
+import { runEpisodeSteps, type EpisodeScriptStepReport, type EpisodeSessionWork } from "./episode-runner.js";
+import type { RuntimeEpisodeTrace } from "./episode/episode-trace.js";
+import { ERROR_CODES, WpCodeboxError, exitCodeForCategory, serializeError, type ErrorCode, type SerializedError } from "./errors.js";
+import { failedExecutionResult } from "./failed-execution-result.js";
+import { runRecipeSteps, type RecipeReport } from "./recipe/run-recipe.js";
+import { createRedactor } from "./redaction.js";
+import type { RunPlan } from "./run-plan.js";
+import type { ExecutionResult, Runtime, RuntimeArtifacts, RuntimeBackend, RuntimeInfo } from "./runtime.js";
+
+/** Exit status of a run interrupted by SIGINT (128 + 2) and SIGTERM (128 + 15), as shells report them. */
+export const INTERRUPT_EXIT_CODES: Readonly<Record<string, number>> = Object.freeze({ SIGINT: 130, SIGTERM: 143 });
+
+/** How long an interrupted session waits for a boot in flight to finish, so it can dispose it, in ms. */
+const INTERRUPTED_BOOT_GRACE_MS = 30_000;
+
+/** Options of `runSession`. Give `backend`, `runtime`, or both. */
+export interface RunSessionOptions {
+  /** Boots the sandbox (`backend.create(plan.createSpec)`); episodes also use it to reset or restore. */
+  backend?: RuntimeBackend;
+  /**
+   * An already-running runtime (e.g. an attach client over a served sandbox): nothing is booted,
+   * and the session does not dispose it; its owner does.
+   */
+  runtime?: Runtime;
+  /** Aborting stops the run (reason `"SIGINT"` or `"SIGTERM"`): the bundle is still written, the sandbox disposed. */
+  signal?: AbortSignal;
+  /** Human-readable progress (boot, each step, bundle, dispose). */
+  onProgress?: (message: string) => void;
+}
+
+/** The bundle a session wrote, with a fresh verification. */
+export interface SessionBundle {
+  /** Absolute directory. */
+  directory: string;
+  /** `artifact-bundle-sha256-<digest>`. */
+  id: string;
+  /** SHA-256 hex of the bundle. */
+  digest: string;
+  valid: boolean;
+  violations: BundleViolation[];
+}
+
+/**
+ * What `runSession` returns. Values that reach the caller (results, reports, errors) are
+ * redacted like the bundle.
+ * - `status`: the bundle's review status, `ok` | `error` | `timed-out`.
+ * - `exitCode`: 0 ok; 1 the sandbox work failed (a command error, a failed expectation, a failed
+ *   episode step, or the sandbox did not boot); 2/3/70 when a command could not run, by the error's
+ *   category (e.g. 3 `browser-unavailable`); 130/143 interrupted; 70 when the bundle did not verify.
+ * - `error`: set when boot failed, a command could not run, or the run was interrupted.
+ * - `command` / `recipe` / `episode`: the kind-specific outcome.
+ */
+export interface RunSessionOutcome {
+  runId: string;
+  kind: RunPlan["kind"];
+  status: BundleStatus;
+  exitCode: number;
+  summary: string;
+  error?: SerializedError;
+  bundle: SessionBundle;
+  /** Facts of the runtime that ran the work; absent when none booted. */
+  runtimeInfo?: RuntimeInfo;
+  command?: { result: ExecutionResult };
+  recipe?: { report: RecipeReport };
+  episode?: { trace?: RuntimeEpisodeTrace; steps: EpisodeScriptStepReport[]; allOk: boolean };
+}
+
+type Raced<T> = { kind: "value"; value: T } | { kind: "interrupted"; signal: string } | { kind: "failed"; thrown: unknown };
+
+function abortReason(signal: AbortSignal): string {
+  return typeof signal.reason === "string" ? signal.reason : "SIGINT";
+}
+
+/** Settles with the promise's value or error, or with the interrupt when `signal` aborts first. */
+function raceInterrupt<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<Raced<T>> {
+  const settled = promise.then(
+    (value): Raced<T> => ({ kind: "value", value }),
+    (thrown: unknown): Raced<T> => ({ kind: "failed", thrown }),
+  );
+  if (!signal) return settled;
+  if (signal.aborted) return Promise.resolve({ kind: "interrupted", signal: abortReason(signal) });
+  let onAbort: (() => void) | undefined;
+  const interrupted = new Promise<Raced<T>>((resolve) => {
+    onAbort = () => resolve({ kind: "interrupted", signal: abortReason(signal) });
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  return Promise.race([settled, interrupted]).finally(() => signal.removeEventListener("abort", onAbort!));
+}
+
+function interruptedError(signal: string, directory: string): SerializedError {
+  return {
+    code: "interrupted",
+    message: `Interrupted by ${signal}: the sandbox was disposed and a partial bundle written to ${directory}. Run the command again to finish the work.`,
+    details: { signal },
+  };
+}
+
+/** Errors thrown by `create`/`execute` become session errors; anything that is not a WpCodeboxError is an internal bug. */
+function asSessionError(thrown: unknown): SerializedError {
+  if (thrown instanceof WpCodeboxError) return thrown.toJSON();
+  const { message } = serializeError(thrown);
+  return { code: "internal-error", message: `${message} (an unexpected failure: please report it with the bundle attached)` };
+}
+
+/** The exit code an error maps to: its category's, or 130/143 for an interrupt. */
+export function exitCodeForError(error: SerializedError): number {
+  if (error.code === "interrupted") return INTERRUPT_EXIT_CODES[String(error.details?.signal)] ?? INTERRUPT_EXIT_CODES.SIGINT!;
+  return exitCodeForCategory(ERROR_CODES[error.code as ErrorCode] ?? "internal");
+}
+
+/** Runtime facts for the bundle of a sandbox that never booted: what the plan asked for. */
+function notBootedInfo(plan: RunPlan, backend: RuntimeBackend | undefined): RuntimeInfo {
+  const wordpress = plan.createSpec.wordpress;
+  return {
+    id: plan.runId,
+    backend: backend?.kind ?? "unknown",
+    wordpressVersion: plan.preflight.wordpressVersion ?? wordpress?.version ?? (wordpress?.path ? `custom:${wordpress.path}` : "unknown"),
+    phpVersion: plan.preflight.phpVersion ?? plan.createSpec.php ?? "unknown",
+    siteUrl: "",
+    bootMode: "cached",
+    bootDurationMs: 0,
+    mounts: plan.mounts,
+    policy: plan.policy,
+    plugins: (plan.createSpec.plugins ?? []).map((p) => basename(p)),
+    themes: (plan.createSpec.themes ?? []).map((t) => basename(t)),
+  };
+}
+
+/** What the kind-specific part hands to the bundle writer. */
+interface WorkResult {
+  artifacts: RuntimeArtifacts;
+  status: BundleStatus;
+  /** The review summary; undefined: the bundle writer's default (results counted by status). */
+  summary?: string;
+  exitCode: number;
+  error?: SerializedError;
+  write: Omit<WriteArtifactBundleOptions, "status" | "summary">;
+  outcome: Pick<RunSessionOutcome, "command" | "recipe" | "episode">;
+}
+
+/**
+ * Runs a plan from `planRun`: boots a sandbox (or uses `options.runtime`), executes the plan's
+ * work, writes the bundle to `plan.artifactsDir`, verifies it, and disposes the sandbox it booted.
+ * - command: one `execute`; a thrown `execute` (policy denial …) is recorded as an error result.
+ * - recipe: setup then steps with their expectations; `files/recipe-report.json`, `files/recipe-plan.json`.
+ * - episode: reset, steps, snapshots, observations; `files/runtime-episode-trace.json` and its events.
+ * A sandbox that does not boot still gets a bundle: the plan's runtime facts, a `boot-failed`
+ * event and, for a command, a synthetic error result.
+ * @returns the outcome (see `RunSessionOutcome`): bundle directory, id, digest, verification,
+ *   status, exit code, the redacted kind-specific outcome.
+ * @throws WpCodeboxError `invalid-argument` when neither `backend` nor `runtime` is given; errors
+ *   writing the bundle (`artifacts-dir-not-empty` if the directory filled up since planning,
+ *   `invalid-artifact-path`, `bundle-invalid`). Nothing else: every failure of the work is a result.
+ * @example
+ * const backend = createPlaygroundBackend();
+ * const plan = planRun({ kind: "recipe", file: "recipe.json" }, { backend });
+ * const { exitCode, bundle } = await runSession(plan, { backend });
+ */
+export async function runSession(plan: RunPlan, options: RunSessionOptions): Promise<RunSessionOutcome> {
+  const { backend, signal } = options;
+  if (!backend && !options.runtime) throw new WpCodeboxError("invalid-argument", "runSession needs a backend to boot a sandbox, or a running runtime.");
+  const progress = options.onProgress ?? (() => undefined);
+  const owned = options.runtime === undefined;
+  const startedMs = Date.now();
+  let runtime: Runtime | undefined = options.runtime;
+  let booting: Promise<Runtime> | undefined;
+  let interrupted: SerializedError | undefined;
+  const stop = () => {
+    if (!interrupted && signal?.aborted) interrupted = interruptedError(abortReason(signal), plan.artifactsDir);
+    return interrupted !== undefined;
+  };
+  try {
+    let bootError: SerializedError | undefined;
+    if (!runtime) {
+      progress(`Booting a sandbox (run ${plan.runId})`);
+      booting = backend!.create({ ...plan.createSpec, onProgress: progress });
+      const booted = await raceInterrupt(booting, signal);
+      if (booted.kind === "value") runtime = booted.value;
+      else if (booted.kind === "interrupted") bootError = interrupted = interruptedError(booted.signal, plan.artifactsDir);
+      else bootError = asSessionError(booted.thrown);
+      if (runtime) {
+        const info = runtime.info();
+        progress(`Booted WordPress ${info.wordpressVersion} on PHP ${info.phpVersion} in ${info.bootDurationMs} ms (${info.bootMode} site)`);
+      } else progress(`The sandbox did not boot: ${bootError!.code}: ${bootError!.message}`);
+    }
+
+    const bootEvent = () => ({ at: new Date().toISOString(), type: bootError?.code === "interrupted" ? "boot-interrupted" : "boot-failed", data: { code: bootError?.code ?? "boot-failed" } });
+    const baseArtifacts = async (): Promise<RuntimeArtifacts> =>
+      runtime ? runtime.collectArtifacts() : { info: notBootedInfo(plan, backend), results: [], events: [bootEvent()], files: [], secrets: [] };
+
+    let work: WorkResult;
+    if (plan.kind === "command") {
+      const { command } = plan;
+      let result: ExecutionResult | undefined;
+      let error = bootError;
+      if (runtime) {
+        progress(`Running ${command.command}`);
+        const executed = await raceInterrupt(
+          runtime.execute({ command: command.command, args: command.args, ...(command.timeoutMs !== undefined ? { timeoutMs: command.timeoutMs } : {}) }),
+          signal,
+        );
+        if (executed.kind === "value") result = executed.value;
+        else error = executed.kind === "interrupted" ? (interrupted = interruptedError(executed.signal, plan.artifactsDir)) : asSessionError(executed.thrown);
+      }
+      let artifacts = await baseArtifacts();
+      if (!result) {
+        result = failedExecutionResult(command, error!, startedMs);
+        artifacts = { ...artifacts, results: [...artifacts.results, result] };
+      }
+      const summary = !error
+        ? undefined
+        : runtime
+          ? `${command.command} did not complete: error[${error.code}]: ${error.message}`
+          : `The sandbox did not boot, so ${command.command} did not run: error[${error.code}]: ${error.message}`;
+      work = {
+        artifacts,
+        status: error ? "error" : result.status,
+        ...(summary !== undefined ? { summary } : {}),
+        exitCode: result.status === "ok" ? 0 : 1,
+        ...(error ? { error } : {}),
+        write: { extraMetadata: { runId: plan.runId } },
+        outcome: { command: { result } },
+      };
+    } else if (plan.kind === "recipe") {
+      const done = await runRecipeSteps(plan.recipe, runtime, bootError, progress, stop);
+      const artifacts = runtime
+        ? await runtime.collectArtifacts({ includeRuntimeSnapshotBundles: plan.recipe.artifacts.includeRuntimeSnapshotBundles })
+        : await baseArtifacts();
+      const failed = done.report.outcome === "failed";
+      work = {
+        artifacts: { ...artifacts, results: [...artifacts.results, ...done.extraResults], files: [...artifacts.files, ...done.files] },
+        status: failed || done.error ? "error" : "ok",
+        summary: done.report.summary,
+        exitCode: failed ? 1 : 0,
+        ...(done.error ? { error: done.error } : {}),
+        write: { extraReview: done.extraReview, extraMetadata: { runId: plan.runId, ...done.extraMetadata } },
+        outcome: { recipe: { report: done.report } },
+      };
+    } else {
+      let done: EpisodeSessionWork = { steps: [], allOk: false };
+      if (runtime) done = await runEpisodeSteps(plan, runtime, backend, progress, stop);
+      const error = bootError ?? done.error;
+      const artifacts = done.artifacts ?? (await baseArtifacts());
+      const failedStep = done.trace?.steps.find((s) => s.execution.status !== "ok");
+      const summary = done.trace
+        ? `Episode ${done.trace.id}: ${done.trace.steps.length} step(s), ${done.trace.steps.filter((s) => s.execution.status === "ok").length} ok, ${done.trace.snapshots.length} snapshot(s).${error ? ` Stopped: error[${error.code}]: ${error.message}` : ""}`
+        : `The episode did not start: error[${error?.code}]: ${error?.message}`;
+      work = {
+        artifacts,
+        status: failedStep ? failedStep.execution.status : error ? "error" : "ok",
+        summary,
+        exitCode: done.allOk ? 0 : 1,
+        ...(error ? { error } : {}),
+        write: { extraMetadata: { runId: plan.runId } },
+        outcome: { episode: { ...(done.trace ? { trace: done.trace } : {}), steps: done.steps, allOk: done.allOk } },
+      };
+    }
+    stop();
+    const error = interrupted ?? work.error;
+    const secrets = [...new Set([...work.artifacts.secrets, ...plan.secrets])];
+
+    progress(`Writing the artifact bundle to ${plan.artifactsDir}`);
+    const written = await writeArtifactBundle(
+      plan.artifactsDir,
+      { ...work.artifacts, secrets },
+      { ...work.write, status: error ? "error" : work.status, ...(work.summary !== undefined ? { summary: work.summary } : {}) },
+    );
+    const verification = await verifyArtifactBundle(written.directory);
+    let exitCode = error ? exitCodeForError(error) : work.exitCode;
+    if (!verification.valid && exitCode === 0) exitCode = 70;
+    // What the caller prints is held to the same rule as the bundle: no secret value leaves redacted.
+    const redactor = createRedactor(secrets);
+    return {
+      runId: plan.runId,
+      kind: plan.kind,
+      status: error ? "error" : work.status,
+      exitCode,
+      summary: redactor.redact(work.summary ?? `${plan.actions.length} command(s); status ${work.status}`),
+      ...(error ? { error: redactor.redactValue(error) } : {}),
+      bundle: { directory: written.directory, id: written.id, digest: written.digest, valid: verification.valid, violations: verification.violations },
+      ...(runtime ? { runtimeInfo: runtime.info() } : {}),
+      ...redactor.redactValue(work.outcome),
+    };
+  } finally {
+    if (owned && runtime) {
+      progress("Disposing the sandbox");
+      await runtime.dispose().catch(() => undefined);
+    } else if (owned && booting) {
+      // Interrupted mid-boot: wait (bounded) for the boot to settle, then dispose what it made.
+      const late = await Promise.race([booting.then((r) => r, () => undefined), delay(INTERRUPTED_BOOT_GRACE_MS, undefined, { ref: false })]);
+      await late?.dispose().catch(() => undefined);
+    }
+  }
+}

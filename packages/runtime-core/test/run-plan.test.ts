@@ -1,0 +1,190 @@
+/**
+ * planRun: every invalid input is refused before boot, with a stable code, on each path (a single
+ * command, a recipe, an episode script). The fake backend counts `create` calls, so each case also
+ * proves nothing booted.
+ */
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { WpCodeboxError } from "../src/errors.js";
+import { planRun, type RunRequest } from "../src/run-plan.js";
+import type { RuntimeBackend, RuntimeCreateSpec } from "../src/runtime.js";
+
+const dir = mkdtempSync(join(tmpdir(), "wp-codebox-plan-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+mkdirSync(join(dir, "my-plugin"));
+writeFileSync(join(dir, "my-plugin", "my-plugin.php"), "<?php /* Plugin Name: Mine */");
+writeFileSync(join(dir, "probe.php"), "<?php echo 1;");
+writeFileSync(join(dir, "flow.json"), JSON.stringify([{ kind: "navigate", url: "/" }]));
+writeFileSync(join(dir, "bad-flow.json"), JSON.stringify([{ kind: "click" }]));
+mkdirSync(join(dir, "full"));
+writeFileSync(join(dir, "full", "x"), "x");
+
+/** A backend that knows PHP 8.3/8.2 and WordPress 6.5, and counts boots. */
+function fakeBackend(): RuntimeBackend & { created: number } {
+  const backend = {
+    kind: "fake",
+    created: 0,
+    async create(): Promise<never> {
+      backend.created += 1;
+      throw new Error("planRun must not boot");
+    },
+    preflight(spec: RuntimeCreateSpec) {
+      const php = spec.php ?? "8.3";
+      if (!["8.3", "8.2"].includes(php)) throw new WpCodeboxError("php-version-unavailable", `PHP ${php} is not available.`, { requested: php });
+      if (spec.wordpress?.version !== undefined && spec.wordpress.version !== "6.5") throw new WpCodeboxError("wordpress-version-unavailable", `WordPress ${spec.wordpress.version} is not available.`);
+      return { wordpressVersion: "6.5.5", phpVersion: php };
+    },
+  };
+  return backend;
+}
+
+const run = (extra: Partial<Extract<RunRequest, { kind: "command" }>>): RunRequest => ({ kind: "command", command: "wordpress.run-php", args: ["code=<?php echo 1;"], ...extra });
+const recipe = (doc: Record<string, unknown>): RunRequest => {
+  const file = join(dir, `recipe-${Math.random().toString(16).slice(2)}.json`);
+  writeFileSync(file, JSON.stringify({ schema: "wp-codebox/workspace-recipe/v1", ...doc }));
+  return { kind: "recipe", file };
+};
+const episode = (doc: Record<string, unknown>): RunRequest => ({ kind: "episode", script: { schema: "wp-codebox/episode-script/v1", ...doc }, baseDir: dir });
+const php = (code = "<?php echo 1;") => ({ command: "wordpress.run-php", args: { code } });
+
+interface Case {
+  name: string;
+  request: RunRequest;
+  code: string;
+  /** For recipe and script errors: an issue path that must be listed. */
+  path?: string;
+  env?: NodeJS.ProcessEnv;
+  artifactsDir?: string;
+}
+
+const CASES: Case[] = [
+  // A single command (wp-codebox run).
+  { name: "unknown command", request: run({ command: "wordpress.fly", args: [] }), code: "unknown-command" },
+  { name: "policy-only capability as a command", request: run({ command: "wordpress.browser-actions.evaluate", args: [] }), code: "unknown-command" },
+  { name: "unknown arg", request: run({ args: ["code=1", "colour=red"] }), code: "invalid-argument" },
+  { name: "missing required arg group", request: run({ args: [] }), code: "missing-argument" },
+  { name: "bad enum value", request: run({ args: ["code=1", "bootstrap=maybe"] }), code: "invalid-argument" },
+  { name: "code-file that does not exist", request: run({ args: ["code-file=./nope.php"] }), code: "invalid-argument" },
+  { name: "invalid inline JSON arg", request: run({ command: "wordpress.rest-request", args: ["route=/", "params-json={nope"] }), code: "invalid-json-arg" },
+  { name: "missing @file JSON arg", request: run({ command: "wordpress.rest-request", args: ["route=/", "params-json=@missing.json"] }), code: "invalid-json-arg" },
+  { name: "invalid browser script", request: run({ command: "wordpress.browser-actions", args: ["steps-json=@bad-flow.json"] }), code: "invalid-steps-json" },
+  {
+    name: "identity user fields under redaction safe",
+    request: run({ command: "wordpress.state-export", args: ["sections=users", "user-fields=user_email"] }),
+    code: "invalid-state-request",
+  },
+  { name: "unknown state section", request: run({ command: "wordpress.state-export", args: ["sections=secrets"] }), code: "invalid-state-request" },
+  { name: "bad timeout", request: run({ timeout: "soon" }), code: "invalid-duration" },
+  { name: "invalid policy", request: run({ policy: '{"network":"sometimes"}' }), code: "invalid-policy" },
+  { name: "mount escaping with ..", request: run({ mounts: ["./my-plugin:/wordpress/wp-content/../wp-config.php"] }), code: "mount-escape" },
+  { name: "mount outside the sandbox roots", request: run({ mounts: ["./my-plugin:/etc/x"] }), code: "mount-target-outside-sandbox" },
+  { name: "mount source missing", request: run({ mounts: ["./nope:/workspace/nope"] }), code: "mount-source-missing" },
+  { name: "plugin missing", request: run({ plugins: ["./no-plugin"] }), code: "mount-source-missing" },
+  { name: "bad mount mode", request: run({ mounts: ["./my-plugin:/workspace/p:rx"] }), code: "invalid-mount" },
+  { name: "both --wp and --wordpress", request: run({ wp: "6.5", wordpressPath: "./my-plugin" }), code: "invalid-argument" },
+  { name: "own WordPress that does not exist", request: run({ wordpressPath: "./no-wordpress.zip" }), code: "wordpress-source-invalid" },
+  { name: "PHP version the backend lacks", request: run({ php: "5.6" }), code: "php-version-unavailable" },
+  { name: "WordPress version the backend lacks", request: run({ wp: "4.0" }), code: "wordpress-version-unavailable" },
+  { name: "bad env name", request: run({ env: ["1BAD=x"] }), code: "invalid-argument" },
+  { name: "unset secret env", request: run({ secretEnv: ["WP_CODEBOX_TEST_UNSET"] }), code: "invalid-argument", env: {} },
+  { name: "bundle directory not empty", request: run({}), code: "artifacts-dir-not-empty", artifactsDir: join(dir, "full") },
+  { name: "bundle directory under /proc", request: run({}), code: "artifacts-dir-invalid", artifactsDir: "/proc/self/x" },
+
+  // A recipe: every problem listed, each with a pointer.
+  { name: "recipe: unknown command", request: recipe({ steps: [{ command: "wordpress.fly" }] }), code: "invalid-recipe", path: "/steps/0/command" },
+  {
+    name: "recipe: identity user fields under redaction safe",
+    request: recipe({ steps: [{ command: "wordpress.state-export", args: { sections: "users", "user-fields": "user_email" } }] }),
+    code: "invalid-recipe",
+    path: "/steps/0/args",
+  },
+  { name: "recipe: @file browser script with an invalid step", request: recipe({ steps: [{ command: "wordpress.browser-actions", args: { steps: "@bad-flow.json" } }] }), code: "invalid-recipe", path: "/steps/0/args/steps/0/selector" },
+  { name: "recipe: WordPress the backend lacks", request: recipe({ runtime: { wp: "4.0" }, steps: [php()] }), code: "invalid-recipe", path: "/runtime/wp" },
+  { name: "recipe: missing plugin", request: recipe({ inputs: { plugins: ["./no-plugin"] }, steps: [php()] }), code: "invalid-recipe", path: "/inputs/plugins/0" },
+  { name: "recipe: unset secret", request: recipe({ inputs: { secretEnv: ["WP_CODEBOX_TEST_UNSET"] }, steps: [php()] }), code: "invalid-recipe", path: "/inputs/secretEnv/0", env: {} },
+
+  // An episode script.
+  { name: "episode: schema violation", request: episode({ steps: [] }), code: "invalid-episode-script", path: "/steps" },
+  { name: "episode: unknown command", request: episode({ steps: [{ action: { command: "wordpress.fly" } }] }), code: "invalid-episode-script", path: "/steps/0/action" },
+  { name: "episode: bad args", request: episode({ steps: [{ action: { command: "wordpress.run-php", args: { colour: "red" } } }] }), code: "invalid-episode-script", path: "/steps/0/action" },
+  {
+    name: "episode: identity user fields in an observation under redaction safe",
+    request: episode({ steps: [{ action: php(), observe: { type: "wordpress-state", sections: ["users"], userFields: ["user_email"] } }] }),
+    code: "invalid-episode-script",
+    path: "/steps/0/observe",
+  },
+  { name: "episode: unknown observation type", request: episode({ steps: [{ observe: { type: "mind-reading" } }] }), code: "invalid-episode-script", path: "/steps/0/observe" },
+  { name: "episode: http-response without a path", request: episode({ steps: [{ observe: { type: "http-response" } }] }), code: "invalid-episode-script", path: "/steps/0/observe" },
+  { name: "episode: bad reset observation", request: episode({ resetObservations: [{ type: "wordpress-state", sections: ["nope"] }], steps: [php()].map((a) => ({ action: a })) }), code: "invalid-episode-script", path: "/resetObservations/0" },
+  { name: "episode: missing plugin", request: episode({ plugins: ["./no-plugin"], steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/plugins/0" },
+  { name: "episode: escaping mount", request: episode({ mounts: [{ source: "./my-plugin", target: "/etc/x" }], steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/mounts/0" },
+  { name: "episode: unset secret", request: episode({ secretEnv: ["WP_CODEBOX_TEST_UNSET"], steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/secretEnv/0", env: {} },
+  { name: "episode: PHP the backend lacks", request: episode({ runtime: { php: "5.6" }, steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/runtime/php" },
+  { name: "episode: invalid policy", request: episode({ policy: { network: "sometimes" }, steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/policy/network" },
+];
+
+describe("planRun refuses invalid input before boot", () => {
+  for (const c of CASES) {
+    it(c.name, () => {
+      const backend = fakeBackend();
+      const artifactsDir = c.artifactsDir ?? join(dir, "out", c.name.replace(/\W+/g, "-"));
+      assert.throws(
+        () => planRun(c.request, { cwd: dir, backend, artifactsDir, processEnv: c.env ?? process.env }),
+        (error: unknown) => {
+          assert.ok(error instanceof WpCodeboxError, String(error));
+          assert.equal(error.code, c.code, error.message);
+          if (c.path) {
+            const paths = ((error.details.issues as { path: string }[] | undefined) ?? []).map((i) => i.path);
+            assert.ok(paths.includes(c.path), `${c.path} not in ${JSON.stringify(paths)}: ${error.message}`);
+          }
+          return true;
+        },
+      );
+      assert.equal(backend.created, 0);
+    });
+  }
+});
+
+describe("planRun resolves a valid run", () => {
+  it("a command: file references absolute, the default policy grants exactly the command, preflight facts kept", () => {
+    const plan = planRun(
+      { kind: "command", command: "wordpress.run-php", args: ["code-file=probe.php"], plugins: ["my-plugin"], env: ["A=1"], secretEnv: ["TOKEN"], timeout: "2s" },
+      { cwd: dir, backend: fakeBackend(), artifactsDir: "out/ok", processEnv: { TOKEN: "s3cret" } },
+    );
+    assert.equal(plan.kind, "command");
+    assert.deepEqual(plan.command.args, [`code-file=${join(dir, "probe.php")}`]);
+    assert.equal(plan.command.timeoutMs, 2000);
+    assert.deepEqual(plan.policy.commands, ["wordpress.run-php"]);
+    assert.equal(plan.mounts[0]!.target, "/wordpress/wp-content/plugins/my-plugin");
+    assert.deepEqual(plan.createSpec.secretEnv, { TOKEN: "s3cret" });
+    assert.deepEqual(plan.secrets, ["s3cret"]);
+    assert.deepEqual(plan.preflight, { wordpressVersion: "6.5.5", phpVersion: "8.3" });
+    assert.equal(plan.artifactsDir, join(dir, "out/ok"));
+  });
+
+  it("an explicit policy replaces the default", () => {
+    const plan = planRun({ kind: "command", command: "wordpress.rest-request", args: ["route=/"], policy: '{"commands":["wordpress.run-php"]}' }, { cwd: dir, artifactsDir: "out/policy" });
+    assert.deepEqual(plan.policy.commands, ["wordpress.run-php"]);
+  });
+
+  it('a recipe may name a JSON argument by its base name: "steps": "@flow.json" is steps-json', () => {
+    const plan = planRun(recipe({ steps: [{ command: "wordpress.browser-actions", args: { steps: "@flow.json" } }] }), { cwd: dir, backend: fakeBackend(), artifactsDir: "out/recipe" });
+    assert.equal(plan.kind, "recipe");
+    assert.deepEqual(plan.actions[0]!.args, [`steps-json=@${join(dir, "flow.json")}`]);
+  });
+
+  it("an episode script: steps planned in order, args flattened and resolved, the default policy", () => {
+    const plan = planRun(
+      episode({ steps: [{ action: { command: "wordpress.browser-actions", args: { steps: "@flow.json" } } }, { snapshot: true }, { observe: { type: "wordpress-state", sections: ["users"], userFields: ["user_email"], redaction: "none" } }] }),
+      { cwd: dir, backend: fakeBackend(), artifactsDir: "out/episode" },
+    );
+    assert.equal(plan.kind, "episode");
+    assert.deepEqual(plan.episode.steps.map((s) => s.kind), ["action", "snapshot", "observe"]);
+    assert.deepEqual(plan.actions[0]!.args, [`steps-json=@${join(dir, "flow.json")}`]);
+    assert.ok(plan.policy.commands.includes("wordpress.run-php"));
+    assert.ok(!plan.policy.commands.includes("wordpress.browser-actions.evaluate"));
+  });
+});
