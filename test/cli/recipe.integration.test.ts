@@ -66,7 +66,7 @@ test("an invalid recipe exits 2 and points at every bad field", async () => {
   );
   const run = await cli(["recipe", "validate", file]);
   assert.equal(run.code, 2, run.show());
-  for (const pointer of ["/extra: unknown field", "/runtime/wp: WordPress 4.0 is not bundled", "/inputs/mounts/0: mount-", "/steps/0/args/nope", "/steps/1/args/steps/0/selector: is required", "/steps/2/command: unknown command"]) {
+  for (const pointer of ["/extra: unknown field", "/runtime/wp: wordpress-version-unavailable: WordPress 4.0 is not available", "/inputs/mounts/0: mount-", "/steps/0/args/nope", "/steps/1/args/steps/0/selector: is required", "/steps/2/command: unknown command"]) {
     assert.ok(run.stderr.includes(pointer), `missing "${pointer}" in\n${run.stderr}`);
   }
   assert.match(run.stderr, /error\[invalid-recipe\]/);
