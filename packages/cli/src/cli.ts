@@ -63,7 +63,7 @@ function defaultSignalHandlers(onSignal: (signal: NodeJS.Signals) => void): () =
 /** The shared runtime flags of `run` (and later `serve`, `episode run`), SPEC §5. */
 function addRuntimeOptions(command: Command): Command {
   return command
-    .option("--wp <version>", "bundled WordPress version X.Y (default: newest bundled; see wp-codebox doctor)")
+    .option("--wp <version>", "WordPress X.Y[.Z] or latest: a bundled build (offline; default newest bundled), else a release fetched once from $WP_CODEBOX_WORDPRESS_MIRROR (default https://wordpress.org/), checksum-verified and cached; WP_CODEBOX_OFFLINE=1 never fetches")
     .option("--wordpress <path>", "your own WordPress build, a zip or a directory (instead of --wp)")
     .option("--php <version>", "PHP version 7.4–8.4 (default: 8.3)")
     .option("--mount <src:target[:ro]>", "mount a host path at a sandbox path under /wordpress/wp-content/ or /workspace/ (repeatable; :ro = read-only copy)", collect)

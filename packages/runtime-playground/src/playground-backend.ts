@@ -25,7 +25,8 @@ import { ensureCustomWordPressTree, ensureWordPressTree, findWordPressBuild } fr
 import { ensureInstalledSite, opcacheDirFor } from "./installed-site.js";
 import { sqliteIntegrationZipPath } from "./sqlite-integration.js";
 import { baseConstants } from "./wordpress-constants.js";
-import { PlaygroundRuntime } from "./playground-runtime.js";
+import { PlaygroundRuntime, type PlaygroundRuntimeSetup } from "./playground-runtime.js";
+import { WORDPRESS_VERSION_PATTERN, assertWordPressReleaseObtainable, ensureWordPressRelease, isBundledWordPress } from "./wordpress-releases.js";
 import { assertPhpData } from "./php-value.js";
 
 /**
@@ -93,6 +94,8 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
      * Checks what only this backend knows, without booting: the PHP version is one php-wasm
      * ships, and the WordPress source exists (a bundled version, or your zip or directory).
      * @returns the WordPress release (`"6.5.5"`, or `custom:<path>`) and PHP version the spec resolves to.
+     * A version that is not bundled (`6.7.1`, `latest`) passes when it can be fetched from the release
+     * mirror at boot, or offline (`WP_CODEBOX_OFFLINE=1`) when it is already cached.
      * @throws `php-version-unavailable`, `wordpress-version-unavailable`, `wordpress-build-missing`,
      *   `wordpress-source-invalid`.
      */
@@ -114,7 +117,13 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
         }
         return { wordpressVersion: `custom:${path}`, phpVersion: php };
       }
-      return { wordpressVersion: findWordPressBuild(spec.wordpress?.version).release, phpVersion: php };
+      const version = spec.wordpress?.version;
+      if (version !== undefined && !isBundledWordPress(version) && WORDPRESS_VERSION_PATTERN.test(version)) {
+        // Not bundled: fetched from the release mirror at boot; offline only a cached release will do.
+        assertWordPressReleaseObtainable(version, { cacheDir: resolveCacheDir(options.cacheDir), ...(options.offline !== undefined ? { offline: options.offline } : {}) });
+        return { wordpressVersion: version, phpVersion: php };
+      }
+      return { wordpressVersion: findWordPressBuild(version).release, phpVersion: php };
     },
     /**
      * Boots a fresh sandbox from `spec` and makes its state equal to `snapshot` (SPEC §4.5). The
@@ -135,6 +144,7 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
     /**
      * Boots a sandbox. Mounts are validated before anything boots.
      * @throws `mount-*` codes, `invalid-policy`, `wordpress-version-unavailable`,
+     *   `wordpress-download-failed`, `wordpress-checksum-mismatch` (a non-bundled `--wp` release),
      *   `wordpress-source-invalid`, `php-version-unavailable`, `boot-failed`.
      */
     async create(spec: RuntimeCreateSpec = {}): Promise<PlaygroundRuntime> {
@@ -158,18 +168,28 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
       ];
       const mounts = resolveMounts(mountSpecs, cwd);
       spec.onProgress?.("Preparing WordPress");
-      const tree = spec.wordpress?.path
-        ? ensureCustomWordPressTree(resolve(cwd, spec.wordpress.path), cacheDir)
-        : (() => {
-            const build = findWordPressBuild(spec.wordpress?.version);
-            return { dir: ensureWordPressTree(build, cacheDir), release: build.release };
-          })();
+      const version = spec.wordpress?.version;
+      let wordpressSource: PlaygroundRuntimeSetup["wordpressSource"];
+      let tree: { dir: string; release: string };
+      if (spec.wordpress?.path) {
+        tree = ensureCustomWordPressTree(resolve(cwd, spec.wordpress.path), cacheDir);
+      } else if (isBundledWordPress(version)) {
+        const build = findWordPressBuild(version);
+        tree = { dir: ensureWordPressTree(build, cacheDir), release: build.release };
+      } else {
+        // Not bundled: a release zip from the mirror (checked against its published checksum, cached),
+        // booted like a user's own --wordpress zip.
+        const release = await ensureWordPressRelease(version!, { cacheDir, onProgress: spec.onProgress });
+        tree = ensureCustomWordPressTree(release.zipPath, cacheDir);
+        wordpressSource = { requested: release.requested, release: release.release, checksum: release.checksum, fetched: release.fetched };
+      }
       const site = await ensureInstalledSite(tree, php, cacheDir, spec.onProgress);
       const opcacheSeedDir = opcacheDirFor(site.dir);
       return PlaygroundRuntime.boot({
         siteDir: site.dir,
         opcacheSeedDir: existsSync(opcacheSeedDir) ? opcacheSeedDir : undefined,
         wordpressRelease: tree.release,
+        ...(wordpressSource ? { wordpressSource } : {}),
         phpVersion: php,
         bootMode: site.installed ? "installed" : "cached",
         policy,

@@ -72,6 +72,8 @@ export interface PlaygroundRuntimeSetup {
   siteDir: string;
   opcacheSeedDir?: string;
   wordpressRelease: string;
+  /** Set when WordPress came from a release mirror (`--wp` beyond the bundled builds). */
+  wordpressSource?: { requested: string; release: string; checksum: { algorithm: string; value: string; url: string }; fetched: boolean };
   phpVersion: string;
   bootMode: "installed" | "cached";
   policy: RuntimePolicy;
@@ -182,6 +184,7 @@ export class PlaygroundRuntime implements Runtime {
     await this.afterBoot();
     this.cleanDatabase = readDatabase(this.stateHost());
     this.bootDurationMs = Date.now() - started;
+    if (this.setup.wordpressSource) this.event("wordpress-release", { ...this.setup.wordpressSource });
     this.event("runtime-booted", { durationMs: this.bootDurationMs, bootMode: this.setup.bootMode, siteUrl: this.server.origin });
   }
 

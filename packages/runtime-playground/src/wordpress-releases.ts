@@ -1,0 +1,227 @@
+/**
+ * WordPress releases beyond the bundled builds: `--wp X.Y[.Z]|latest` names a release zip in a
+ * WordPress release mirror (default the official archive, https://wordpress.org/; override with
+ * `WP_CODEBOX_WORDPRESS_MIRROR`). A release is fetched once, checked against the checksum the
+ * mirror publishes next to it (`<zip>.sha1`, else `<zip>.md5`) before anything uses it, and kept
+ * in `<cacheDir>/releases/`. With `WP_CODEBOX_OFFLINE=1` nothing is ever fetched: only cached
+ * releases can be used. The zip then boots through the same path as `--wordpress PATH`.
+ */
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { WpCodeboxError } from "@wp-codebox/runtime-core";
+import { unzipSync } from "fflate";
+import { findWordPressBuild, listWordPressBuilds } from "./wordpress-builds.js";
+
+/** The official WordPress release archive. */
+export const DEFAULT_WORDPRESS_MIRROR = "https://wordpress.org/";
+
+/** What `--wp` accepts: a version `X.Y` / `X.Y.Z`, or `latest`. */
+export const WORDPRESS_VERSION_PATTERN = /^(?:\d+\.\d+(?:\.\d+)?|latest)$/;
+
+/** Where releases come from and whether fetching is allowed. */
+export interface WordPressReleaseOptions {
+  cacheDir: string;
+  /** Mirror base URL; default `$WP_CODEBOX_WORDPRESS_MIRROR`, else the official archive. */
+  mirror?: string;
+  /** Never fetch; default `$WP_CODEBOX_OFFLINE === "1"`. */
+  offline?: boolean;
+  onProgress?: (message: string) => void;
+  /** Per-request time limit in ms; default 120000. */
+  timeoutMs?: number;
+}
+
+/** A release zip in the cache, checked against its published checksum. */
+export interface CachedRelease {
+  /** The version asked for (`6.7.1`, `latest`). */
+  requested: string;
+  /** The release inside the zip (`wp-includes/version.php`). */
+  release: string;
+  zipPath: string;
+  checksum: { algorithm: "sha1" | "md5"; value: string; url: string };
+  /** True when this call downloaded it. */
+  fetched: boolean;
+}
+
+/** True when `version` is a bundled build (`6.5`, `6.5.5`), so no mirror is needed. */
+export function isBundledWordPress(version: string | undefined): boolean {
+  if (version === undefined) return true;
+  try {
+    findWordPressBuild(version);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The mirror base URL, always ending in `/`. */
+export function wordpressMirror(mirror?: string): string {
+  const base = mirror ?? (process.env.WP_CODEBOX_WORDPRESS_MIRROR || DEFAULT_WORDPRESS_MIRROR);
+  return base.endsWith("/") ? base : `${base}/`;
+}
+
+/** The zip's file name in the archive: `wordpress-6.7.1.zip`, `latest.zip`. */
+export function releaseZipName(version: string): string {
+  return version === "latest" ? "latest.zip" : `wordpress-${version}.zip`;
+}
+
+function hash(algorithm: "sha1" | "md5", data: Uint8Array): string {
+  return createHash(algorithm).update(data).digest("hex");
+}
+
+/** The release named in a zip's `wp-includes/version.php` (with or without the `wordpress/` folder). */
+export function zipWordPressRelease(data: Uint8Array): string | undefined {
+  const files = unzipSync(data, { filter: (f) => f.name === "wordpress/wp-includes/version.php" || f.name === "wp-includes/version.php" });
+  const source = Object.values(files)[0];
+  if (!source) return undefined;
+  return /\$wp_version\s*=\s*'([^']+)'/.exec(new TextDecoder().decode(source))?.[1];
+}
+
+const unavailable = (version: string, why: string, details: Record<string, unknown> = {}) => {
+  const bundled = listWordPressBuilds().map((b) => b.version);
+  return new WpCodeboxError(
+    "wordpress-version-unavailable",
+    `WordPress ${version} is not available: ${why}. Bundled versions (always offline): ${bundled.join(", ")}; or pass --wordpress PATH with a WordPress zip or folder of your own.`,
+    { requested: version, available: bundled, ...details },
+  );
+};
+
+async function get(url: string, timeoutMs: number): Promise<{ status: number; body?: Uint8Array }> {
+  let response: Response;
+  try {
+    response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), redirect: "follow" });
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    throw new WpCodeboxError(
+      "wordpress-download-failed",
+      `Cannot reach the WordPress release mirror at ${url}: ${cause?.code ?? cause?.message ?? (error as Error).message}. Check the network or WP_CODEBOX_WORDPRESS_MIRROR, or use a bundled version or --wordpress PATH.`,
+      { url, cause: cause?.code ?? (error as Error).message },
+    );
+  }
+  if (!response.ok) {
+    await response.body?.cancel();
+    return { status: response.status };
+  }
+  return { status: response.status, body: new Uint8Array(await response.arrayBuffer()) };
+}
+
+/** The checksum published next to `zipUrl`: `.sha1`, else `.md5`. */
+async function publishedChecksum(zipUrl: string, timeoutMs: number): Promise<CachedRelease["checksum"] | undefined> {
+  for (const algorithm of ["sha1", "md5"] as const) {
+    const url = `${zipUrl}.${algorithm}`;
+    const got = await get(url, timeoutMs);
+    if (!got.body) continue;
+    const value = /\b([0-9a-f]{40}|[0-9a-f]{32})\b/i.exec(new TextDecoder().decode(got.body))?.[1]?.toLowerCase();
+    if (value && value.length === (algorithm === "sha1" ? 40 : 32)) return { algorithm, value, url };
+  }
+  return undefined;
+}
+
+/**
+ * Checks without fetching or booting that a non-bundled release can be had: online it always can
+ * be tried; offline only a cached one. (Used by the backend's preflight, before anything boots.)
+ * @throws WpCodeboxError `wordpress-version-unavailable` (offline and not cached), `invalid-argument` (not a version).
+ */
+export function assertWordPressReleaseObtainable(version: string, options: Pick<WordPressReleaseOptions, "cacheDir" | "offline">): void {
+  if (!WORDPRESS_VERSION_PATTERN.test(version)) {
+    throw new WpCodeboxError("invalid-argument", `--wp ${version}: expected a version such as 6.7 or 6.7.1, or "latest".`, { requested: version });
+  }
+  const offline = options.offline ?? process.env.WP_CODEBOX_OFFLINE === "1";
+  if (offline && !existsSync(join(options.cacheDir, "releases", `${version}.json`))) {
+    throw unavailable(version, "it is not bundled, not in the cache, and WP_CODEBOX_OFFLINE=1 forbids fetching it", { offline: true });
+  }
+}
+
+interface CacheRecord {
+  requested: string;
+  release: string;
+  file: string;
+  checksum: CachedRelease["checksum"];
+  mirror: string;
+  fetchedAt: string;
+}
+
+/**
+ * Returns the release zip for `version` from the cache, fetching and verifying it first when
+ * needed. `latest` asks the mirror for its current checksum each time (unless offline) and reuses
+ * the cached zip when it matches.
+ * @throws WpCodeboxError (all exit 3) `wordpress-version-unavailable` (offline and not cached, or
+ *   the mirror has no such release), `wordpress-download-failed` (mirror unreachable, no checksum
+ *   published, or the zip holds another version), `wordpress-checksum-mismatch` (the download does
+ *   not match the published checksum; nothing is kept).
+ */
+export async function ensureWordPressRelease(version: string, options: WordPressReleaseOptions): Promise<CachedRelease> {
+  if (!WORDPRESS_VERSION_PATTERN.test(version)) {
+    throw new WpCodeboxError("invalid-argument", `--wp ${version}: expected a version such as 6.7 or 6.7.1, or "latest".`, { requested: version });
+  }
+  const dir = join(options.cacheDir, "releases");
+  const recordPath = join(dir, `${version}.json`);
+  const offline = options.offline ?? process.env.WP_CODEBOX_OFFLINE === "1";
+  const timeoutMs = options.timeoutMs ?? 120_000;
+  const cached = readRecord(recordPath, dir);
+  if (offline) {
+    if (cached) return { ...cached, fetched: false };
+    throw unavailable(version, "it is not bundled, not in the cache, and WP_CODEBOX_OFFLINE=1 forbids fetching it", { offline: true });
+  }
+  const mirror = wordpressMirror(options.mirror);
+  const zipUrl = new URL(releaseZipName(version), mirror).toString();
+  // A fixed version never changes: a verified cached copy is used without asking the mirror.
+  if (cached && version !== "latest") return { ...cached, fetched: false };
+  const checksum = await publishedChecksum(zipUrl, timeoutMs);
+  if (!checksum) {
+    const head = await get(zipUrl, timeoutMs);
+    if (!head.body) throw unavailable(version, `the mirror ${mirror} has no ${releaseZipName(version)} (HTTP ${head.status})`, { url: zipUrl, status: head.status });
+    throw new WpCodeboxError(
+      "wordpress-download-failed",
+      `The mirror ${mirror} publishes no checksum for ${releaseZipName(version)} (neither .sha1 nor .md5), so it cannot be verified and is not used.`,
+      { url: zipUrl },
+    );
+  }
+  if (cached && cached.checksum.value === checksum.value) return { ...cached, fetched: false };
+  options.onProgress?.(`Fetching WordPress ${version} from ${zipUrl} (once; it is cached)`);
+  const got = await get(zipUrl, timeoutMs);
+  if (!got.body) throw unavailable(version, `the mirror ${mirror} has no ${releaseZipName(version)} (HTTP ${got.status})`, { url: zipUrl, status: got.status });
+  const actual = hash(checksum.algorithm, got.body);
+  if (actual !== checksum.value) {
+    throw new WpCodeboxError(
+      "wordpress-checksum-mismatch",
+      `${zipUrl} does not match its published ${checksum.algorithm} (${checksum.url}): expected ${checksum.value}, got ${actual}. The download was discarded; try again or use another mirror (WP_CODEBOX_WORDPRESS_MIRROR).`,
+      { url: zipUrl, algorithm: checksum.algorithm, expected: checksum.value, actual },
+    );
+  }
+  let release: string | undefined;
+  try {
+    release = zipWordPressRelease(got.body);
+  } catch (error) {
+    throw new WpCodeboxError("wordpress-download-failed", `${zipUrl} is not a readable zip: ${(error as Error).message}.`, { url: zipUrl });
+  }
+  if (!release) throw new WpCodeboxError("wordpress-download-failed", `${zipUrl} holds no wp-includes/version.php: it is not a WordPress release.`, { url: zipUrl });
+  if (version !== "latest" && release !== version) {
+    throw new WpCodeboxError("wordpress-download-failed", `${zipUrl} holds WordPress ${release}, not ${version}: the mirror serves the wrong file.`, { url: zipUrl, release });
+  }
+  mkdirSync(dir, { recursive: true });
+  const file = `wordpress-${release}-${checksum.value.slice(0, 12)}.zip`;
+  const staging = join(dir, `${file}.partial-${process.pid}`);
+  writeFileSync(staging, got.body);
+  renameSync(staging, join(dir, file));
+  const record: CacheRecord = { requested: version, release, file, checksum, mirror, fetchedAt: new Date().toISOString() };
+  writeFileSync(`${recordPath}.partial-${process.pid}`, `${JSON.stringify(record, null, 2)}\n`);
+  renameSync(`${recordPath}.partial-${process.pid}`, recordPath);
+  return { requested: version, release, zipPath: join(dir, file), checksum, fetched: true };
+}
+
+/** A cache record whose zip still matches its recorded checksum; a damaged entry is dropped. */
+function readRecord(recordPath: string, dir: string): Omit<CachedRelease, "fetched"> | undefined {
+  if (!existsSync(recordPath)) return undefined;
+  try {
+    const record = JSON.parse(readFileSync(recordPath, "utf8")) as CacheRecord;
+    const zipPath = join(dir, record.file);
+    if (existsSync(zipPath) && hash(record.checksum.algorithm, readFileSync(zipPath)) === record.checksum.value) {
+      return { requested: record.requested, release: record.release, zipPath, checksum: record.checksum };
+    }
+  } catch {
+    // fall through: treat as not cached
+  }
+  rmSync(recordPath, { force: true });
+  return undefined;
+}
