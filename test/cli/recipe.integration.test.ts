@@ -64,16 +64,18 @@ test("an invalid recipe exits 2 and points at every bad field", async () => {
       extra: 1,
     }),
   );
-  const run = await cli(["recipe", "validate", file]);
+  // Offline, a WordPress that is not bundled cannot be fetched from the release mirror.
+  const offline = { ...process.env, WP_CODEBOX_OFFLINE: "1" };
+  const run = await cli(["recipe", "validate", file], offline);
   assert.equal(run.code, 2, run.show());
   for (const pointer of ["/extra: unknown field", "/runtime/wp: wordpress-version-unavailable: WordPress 4.0 is not available", "/inputs/mounts/0: mount-", "/steps/0/args/nope", "/steps/1/args/steps/0/selector: is required", "/steps/2/command: unknown command"]) {
     assert.ok(run.stderr.includes(pointer), `missing "${pointer}" in\n${run.stderr}`);
   }
   assert.match(run.stderr, /error\[invalid-recipe\]/);
-  const json = await cli(["recipe", "validate", file, "--json"]);
+  const json = await cli(["recipe", "validate", file, "--json"], offline);
   assert.equal(json.code, 2);
   assert.ok((JSON.parse(json.stdout) as { issues: unknown[] }).issues.length >= 6);
-  const runInvalid = await cli(["recipe", "run", file]);
+  const runInvalid = await cli(["recipe", "run", file], offline);
   assert.equal(runInvalid.code, 2, "run refuses an invalid recipe before booting");
 });
 

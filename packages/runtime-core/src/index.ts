@@ -25,3 +25,4 @@ export * from "./run-episode-script.js";
 export * from "./episode-replay.js";
 export * from "./failed-execution-result.js";
 export * from "./plugin-check/index.js";
+export * from "./run-recipe-matrix.js";

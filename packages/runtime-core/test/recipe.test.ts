@@ -79,7 +79,7 @@ test("an invalid recipe reports every problem with a JSON pointer", () => {
       { command: "wordpress.run-php", args: { code: "<?php echo 1;" }, expect: { json: { path: "count", equals: 1 }, stdoutMatches: "(", colour: 1 } },
     ],
   };
-  const { valid: ok, issues } = validateRecipe(bad, recipePath, { wordpressVersions: ["6.5"] });
+  const { valid: ok, issues } = validateRecipe(bad, recipePath, { wordpressVersions: ["6.5"], offline: true });
   assert.equal(ok, false);
   const paths = issues.map((i) => i.path);
   for (const expected of [
@@ -105,9 +105,10 @@ test("an invalid recipe reports every problem with a JSON pointer", () => {
   const second = validateRecipe({ ...bad, bogus: undefined, steps: [{ command: "wordpress.run-php", args: { code: "1" }, expect: { json: { path: "count", equals: 1 }, stdoutMatches: "(" } }] }, recipePath);
   assert.ok(second.issues.some((i) => i.path === "/steps/0/expect/json/path"));
   assert.ok(second.issues.some((i) => i.path === "/steps/0/expect/stdoutMatches"));
-  // Bad version against the offered ones.
-  const third = validateRecipe({ ...valid, runtime: { wp: "9.9" } }, recipePath, { wordpressVersions: ["6.5"] });
+  // A version that is not bundled is fetched from the release mirror, unless offline.
+  const third = validateRecipe({ ...valid, runtime: { wp: "9.9" } }, recipePath, { wordpressVersions: ["6.5"], offline: true });
   assert.deepEqual(third.issues.map((i) => i.path), ["/runtime/wp"]);
+  assert.deepEqual(validateRecipe({ ...valid, runtime: { wp: "9.9" } }, recipePath, { wordpressVersions: ["6.5"] }).issues, []);
 });
 
 test("an explicit policy.commands is authoritative; secrets must be set when planning", () => {

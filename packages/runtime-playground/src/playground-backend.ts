@@ -65,6 +65,13 @@ export interface PlaygroundBackendOptions {
    * costs about 150 MB and boots on the first loopback request.
    */
   workers?: number;
+  /**
+   * WordPress release mirror for `--wp` versions that are not bundled; default
+   * `$WP_CODEBOX_WORDPRESS_MIRROR`, else https://wordpress.org/.
+   */
+  wordpressMirror?: string;
+  /** Never fetch a WordPress release (only bundled or cached ones); default `$WP_CODEBOX_OFFLINE === "1"`. */
+  offline?: boolean;
 }
 
 /**
@@ -179,7 +186,12 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
       } else {
         // Not bundled: a release zip from the mirror (checked against its published checksum, cached),
         // booted like a user's own --wordpress zip.
-        const release = await ensureWordPressRelease(version!, { cacheDir, onProgress: spec.onProgress });
+        const release = await ensureWordPressRelease(version!, {
+          cacheDir,
+          ...(options.wordpressMirror !== undefined ? { mirror: options.wordpressMirror } : {}),
+          ...(options.offline !== undefined ? { offline: options.offline } : {}),
+          ...(spec.onProgress ? { onProgress: spec.onProgress } : {}),
+        });
         tree = ensureCustomWordPressTree(release.zipPath, cacheDir);
         wordpressSource = { requested: release.requested, release: release.release, checksum: release.checksum, fetched: release.fetched };
       }

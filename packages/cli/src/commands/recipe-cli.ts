@@ -31,7 +31,7 @@ export function registerRecipeCommands(program: Command, ctx: RecipeCliContext):
     .addHelpText("after", "\nExit codes: 0 valid, 2 invalid (every problem listed as `pointer: message`)." + examples(["wp-codebox recipe validate recipe.json"]))
     .action(async (file: string, opts: { json?: boolean }) => {
       const { validateRecipeFile, invalidRecipeExit } = await import("./recipe-run.js");
-      const report = await validateRecipeFile(file, io.cwd);
+      const report = await validateRecipeFile(file, io.cwd, io.env);
       if (opts.json) ctx.printJson(report);
       if (!report.valid) throw invalidRecipeExit(report);
       if (!opts.json) io.stderr(`valid: ${report.recipe}\n`);
@@ -45,14 +45,14 @@ export function registerRecipeCommands(program: Command, ctx: RecipeCliContext):
     .addHelpText("after", "\nExit codes: 0 planned, 2 invalid recipe." + examples(["wp-codebox recipe plan recipe.json", "wp-codebox recipe plan recipe.json --json | jq .capabilities"]))
     .action(async (file: string, opts: { json?: boolean }) => {
       const { planRecipeFile, formatRecipePlan } = await import("./recipe-run.js");
-      const plan = await planRecipeFile(file, io.cwd);
+      const plan = await planRecipeFile(file, io.cwd, io.env);
       if (opts.json) ctx.printJson(plan);
       else io.stdout(formatRecipePlan(plan));
     });
 
   recipe
     .command("run")
-    .description("Run a recipe in one fresh sandbox: setup, then steps, checking each step's expect; always writes the bundle.")
+    .description("Run a recipe in one fresh sandbox: setup, then steps, checking each step's expect; always writes the bundle. With runtime.matrix: once per (wp, php) cell, one bundle per cell plus matrix-summary.json.")
     .argument("<file>", "recipe JSON file")
     .option("--artifacts <dir>", "bundle directory (default: the recipe's artifacts.directory, else ./wp-codebox-artifacts/<run id>); refused if not empty")
     .option("--wp-cli-phar <path>", "wp-cli.phar for wordpress.wp-cli steps (default $WP_CODEBOX_WP_CLI_PHAR, then <cache>/wp-cli.phar)")
@@ -63,8 +63,28 @@ export function registerRecipeCommands(program: Command, ctx: RecipeCliContext):
         examples(["wp-codebox recipe run recipe.json", "API_TOKEN=... wp-codebox recipe run recipe.json --artifacts out --json"]),
     )
     .action(async (file: string, opts: { artifacts?: string; wpCliPhar?: string; json?: boolean }) => {
-      const { runRecipeFile, formatRecipeRun } = await import("./recipe-run.js");
+      const { runRecipeFile, formatRecipeRun, recipeHasMatrix, runRecipeMatrixFile, formatRecipeMatrixRun, recipeMatrixExit } = await import("./recipe-run.js");
       const { sessionExitError } = await import("../cli-exit-error.js");
+      if (recipeHasMatrix(file, io.cwd)) {
+        // runtime.matrix: one sandbox and one bundle per (wp, php) cell, then the summary table.
+        const matrix = await ctx.withInterrupt((interrupt) =>
+          runRecipeMatrixFile({
+            file,
+            cwd: io.cwd,
+            processEnv: io.env,
+            interrupt,
+            ...(opts.artifacts !== undefined ? { artifactsDir: opts.artifacts } : {}),
+            ...(opts.wpCliPhar !== undefined ? { wpCliPhar: opts.wpCliPhar } : {}),
+            onProgress: (message) => io.stderr(`wp-codebox: ${message}\n`),
+            onCell: (text) => io.stderr(text),
+          }),
+        );
+        if (opts.json) ctx.printJson(matrix.summary);
+        else io.stdout(formatRecipeMatrixRun(matrix));
+        const matrixExit = recipeMatrixExit(matrix);
+        if (matrixExit) throw matrixExit;
+        return;
+      }
       const outcome = await ctx.withInterrupt((interrupt) =>
         runRecipeFile({
           file,

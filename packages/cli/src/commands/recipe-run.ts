@@ -9,7 +9,10 @@ import {
   planRun,
   readRecipeFile,
   runSession,
+  runRecipeMatrix,
+  formatMatrixSummary,
   validateRecipe,
+  type RecipeMatrixOutcome,
   formatRecipeIssues,
   type RecipePlan,
   type RunSessionOutcome,
@@ -26,18 +29,21 @@ export interface RecipeValidateReport {
   issues: SchemaIssue[];
 }
 
-/** The backend a recipe file runs on: relative paths inside the recipe resolve against its folder. */
-function recipeBackend(path: string): ReturnType<typeof createPlaygroundBackend> {
-  return createPlaygroundBackend({ cwd: dirname(path) });
+/**
+ * The backend a recipe file runs on: relative paths inside the recipe resolve against its folder;
+ * `WP_CODEBOX_OFFLINE=1` in `processEnv` forbids fetching WordPress releases.
+ */
+function recipeBackend(path: string, processEnv: NodeJS.ProcessEnv = process.env): ReturnType<typeof createPlaygroundBackend> {
+  return createPlaygroundBackend({ cwd: dirname(path), offline: processEnv.WP_CODEBOX_OFFLINE === "1" });
 }
 
 /**
  * Validates a recipe file: every problem, each with a JSON pointer.
  * @throws WpCodeboxError `invalid-recipe` when the file is missing or not JSON.
  */
-export async function validateRecipeFile(file: string, cwd: string): Promise<RecipeValidateReport> {
+export async function validateRecipeFile(file: string, cwd: string, processEnv: NodeJS.ProcessEnv = process.env): Promise<RecipeValidateReport> {
   const path = resolve(cwd, file);
-  const report = validateRecipe(readRecipeFile(path), path, { backend: recipeBackend(path) });
+  const report = validateRecipe(readRecipeFile(path), path, { backend: recipeBackend(path, processEnv) });
   return { recipe: path, valid: report.valid, issues: report.issues };
 }
 
@@ -55,15 +61,16 @@ export function invalidRecipeExit(report: RecipeValidateReport): CliExitError {
  * Plans a recipe without booting anything.
  * @throws WpCodeboxError `invalid-recipe` listing every problem.
  */
-export async function planRecipeFile(file: string, cwd: string): Promise<RecipePlan> {
+export async function planRecipeFile(file: string, cwd: string, processEnv: NodeJS.ProcessEnv = process.env): Promise<RecipePlan> {
   const path = resolve(cwd, file);
-  return planRecipe(readRecipeFile(path), path, { backend: recipeBackend(path) });
+  return planRecipe(readRecipeFile(path), path, { backend: recipeBackend(path, processEnv) });
 }
 
 /** Human text of a plan. */
 export function formatRecipePlan(plan: RecipePlan): string {
   const lines = [`recipe:   ${plan.recipe.name ? `${plan.recipe.name} (${plan.recipe.path})` : plan.recipe.path}`];
   lines.push(`runtime:  WordPress ${plan.runtime.wp ?? "(newest bundled)"}, PHP ${plan.runtime.php ?? "8.3"}`);
+  if (plan.runtime.matrix) lines.push(`matrix:   ${plan.cells.length} cells, run one after the other: ${plan.cells.map((c) => `WordPress ${c.wp ?? "(newest bundled)"} × PHP ${c.php ?? "8.3"}`).join("; ")}`);
   lines.push("mounts:");
   for (const m of plan.inputs.resolvedMounts) lines.push(`  ${m.source} -> ${m.target} (${m.mode})`);
   if (plan.inputs.resolvedMounts.length === 0) lines.push("  (none)");
@@ -105,12 +112,57 @@ export interface RecipeRunOptions {
  */
 export async function runRecipeFile(options: RecipeRunOptions): Promise<RunSessionOutcome> {
   const path = resolve(options.cwd, options.file);
-  const backend = options.backend ?? recipeBackend(path);
+  const backend = options.backend ?? recipeBackend(path, options.processEnv);
   const plan = planRun(
     { kind: "recipe", file: path, ...(options.wpCliPhar !== undefined ? { wpCliPhar: options.wpCliPhar } : {}) },
     { cwd: options.cwd, processEnv: options.processEnv, ...(options.artifactsDir !== undefined ? { artifactsDir: options.artifactsDir } : {}), backend },
   );
   return runSession(plan, { backend, ...(options.interrupt ? { signal: options.interrupt } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+}
+
+/** True when the recipe file declares `runtime.matrix` (run it with `runRecipeMatrixFile`). */
+export function recipeHasMatrix(file: string, cwd: string): boolean {
+  const value = readRecipeFile(resolve(cwd, file)) as { runtime?: { matrix?: unknown } } | null;
+  return typeof value === "object" && value !== null && value.runtime?.matrix !== undefined;
+}
+
+/**
+ * Runs a matrix recipe: every (wp, php) cell in its own sandbox, one after the other, one bundle
+ * per cell under the artifacts directory and `matrix-summary.json` beside them.
+ * @throws WpCodeboxError `invalid-recipe` (nothing booted), `artifacts-dir-not-empty`.
+ */
+export async function runRecipeMatrixFile(options: RecipeRunOptions & { onCell?: (text: string) => void }): Promise<RecipeMatrixOutcome> {
+  const path = resolve(options.cwd, options.file);
+  return runRecipeMatrix(
+    { file: path, ...(options.wpCliPhar !== undefined ? { wpCliPhar: options.wpCliPhar } : {}) },
+    {
+      cwd: options.cwd,
+      processEnv: options.processEnv,
+      backend: options.backend ?? recipeBackend(path, options.processEnv),
+      ...(options.artifactsDir !== undefined ? { artifactsDir: options.artifactsDir } : {}),
+      ...(options.interrupt ? { signal: options.interrupt } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      onCell: (cell, index, total) => options.onCell?.(`cell ${index + 1}/${total} ${cell.id}: ${cell.outcome} (exit ${cell.exitCode}) — ${cell.summary}\n`),
+    },
+  );
+}
+
+/** Human text of a matrix run: the summary table and where the summary JSON is. */
+export function formatRecipeMatrixRun(outcome: RecipeMatrixOutcome): string {
+  return `${formatMatrixSummary(outcome.summary)}summary: ${outcome.summaryPath}\n`;
+}
+
+/** The exit error of a matrix run that did not pass (undefined when every cell passed). */
+export function recipeMatrixExit(outcome: RecipeMatrixOutcome): CliExitError | undefined {
+  if (outcome.exitCode === 0) return undefined;
+  const failed = outcome.summary.cells.filter((c) => c.outcome !== "passed" || c.exitCode !== 0);
+  const first = failed[0];
+  return new CliExitError(
+    first?.error?.code ?? (first ? "expectation-failed" : "interrupted"),
+    `${outcome.summary.counts.failed} of ${outcome.summary.counts.cells} matrix cells failed or did not run${failed.length ? ` (${failed.map((c) => c.id).join(", ")}); first: ${first!.summary}` : ""} See ${outcome.summaryPath}.`,
+    outcome.exitCode,
+    { cells: failed.map((c) => c.id) },
+  );
 }
 
 /** Human text of a run: one line per step, the failure with expected and actual, the bundle. */

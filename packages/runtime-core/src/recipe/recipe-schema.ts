@@ -10,8 +10,15 @@ import { RUNTIME_POLICY_INPUT_SCHEMA } from "../policy.js";
 /** Schema id of a recipe document. */
 export const WORKSPACE_RECIPE_SCHEMA_ID = "wp-codebox/workspace-recipe/v1";
 
-/** PHP versions a recipe may name (SPEC §2.2: 7.4–8.4). */
-export const RECIPE_PHP_VERSIONS = ["7.4", "8.0", "8.1", "8.2", "8.3", "8.4"] as const;
+/** PHP versions a recipe may name: what the installed php-wasm builds ship (7.4–8.5). */
+export const RECIPE_PHP_VERSIONS = ["7.4", "8.0", "8.1", "8.2", "8.3", "8.4", "8.5"] as const;
+
+/** A WordPress version in a recipe: `X.Y`, `X.Y.Z` or `latest` (non-bundled ones come from the release mirror). */
+const WP_VERSION = Type.String({
+  pattern: "^(\\d+\\.\\d+(\\.\\d+)?|latest)$",
+  description: "WordPress X.Y, X.Y.Z or latest: a bundled build, else a release fetched once from the mirror (checksum-verified, cached).",
+});
+const PHP_VERSION = Type.Union(RECIPE_PHP_VERSIONS.map((v) => Type.Literal(v)), { description: "PHP version; default 8.3." });
 
 const ENV_NAME = "^[A-Za-z_][A-Za-z0-9_]*$";
 const DURATION = Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 0 })], {
@@ -86,8 +93,20 @@ export const WORKSPACE_RECIPE_SCHEMA = Type.Object(
     runtime: Type.Optional(
       Type.Object(
         {
-          wp: Type.Optional(Type.String({ pattern: "^\\d+\\.\\d+(\\.\\d+)?$", description: "Bundled WordPress version X.Y; default newest bundled." })),
-          php: Type.Optional(Type.Union(RECIPE_PHP_VERSIONS.map((v) => Type.Literal(v)), { description: "PHP version; default 8.3." })),
+          wp: Type.Optional(WP_VERSION),
+          php: Type.Optional(PHP_VERSION),
+          matrix: Type.Optional(
+            Type.Object(
+              {
+                wp: Type.Optional(Type.Array(WP_VERSION, { minItems: 1, uniqueItems: true })),
+                php: Type.Optional(Type.Array(PHP_VERSION, { minItems: 1, uniqueItems: true })),
+              },
+              {
+                additionalProperties: false,
+                description: "Run the recipe once per combination (every wp × every php), one bundle per cell and a summary; replaces runtime.wp / runtime.php for the axes it names.",
+              },
+            ),
+          ),
         },
         { additionalProperties: false },
       ),

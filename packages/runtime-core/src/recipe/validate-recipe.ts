@@ -21,8 +21,13 @@ import { parseJsonPath } from "./recipe-expectations.js";
 
 /** Options of `validateRecipe` / `planRecipe`. */
 export interface RecipeCheckOptions {
-  /** WordPress versions the backend offers (`"6.5"`, …); when given, `runtime.wp` must be one of them. */
+  /**
+   * The bundled WordPress versions (`"6.5"`, …). With `offline`, every WordPress version the recipe
+   * names must be one of them (others would have to be fetched from the release mirror).
+   */
   wordpressVersions?: readonly string[];
+  /** `WP_CODEBOX_OFFLINE=1`: releases cannot be fetched. */
+  offline?: boolean;
   /** Where `secretEnv` values come from; when given, every named variable must be set. */
   processEnv?: NodeJS.ProcessEnv;
   /** The backend that will run the recipe: its `preflight` checks `runtime.wp` and `runtime.php`. */
@@ -58,7 +63,9 @@ export interface PlannedCapability {
 export interface RecipePlan {
   schema: "wp-codebox/workspace-recipe-plan/v1";
   recipe: { path: string; name?: string; description?: string };
-  runtime: { wp?: string; php?: string };
+  runtime: { wp?: string; php?: string; matrix?: { wp?: string[]; php?: string[] } };
+  /** The combinations to run: one (runtime.wp, runtime.php) cell, or every matrix wp × php. */
+  cells: { wp?: string; php?: string }[];
   inputs: {
     plugins: string[];
     themes: string[];
@@ -189,18 +196,39 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
   const at = (path: string, message: string) => issues.push({ path, message });
 
   // Runtime.
-  const wp = recipe.runtime?.wp;
-  if (wp !== undefined && !bad("/runtime/wp") && options.wordpressVersions && !options.wordpressVersions.some((v) => v === wp || v.startsWith(`${wp}.`) || wp.startsWith(`${v}.`))) {
-    at("/runtime/wp", `WordPress ${wp} is not bundled; use one of ${options.wordpressVersions.join(", ")}`);
+  const isBundled = (wp: string) => options.wordpressVersions!.some((v) => v === wp || v.startsWith(`${wp}.`) || wp.startsWith(`${v}.`));
+  const offlineCheck = (pointer: string, wp: string | undefined) => {
+    if (wp !== undefined && !bad(pointer) && options.offline && options.wordpressVersions && !isBundled(wp)) {
+      at(pointer, `WordPress ${wp} is not bundled and WP_CODEBOX_OFFLINE=1 forbids fetching it (unless it is already cached); bundled: ${options.wordpressVersions.join(", ")}`);
+    }
+  };
+  const matrix = isRecord(recipe.runtime?.matrix) ? recipe.runtime!.matrix! : undefined;
+  offlineCheck("/runtime/wp", recipe.runtime?.wp);
+  (Array.isArray(matrix?.wp) ? matrix!.wp! : []).forEach((wp, i) => offlineCheck(`/runtime/matrix/wp/${i}`, wp));
+  if (matrix && !bad("/runtime/matrix")) {
+    if (matrix.wp === undefined && matrix.php === undefined) at("/runtime/matrix", "names no axis: give wp and/or php lists");
+    if (matrix.wp !== undefined && recipe.runtime?.wp !== undefined) at("/runtime/wp", "is also given as /runtime/matrix/wp; keep one of them");
+    if (matrix.php !== undefined && recipe.runtime?.php !== undefined) at("/runtime/php", "is also given as /runtime/matrix/php; keep one of them");
   }
 
+  // Every (wp, php) cell the recipe will boot must be one the backend can provide.
   if (options.backend?.preflight && !bad("/runtime")) {
-    try {
-      options.backend.preflight({ ...(wp !== undefined ? { wordpress: { version: wp } } : {}), ...(recipe.runtime?.php !== undefined ? { php: recipe.runtime.php } : {}) });
-    } catch (error) {
-      if (!(error instanceof WpCodeboxError)) throw error;
-      at(error.code.startsWith("php-") ? "/runtime/php" : "/runtime/wp", `${error.code}: ${error.message}`);
-    }
+    const wps = matrix?.wp ?? [recipe.runtime?.wp];
+    const phps = matrix?.php ?? [recipe.runtime?.php];
+    const seen = new Set<string>();
+    wps.forEach((wp, i) =>
+      phps.forEach((php, j) => {
+        try {
+          options.backend!.preflight!({ ...(wp !== undefined ? { wordpress: { version: wp } } : {}), ...(php !== undefined ? { php } : {}) });
+        } catch (error) {
+          if (!(error instanceof WpCodeboxError)) throw error;
+          const isPhp = error.code.startsWith("php-");
+          const pointer = isPhp ? (matrix?.php ? `/runtime/matrix/php/${j}` : "/runtime/php") : matrix?.wp ? `/runtime/matrix/wp/${i}` : "/runtime/wp";
+          if (!seen.has(pointer)) at(pointer, `${error.code}: ${error.message}`);
+          seen.add(pointer);
+        }
+      }),
+    );
   }
 
   // Inputs: plugins, themes, mounts, each checked on its own so every problem is reported.
@@ -329,7 +357,14 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
         ...(recipe.name !== undefined ? { name: recipe.name } : {}),
         ...(recipe.description !== undefined ? { description: recipe.description } : {}),
       },
-      runtime: { ...(recipe.runtime?.wp !== undefined ? { wp: recipe.runtime.wp } : {}), ...(recipe.runtime?.php !== undefined ? { php: recipe.runtime.php } : {}) },
+      runtime: {
+        ...(recipe.runtime?.wp !== undefined ? { wp: recipe.runtime.wp } : {}),
+        ...(recipe.runtime?.php !== undefined ? { php: recipe.runtime.php } : {}),
+        ...(matrix ? { matrix: { ...(matrix.wp ? { wp: [...matrix.wp] } : {}), ...(matrix.php ? { php: [...matrix.php] } : {}) } } : {}),
+      },
+      cells: (matrix?.wp ?? [recipe.runtime?.wp]).flatMap((wp) =>
+        (matrix?.php ?? [recipe.runtime?.php]).map((php) => ({ ...(wp !== undefined ? { wp } : {}), ...(php !== undefined ? { php } : {}) })),
+      ),
       inputs: { plugins, themes, mounts, resolvedMounts, runtimeEnv: { ...(inputs.runtimeEnv ?? {}) }, secretEnv },
       policy,
       capabilities: capabilityList,
