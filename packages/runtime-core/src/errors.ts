@@ -69,6 +69,9 @@ export const ERROR_CODES = {
   "pool-exhausted": "environment",
   /** A run stopped by SIGINT/SIGTERM; its exit code is 130/143 (see `exitCodeForError`). */
   "interrupted": "sandbox",
+  "invalid-clock": "input",
+  "invalid-seed": "input",
+  "seed-with-network": "input",
 } as const satisfies Record<string, ErrorCategory>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -26,3 +26,4 @@ export * from "./episode-replay.js";
 export * from "./failed-execution-result.js";
 export * from "./plugin-check/index.js";
 export * from "./run-recipe-matrix.js";
+export * from "./determinism.js";

@@ -64,6 +64,15 @@ export interface RuntimeCreateSpec {
   siteOptions?: Record<string, string>;
   /** Host path of wp-cli.phar for `wordpress.wp-cli` (SPEC §2.3); default `$WP_CODEBOX_WP_CLI_PHAR`, then `<cacheDir>/wp-cli.phar`. */
   wpCliPhar?: string;
+  /**
+   * `"real"` (default: host time) or an ISO-8601 instant where the sandbox's virtual clock starts;
+   * it then advances only with work done (see `VIRTUAL_CLOCK_STEP_US`, `VIRTUAL_CLOCK_READ_US`).
+   */
+  clock?: string;
+  /** Seeds every source of randomness (PHP entropy, page `Math.random`); refused with outbound network. */
+  seed?: number | string;
+  /** `stable` (`http://wp-codebox.test`) or `loopback` (`http://127.0.0.1:PORT`); default stable when deterministic. */
+  origin?: import("./determinism.js").SiteOriginMode;
   /** Called with human-readable progress while the runtime boots (for stderr). */
   onProgress?: (message: string) => void;
 }
@@ -144,6 +153,8 @@ export interface RuntimeInfo {
   policy: RuntimePolicy;
   plugins: string[];
   themes: string[];
+  /** Clock mode, start instant, seed and origin mode (absent: a backend without determinism support). */
+  determinism?: import("./determinism.js").RuntimeDeterminism;
 }
 
 /** A validated mount with its absolute host path. */

@@ -5,6 +5,7 @@
 import { Worker } from "node:worker_threads";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
 import type { WorkerBootOptions, WorkerEvent, WorkerRequest, WorkerResponse } from "./php-worker-protocol.js";
+import type { WorkClock } from "./work-clock.js";
 
 // Run from source (tsx) or from dist: the worker file sits beside this module.
 const fromSource = import.meta.url.endsWith(".ts");
@@ -41,8 +42,10 @@ export class PhpWorkerHost {
     onProgress?: (message: string) => void,
     onNetworkDenied?: (denied: { host: string; port: number }) => void,
     private readonly ownedPorts: { close(): void }[] = [],
+    private readonly clock?: WorkClock,
   ) {
     this.processId = options.processId;
+    if (clock?.active) options = { ...options, determinism: clock.workerSettings(), bootMark: clock.next() };
     this.worker = fromSource
       ? // A .ts entry cannot be a worker's main module on Node 20; import it once tsx is loaded.
         new Worker(new URL("./php-worker-dev.mjs", import.meta.url), {
@@ -55,7 +58,10 @@ export class PhpWorkerHost {
     this.ready = new Promise<number>((resolve, reject) => {
       this.worker.on("message", (message: WorkerResponse | WorkerEvent) => {
         if ("event" in message) {
-          if (message.event === "ready") resolve(message.bootMs);
+          if (message.event === "ready") {
+            this.clock?.finished(message.clockUs);
+            resolve(message.bootMs);
+          }
           else if (message.event === "boot-failed") {
             reject(new WpCodeboxError("boot-failed", `WordPress failed to boot: ${message.error.message}`, { stack: message.error.stack }));
           } else if (message.event === "progress") onProgress?.(message.message);
@@ -115,9 +121,17 @@ export class PhpWorkerHost {
     await this.ready;
     if (this.gone) throw new WorkerGoneError("worker is gone");
     const id = this.nextId++;
+    // PHP work gets its virtual start instant and entropy stream when it is dispatched.
+    const mark = request.op === "run" || request.op === "http" ? this.clock?.next() : undefined;
     return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this.worker.postMessage({ ...request, id } as WorkerRequest);
+      this.pending.set(id, {
+        resolve: (value) => {
+          if (mark) this.clock?.finished((value as { clockUs?: number } | null)?.clockUs);
+          (resolve as (v: unknown) => void)(value);
+        },
+        reject,
+      });
+      this.worker.postMessage({ ...request, id, ...(mark ? { mark } : {}) } as WorkerRequest);
     });
   }
 

@@ -1,4 +1,5 @@
 import type { MessagePort } from "node:worker_threads";
+import type { WorkMark } from "./php-determinism.js";
 
 /**
  * Messages between a runtime (main thread) and its PHP worker thread. Plain data only, so values
@@ -45,10 +46,14 @@ export interface WorkerBootOptions {
    * workers can use one SQLite database safely. Absent: locks are not coordinated (one worker).
    */
   lockPort?: MessagePort;
+  /** Virtual clock and seeded entropy (php-determinism.ts); absent: host time and entropy. */
+  determinism?: import("./php-determinism.js").WorkerDeterminism;
+  /** Clock instant and entropy stream of the boot itself. */
+  bootMark?: import("./php-determinism.js").WorkMark;
 }
 
 export type WorkerRequest =
-  | { op: "run"; id: number; code: string; env?: Record<string, string>; capBytes: number }
+  | { op: "run"; id: number; code: string; env?: Record<string, string>; capBytes: number; mark?: WorkMark }
   | {
       op: "http";
       id: number;
@@ -57,6 +62,7 @@ export type WorkerRequest =
       headers: Record<string, string>;
       body?: Uint8Array;
       capBytes: number;
+      mark?: WorkMark;
     }
   | { op: "read-file"; id: number; path: string }
   | { op: "mount"; id: number; mount: WorkerMount }
@@ -76,12 +82,16 @@ export interface WorkerRunResult {
   stderr: CappedStream;
   /** `error_get_last()` of a fatal error, when the script died of one. */
   fatal?: { type: number; message: string; file: string; line: number };
+  /** Virtual clock when the run finished (µs since the epoch); absent with host time. */
+  clockUs?: number;
 }
 
 export interface WorkerHttpResult {
   status: number;
   headers: Record<string, string[]>;
   body: CappedStream;
+  /** Virtual clock when the request finished (µs since the epoch); absent with host time. */
+  clockUs?: number;
 }
 
 export type WorkerResponse =
@@ -89,7 +99,7 @@ export type WorkerResponse =
   | { id: number; ok: false; error: { message: string; stack?: string } };
 
 export type WorkerEvent =
-  | { event: "ready"; bootMs: number }
+  | { event: "ready"; bootMs: number; clockUs?: number }
   | { event: "boot-failed"; error: { message: string; stack?: string } }
   | { event: "progress"; message: string }
   | { event: "network-denied"; host: string; port: number }

@@ -12,8 +12,11 @@ import { bootWordPressAndRequestHandler } from "@wp-playground/wordpress";
 import { createReadOnlyNodeFsMountHandler } from "./read-only-node-fs.js";
 import type { CappedStream, WorkerBootOptions, WorkerMount, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
 import { phpNetworkGuardPreRun } from "./php-network-guard.js";
+import { installDeterminism, markWork, virtualClockUs } from "./php-determinism.js";
 
 const options = workerData as WorkerBootOptions;
+// Before PHP loads: the glue binds the time and entropy sources when it instantiates.
+installDeterminism(options.determinism, options.bootMark);
 const port = parentPort!;
 const LAST_ERROR_PATH = "/internal/wp-codebox/last-error.json";
 
@@ -141,6 +144,7 @@ async function handle(request: WorkerRequest): Promise<unknown> {
     case "run": {
       if (php.fileExists(LAST_ERROR_PATH)) php.unlink(LAST_ERROR_PATH);
       startOutputTap(request.id, request.capBytes);
+      markWork(request.mark);
       const response = await php.runStream({ code: request.code, env: request.env });
       const [stdout, stderr] = await Promise.all([
         readCapped(response.stdout, request.capBytes),
@@ -156,9 +160,11 @@ async function handle(request: WorkerRequest): Promise<unknown> {
           fatal = undefined;
         }
       }
-      return { exitCode, stdout, stderr, fatal };
+      const clockUs = virtualClockUs();
+      return { exitCode, stdout, stderr, fatal, ...(clockUs !== undefined ? { clockUs } : {}) };
     }
     case "http": {
+      markWork(request.mark);
       const response = await handler.requestStreamed({
         method: request.method as "GET",
         url: request.url,
@@ -170,7 +176,8 @@ async function handle(request: WorkerRequest): Promise<unknown> {
       await readCapped(response.stderr, 0);
       const status = await response.httpStatusCode;
       const headers = await response.headers;
-      return { status, headers, body };
+      const clockUs = virtualClockUs();
+      return { status, headers, body, ...(clockUs !== undefined ? { clockUs } : {}) };
     }
     case "export-opcache":
       return exportToHost(php, OPCACHE_DIR, request.hostDir);
@@ -219,7 +226,8 @@ async function boot(): Promise<void> {
   php = await handler.getPrimaryPhp();
   php.mkdir("/internal/wp-codebox/code");
   if (options.muPlugin) php.writeFile("/internal/shared/mu-plugins/0-wp-codebox.php", options.muPlugin);
-  post({ event: "ready", bootMs: Date.now() - started });
+  const clockUs = virtualClockUs();
+  post({ event: "ready", bootMs: Date.now() - started, ...(clockUs !== undefined ? { clockUs } : {}) });
 }
 
 port.on("message", (request: WorkerRequest) => {

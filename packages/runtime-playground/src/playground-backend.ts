@@ -9,6 +9,7 @@ import {
   defaultRuntimePolicy,
   normalizePolicy,
   pluginMount,
+  resolveDeterminism,
   resolveMounts,
   themeMount,
   type Runtime,
@@ -149,8 +150,8 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
       return runtime;
     },
     /**
-     * Boots a sandbox. Mounts are validated before anything boots.
-     * @throws `mount-*` codes, `invalid-policy`, `wordpress-version-unavailable`,
+     * Boots a sandbox. Mounts, clock and seed are validated before anything boots.
+     * @throws `mount-*` codes, `invalid-policy`, `invalid-clock`, `invalid-seed`, `seed-with-network`, `wordpress-version-unavailable`,
      *   `wordpress-download-failed`, `wordpress-checksum-mismatch` (a non-bundled `--wp` release),
      *   `wordpress-source-invalid`, `php-version-unavailable`, `boot-failed`.
      */
@@ -159,6 +160,7 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
       const cacheDir = resolveCacheDir(options.cacheDir);
       const policy = spec.policy === undefined ? defaultPolicy() : normalizePolicy(spec.policy);
       backend.preflight(spec);
+      const determinism = resolveDeterminism({ clock: spec.clock, seed: spec.seed, origin: spec.origin }, policy.network);
       const php = spec.php ?? DEFAULT_PHP_VERSION;
       for (const p of [...(spec.plugins ?? []), ...(spec.themes ?? [])]) {
         if (!existsSync(resolve(cwd, p))) {
@@ -217,6 +219,7 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
         outputCapBytes: options.outputCapBytes,
         wpCli: { ...(spec.wpCliPhar !== undefined ? { flag: spec.wpCliPhar } : {}), cacheDir },
         workers: options.workers ?? (Number(process.env.WP_CODEBOX_WORKERS) || 1),
+        determinism,
         onProgress: spec.onProgress,
       });
     },

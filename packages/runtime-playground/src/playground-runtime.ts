@@ -47,6 +47,8 @@ import { phpunit } from "./commands/phpunit.js";
 import type { TestCounts } from "@wp-codebox/runtime-core";
 import { phpValue } from "./php-value.js";
 import { pluginCheck } from "./commands/plugin-check.js";
+import { STABLE_SITE_ORIGIN, type RuntimeDeterminism } from "@wp-codebox/runtime-core";
+import { WorkClock } from "./work-clock.js";
 
 /** Handlers by command id; commands in the catalog without a handler here report so. */
 const HANDLERS: Record<string, CommandHandler> = {
@@ -91,6 +93,8 @@ export interface PlaygroundRuntimeSetup {
   wpCli?: WpCliPharSource;
   /** PHP workers serving HTTP in parallel (browser traffic); 1 = a single worker (default). */
   workers?: number;
+  /** Clock, seed and origin (resolved by `resolveDeterminism`); default real clock, host entropy, loopback origin. */
+  determinism?: RuntimeDeterminism;
   onProgress?: (message: string) => void;
 }
 
@@ -137,7 +141,20 @@ export class PlaygroundRuntime implements Runtime {
   /** Epoch ms of the last command or site request (for `serve --ttl`). */
   private lastActivity = Date.now();
 
-  private constructor(private readonly setup: PlaygroundRuntimeSetup) {}
+  /** Virtual clock and entropy streams of this sandbox's PHP work (inactive with host time and entropy). */
+  private readonly clock: WorkClock;
+
+  private constructor(private readonly setup: PlaygroundRuntimeSetup) {
+    this.clock = new WorkClock(setup.determinism ?? { clock: "real", origin: "loopback" });
+  }
+
+  /**
+   * The site's origin as WordPress, HTTP commands and the browser see it: the stable origin
+   * (mapped to the loopback server) or the loopback server's own `http://127.0.0.1:PORT`.
+   */
+  private get siteOrigin(): string {
+    return this.setup.determinism?.origin === "stable" ? STABLE_SITE_ORIGIN : this.server.origin;
+  }
 
   /**
    * Boots a sandbox from a prepared setup.
@@ -185,7 +202,7 @@ export class PlaygroundRuntime implements Runtime {
     this.cleanDatabase = readDatabase(this.stateHost());
     this.bootDurationMs = Date.now() - started;
     if (this.setup.wordpressSource) this.event("wordpress-release", { ...this.setup.wordpressSource });
-    this.event("runtime-booted", { durationMs: this.bootDurationMs, bootMode: this.setup.bootMode, siteUrl: this.server.origin });
+    this.event("runtime-booted", { durationMs: this.bootDurationMs, bootMode: this.setup.bootMode, siteUrl: this.siteOrigin, ...(this.siteOrigin !== this.server.origin ? { loopbackUrl: this.server.origin } : {}) });
   }
 
   private hostPathFor(target: string, contentDir: string, workspaceDir: string): string {
@@ -202,7 +219,7 @@ export class PlaygroundRuntime implements Runtime {
       : undefined;
     return {
       phpVersion: this.setup.phpVersion,
-      siteUrl: this.server.origin,
+      siteUrl: this.siteOrigin,
       coreDir: this.setup.siteDir,
       contentDir,
       workspaceDir,
@@ -234,6 +251,7 @@ export class PlaygroundRuntime implements Runtime {
         // Raw PHP sockets refused by the network guard (php-network-guard.ts).
         this.event("policy-denied", { code: "policy-denied", capability: `network:${denied.host}`, host: denied.host, port: denied.port, message: `The runtime policy does not allow PHP to connect to ${denied.host}:${denied.port}; allow the host in the policy's network rule.` }),
       owned,
+      this.clock,
     );
   }
 
@@ -312,7 +330,9 @@ echo json_encode($out);`;
     this.startExtraWorkers();
     let target = this.host;
     for (const extra of this.extraHosts) if (extra.inFlight < target.inFlight) target = extra;
-    return this.lock.withShared(() => target.call<WorkerHttpResult>({ op: "http", ...request, capBytes: 512 * 1024 * 1024 }));
+    // The loopback server names requests by its own origin; WordPress knows the site by siteOrigin.
+    const url = request.url.startsWith(this.server.origin) ? `${this.siteOrigin}${request.url.slice(this.server.origin.length)}` : request.url;
+    return this.lock.withShared(() => target.call<WorkerHttpResult>({ op: "http", ...request, url, capBytes: 512 * 1024 * 1024 }));
   }
 
   /**
@@ -352,18 +372,24 @@ echo json_encode($out);`;
       backend: "playground",
       wordpressVersion: this.setup.wordpressRelease,
       phpVersion: this.setup.phpVersion,
-      siteUrl: this.server?.origin ?? "",
+      siteUrl: this.server ? this.siteOrigin : "",
       bootMode: this.setup.bootMode,
       bootDurationMs: this.bootDurationMs,
       mounts: this.setup.mounts,
       policy: this.setup.policy,
       plugins: this.setup.plugins,
       themes: this.setup.themes,
+      determinism: this.setup.determinism ?? { clock: "real", origin: "loopback" },
     };
   }
 
-  /** The sandbox origin (`http://127.0.0.1:PORT`), reachable from this host only. */
+  /** The site's origin: `http://wp-codebox.test` (stable origin) or `http://127.0.0.1:PORT`. */
   get siteUrl(): string {
+    return this.siteOrigin;
+  }
+
+  /** The loopback server (`http://127.0.0.1:PORT`): the URL a browser on this machine can open. */
+  get loopbackUrl(): string {
     return this.server.origin;
   }
 
@@ -508,7 +534,9 @@ echo json_encode($out);`;
       cwd: this.setup.cwd,
       wpCli: this.setup.wpCli ?? {},
       outputCapBytes: this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES,
-      siteUrl: this.server.origin,
+      siteUrl: this.siteOrigin,
+      loopbackUrl: this.server.origin,
+      browserClock: () => ({ nowMs: this.clock.nowMs(), seed: this.setup.determinism?.seed, key: this.clock.workCount }),
       runPhp: (code, options) =>
         this.host.call<WorkerRunResult>({
           op: "run",
@@ -520,7 +548,7 @@ echo json_encode($out);`;
         if (!this.warmedHttp) {
           // The first request after boot is answered with a redirect to itself (SPEC §7).
           this.warmedHttp = true;
-          await this.host.call<WorkerHttpResult>({ op: "http", method: "GET", url: `${this.server.origin}/`, headers: {}, capBytes: 0 });
+          await this.host.call<WorkerHttpResult>({ op: "http", method: "GET", url: `${this.siteOrigin}/`, headers: {}, capBytes: 0 });
         }
         return this.host.call<WorkerHttpResult>({ op: "http", ...request, capBytes: this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES });
       },

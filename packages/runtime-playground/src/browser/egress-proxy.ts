@@ -22,8 +22,10 @@ const HOP_BY_HOP = ["proxy-connection", "proxy-authorization", "connection", "ke
 /**
  * Starts the proxy on 127.0.0.1 (ephemeral port).
  * @param isAllowed decides each absolute URL (`https://host:port/` for CONNECT tunnels).
+ * @param upstreamFor maps an allowed URL to the one actually fetched (a stable sandbox origin to
+ *   its loopback server); the request keeps its `Host` header. Default: unchanged.
  */
-export async function startEgressProxy(isAllowed: (url: string) => boolean): Promise<EgressProxy> {
+export async function startEgressProxy(isAllowed: (url: string) => boolean, upstreamFor: (url: string) => string = (url) => url): Promise<EgressProxy> {
   const sockets = new Set<net.Socket>();
   const server = http.createServer((req, res) => {
     const url = req.url ?? "";
@@ -34,7 +36,7 @@ export async function startEgressProxy(isAllowed: (url: string) => boolean): Pro
     }
     const headers = { ...req.headers };
     for (const h of HOP_BY_HOP) delete headers[h];
-    const upstream = http.request(url, { method: req.method, headers }, (upstreamRes) => {
+    const upstream = http.request(upstreamFor(url), { method: req.method, headers }, (upstreamRes) => {
       res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.statusMessage, upstreamRes.headers);
       upstreamRes.pipe(res);
     });

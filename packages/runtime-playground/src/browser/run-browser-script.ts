@@ -33,6 +33,17 @@ export type BrowserCookie = Parameters<BrowserContext["addCookies"]>[0][number];
 export interface RunBrowserScriptOptions {
   /** Sandbox origin, e.g. `http://127.0.0.1:PORT`; always reachable; relative URLs resolve against it. */
   baseUrl: string;
+  /**
+   * The loopback server that serves `baseUrl` when `baseUrl` is a stable origin no resolver knows
+   * (`http://wp-codebox.test`): requests to `baseUrl` are sent there by the per-run proxy.
+   */
+  loopbackUrl?: string;
+  /**
+   * Page clock and randomness: `nowMs` installs Playwright's clock at that instant (ms since the
+   * epoch); `seed` replaces `Math.random` in every document with a generator seeded by
+   * (`seed`, `key`). Absent fields: the host's.
+   */
+  determinism?: { nowMs?: number; seed?: number; key?: number };
   /** Steps, already validated by the caller (they are checked again here). */
   steps: readonly BrowserInteractionStep[];
   /** Cookies added to the fresh context before the first step (the caller logs in; none = anonymous). */
@@ -119,8 +130,13 @@ export async function runBrowserInteractionScript(browser: Browser, options: Run
   let failure: BrowserScriptError | undefined;
   let stepIndex = -1;
 
+  const loopback = options.loopbackUrl ? new URL(options.loopbackUrl).origin : undefined;
+  const mapToLoopback = loopback && loopback !== sandboxOrigin ? (url: string) => (url.startsWith(sandboxOrigin) ? `${loopback}${url.slice(sandboxOrigin.length)}` : url) : undefined;
+  // The proxy also maps a stable sandbox origin to its loopback server, so it runs whenever one is set.
   const proxy: EgressProxy | undefined =
-    allowedHosts === "all" ? undefined : await startEgressProxy((url) => isRequestAllowed(url, sandboxOrigin, allowedHosts));
+    allowedHosts === "all" && !mapToLoopback
+      ? undefined
+      : await startEgressProxy((url) => allowedHosts === "all" || isRequestAllowed(url, sandboxOrigin, allowedHosts), mapToLoopback);
   let context: BrowserContext | undefined;
   try {
     context = await browser.newContext({
@@ -140,6 +156,8 @@ export async function runBrowserInteractionScript(browser: Browser, options: Run
       const error = webError.error();
       pageErrors.push({ message: error.message, stack: error.stack, stepIndex });
     });
+    if (options.determinism?.nowMs !== undefined) await context.clock.install({ time: options.determinism.nowMs });
+    if (options.determinism?.seed !== undefined) await context.addInitScript(seededMathRandom, { seed: options.determinism.seed, key: options.determinism.key ?? 0 });
     if (options.cookies?.length) await context.addCookies([...options.cookies]);
     const page = await context.newPage();
 
@@ -244,3 +262,18 @@ async function takeFailureScreenshot(page: Page, index: number, namer: Screensho
   return bytes ? { name: namer.next(`failure-step-${index}`), index, reason: "failure", bytes: new Uint8Array(bytes) } : undefined;
 }
 
+
+/**
+ * Init script (runs in every document before its scripts): `Math.random` becomes mulberry32 seeded
+ * from (`seed`, `key`), so client ids and other page randomness repeat under the same seed.
+ */
+function seededMathRandom({ seed, key }: { seed: number; key: number }): void {
+  let state = (Math.imul(seed % 4294967296 >>> 0, 2654435761) ^ Math.floor(seed / 4294967296) ^ Math.imul(key >>> 0, 40503)) >>> 0;
+  Math.random = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

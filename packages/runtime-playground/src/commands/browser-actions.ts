@@ -86,6 +86,8 @@ export async function runScriptInSandbox(
   try {
     return await runBrowserInteractionScript(browser, {
       baseUrl: ctx.siteUrl,
+      ...(ctx.loopbackUrl !== ctx.siteUrl ? { loopbackUrl: ctx.loopbackUrl } : {}),
+      determinism: ctx.browserClock(),
       steps,
       cookies,
       allowEvaluate: hasCapability(ctx.policy, BROWSER_EVALUATE_CAPABILITY),

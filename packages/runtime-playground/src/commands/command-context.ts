@@ -32,7 +32,12 @@ export interface CommandContext {
    * also in workers booted later. Mounting the same `vfsPath` again is a no-op.
    */
   mountReadOnly(hostPath: string, vfsPath: string): Promise<void>;
+  /** The site's origin as WordPress knows it (stable `http://wp-codebox.test` or the loopback origin). */
   siteUrl: string;
+  /** The loopback server (`http://127.0.0.1:PORT`) that serves `siteUrl`; equal to it with the loopback origin. */
+  loopbackUrl: string;
+  /** Virtual time now (ms; undefined with host time), the seed, and a per-command key for page `Math.random`. */
+  browserClock(): { nowMs?: number; seed?: number; key: number };
   /** Id of the execution this handler serves (`exec-…`). */
   executionId: string;
   /** Screenshot names already used in this runtime's bundle (never overwritten). */

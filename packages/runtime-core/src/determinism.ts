@@ -1,0 +1,120 @@
+/**
+ * Deterministic runs: the `--clock` / `--seed` options of every way to start a sandbox, checked
+ * before boot, and the resolved form a backend enforces and the bundle records. The rules of the
+ * virtual clock live here as constants so the backend, the docs and the tests share them.
+ */
+import { Type, type Static } from "@sinclair/typebox";
+import { WpCodeboxError } from "./errors.js";
+import type { NetworkPolicy } from "./runtime.js";
+
+/** Virtual time added before every piece of PHP work (a command's PHP run, an HTTP request, an internal helper run, a boot): 1 s, in microseconds. */
+export const VIRTUAL_CLOCK_STEP_US = 1_000_000;
+/** Virtual time added by every read of the clock inside PHP (so loops that wait on time progress): 1 µs. */
+export const VIRTUAL_CLOCK_READ_US = 1;
+
+/** Largest accepted seed: 2^53 − 1 (exact in JSON and JavaScript). */
+export const MAX_SEED = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Which origin the site uses:
+ * - `stable`: {@link STABLE_SITE_ORIGIN}, the same on every run, mapped to the sandbox's loopback
+ *   server for PHP, HTTP commands and the browser; not openable from another program.
+ * - `loopback`: `http://127.0.0.1:<free port>`, a URL any browser on this machine can open.
+ */
+export type SiteOriginMode = "stable" | "loopback";
+
+/** The stable origin of a sandbox (`.test` is reserved: it never resolves on the internet). */
+export const STABLE_SITE_ORIGIN = "http://wp-codebox.test" as const;
+
+/** The determinism part of a create spec, as callers write it. */
+export interface DeterminismOptions {
+  /** `"real"` (host time) or an ISO-8601 instant with a timezone (`2025-01-01T00:00:00Z`) where the virtual clock starts. */
+  clock?: string;
+  /** Non-negative integer seeding every source of randomness (PHP and browser pages). */
+  seed?: number | string;
+  /** Default: `stable` with a virtual clock or a seed, else `loopback`. */
+  origin?: SiteOriginMode;
+}
+
+/** Resolved determinism, recorded in `RuntimeInfo`, `metadata.json` and the episode trace. */
+export const RUNTIME_DETERMINISM_SCHEMA = Type.Object(
+  {
+    clock: Type.Union([Type.Literal("real"), Type.Literal("virtual")]),
+    /** Virtual clock start instant (ISO-8601, UTC, milliseconds). */
+    start: Type.Optional(Type.String()),
+    /** Seed of every source of randomness; absent: host entropy. */
+    seed: Type.Optional(Type.Integer({ minimum: 0 })),
+    origin: Type.Union([Type.Literal("stable"), Type.Literal("loopback")]),
+  },
+  { additionalProperties: false },
+);
+export type RuntimeDeterminism = Static<typeof RUNTIME_DETERMINISM_SCHEMA>;
+
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * Parses `--clock`: `"real"` or an ISO-8601 instant with a timezone (`Z` or `±hh:mm`).
+ * @returns `{ clock: "real" }` or `{ clock: "virtual", start }` with `start` normalised to UTC ISO.
+ * @throws WpCodeboxError `invalid-clock`.
+ */
+export function parseClockOption(value: string): { clock: "real" } | { clock: "virtual"; start: string } {
+  if (value === "real") return { clock: "real" };
+  const ms = ISO_INSTANT.test(value) ? Date.parse(value) : NaN;
+  if (!Number.isFinite(ms) || ms < 0 || ms > 253402300799000) {
+    throw new WpCodeboxError(
+      "invalid-clock",
+      `--clock ${JSON.stringify(value)} is not valid: give "real" or an ISO-8601 instant with a timezone between 1970 and 9999, e.g. --clock 2025-01-01T00:00:00Z.`,
+      { clock: value },
+    );
+  }
+  return { clock: "virtual", start: new Date(ms).toISOString() };
+}
+
+/**
+ * Parses `--seed`: a non-negative integer up to 2^53 − 1 (number or decimal text).
+ * @throws WpCodeboxError `invalid-seed`.
+ */
+export function parseSeedOption(value: number | string): number {
+  const n = typeof value === "number" ? value : /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
+  if (!Number.isSafeInteger(n) || n < 0) {
+    throw new WpCodeboxError("invalid-seed", `--seed ${JSON.stringify(String(value))} is not valid: give a whole number from 0 to ${MAX_SEED}, e.g. --seed 42.`, { seed: String(value) });
+  }
+  return n;
+}
+
+/** True when the network rule lets PHP or pages reach any host outside the sandbox. */
+export function networkAllowsOutbound(network: NetworkPolicy | undefined): boolean {
+  if (network === undefined || network === "deny") return false;
+  if (network === "allow") return true;
+  return network.allowHosts.length > 0;
+}
+
+/**
+ * Resolves and checks the determinism options before anything boots.
+ * @param options what the caller wrote (`clock` default `"real"`, `seed` default none).
+ * @param network the normalised policy's network rule.
+ * @returns the recorded form (`{ clock, start?, seed?, origin }`).
+ * @throws WpCodeboxError `invalid-clock`, `invalid-seed`, `invalid-argument` (unknown origin),
+ *   `seed-with-network` (a seed with a policy that allows outbound network: a seeded sandbox
+ *   has predictable nonces and passwords, so it must not talk to the outside).
+ */
+export function resolveDeterminism(options: DeterminismOptions, network: NetworkPolicy | undefined): RuntimeDeterminism {
+  const clock = parseClockOption(options.clock ?? "real");
+  const seed = options.seed === undefined ? undefined : parseSeedOption(options.seed);
+  if (options.origin !== undefined && options.origin !== "stable" && options.origin !== "loopback") {
+    throw new WpCodeboxError("invalid-argument", `origin ${JSON.stringify(options.origin)} is not valid: use "stable" or "loopback".`, { origin: options.origin });
+  }
+  if (seed !== undefined && networkAllowsOutbound(network)) {
+    throw new WpCodeboxError(
+      "seed-with-network",
+      `--seed makes nonces, passwords and session tokens predictable, so it cannot be combined with a policy that allows outbound network (${JSON.stringify(network)}). Use the network rule "deny", or drop --seed.`,
+      { seed, network },
+    );
+  }
+  const deterministic = clock.clock === "virtual" || seed !== undefined;
+  return {
+    ...clock,
+    ...(seed !== undefined ? { seed } : {}),
+    origin: options.origin ?? (deterministic ? "stable" : "loopback"),
+  };
+}
