@@ -72,7 +72,9 @@ function addRuntimeOptions(command: Command): Command {
     .option("--policy <file|json>", 'runtime policy, a JSON file or inline JSON (default for run: {"commands":["<the command>"]})')
     .option("--env <name=value>", "runtime environment variable visible to PHP through getenv() (repeatable)", collect)
     .option("--secret-env <name>", "pass the caller's environment variable NAME into the sandbox, redacted from every artifact (repeatable)", collect)
-    .option("--wp-cli-phar <path>", "wp-cli.phar for wordpress.wp-cli (default $WP_CODEBOX_WP_CLI_PHAR, then <cache>/wp-cli.phar)");
+    .option("--wp-cli-phar <path>", "wp-cli.phar for wordpress.wp-cli (default $WP_CODEBOX_WP_CLI_PHAR, then <cache>/wp-cli.phar)")
+    .option("--clock <iso|real>", 'start the sandbox clock at this ISO-8601 instant (virtual: it advances only with work done) or "real" (default: real)')
+    .option("--seed <n>", "seed every source of randomness (PHP entropy, page Math.random); refused with a policy that allows outbound network");
 }
 
 /** The flags `addRuntimeOptions` adds, as `RunOptions` fields (with the invocation's cwd, env and progress). */
@@ -88,6 +90,8 @@ function runtimeRunOptions(opts: Record<string, unknown>, io: CliIo): Omit<RunOp
     env: (opts.env as string[] | undefined) ?? [],
     secretEnv: (opts.secretEnv as string[] | undefined) ?? [],
     ...(opts.wpCliPhar !== undefined ? { wpCliPhar: opts.wpCliPhar as string } : {}),
+    ...(opts.clock !== undefined ? { clock: opts.clock as string } : {}),
+    ...(opts.seed !== undefined ? { seed: opts.seed as string } : {}),
     cwd: io.cwd,
     processEnv: io.env,
     onProgress: (message) => io.stderr(`wp-codebox: ${message}\n`),
@@ -233,6 +237,8 @@ function buildProgram(state: CliState): Command {
         env: (opts.env as string[] | undefined) ?? [],
         secretEnv: (opts.secretEnv as string[] | undefined) ?? [],
         ...(opts.wpCliPhar !== undefined ? { wpCliPhar: opts.wpCliPhar as string } : {}),
+        ...(opts.clock !== undefined ? { clock: opts.clock as string } : {}),
+        ...(opts.seed !== undefined ? { seed: opts.seed as string } : {}),
         ...(opts.recipe !== undefined ? { recipe: opts.recipe as string } : {}),
         ...(opts.port !== undefined ? { port: opts.port as string } : {}),
         ...(opts.ttl !== undefined ? { ttl: opts.ttl as string } : {}),
@@ -320,6 +326,8 @@ function buildProgram(state: CliState): Command {
         env: (opts.env as string[] | undefined) ?? [],
         secretEnv: (opts.secretEnv as string[] | undefined) ?? [],
         ...(opts.wpCliPhar !== undefined ? { wpCliPhar: opts.wpCliPhar as string } : {}),
+        ...(opts.clock !== undefined ? { clock: opts.clock as string } : {}),
+        ...(opts.seed !== undefined ? { seed: opts.seed as string } : {}),
         lazyBoot: opts.lazyBoot === true,
         version: version(),
         cwd: io.cwd,
@@ -397,10 +405,12 @@ function buildProgram(state: CliState): Command {
     .argument("<script>", "episode script JSON file; relative paths in it resolve against its folder")
     .option("--artifacts <dir>", "bundle directory, created; refused if not empty (default: the script's artifacts.directory, else ./wp-codebox-artifacts/<episode id>)")
     .option("--json", 'print {"trace": {"id", "digest"}, "steps", "bundle": {"directory", "id", "valid"}} on stdout')
+    .option("--clock <iso|real>", 'virtual clock start (ISO-8601 instant) or "real"; overrides runtime.clock (episode default: 2025-01-01T00:00:00Z)')
+    .option("--seed <n>", "seed of every source of randomness; overrides runtime.seed (episode default: 0; refused with outbound network)")
     .option("--attach <control-url>", "drive a live sandbox of wp-codebox serve (reset first; the script's runtime, inputs and policy are not used)")
     .option("--token <token>", "control token (default $WP_CODEBOX_TOKEN)")
     .addHelpText("after", "\nA failing step is recorded, not fatal. Exit codes: 0 every step ok; 1 a step failed or timed out (the bundle is still written); 2 invalid script (every issue listed)." + examples(["wp-codebox episode run episode.json --artifacts out-episode --json"]))
-    .action(async (script: string, opts: { artifacts?: string; json?: boolean; attach?: string; token?: string }) => {
+    .action(async (script: string, opts: { artifacts?: string; json?: boolean; attach?: string; token?: string; clock?: string; seed?: string }) => {
       const { runEpisode, formatEpisodeOutcome } = await import("./commands/episode-run.js");
       const attached = opts.attach !== undefined ? await (await import("./commands/attach.js")).attach({ control: opts.attach, ...(opts.token !== undefined ? { token: opts.token } : {}), processEnv: io.env }) : undefined;
       let outcome: Awaited<ReturnType<typeof runEpisode>>;
@@ -410,6 +420,8 @@ function buildProgram(state: CliState): Command {
           runEpisode({
             script,
             ...(opts.artifacts ? { artifactsDir: opts.artifacts } : {}),
+            ...(opts.clock !== undefined ? { clock: opts.clock } : {}),
+            ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
             cwd: io.cwd,
             processEnv: io.env,
             interrupt,
@@ -438,7 +450,7 @@ function buildProgram(state: CliState): Command {
     .description("Re-execute a bundle's episode trace in a fresh sandbox and report per step whether the digests match.")
     .argument("<bundle>", "bundle directory written by episode run")
     .option("--json", "print the replay report (per-step digests, declared volatile fields) on stdout")
-    .addHelpText("after", "\nVolatile fields (timestamps, cookies, nonces, the sandbox port) are declared in EPISODE_REPLAY_VOLATILE_FIELDS and listed in the --json report. Exit codes: 0 every deterministic step matches; 1 a mismatch; 2 not an episode bundle." + examples(["wp-codebox episode replay out-episode", "wp-codebox episode replay out-episode --json"]))
+    .addHelpText("after", "\nReplay boots with the clock, seed and origin the trace recorded. Volatile fields (host timings and ids only) are declared in EPISODE_REPLAY_VOLATILE_FIELDS and listed in the --json report. Exit codes: 0 every deterministic step matches; 1 a mismatch; 2 not an episode bundle." + examples(["wp-codebox episode replay out-episode", "wp-codebox episode replay out-episode --json"]))
     .action(async (bundle: string, opts: { json?: boolean }) => {
       const { replayEpisode, formatReplayReport } = await import("./commands/episode-replay.js");
       const report = await replayEpisode({ bundle, cwd: io.cwd, onProgress: (m) => io.stderr(`wp-codebox: ${m}\n`) });

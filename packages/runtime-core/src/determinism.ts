@@ -50,6 +50,24 @@ export const RUNTIME_DETERMINISM_SCHEMA = Type.Object(
 );
 export type RuntimeDeterminism = Static<typeof RUNTIME_DETERMINISM_SCHEMA>;
 
+/** Where an episode's virtual clock starts unless the script or `--clock` says otherwise. */
+export const EPISODE_DEFAULT_CLOCK = "2025-01-01T00:00:00.000Z" as const;
+/** An episode's seed unless the script or `--seed` says otherwise (none when the policy allows outbound network). */
+export const EPISODE_DEFAULT_SEED = 0;
+
+/**
+ * The determinism options of an episode: deterministic by default, because replay compares bytes.
+ * An explicit `"real"` clock keeps host time; a policy that allows outbound network gets no default
+ * seed (an explicit one is refused by `resolveDeterminism`).
+ */
+export function episodeDeterminismOptions(options: DeterminismOptions, network: NetworkPolicy | undefined): DeterminismOptions {
+  return {
+    ...options,
+    clock: options.clock ?? EPISODE_DEFAULT_CLOCK,
+    ...(options.seed === undefined && !networkAllowsOutbound(network) ? { seed: EPISODE_DEFAULT_SEED } : {}),
+  };
+}
+
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
 /**

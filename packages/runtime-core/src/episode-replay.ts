@@ -35,32 +35,17 @@ export interface EpisodeReplayVolatileField {
  * actions on the same inputs. Replay removes exactly these before comparing.
  */
 export const EPISODE_REPLAY_VOLATILE_FIELDS: readonly EpisodeReplayVolatileField[] = [
-  { scope: "*", pointer: "**/generatedAt", reason: "wall-clock time of a state export" },
-  { scope: "*", pointer: "**/modifiedGmt", reason: "post modification time (wall clock when the post was written)" },
-  { scope: "*", pointer: "**/date", reason: "REST post date / HTTP Date header (wall clock)" },
-  { scope: "*", pointer: "**/date_gmt", reason: "REST post date (wall clock)" },
-  { scope: "*", pointer: "**/modified", reason: "REST post modification time (wall clock)" },
-  { scope: "*", pointer: "**/modified_gmt", reason: "REST post modification time (wall clock)" },
-  { scope: "*", pointer: "**/timingMs", reason: "request duration" },
-  { scope: "*", pointer: "**/headers/set-cookie", reason: "auth cookies are random per session" },
-  { scope: "*", pointer: "**/headers/expires", reason: "wall-clock cache header" },
-  { scope: "*", pointer: "**/headers/last-modified", reason: "wall-clock cache header" },
-  { scope: "*", pointer: "**/headers/x-wp-nonce", reason: "nonces depend on the session token" },
-  { scope: "*", pointer: "**/artifacts/*/sha256", reason: "a state-section file hash covers volatile fields; the file's normalised content is compared instead" },
-  { scope: "*", pointer: "**/artifacts/*/bytes", reason: "as sha256: the normalised content is compared instead" },
-  { scope: "execution", pointer: "/stdout", reason: "when the execution has structured data and stdout is JSON, stdout is compared through that data (raw JSON text embeds the volatile fields above)" },
-  { scope: "execution", pointer: "/artifactRefs/*/sha256", reason: "command artifact hashes cover volatile fields" },
-  { scope: "execution", pointer: "/artifactRefs/*/bytes", reason: "as sha256" },
-  { scope: "command-result", pointer: "/id", reason: "execution ids are random" },
-  { scope: "command-result", pointer: "/startedAt", reason: "wall clock" },
-  { scope: "command-result", pointer: "/finishedAt", reason: "wall clock" },
-  { scope: "command-result", pointer: "/durationMs", reason: "timing" },
-  { scope: "browser-result", pointer: "/id", reason: "execution ids are random" },
+  { scope: "*", pointer: "**/timingMs", reason: "how long the host took to answer a request (host speed)" },
+  { scope: "command-result", pointer: "/id", reason: "execution ids are random UUIDs drawn by the host, outside the sandbox's seed" },
+  { scope: "command-result", pointer: "/startedAt", reason: "host wall clock when the runtime started the command (the sandbox's own clock is virtual; this bookkeeping is not)" },
+  { scope: "command-result", pointer: "/finishedAt", reason: "host wall clock when the command finished" },
+  { scope: "command-result", pointer: "/durationMs", reason: "how long the host took (host speed)" },
+  { scope: "browser-result", pointer: "/id", reason: "execution ids are random UUIDs drawn by the host" },
 ];
 
 /** Value substitutions applied to every string before comparing. */
 export const EPISODE_REPLAY_VOLATILE_VALUES = [
-  { name: "sandbox-origin", replacement: "{siteUrl}", reason: "each sandbox listens on its own random loopback port" },
+  { name: "sandbox-origin", replacement: "{siteUrl}", reason: "with the loopback origin (http://127.0.0.1:PORT) the port is whichever was free; the stable origin never varies, so this is a no-op for it" },
 ] as const;
 
 /** Commands whose results are not expected to repeat (timing, screenshots, page state): compared and reported, never failing a replay. */
@@ -90,7 +75,10 @@ export interface EpisodeReplayStepReport {
   match: boolean;
 }
 
-/** The replay report. `ok` is false when a deterministic step (or reset observation) mismatched. */
+/**
+ * The replay report. `ok` is false when a deterministic step, a reset observation or a standalone
+ * observation of a deterministic type mismatched.
+ */
 export interface EpisodeReplayReport {
   bundle: string;
   traceId: string;
@@ -152,21 +140,10 @@ function compare(original: unknown, replay: unknown): EpisodeReplayComparison {
   return { match: o === r, original: o, replay: r, ...(o === r ? {} : { differences: differences(original, replay).slice(0, 20) }) };
 }
 
-function isJsonText(text: string): boolean {
-  const t = text.trim();
-  if (!(t.startsWith("{") || t.startsWith("["))) return false;
-  try {
-    JSON.parse(t);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function comparableExecution(e: RuntimeEpisodeExecution, origin: string): unknown {
+  // The id and digest are derived from the whole record (durationMs included); durationMs is host speed.
   const { id: _id, digest: _digest, durationMs: _d, ...rest } = e;
-  const dropStdout = rest.data !== undefined && isJsonText(rest.stdout);
-  return normalizeForReplay(rest, "execution", origin, (p) => p.length === 1 && p[0] === "stdout" && dropStdout);
+  return normalizeForReplay(rest, "execution", origin);
 }
 
 /** Rebuilds the observation request from a recorded observation (the request itself is not in the trace). */
@@ -235,10 +212,13 @@ export async function replayEpisodeBundle(
 
   const plugins = new Set(trace.runtime.plugins ?? []);
   const themes = new Set(trace.runtime.themes ?? []);
+  // The recorded clock, seed and origin: a deterministic episode replays on the same instants and entropy.
+  const recorded = trace.runtime.determinism;
   const spec: RuntimeCreateSpec = {
     wordpress: { version: trace.runtime.wordpressVersion },
     php: trace.runtime.phpVersion,
     ...(trace.runtime.policy ? { policy: trace.runtime.policy as RuntimeCreateSpec["policy"] } : {}),
+    ...(recorded ? { clock: recorded.clock === "virtual" && recorded.start ? recorded.start : "real", origin: recorded.origin, ...(recorded.seed !== undefined ? { seed: recorded.seed } : {}) } : {}),
     ...(options.runtime ?? {}),
   };
   if (options.mounts) spec.mounts = options.mounts;
@@ -277,6 +257,7 @@ export async function replayEpisodeBundle(
     type Item = { sequence: number; run: () => Promise<void> };
     const stepReports: EpisodeReplayStepReport[] = [];
     const observationReports: EpisodeReplayComparison[] = [];
+    const observationTypes: string[] = [];
     const items: Item[] = [
       ...trace.steps.map((s): Item => ({
         sequence: s.sequence,
@@ -313,6 +294,7 @@ export async function replayEpisodeBundle(
         run: async () => {
           const o = entry.observation;
           const replayed = await episode.observe(observationRequestFromRecord(o.type, await recordedData(o)));
+          observationTypes.push(o.type);
           await refreshReplayFiles();
           observationReports.push(
             compare(await comparableObservation(o, await recordedData(o), read, originalOrigin), await comparableObservation(replayed, episode.observationData(replayed.id), replayReader, replayOrigin)),
@@ -326,7 +308,10 @@ export async function replayEpisodeBundle(
     for (const item of items) await item.run();
 
     const deterministic = stepReports.filter((s) => s.deterministic);
-    const mismatched = deterministic.filter((s) => !s.match).length + resetComparisons.filter((c) => !c.match).length;
+    const mismatched =
+      deterministic.filter((s) => !s.match).length +
+      resetComparisons.filter((c) => !c.match).length +
+      observationReports.filter((c, i) => !c.match && !EPISODE_REPLAY_NONDETERMINISTIC_OBSERVATIONS.includes(observationTypes[i]!)).length;
     return {
       bundle: bundleDir,
       traceId: trace.id,

@@ -7,6 +7,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { flattenCommandArgs } from "./command-input.js";
 import { WpCodeboxError } from "./errors.js";
 import { validateAgainstSchema, type SchemaIssue } from "./schema-validation.js";
+import { EPISODE_DEFAULT_CLOCK, EPISODE_DEFAULT_SEED } from "./determinism.js";
 
 /** Schema id of an episode script. Source: SPEC §5. */
 export const EPISODE_SCRIPT_SCHEMA = "wp-codebox/episode-script/v1" as const;
@@ -45,7 +46,19 @@ export const EpisodeScriptObserveStepSchema = Type.Object({ name: Type.Optional(
 export const EpisodeScriptSchema = Type.Object(
   {
     schema: Type.Literal(EPISODE_SCRIPT_SCHEMA),
-    runtime: Type.Optional(Type.Object({ wp: Type.Optional(Type.String()), wordpress: Type.Optional(Type.String()), php: Type.Optional(Type.String()) }, { additionalProperties: false })),
+    runtime: Type.Optional(
+      Type.Object(
+        {
+          wp: Type.Optional(Type.String()),
+          wordpress: Type.Optional(Type.String()),
+          php: Type.Optional(Type.String()),
+          clock: Type.Optional(Type.String({ minLength: 1, description: `Virtual clock start (ISO-8601 instant) or "real"; default ${EPISODE_DEFAULT_CLOCK}.` })),
+          seed: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: `Seed of every source of randomness; default ${EPISODE_DEFAULT_SEED} (none when the policy allows outbound network).` })),
+          origin: Type.Optional(Type.Union([Type.Literal("stable"), Type.Literal("loopback")], { description: "Site origin: stable http://wp-codebox.test (default when deterministic) or loopback http://127.0.0.1:PORT." })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     plugins: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     themes: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     mounts: Type.Optional(

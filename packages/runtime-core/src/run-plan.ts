@@ -20,6 +20,7 @@ import { normalizePolicy, parsePolicyArg } from "./policy.js";
 import { planRecipe, readRecipeFile, type RecipePlan } from "./recipe/validate-recipe.js";
 import type { MountSpec, ObservationSpec, ResolvedMount, RuntimeBackend, RuntimeCreateSpec, RuntimePolicy, RuntimePreflight } from "./runtime.js";
 import type { SchemaIssue } from "./schema-validation.js";
+import { episodeDeterminismOptions, parseClockOption, parseSeedOption, resolveDeterminism, type SiteOriginMode } from "./determinism.js";
 
 /** Runtime inputs of a single-command run, as the command line gives them (strings) or as objects. */
 export interface CommandRunRequest {
@@ -49,6 +50,12 @@ export interface CommandRunRequest {
   secretEnv?: string[];
   /** Host path of wp-cli.phar for `wordpress.wp-cli` (relative to `cwd`). */
   wpCliPhar?: string;
+  /** `--clock ISO-8601|real`: where the virtual clock starts, or host time (default). */
+  clock?: string;
+  /** `--seed N`: seed of every source of randomness; refused with outbound network. */
+  seed?: string | number;
+  /** Site origin; default `stable` when deterministic, else `loopback`. */
+  origin?: SiteOriginMode;
 }
 
 /** A workspace recipe (`wp-codebox/workspace-recipe/v1`): the file, or its parsed document plus its path. */
@@ -60,6 +67,9 @@ export interface RecipeRunRequest {
   recipe?: unknown;
   /** Host path of wp-cli.phar (relative to `cwd`). */
   wpCliPhar?: string;
+  /** `--clock` / `--seed`: override the recipe's `runtime.clock` / `runtime.seed`. */
+  clock?: string;
+  seed?: string | number;
 }
 
 /** An episode script (`wp-codebox/episode-script/v1`): a file, or a parsed script plus its folder. */
@@ -71,6 +81,9 @@ export interface EpisodeRunRequest {
   script?: unknown;
   /** Folder relative paths in the script resolve against; default the file's folder, else `cwd`. */
   baseDir?: string;
+  /** `--clock` / `--seed`: override the script's `runtime.clock` / `runtime.seed` (episodes default to a virtual clock and seed 0). */
+  clock?: string;
+  seed?: string | number;
 }
 
 /** What `planRun` accepts. */
@@ -316,6 +329,9 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
     throw new WpCodeboxError("invalid-argument", `--secret-env ${name}: ${name} is not set in the environment. Export it first (export ${name}=...) or drop the flag.`, { name });
   }
 
+  // Clock and seed (invalid-clock, invalid-seed, seed-with-network).
+  const determinism = resolveDeterminism({ clock: request.clock, seed: request.seed, origin: request.origin }, policy.network);
+
   const createSpec: RuntimeCreateSpec = {
     ...(wordpress ? { wordpress } : {}),
     ...(request.php !== undefined ? { php: request.php } : {}),
@@ -326,6 +342,9 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
     env,
     secretEnv: secrets.values,
     ...(request.wpCliPhar !== undefined ? { wpCliPhar: resolve(cwd, request.wpCliPhar) } : {}),
+    ...(request.clock !== undefined ? { clock: request.clock } : {}),
+    ...(determinism.seed !== undefined ? { seed: determinism.seed } : {}),
+    ...(request.origin !== undefined ? { origin: request.origin } : {}),
   };
   const preflight = options.backend?.preflight?.(createSpec);
 
@@ -341,10 +360,16 @@ function planRecipeRun(request: RecipeRunRequest, cwd: string, processEnv: NodeJ
     processEnv,
     ...(options.backend ? { backend: options.backend } : {}),
   });
+  // --clock / --seed override the recipe's runtime.clock / runtime.seed, checked like them.
+  if (request.clock !== undefined) recipe.runtime.clock = (parseClockOption(request.clock), request.clock);
+  if (request.seed !== undefined) recipe.runtime.seed = parseSeedOption(request.seed);
+  resolveDeterminism({ clock: recipe.runtime.clock, seed: recipe.runtime.seed }, recipe.policy.network);
   const secrets = readSecretEnv(recipe.inputs.secretEnv, processEnv);
   const createSpec: RuntimeCreateSpec = {
     ...(recipe.runtime.wp !== undefined ? { wordpress: { version: recipe.runtime.wp } } : {}),
     ...(recipe.runtime.php !== undefined ? { php: recipe.runtime.php } : {}),
+    ...(recipe.runtime.clock !== undefined ? { clock: recipe.runtime.clock } : {}),
+    ...(recipe.runtime.seed !== undefined ? { seed: recipe.runtime.seed } : {}),
     mounts: recipe.inputs.mounts,
     plugins: recipe.inputs.plugins,
     themes: recipe.inputs.themes,
@@ -431,6 +456,21 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
     }
   }
 
+  // Clock and seed: the flags, else the script's runtime, else the episode defaults (virtual clock, seed 0).
+  if (request.clock !== undefined) parseClockOption(request.clock);
+  if (request.seed !== undefined) parseSeedOption(request.seed);
+  const determinism = episodeDeterminismOptions(
+    { clock: request.clock ?? script.runtime?.clock, seed: request.seed ?? script.runtime?.seed, ...(script.runtime?.origin ? { origin: script.runtime.origin } : {}) },
+    policy.network,
+  );
+  try {
+    resolveDeterminism(determinism, policy.network);
+  } catch (error) {
+    // A refused flag keeps its own code (seed-with-network …); the script's own fields become issues.
+    if (request.clock !== undefined || request.seed !== undefined) throw error;
+    at((error as WpCodeboxError).code === "invalid-clock" ? "/runtime/clock" : "/runtime/seed", error);
+  }
+
   // Secrets.
   const secrets = readSecretEnv(script.secretEnv ?? [], processEnv);
   for (const name of secrets.missing) {
@@ -481,6 +521,9 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
     policy,
     env: { ...(script.env ?? {}) },
     secretEnv: secrets.values,
+    ...(determinism.clock !== undefined ? { clock: determinism.clock } : {}),
+    ...(determinism.seed !== undefined ? { seed: determinism.seed } : {}),
+    ...(determinism.origin !== undefined ? { origin: determinism.origin } : {}),
   };
   let preflight: RuntimePreflight | void = undefined;
   if (issues.length === 0) {

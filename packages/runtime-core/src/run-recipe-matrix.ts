@@ -76,7 +76,7 @@ function testsOf(bundleDir: string): RecipeMatrixCell["tests"] {
  * @param request - the recipe file (relative to `options.cwd`), optionally already parsed, and wp-cli.phar.
  * @throws WpCodeboxError `invalid-recipe` (every problem, nothing booted), `artifacts-dir-not-empty`.
  */
-export async function runRecipeMatrix(request: { file: string; recipe?: unknown; wpCliPhar?: string }, options: RunRecipeMatrixOptions): Promise<RecipeMatrixOutcome> {
+export async function runRecipeMatrix(request: { file: string; recipe?: unknown; wpCliPhar?: string; clock?: string; seed?: string | number }, options: RunRecipeMatrixOptions): Promise<RecipeMatrixOutcome> {
   const cwd = options.cwd ?? process.cwd();
   const path = resolve(cwd, request.file);
   const document = (request.recipe ?? readRecipeFile(path)) as Record<string, unknown> & { runtime?: Record<string, unknown> };
@@ -93,7 +93,14 @@ export async function runRecipeMatrix(request: { file: string; recipe?: unknown;
     const cellRecipe = { ...document, runtime: { ...fixed, ...cell } };
     options.onProgress?.(`Matrix cell ${index + 1}/${plan.cells.length}: WordPress ${cell.wp ?? "(default)"}, PHP ${cell.php ?? "(default)"}`);
     const cellPlan = planRun(
-      { kind: "recipe", file: path, recipe: cellRecipe, ...(request.wpCliPhar !== undefined ? { wpCliPhar: request.wpCliPhar } : {}) },
+      {
+        kind: "recipe",
+        file: path,
+        recipe: cellRecipe,
+        ...(request.wpCliPhar !== undefined ? { wpCliPhar: request.wpCliPhar } : {}),
+        ...(request.clock !== undefined ? { clock: request.clock } : {}),
+        ...(request.seed !== undefined ? { seed: request.seed } : {}),
+      },
       { cwd, ...(options.processEnv ? { processEnv: options.processEnv } : {}), artifactsDir: join(artifactsDir, id), backend: options.backend },
     );
     const outcome = await runSession(cellPlan, { backend: options.backend, ...(options.signal ? { signal: options.signal } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });

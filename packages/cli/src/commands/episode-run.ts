@@ -12,6 +12,9 @@ export interface EpisodeRunOptions {
   script: string;
   /** Bundle directory; default the script's `artifacts.directory`, else `./wp-codebox-artifacts/<episode id>`. */
   artifactsDir?: string;
+  /** `--clock` / `--seed`: override the script's `runtime.clock` / `runtime.seed` (episodes default to a virtual clock and seed 0). */
+  clock?: string;
+  seed?: string;
   cwd?: string;
   processEnv?: NodeJS.ProcessEnv;
   onProgress?: (message: string) => void;
@@ -31,7 +34,7 @@ export async function runEpisode(options: EpisodeRunOptions): Promise<RunSession
   const cwd = options.cwd ?? process.cwd();
   const backend = options.backend ?? createPlaygroundBackend({ cwd: dirname(resolve(cwd, options.script)) });
   const plan = planRun(
-    { kind: "episode", file: options.script },
+    { kind: "episode", file: options.script, ...(options.clock !== undefined ? { clock: options.clock } : {}), ...(options.seed !== undefined ? { seed: options.seed } : {}) },
     { cwd, ...(options.processEnv ? { processEnv: options.processEnv } : {}), ...(options.artifactsDir !== undefined ? { artifactsDir: options.artifactsDir } : {}), backend },
   );
   return runSession(plan, { backend, ...(options.interrupt ? { signal: options.interrupt } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });

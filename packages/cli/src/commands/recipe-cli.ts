@@ -56,13 +56,15 @@ export function registerRecipeCommands(program: Command, ctx: RecipeCliContext):
     .argument("<file>", "recipe JSON file")
     .option("--artifacts <dir>", "bundle directory (default: the recipe's artifacts.directory, else ./wp-codebox-artifacts/<run id>); refused if not empty")
     .option("--wp-cli-phar <path>", "wp-cli.phar for wordpress.wp-cli steps (default $WP_CODEBOX_WP_CLI_PHAR, then <cache>/wp-cli.phar)")
+    .option("--clock <iso|real>", 'start the sandbox clock at this ISO-8601 instant (virtual: advances only with work done) or "real"; overrides runtime.clock')
+    .option("--seed <n>", "seed every source of randomness (PHP and page Math.random); refused with outbound network; overrides runtime.seed")
     .option("--json", 'print {"report", "bundle": {"directory", "id", "valid"}, "error"?} on stdout')
     .addHelpText(
       "after",
       "\nExit codes: 0 every expectation met; 1 a step failed its expectations (later steps skipped; files/recipe-report.json says which, with expected and actual); 2 invalid recipe; 3 environment (no browser, no WP-CLI)." +
         examples(["wp-codebox recipe run recipe.json", "API_TOKEN=... wp-codebox recipe run recipe.json --artifacts out --json"]),
     )
-    .action(async (file: string, opts: { artifacts?: string; wpCliPhar?: string; json?: boolean }) => {
+    .action(async (file: string, opts: { artifacts?: string; wpCliPhar?: string; clock?: string; seed?: string; json?: boolean }) => {
       const { runRecipeFile, formatRecipeRun, recipeHasMatrix, runRecipeMatrixFile, formatRecipeMatrixRun, recipeMatrixExit } = await import("./recipe-run.js");
       const { sessionExitError } = await import("../cli-exit-error.js");
       if (recipeHasMatrix(file, io.cwd)) {
@@ -75,6 +77,8 @@ export function registerRecipeCommands(program: Command, ctx: RecipeCliContext):
             interrupt,
             ...(opts.artifacts !== undefined ? { artifactsDir: opts.artifacts } : {}),
             ...(opts.wpCliPhar !== undefined ? { wpCliPhar: opts.wpCliPhar } : {}),
+            ...(opts.clock !== undefined ? { clock: opts.clock } : {}),
+            ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
             onProgress: (message) => io.stderr(`wp-codebox: ${message}\n`),
             onCell: (text) => io.stderr(text),
           }),
@@ -93,6 +97,8 @@ export function registerRecipeCommands(program: Command, ctx: RecipeCliContext):
           interrupt,
           ...(opts.artifacts !== undefined ? { artifactsDir: opts.artifacts } : {}),
           ...(opts.wpCliPhar !== undefined ? { wpCliPhar: opts.wpCliPhar } : {}),
+          ...(opts.clock !== undefined ? { clock: opts.clock } : {}),
+          ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
           onProgress: (message) => io.stderr(`wp-codebox: ${message}\n`),
         }),
       );

@@ -90,12 +90,20 @@ export function formatRecipePlan(plan: RecipePlan): string {
   return `${lines.join("\n")}\n`;
 }
 
+/** `--clock` / `--seed` as run-request fields. */
+function determinismFlags(options: { clock?: string; seed?: string }): { clock?: string; seed?: string } {
+  return { ...(options.clock !== undefined ? { clock: options.clock } : {}), ...(options.seed !== undefined ? { seed: options.seed } : {}) };
+}
+
 /** Options of `recipe run`. */
 export interface RecipeRunOptions {
   file: string;
   /** Overrides the recipe's `artifacts.directory`; relative to `cwd`. */
   artifactsDir?: string;
   wpCliPhar?: string;
+  /** `--clock` / `--seed`: override the recipe's `runtime.clock` / `runtime.seed`. */
+  clock?: string;
+  seed?: string;
   cwd: string;
   processEnv: NodeJS.ProcessEnv;
   onProgress?: (message: string) => void;
@@ -108,13 +116,14 @@ export interface RecipeRunOptions {
  * Validates, plans and runs a recipe; the bundle is always written.
  * @returns the session outcome (`exitCode` 0 passed, 1 failed expectation, 3 environment, …;
  *   `recipe.report` the step report).
- * @throws WpCodeboxError `invalid-recipe` (every problem, nothing booted), `artifacts-dir-not-empty`.
+ * @throws WpCodeboxError `invalid-recipe` (every problem, nothing booted), `artifacts-dir-not-empty`,
+ *   `invalid-clock`, `invalid-seed`, `seed-with-network` (from `--clock` / `--seed`).
  */
 export async function runRecipeFile(options: RecipeRunOptions): Promise<RunSessionOutcome> {
   const path = resolve(options.cwd, options.file);
   const backend = options.backend ?? recipeBackend(path, options.processEnv);
   const plan = planRun(
-    { kind: "recipe", file: path, ...(options.wpCliPhar !== undefined ? { wpCliPhar: options.wpCliPhar } : {}) },
+    { kind: "recipe", file: path, ...(options.wpCliPhar !== undefined ? { wpCliPhar: options.wpCliPhar } : {}), ...determinismFlags(options) },
     { cwd: options.cwd, processEnv: options.processEnv, ...(options.artifactsDir !== undefined ? { artifactsDir: options.artifactsDir } : {}), backend },
   );
   return runSession(plan, { backend, ...(options.interrupt ? { signal: options.interrupt } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
@@ -134,7 +143,7 @@ export function recipeHasMatrix(file: string, cwd: string): boolean {
 export async function runRecipeMatrixFile(options: RecipeRunOptions & { onCell?: (text: string) => void }): Promise<RecipeMatrixOutcome> {
   const path = resolve(options.cwd, options.file);
   return runRecipeMatrix(
-    { file: path, ...(options.wpCliPhar !== undefined ? { wpCliPhar: options.wpCliPhar } : {}) },
+    { file: path, ...(options.wpCliPhar !== undefined ? { wpCliPhar: options.wpCliPhar } : {}), ...determinismFlags(options) },
     {
       cwd: options.cwd,
       processEnv: options.processEnv,

@@ -50,6 +50,12 @@ export interface RunOptions {
   secretEnv?: string[];
   /** `--wp-cli-phar PATH`: wp-cli.phar for `wordpress.wp-cli` (relative to `cwd`). */
   wpCliPhar?: string;
+  /** `--clock ISO|real`: virtual clock start instant, or host time (default). */
+  clock?: string;
+  /** `--seed N`: seed of every source of randomness. */
+  seed?: string;
+  /** Site origin (`stable` / `loopback`); default stable when deterministic. `serve` asks for loopback. */
+  origin?: "stable" | "loopback";
   /** Base of relative paths; default `process.cwd()`. */
   cwd?: string;
   /** Where `secretEnv` values are read; default `process.env`. */
@@ -100,7 +106,8 @@ export interface RunOutcome {
  * @throws WpCodeboxError what `planRun` throws: `unknown-command`, `invalid-argument`,
  *   `missing-argument`, `invalid-json-arg`, `invalid-steps-json`, `invalid-state-request`,
  *   `invalid-duration`, `invalid-policy`, `mount-*`, `php-version-unavailable`,
- *   `wordpress-source-invalid`, `wordpress-version-unavailable`, `artifacts-dir-not-empty`.
+ *   `wordpress-source-invalid`, `wordpress-version-unavailable`, `artifacts-dir-not-empty`,
+ *   `invalid-clock`, `invalid-seed`, `seed-with-network`.
  */
 export function prepareRun(options: RunOptions): PreparedRun {
   const cwd = options.cwd ?? process.cwd();
@@ -121,6 +128,9 @@ export function prepareRun(options: RunOptions): PreparedRun {
       env: options.env ?? [],
       secretEnv: options.secretEnv ?? [],
       ...(options.wpCliPhar !== undefined ? { wpCliPhar: options.wpCliPhar } : {}),
+      ...(options.clock !== undefined ? { clock: options.clock } : {}),
+      ...(options.seed !== undefined ? { seed: options.seed } : {}),
+      ...(options.origin !== undefined ? { origin: options.origin } : {}),
     },
     { cwd, ...(options.processEnv ? { processEnv: options.processEnv } : {}), ...(options.artifactsDir !== undefined ? { artifactsDir: options.artifactsDir } : {}), backend },
   ) as CommandRunPlan;

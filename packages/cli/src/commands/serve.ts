@@ -73,6 +73,10 @@ export async function prepareServe(options: ServeOptions): Promise<{ spec: Runti
     secretEnv: [...(base.secretEnv ?? []), ...(options.secretEnv ?? [])],
     ...(options.policy !== undefined ? { policy: options.policy } : {}),
     ...(options.wpCliPhar !== undefined ? { wpCliPhar: options.wpCliPhar } : {}),
+    ...(options.clock !== undefined ? { clock: options.clock } : {}),
+    ...(options.seed !== undefined ? { seed: options.seed } : {}),
+    // serve prints a URL a browser on this machine opens: the loopback origin, even when deterministic.
+    origin: "loopback",
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });
   const spec = { ...prepared.createSpec };

@@ -5,6 +5,7 @@
  */
 import { Type, type Static } from "@sinclair/typebox";
 import { domainDigest } from "../digest.js";
+import { RUNTIME_DETERMINISM_SCHEMA } from "../determinism.js";
 import { RuntimeEpisodeActionSchema } from "./episode-action.js";
 import { RUNTIME_EPISODE_TRACE_SCHEMA } from "./episode-constants.js";
 import { RuntimeEpisodeExecutionSchema } from "./episode-execution.js";
@@ -23,7 +24,8 @@ const Sequence = Type.Integer({ minimum: 1 });
 /**
  * Runtime facts that matter for replay (timing and random ids left out so equal runs digest equal):
  * `backend`, `wordpressVersion`, `phpVersion`, `siteUrl?`, `plugins?`, `themes?`, `policy?`,
- * `mounts?` (sandbox `target`, `mode`, `kind`; host paths are not recorded).
+ * `mounts?` (sandbox `target`, `mode`, `kind`; host paths are not recorded), `determinism?`
+ * (`{ clock: "real" | "virtual", start?, seed?, origin }`).
  */
 export const RuntimeEpisodeRuntimeSchema = Type.Object(
   {
@@ -42,6 +44,8 @@ export const RuntimeEpisodeRuntimeSchema = Type.Object(
         ),
       ),
     ),
+    /** Clock mode, start instant, seed and origin mode: what replay boots with. */
+    determinism: Type.Optional(RUNTIME_DETERMINISM_SCHEMA),
   },
   { additionalProperties: false },
 );

@@ -109,6 +109,7 @@ function runtimeRecord(info: RuntimeInfo): RuntimeEpisodeRuntime {
     themes: [...(info.themes ?? [])],
     policy: toJsonValue(info.policy ?? {}) as Record<string, unknown>,
     mounts: (info.mounts ?? []).map((m) => ({ target: m.target, mode: m.mode, kind: m.kind })),
+    ...(info.determinism ? { determinism: { ...info.determinism } } : {}),
   };
 }
 

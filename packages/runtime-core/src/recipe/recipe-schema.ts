@@ -95,6 +95,8 @@ export const WORKSPACE_RECIPE_SCHEMA = Type.Object(
         {
           wp: Type.Optional(WP_VERSION),
           php: Type.Optional(PHP_VERSION),
+          clock: Type.Optional(Type.String({ minLength: 1, description: 'Virtual clock start (ISO-8601 instant with timezone) or "real" (default). --clock overrides it.' })),
+          seed: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: "Seed of every source of randomness; refused with a policy that allows outbound network. --seed overrides it." })),
           matrix: Type.Optional(
             Type.Object(
               {

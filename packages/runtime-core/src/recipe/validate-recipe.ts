@@ -8,6 +8,7 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import { WpCodeboxError } from "../errors.js";
 import { BROWSER_EVALUATE_CAPABILITY, getCommandDefinition, parseCommandArgs, readJsonArg, COMMAND_DEFINITIONS } from "../command-registry.js";
 import { normalizePolicy } from "../policy.js";
+import { resolveDeterminism } from "../determinism.js";
 import { pluginMount, resolveMounts, themeMount } from "../mounts.js";
 import { parseDuration } from "../durations.js";
 import { validateAgainstSchema, type SchemaIssue } from "../schema-validation.js";
@@ -63,7 +64,8 @@ export interface PlannedCapability {
 export interface RecipePlan {
   schema: "wp-codebox/workspace-recipe-plan/v1";
   recipe: { path: string; name?: string; description?: string };
-  runtime: { wp?: string; php?: string; matrix?: { wp?: string[]; php?: string[] } };
+  /** `clock` / `seed`: the recipe's determinism options (see `resolveDeterminism`). */
+  runtime: { wp?: string; php?: string; clock?: string; seed?: number; matrix?: { wp?: string[]; php?: string[] } };
   /** The combinations to run: one (runtime.wp, runtime.php) cell, or every matrix wp × php. */
   cells: { wp?: string; php?: string }[];
   inputs: {
@@ -343,6 +345,13 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
     ? explicitPolicy
     : { ...(explicitPolicy ?? normalizePolicy({})), commands: [...capabilities.keys()] };
   if (secretEnv.length && recipe.policy?.secrets === undefined) policy.secrets = "scoped";
+  try {
+    resolveDeterminism({ clock: recipe.runtime?.clock, seed: recipe.runtime?.seed }, policy.network);
+  } catch (error) {
+    if (!(error instanceof WpCodeboxError)) throw error;
+    at(error.code === "invalid-clock" ? "/runtime/clock" : "/runtime/seed", `${error.code}: ${error.message}`);
+    return { issues };
+  }
   const capabilityList: PlannedCapability[] =
     recipe.policy?.commands !== undefined
       ? policy.commands.map((c) => ({ capability: c, reason: "granted by /policy/commands", autoGranted: false, usedBy: capabilities.get(c)?.usedBy ?? [] }))
@@ -360,6 +369,8 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
       runtime: {
         ...(recipe.runtime?.wp !== undefined ? { wp: recipe.runtime.wp } : {}),
         ...(recipe.runtime?.php !== undefined ? { php: recipe.runtime.php } : {}),
+        ...(recipe.runtime?.clock !== undefined ? { clock: recipe.runtime.clock } : {}),
+        ...(recipe.runtime?.seed !== undefined ? { seed: recipe.runtime.seed } : {}),
         ...(matrix ? { matrix: { ...(matrix.wp ? { wp: [...matrix.wp] } : {}), ...(matrix.php ? { php: [...matrix.php] } : {}) } } : {}),
       },
       cells: (matrix?.wp ?? [recipe.runtime?.wp]).flatMap((wp) =>

@@ -70,7 +70,7 @@ export async function exportWordPressState(
   options: { directory: string; secrets: readonly string[] },
 ): Promise<WordPressStateExportResult> {
   const outcome = outcomeFromRun(await runPhp(stateExportPhp(config).replace("<?php", `<?php\n${FATAL_RECORDER}`)));
-  const output = outcome.json as { sections?: Record<string, unknown>; abilitiesAvailable?: boolean } | undefined;
+  const output = outcome.json as { sections?: Record<string, unknown>; abilitiesAvailable?: boolean; generatedAt?: string } | undefined;
   if (outcome.status !== "ok" || !output || typeof output.sections !== "object") {
     throw new WpCodeboxError(
       "state-export-failed",
@@ -101,7 +101,8 @@ export async function exportWordPressState(
   const data: WordPressStateExport = {
     schema: WORDPRESS_STATE_EXPORT_SCHEMA,
     version: 1,
-    generatedAt: new Date().toISOString(),
+    // The sandbox's clock (virtual in a deterministic run), so equal runs export equal bytes.
+    generatedAt: typeof output.generatedAt === "string" ? output.generatedAt : new Date().toISOString(),
     config,
     sections: redactor.redactValue(sections),
     artifacts,

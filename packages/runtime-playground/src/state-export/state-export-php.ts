@@ -168,6 +168,9 @@ if (isset($want['abilities'])) {
   $out['abilities'] = $abilities;
 }
 
-echo wp_json_encode(['sections' => $obj($out), 'abilitiesAvailable' => $abilitiesAvailable], JSON_UNESCAPED_UNICODE | JSON_UNESCAPED_SLASHES);
+// The export's time by the sandbox's clock (virtual in a deterministic run), ISO-8601 UTC with ms.
+$now = microtime(true);
+$generatedAt = gmdate('Y-m-d\\TH:i:s', (int) floor($now)) . sprintf('.%03dZ', (int) floor(($now - floor($now)) * 1000));
+echo wp_json_encode(['sections' => $obj($out), 'abilitiesAvailable' => $abilitiesAvailable, 'generatedAt' => $generatedAt], JSON_UNESCAPED_UNICODE | JSON_UNESCAPED_SLASHES);
 `;
 }
