@@ -14,13 +14,16 @@ test("episode script args: objects become key=value and *-json", () => {
 });
 
 test("replay normalisation removes exactly the declared volatile fields and the sandbox origin", () => {
-  const value = { generatedAt: "x", url: "http://127.0.0.1:4000/a", escaped: "http:\\/\\/127.0.0.1:4000\\/b", posts: [{ id: 1, modifiedGmt: "t", title: "T" }], headers: { date: "d", "content-type": "json" } };
+  // Sandbox values (dates, nonces, cookies) are deterministic under --clock/--seed and stay; only host timing and ids go.
+  const value = { generatedAt: "x", url: "http://127.0.0.1:4000/a", escaped: "http:\\/\\/127.0.0.1:4000\\/b", posts: [{ id: 1, modifiedGmt: "t", title: "T" }], headers: { date: "d", "content-type": "json" }, timingMs: 12 };
   assert.deepEqual(normalizeForReplay(value, "wordpress-state", "http://127.0.0.1:4000"), {
+    generatedAt: "x",
     url: "{siteUrl}/a",
     escaped: "{siteUrl}\\/b",
-    posts: [{ id: 1, title: "T" }],
-    headers: { "content-type": "json" },
+    posts: [{ id: 1, modifiedGmt: "t", title: "T" }],
+    headers: { date: "d", "content-type": "json" },
   });
+  assert.deepEqual(normalizeForReplay({ id: "exec-1", startedAt: "s", finishedAt: "f", durationMs: 3, status: "ok" }, "command-result", ""), { status: "ok" });
   assert.ok(EPISODE_REPLAY_VOLATILE_FIELDS.every((f) => f.reason.length > 0));
 });
 
