@@ -47,6 +47,7 @@ const HOST_VOLATILE = {
     at: "host wall clock of a lifecycle event (files/events.jsonl)",
     createdAt: "host wall clock when the bundle was written (manifest.json)",
     loopbackUrl: "the free loopback port the stable origin was mapped to",
+    runId: "the run id: host wall clock plus random hex (run-YYYYMMDD-HHMMSS-xxxxxx)",
     bootMode: "whether this host's cache already held the installed site",
   },
   values: [{ pattern: /\b(exec|runtime)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, reason: "execution and runtime ids are random UUIDs drawn by the host" }],
