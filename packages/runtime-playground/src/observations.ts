@@ -56,6 +56,7 @@ function runtimeFacts(info: RuntimeInfo): Record<string, unknown> {
     themes: [...info.themes],
     policy: info.policy,
     mounts: info.mounts.map((m) => ({ target: m.target, mode: m.mode, kind: m.kind })),
+    ...(info.determinism ? { determinism: { ...info.determinism } } : {}),
   };
 }
 
