@@ -76,6 +76,18 @@ function patchTimeImports(env: Record<string, unknown>, memory: { current?: WebA
     new DataView(memory.current!.buffer).setBigInt64(ptime, ns, true);
     return 0;
   };
+  // sleep()/usleep() reach the host as emscripten_sleep(ms): the wait still happens, and the
+  // virtual clock moves by the time slept. (Under JSPI the import is a WebAssembly.Suspending
+  // wrapper that must stay as it is; there, sleeping does not move the virtual clock.)
+  const sleep = env.emscripten_sleep as ((ms: number) => unknown) | undefined;
+  const Suspending = (WebAssembly as unknown as { Suspending?: new (...args: never[]) => unknown }).Suspending;
+  if (typeof sleep === "function" && !(Suspending && sleep instanceof Suspending)) {
+    const sleepWithClock = (ms: number) => {
+      cursorUs += Math.max(0, Math.round(ms * 1000));
+      return sleep(ms);
+    };
+    env.emscripten_sleep = Object.assign(sleepWithClock, sleep);
+  }
 }
 
 /**
