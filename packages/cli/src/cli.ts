@@ -301,7 +301,9 @@ function buildProgram(state: CliState): Command {
       .command("mcp")
       .description("Serve a sandbox to AI agents over the Model Context Protocol on stdio: one tool per catalog command plus reset, observe, snapshot, restore, collect_artifacts.")
       .option("--artifacts <dir>", "base directory of the bundles collect_artifacts writes (default ./wp-codebox-artifacts)")
-      .option("--lazy-boot", "boot the sandbox on the first tool call instead of at start"),
+      .option("--lazy-boot", "boot the sandbox on the first tool call instead of at start")
+      .option("--attach <control-url>", "drive a live sandbox of wp-codebox serve instead of booting one (no runtime flags then; its state is kept)")
+      .option("--token <token>", "control token for --attach (default $WP_CODEBOX_TOKEN)"),
   )
     .addHelpText(
       "after",
@@ -310,11 +312,18 @@ function buildProgram(state: CliState): Command {
         examples([
           "wp-codebox mcp --plugin ./my-plugin",
           `wp-codebox mcp --policy '{"commands":["wordpress.run-php","wordpress.rest-request"]}' --artifacts ./agent-bundles`,
+          "WP_CODEBOX_TOKEN=T wp-codebox mcp --attach http://127.0.0.1:PORT",
         ]),
     )
     .action(async (opts: Record<string, unknown>) => {
+      if (opts.attach !== undefined) {
+        const { assertNoRuntimeFlags } = await import("./commands/attach.js");
+        assertNoRuntimeFlags(opts);
+      }
       const { runMcpServer } = await import("./commands/mcp.js");
       await runMcpServer({
+        ...(opts.attach !== undefined ? { attach: opts.attach as string } : {}),
+        ...(opts.token !== undefined ? { token: opts.token as string } : {}),
         ...(opts.artifacts !== undefined ? { artifactsDir: opts.artifacts as string } : {}),
         ...(opts.wp !== undefined ? { wp: opts.wp as string } : {}),
         ...(opts.wordpress !== undefined ? { wordpressPath: opts.wordpress as string } : {}),

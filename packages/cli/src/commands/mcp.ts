@@ -1,10 +1,12 @@
 /**
  * `wp-codebox mcp`: serves the Model Context Protocol over stdio for agents. The runtime flags are
  * validated exactly like `run`'s before anything boots; the policy defaults to every runnable
- * command (no page JavaScript, no network), as for a sandbox created without a policy.
+ * command (no page JavaScript, no network), as for a sandbox created without a policy. With
+ * `--attach` the tools drive a `wp-codebox serve` sandbox instead, under serve's policy.
  */
 import { resolve } from "node:path";
 import { createMcpSandbox, serveMcpOverStdio, type McpStdioOutcome } from "@wp-codebox/mcp";
+import type { RuntimeBackend, RuntimeCreateSpec, RuntimePolicy } from "@wp-codebox/runtime-core";
 import { PLAYGROUND_OBSERVATION_TYPES, createPlaygroundBackend, defaultPolicy } from "@wp-codebox/runtime-playground";
 import { prepareRun, type RunOptions } from "./run.js";
 
@@ -14,6 +16,10 @@ export interface McpOptions extends Omit<RunOptions, "command" | "args" | "timeo
   artifactsDir?: string;
   /** Boot on the first tool call instead of at start. */
   lazyBoot?: boolean;
+  /** Control URL of a `wp-codebox serve` to drive instead of booting (no runtime flags then). */
+  attach?: string;
+  /** Control token for `attach`; default `$WP_CODEBOX_TOKEN`. */
+  token?: string;
   /** Server version reported to clients. */
   version?: string;
   log: (message: string) => void;
@@ -22,27 +28,62 @@ export interface McpOptions extends Omit<RunOptions, "command" | "args" | "timeo
 /**
  * Validates the runtime flags, then serves MCP on stdin/stdout until stdin closes or a signal
  * arrives; the sandbox is disposed before this returns.
- * @throws WpCodeboxError what `prepareRun` throws for the runtime flags (nothing booted).
+ * With `attach`, the serve sandbox is attached before the server starts (a wrong token or a
+ * stopped serve fails here, not on every tool call), is not reset, and is detached at the end.
+ * @throws WpCodeboxError what `prepareRun` throws for the runtime flags (nothing booted); with
+ *   `attach`: `missing-argument` (no token), `attach-unreachable`, `attach-unauthorized`,
+ *   `pool-exhausted`.
  */
 export async function runMcpServer(options: McpOptions): Promise<McpStdioOutcome> {
   const cwd = options.cwd ?? process.cwd();
-  const policy = options.policy ?? JSON.stringify(defaultPolicy());
-  // The same validation as `run` (mounts, plugins, PHP/WordPress versions, policy, env).
-  const prepared = prepareRun({ ...options, cwd, policy, command: "inspect-mounted-inputs", args: [] });
-  const backend = createPlaygroundBackend({ cwd, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}) });
-  const { onProgress: _ignored, ...createSpec } = prepared.createSpec;
+  let backend: RuntimeBackend;
+  let createSpec: RuntimeCreateSpec = {};
+  let policy: RuntimePolicy;
+  let detach: (() => Promise<void>) | undefined;
+  if (options.attach !== undefined) {
+    const { attach } = await import("./attach.js");
+    const runtime = await attach({ control: options.attach, ...(options.token !== undefined ? { token: options.token } : {}), ...(options.processEnv ? { processEnv: options.processEnv } : {}) });
+    options.log(`Attached to ${runtime.info().siteUrl} (sandbox ${runtime.sandboxId}); its state is kept (call reset for a fresh site)`);
+    policy = runtime.info().policy;
+    let handedOut = false;
+    backend = {
+      kind: "attached",
+      // The episode creates its runtime once; reset and restore then act on the same sandbox.
+      create: async () => {
+        if (handedOut) return runtime.fork();
+        handedOut = true;
+        return runtime;
+      },
+    };
+    detach = () => runtime.dispose();
+  } else {
+    // The same validation as `run` (mounts, plugins, PHP/WordPress versions, policy, env).
+    const prepared = prepareRun({ ...options, cwd, policy: options.policy ?? JSON.stringify(defaultPolicy()), command: "inspect-mounted-inputs", args: [] });
+    backend = createPlaygroundBackend({ cwd, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}) });
+    const { onProgress: _ignored, ...spec } = prepared.createSpec;
+    createSpec = spec;
+    policy = prepared.policy;
+  }
   const sandbox = createMcpSandbox({
     backend,
     createSpec,
     artifactsDir: resolve(cwd, options.artifactsDir ?? "wp-codebox-artifacts"),
     log: options.log,
   });
-  return serveMcpOverStdio({
-    sandbox,
-    policy: prepared.policy,
-    observationTypes: PLAYGROUND_OBSERVATION_TYPES,
-    eagerBoot: options.lazyBoot !== true,
-    ...(options.version ? { version: options.version } : {}),
-    log: options.log,
-  });
+  try {
+    return await serveMcpOverStdio({
+      sandbox,
+      policy,
+      observationTypes: PLAYGROUND_OBSERVATION_TYPES,
+      eagerBoot: options.lazyBoot !== true,
+      ...(options.version ? { version: options.version } : {}),
+      log: options.log,
+    });
+  } finally {
+    // Detach even when no tool was ever called (the episode never took the runtime).
+    if (detach) {
+      options.log("Detaching from the serve sandbox (it keeps running)");
+      await detach().catch(() => undefined);
+    }
+  }
 }

@@ -1,0 +1,129 @@
+/**
+ * `wp-codebox mcp --attach`: the MCP SDK's own client drives a `wp-codebox serve` sandbox started
+ * in another process, under serve's policy; the sandbox outlives the MCP session; a wrong token is
+ * refused before the server starts.
+ */
+import assert from "node:assert/strict";
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { verifyArtifactBundle } from "@wp-codebox/runtime-core";
+
+const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+const MAIN = join(REPO_ROOT, "packages/cli/src/main.ts");
+const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-mcp-attach-"));
+const sandboxTmp = join(scratch, "tmp");
+const POLICY = { commands: ["wordpress.run-php", "wordpress.state-export"] };
+
+let serve: ChildProcessWithoutNullStreams;
+let serveStderr = "";
+let address: { control: string; token: string; url: string };
+
+before(async () => {
+  mkdirSync(sandboxTmp);
+  serve = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, "serve", "--json", "--ttl", "5m", "--policy", JSON.stringify(POLICY)], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, TMPDIR: sandboxTmp },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  serve.stderr.setEncoding("utf8").on("data", (d: string) => (serveStderr += d));
+  const line = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    serve.stdout.setEncoding("utf8").on("data", (d: string) => {
+      out += d;
+      if (out.includes("\n")) resolve(out.slice(0, out.indexOf("\n")));
+    });
+    serve.on("close", (code) => reject(new Error(`serve exited ${code}:\n${serveStderr}`)));
+  });
+  address = JSON.parse(line);
+});
+
+after(() => {
+  if (serve.exitCode === null) serve.kill("SIGKILL");
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+async function session(): Promise<{ client: Client; transport: StdioClientTransport; stderr: () => string }> {
+  let stderr = "";
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ["--conditions=source", "--import", "tsx", MAIN, "mcp", "--attach", address.control, "--artifacts", join(scratch, "bundles")],
+    cwd: REPO_ROOT,
+    env: { ...(process.env as Record<string, string>), WP_CODEBOX_TOKEN: address.token },
+    stderr: "pipe",
+  });
+  transport.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+  const client = new Client({ name: "wp-codebox-attach-test", version: "1.0.0" });
+  await client.connect(transport);
+  return { client, transport, stderr: () => stderr };
+}
+const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
+  (await client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as CallToolResult;
+const sc = (r: CallToolResult) => r.structuredContent as Record<string, any>;
+
+test("an MCP session drives the serve sandbox under serve's policy and collects a verifying bundle", async () => {
+  const { client, stderr } = await session();
+  const { tools } = await client.listTools();
+  assert.doesNotMatch(tools.find((t) => t.name === "wordpress_run_php")!.description ?? "", /UNAVAILABLE/);
+  assert.match(tools.find((t) => t.name === "wordpress_rest_request")!.description ?? "", /^UNAVAILABLE/);
+  const seeded = await call(client, "wordpress_run_php", { code: "<?php update_option('mcp_attach_marker', 'kept'); echo home_url();" });
+  assert.equal(seeded.isError, false, JSON.stringify(seeded.content));
+  assert.equal(sc(seeded).stdout, address.url, "the tools run in the serve sandbox");
+  const refused = await call(client, "wordpress_rest_request", { route: "/" });
+  assert.equal(sc(refused).error.code, "policy-denied");
+  const snap = await call(client, "snapshot");
+  await call(client, "wordpress_run_php", { code: "<?php update_option('mcp_attach_marker', 'changed');" });
+  const restored = await call(client, "restore", { snapshot: sc(snap).snapshot.id });
+  assert.equal(restored.isError, undefined, JSON.stringify(restored.content));
+  const collected = await call(client, "collect_artifacts", { directory: "attached" });
+  assert.equal(sc(collected).bundle.valid, true);
+  assert.deepEqual((await verifyArtifactBundle(join(scratch, "bundles", "attached"))).violations, []);
+  await client.close();
+  assert.match(stderr(), /Attached to http:\/\/127\.0\.0\.1:\d+/);
+});
+
+test("the sandbox outlives the MCP session and is not reset by a new one; reset is a tool", async () => {
+  const { client, stderr } = await session();
+  const marker = await call(client, "wordpress_run_php", { code: "<?php echo get_option('mcp_attach_marker');" });
+  assert.equal(sc(marker).stdout, "kept");
+  await call(client, "reset");
+  const after = await call(client, "wordpress_run_php", { code: "<?php var_export(get_option('mcp_attach_marker'));" });
+  assert.equal(sc(after).stdout, "false");
+  await client.close();
+  assert.match(stderr(), /Detaching from the serve sandbox/);
+  assert.equal(serve.exitCode, null, "serve keeps running");
+});
+
+test("a wrong token is refused before the MCP server starts", async () => {
+  const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, "mcp", "--attach", address.control, "--token", "wrong"], { cwd: REPO_ROOT, stdio: ["pipe", "pipe", "pipe"] });
+  let stderr = "";
+  let stdout = "";
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  assert.equal(code, 2, stderr);
+  assert.match(stderr, /error\[attach-unauthorized\]/);
+  assert.equal(stdout, "", "nothing on the protocol stream");
+});
+
+test("runtime flags beside --attach are refused", async () => {
+  const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, "mcp", "--attach", address.control, "--token", address.token, "--php", "8.2"], { cwd: REPO_ROOT, stdio: ["pipe", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  assert.equal(code, 2);
+  assert.match(stderr, /error\[invalid-argument\].*--php/);
+});
+
+test("serve disposes its sandbox on SIGTERM after the MCP sessions", async () => {
+  const closed = new Promise<void>((resolve) => serve.on("close", () => resolve()));
+  serve.kill("SIGTERM");
+  await closed;
+  assert.deepEqual(readdirSync(sandboxTmp).filter((n) => n.startsWith("wp-codebox-")), []);
+});
