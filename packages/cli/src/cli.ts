@@ -322,25 +322,12 @@ function buildProgram(state: CliState): Command {
       }
       const { runMcpServer } = await import("./commands/mcp.js");
       await runMcpServer({
+        ...runtimeRunOptions(opts, io),
         ...(opts.attach !== undefined ? { attach: opts.attach as string } : {}),
         ...(opts.token !== undefined ? { token: opts.token as string } : {}),
         ...(opts.artifacts !== undefined ? { artifactsDir: opts.artifacts as string } : {}),
-        ...(opts.wp !== undefined ? { wp: opts.wp as string } : {}),
-        ...(opts.wordpress !== undefined ? { wordpressPath: opts.wordpress as string } : {}),
-        ...(opts.php !== undefined ? { php: opts.php as string } : {}),
-        mounts: (opts.mount as string[] | undefined) ?? [],
-        plugins: (opts.plugin as string[] | undefined) ?? [],
-        themes: (opts.theme as string[] | undefined) ?? [],
-        ...(opts.policy !== undefined ? { policy: opts.policy as string } : {}),
-        env: (opts.env as string[] | undefined) ?? [],
-        secretEnv: (opts.secretEnv as string[] | undefined) ?? [],
-        ...(opts.wpCliPhar !== undefined ? { wpCliPhar: opts.wpCliPhar as string } : {}),
-        ...(opts.clock !== undefined ? { clock: opts.clock as string } : {}),
-        ...(opts.seed !== undefined ? { seed: opts.seed as string } : {}),
         lazyBoot: opts.lazyBoot === true,
         version: version(),
-        cwd: io.cwd,
-        processEnv: io.env,
         log: (message) => io.stderr(`wp-codebox mcp: ${message}\n`),
       });
     });
