@@ -114,6 +114,18 @@ export interface ExecutionResult {
   finishedAt: string;
   durationMs: number;
   artifactRefs?: ArtifactRef[];
+  /**
+   * Database errors WordPress recorded while the command ran (SQLite translation failures and
+   * other `$wpdb->last_error`s), in order. Absent when there were none. A database error does
+   * not change `status`: WordPress itself carries on.
+   */
+  dbErrors?: DbErrorRecord[];
+}
+
+/** One database error: the query as WordPress sent it and the error message as plain text. */
+export interface DbErrorRecord {
+  query: string;
+  message: string;
 }
 
 /** A bundle-relative file produced by a command, with its SHA-256 (hex) and size in bytes. */

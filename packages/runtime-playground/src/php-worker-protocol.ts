@@ -76,12 +76,34 @@ export interface CappedStream {
   truncated: boolean;
 }
 
+/** A database error WordPress recorded during a request (`$EZSQL_ERROR`), message as plain text. */
+export interface DbError {
+  query: string;
+  message: string;
+}
+
+/** A fatal error as `error_get_last()` gives it. */
+export interface PhpFatal {
+  type: number;
+  message: string;
+  file: string;
+  line: number;
+}
+
+/** How a script or HTTP request ended, from assets/runtime/request-report.php. */
+export interface RequestReport {
+  fatal?: PhpFatal;
+  dbErrors?: DbError[];
+}
+
 export interface WorkerRunResult {
   exitCode: number;
   stdout: CappedStream;
   stderr: CappedStream;
   /** `error_get_last()` of a fatal error, when the script died of one. */
-  fatal?: { type: number; message: string; file: string; line: number };
+  fatal?: PhpFatal;
+  /** Database errors the script caused, in order. */
+  dbErrors?: DbError[];
   /** Virtual clock when the run finished (µs since the epoch); absent with host time. */
   clockUs?: number;
 }
@@ -90,6 +112,10 @@ export interface WorkerHttpResult {
   status: number;
   headers: Record<string, string[]>;
   body: CappedStream;
+  /** The fatal error the request died of, if any (the status is then 500 when nothing was sent yet). */
+  fatal?: PhpFatal;
+  /** Database errors the request caused, in order. */
+  dbErrors?: DbError[];
   /** Virtual clock when the request finished (µs since the epoch); absent with host time. */
   clockUs?: number;
 }

@@ -10,7 +10,8 @@ import { loadNodeRuntime, createNodeFsMountHandler } from "@php-wasm/node";
 import { __private__dont__use, consumeAPISync, type FileLockManager, type PHP, type PHPRequestHandler } from "@php-wasm/universal";
 import { bootWordPressAndRequestHandler } from "@wp-playground/wordpress";
 import { createReadOnlyNodeFsMountHandler } from "./read-only-node-fs.js";
-import type { CappedStream, WorkerBootOptions, WorkerMount, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
+import { fatalFromOutput, isWasmStackOverflow, wasmStackOverflowFatal } from "./php-fatal.js";
+import type { CappedStream, PhpFatal, RequestReport, WorkerBootOptions, WorkerMount, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
 import { phpNetworkGuardPreRun } from "./php-network-guard.js";
 import { installDeterminism, markWork, virtualClockUs } from "./php-determinism.js";
 
@@ -19,6 +20,39 @@ const options = workerData as WorkerBootOptions;
 installDeterminism(options.determinism, options.bootMark);
 const port = parentPort!;
 const LAST_ERROR_PATH = "/internal/wp-codebox/last-error.json";
+/** Written at shutdown of every script and HTTP request by assets/runtime/request-report.php. */
+const REPORT_PATH = "/internal/wp-codebox/request-report.json";
+const REPORT_PRELOAD = "/internal/shared/preload/0-wp-codebox-request-report.php";
+const REPORT_SOURCE = readFileSync(new URL("../assets/runtime/request-report.php", import.meta.url));
+
+/** PHP's error log of HTTP requests (set by the preload; a script's errors go to its stderr). */
+const HTTP_ERROR_LOG = "/internal/wp-codebox/http-error.log";
+
+/** Clears the request report (and the HTTP error log) before a run or HTTP request. */
+function clearReport(): void {
+  if (php.fileExists(REPORT_PATH)) php.unlink(REPORT_PATH);
+  if (php.fileExists(HTTP_ERROR_LOG)) php.unlink(HTTP_ERROR_LOG);
+}
+
+/** The fatal error in the HTTP error log, if any (then deletes the log). */
+function takeLoggedFatal(): PhpFatal | undefined {
+  if (!php.fileExists(HTTP_ERROR_LOG)) return undefined;
+  const log = php.readFileAsText(HTTP_ERROR_LOG);
+  php.unlink(HTTP_ERROR_LOG);
+  return fatalFromOutput(log);
+}
+
+/** Reads and removes what the last script or HTTP request reported (fatal error, database errors). */
+function takeReport(): RequestReport {
+  if (!php.fileExists(REPORT_PATH)) return {};
+  try {
+    return JSON.parse(php.readFileAsText(REPORT_PATH)) as RequestReport;
+  } catch {
+    return {};
+  } finally {
+    php.unlink(REPORT_PATH);
+  }
+}
 
 function post(message: WorkerResponse | WorkerEvent): void {
   port.postMessage(message);
@@ -134,6 +168,19 @@ function startOutputTap(id: number, capBytes: number): void {
   };
 }
 
+/** The file a generated wrapper runs (`require '/internal/wp-codebox/code/x.php'`), for error reports. */
+function scriptOf(code: string): string {
+  const required = /require (?:json_decode\(base64_decode\('([A-Za-z0-9+/=]+)'\), true\)|'([^']+)')/.exec(code);
+  if (required?.[1]) {
+    try {
+      return JSON.parse(Buffer.from(required[1], "base64").toString("utf8")) as string;
+    } catch {
+      // fall through
+    }
+  }
+  return required?.[2] ?? "(inline PHP)";
+}
+
 let handler: PHPRequestHandler;
 let php: PHP;
 // One operation at a time: PHP is single-threaded and the runtime relies on ordering.
@@ -143,15 +190,25 @@ async function handle(request: WorkerRequest): Promise<unknown> {
   switch (request.op) {
     case "run": {
       if (php.fileExists(LAST_ERROR_PATH)) php.unlink(LAST_ERROR_PATH);
+      clearReport();
       startOutputTap(request.id, request.capBytes);
       markWork(request.mark);
-      const response = await php.runStream({ code: request.code, env: request.env });
-      const [stdout, stderr] = await Promise.all([
-        readCapped(response.stdout, request.capBytes),
-        readCapped(response.stderr, request.capBytes),
-      ]);
+      let stdout: CappedStream;
+      let stderr: CappedStream;
+      let exitCode: number;
+      try {
+        // WP_CODEBOX_SCRIPT: a script, not an HTTP request (assets/runtime/request-report.php).
+        const response = await php.runStream({ code: request.code, env: request.env, $_SERVER: { WP_CODEBOX_SCRIPT: "1" } });
+        [stdout, stderr] = await Promise.all([readCapped(response.stdout, request.capBytes), readCapped(response.stderr, request.capBytes)]);
+        exitCode = await response.exitCode;
+      } catch (error) {
+        outputTap = undefined;
+        if (!isWasmStackOverflow(error)) throw error;
+        const partial = { data: new Uint8Array(0), bytes: 0, truncated: false };
+        const clockUs = virtualClockUs();
+        return { exitCode: 255, stdout: partial, stderr: partial, fatal: wasmStackOverflowFatal(scriptOf(request.code)), ...(clockUs !== undefined ? { clockUs } : {}) };
+      }
       outputTap = undefined;
-      const exitCode = await response.exitCode;
       let fatal;
       if (php.fileExists(LAST_ERROR_PATH)) {
         try {
@@ -160,24 +217,40 @@ async function handle(request: WorkerRequest): Promise<unknown> {
           fatal = undefined;
         }
       }
+      const report = takeReport();
+      fatal ??= report.fatal;
       const clockUs = virtualClockUs();
-      return { exitCode, stdout, stderr, fatal, ...(clockUs !== undefined ? { clockUs } : {}) };
+      return { exitCode, stdout, stderr, fatal, ...(report.dbErrors?.length ? { dbErrors: report.dbErrors } : {}), ...(clockUs !== undefined ? { clockUs } : {}) };
     }
     case "http": {
+      clearReport();
       markWork(request.mark);
-      const response = await handler.requestStreamed({
-        method: request.method as "GET",
-        url: request.url,
-        headers: request.headers,
-        body: request.body,
-      });
-      const body = await readCapped(response.stdout, request.capBytes);
-      // Drain stderr so the request completes.
-      await readCapped(response.stderr, 0);
-      const status = await response.httpStatusCode;
-      const headers = await response.headers;
+      let status: number;
+      let headers: Record<string, string[]>;
+      let body: CappedStream;
+      try {
+        const response = await handler.requestStreamed({
+          method: request.method as "GET",
+          url: request.url,
+          headers: request.headers,
+          body: request.body,
+        });
+        body = await readCapped(response.stdout, request.capBytes);
+        // Drain stderr so the request completes.
+        await readCapped(response.stderr, 0);
+        status = await response.httpStatusCode;
+        headers = await response.headers;
+      } catch (error) {
+        if (!isWasmStackOverflow(error)) throw error;
+        // What a web server answers when PHP dies without a response.
+        const text = new TextEncoder().encode("Internal Server Error\n");
+        const clockUs = virtualClockUs();
+        return { status: 500, headers: { "content-type": ["text/plain"] }, body: { data: text, bytes: text.byteLength, truncated: false }, fatal: wasmStackOverflowFatal(new URL(request.url).pathname), ...(clockUs !== undefined ? { clockUs } : {}) };
+      }
+      const report = takeReport();
+      const fatal = report.fatal ?? takeLoggedFatal();
       const clockUs = virtualClockUs();
-      return { status, headers, body, ...(clockUs !== undefined ? { clockUs } : {}) };
+      return { status, headers, body, ...(fatal ? { fatal } : {}), ...(report.dbErrors?.length ? { dbErrors: report.dbErrors } : {}), ...(clockUs !== undefined ? { clockUs } : {}) };
     }
     case "export-opcache":
       return exportToHost(php, OPCACHE_DIR, request.hostDir);
@@ -225,6 +298,7 @@ async function boot(): Promise<void> {
   });
   php = await handler.getPrimaryPhp();
   php.mkdir("/internal/wp-codebox/code");
+  php.writeFile(REPORT_PRELOAD, REPORT_SOURCE);
   if (options.muPlugin) php.writeFile("/internal/shared/mu-plugins/0-wp-codebox.php", options.muPlugin);
   const clockUs = virtualClockUs();
   post({ event: "ready", bootMs: Date.now() - started, ...(clockUs !== undefined ? { clockUs } : {}) });

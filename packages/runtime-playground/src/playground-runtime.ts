@@ -29,7 +29,7 @@ import { MessageChannel } from "node:worker_threads";
 import { FileLockManagerInMemory, exposeSyncAPI } from "@php-wasm/universal";
 import { PhpWorkerHost, WorkerGoneError } from "./php-worker-host.js";
 import { removeSandboxDir, trackSandboxDir } from "./sandbox-dirs.js";
-import type { WorkerBootOptions, WorkerHttpResult, WorkerMount, WorkerRunResult } from "./php-worker-protocol.js";
+import type { DbError, WorkerBootOptions, WorkerHttpResult, WorkerMount, WorkerRunResult } from "./php-worker-protocol.js";
 import { startSandboxHttpServer, type SandboxHttpServer } from "./sandbox-http-server.js";
 import type { Actor, ActorAuth, CommandContext, CommandHandler, CommandOutcome } from "./commands/command-context.js";
 import { runPhp, outcomeFromRun, FATAL_RECORDER } from "./commands/run-php.js";
@@ -49,6 +49,7 @@ import { phpValue } from "./php-value.js";
 import { pluginCheck } from "./commands/plugin-check.js";
 import { STABLE_SITE_ORIGIN, type RuntimeDeterminism } from "@wp-codebox/runtime-core";
 import { WorkClock } from "./work-clock.js";
+import { PHP_FATAL_HEADER } from "./browser/browser-script-outcome.js";
 
 /** Handlers by command id; commands in the catalog without a handler here report so. */
 const HANDLERS: Record<string, CommandHandler> = {
@@ -135,6 +136,8 @@ export class PlaygroundRuntime implements Runtime {
   /** The database right after boot (inputs activated, site options applied): what `reset()` restores. */
   private cleanDatabase: Uint8Array | undefined;
   private readonly artifactDirectories = new Map<string, number>();
+  /** Database errors of each running command, by execution id (filled by its PHP runs and HTTP requests). */
+  private readonly dbErrorsByExecution = new Map<string, DbError[]>();
   private readonly snapshots = new Map<string, WordPressRuntimeSnapshot>();
   /** Secret of the one-click admin login URL (`loginUrl()`); undefined until asked for. */
   private loginSecret: string | undefined;
@@ -332,7 +335,15 @@ echo json_encode($out);`;
     for (const extra of this.extraHosts) if (extra.inFlight < target.inFlight) target = extra;
     // The loopback server names requests by its own origin; WordPress knows the site by siteOrigin.
     const url = request.url.startsWith(this.server.origin) ? `${this.siteOrigin}${request.url.slice(this.server.origin.length)}` : request.url;
-    return this.lock.withShared(() => target.call<WorkerHttpResult>({ op: "http", ...request, url, capBytes: 512 * 1024 * 1024 }));
+    const response = await this.lock.withShared(() => target.call<WorkerHttpResult>({ op: "http", ...request, url, capBytes: 512 * 1024 * 1024 }));
+    // Loopback traffic (a browser) belongs to the commands running now.
+    if (response.dbErrors?.length) for (const list of this.dbErrorsByExecution.values()) list.push(...response.dbErrors);
+    if (response.fatal) {
+      this.event("php-fatal", { url: request.url, status: response.status, message: response.fatal.message, file: response.fatal.file, line: response.fatal.line });
+      // Tells the browser runner which page load died, so it records the fatal against its step.
+      response.headers = { ...response.headers, [PHP_FATAL_HEADER]: [Buffer.from(JSON.stringify(response.fatal)).toString("base64")] };
+    }
+    return response;
   }
 
   /**
@@ -417,6 +428,8 @@ echo json_encode($out);`;
     const started = Date.now();
     const timeoutMs = spec.timeoutMs ?? defaultTimeoutMs(spec.command);
     this.event("command-started", { id, command: spec.command });
+    const dbErrors: DbError[] = [];
+    this.dbErrorsByExecution.set(id, dbErrors);
     let outcome: CommandOutcome | "timed-out";
     if (!handler) {
       outcome = {
@@ -468,6 +481,8 @@ echo json_encode($out);`;
             durationMs: finished - started,
             ...(outcome.files?.length ? { artifactRefs: outcome.files.map((f) => ({ path: f.path, kind: f.kind })) } : {}),
           };
+    this.dbErrorsByExecution.delete(id);
+    if (dbErrors.length) result.dbErrors = dbErrors;
     if (outcome !== "timed-out") {
       if (outcome.files) this.addFiles(outcome.files);
       if (outcome.assertions) this.assertions.push(outcome.assertions);
@@ -537,20 +552,25 @@ echo json_encode($out);`;
       siteUrl: this.siteOrigin,
       loopbackUrl: this.server.origin,
       browserClock: () => ({ nowMs: this.clock.nowMs(), seed: this.setup.determinism?.seed, key: this.clock.workCount }),
-      runPhp: (code, options) =>
-        this.host.call<WorkerRunResult>({
+      runPhp: async (code, options) => {
+        const run = await this.host.call<WorkerRunResult>({
           op: "run",
           code,
           env: { ...this.setup.env, ...this.setup.secretEnv, ...(options?.env ?? {}) },
           capBytes: this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES,
-        }),
+        });
+        if (run.dbErrors?.length) this.dbErrorsByExecution.get(executionId)?.push(...run.dbErrors);
+        return run;
+      },
       http: async (request) => {
         if (!this.warmedHttp) {
           // The first request after boot is answered with a redirect to itself (SPEC §7).
           this.warmedHttp = true;
           await this.host.call<WorkerHttpResult>({ op: "http", method: "GET", url: `${this.siteOrigin}/`, headers: {}, capBytes: 0 });
         }
-        return this.host.call<WorkerHttpResult>({ op: "http", ...request, capBytes: this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES });
+        const response = await this.host.call<WorkerHttpResult>({ op: "http", ...request, capBytes: this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES });
+        if (response.dbErrors?.length) this.dbErrorsByExecution.get(executionId)?.push(...response.dbErrors);
+        return response;
       },
       resolveActor: (as) => this.resolveActor(as),
       authFor: (actor) => this.authFor(actor),

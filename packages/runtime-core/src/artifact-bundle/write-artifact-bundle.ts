@@ -144,6 +144,7 @@ export async function writeArtifactBundle(
     status: options.status ?? deriveStatus(artifacts.results),
     summary: options.summary ?? summarize(artifacts.results),
     commands: artifacts.results.map(reviewCommand),
+    dbErrors: artifacts.results.reduce((n, r) => n + (r.dbErrors?.length ?? 0), 0),
     ...(assertions ? { assertions } : {}),
     evidence: {
       ...named,
@@ -343,5 +344,6 @@ function reviewCommand(r: ExecutionResult): ArtifactReview["commands"][number] {
     exitCode: r.exitCode,
     durationMs: r.durationMs,
     ...(r.error ? { error: { code: r.error.code, message: r.error.message } } : {}),
+    ...(r.dbErrors?.length ? { dbErrors: r.dbErrors.length } : {}),
   };
 }

@@ -58,7 +58,7 @@ const clip = (text: string, max = 2000) => (text.length > max ? `${text.slice(0,
 /**
  * Checks every expectation of `expect` against `result`. A missing `status` expects `"ok"`.
  * @returns one check per expectation, in a fixed order: status, exitCode, errorCode,
- *   stdoutContains, stdoutMatches, json, assertions, tests.
+ *   stdoutContains, stdoutMatches, json, assertions, tests, dbErrors.
  */
 export function checkExpectations(expect: RecipeExpect | undefined, result: ExecutionResult): ExpectationCheck[] {
   const e = expect ?? {};
@@ -120,6 +120,19 @@ export function checkExpectations(expect: RecipeExpect | undefined, result: Exec
       const passed = broken === 0 && block.tests > 0;
       add("tests", passed, "all-passed", actual, passed ? `all ${block.tests} tests passed` : block.tests === 0 ? "no test ran" : `${broken} of ${block.tests} tests failed or errored`);
     }
+  }
+  if (e.dbErrors !== undefined) {
+    const list = result.dbErrors ?? [];
+    const first = list[0];
+    add(
+      "dbErrors",
+      list.length === e.dbErrors,
+      e.dbErrors,
+      list.length,
+      list.length === e.dbErrors
+        ? `${list.length} database error${list.length === 1 ? "" : "s"}`
+        : `expected ${e.dbErrors} database error${e.dbErrors === 1 ? "" : "s"}, got ${list.length}${first ? ` (first: ${first.message} in ${clip(first.query, 200)})` : ""}`,
+    );
   }
   return checks;
 }

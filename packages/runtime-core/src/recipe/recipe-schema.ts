@@ -45,6 +45,7 @@ export const RECIPE_EXPECT_SCHEMA = Type.Object(
     json: Type.Optional(Type.Union([RECIPE_JSON_EXPECTATION_SCHEMA, Type.Array(RECIPE_JSON_EXPECTATION_SCHEMA, { minItems: 1 })])),
     assertions: Type.Optional(Type.Literal("all-passed", { description: "Every browser expect/evaluate assertion passed." })),
     tests: Type.Optional(Type.Literal("all-passed", { description: "wordpress.phpunit: at least one test ran and none failed or errored." })),
+    dbErrors: Type.Optional(Type.Integer({ minimum: 0, description: "Exact number of database errors the step caused (result.dbErrors); 0 demands none." })),
   },
   { additionalProperties: false },
 );

@@ -5,8 +5,24 @@
  */
 import type { BrowserStepKind } from "@wp-codebox/runtime-core";
 
-/** Codes a failed step can carry. */
-export type BrowserStepErrorCode = "browser-step-failed" | "timeout" | "assertion-failed" | "policy-denied";
+/** Codes a failed step can carry (`php-fatal`: a page load of the step died of a PHP fatal error). */
+export type BrowserStepErrorCode = "browser-step-failed" | "timeout" | "assertion-failed" | "policy-denied" | "php-fatal";
+
+/**
+ * Response header the sandbox server adds when PHP died of a fatal error while serving the
+ * request: base64 of the JSON `{ type, message, file, line }`. The browser runner reads it to
+ * record the fatal against the step that made the request.
+ */
+export const PHP_FATAL_HEADER = "x-wp-codebox-php-fatal";
+
+/** A PHP fatal error in a request a page made. */
+export interface BrowserPhpFatal {
+  url: string;
+  status: number | null;
+  message: string;
+  file: string;
+  line: number;
+}
 
 /** Why a step failed: stable code and a message that says what to try next. */
 export interface BrowserStepError {
@@ -38,6 +54,8 @@ export interface BrowserStepRecord {
   durationMs: number;
   screenshot?: string;
   error?: BrowserStepError;
+  /** PHP fatal errors in requests this step's pages made (the step then fails with `php-fatal`). */
+  phpFatals?: BrowserPhpFatal[];
 }
 
 /** One `expect`, or one `evaluate` with `assert`: what was expected, what was seen. */
@@ -95,6 +113,8 @@ export interface BrowserNetworkEntry {
   status: number | "blocked" | "failed" | null;
   failure?: string;
   stepIndex: number;
+  /** PHP died of this fatal error while serving the request. */
+  phpFatal?: { message: string; file: string; line: number };
 }
 
 /**

@@ -3,7 +3,7 @@
  * unless allowed, and every request is recorded.
  */
 import type { BrowserContext, Request, Route } from "playwright-core";
-import type { BrowserNetworkEntry } from "./browser-script-outcome.js";
+import { PHP_FATAL_HEADER, type BrowserNetworkEntry, type BrowserPhpFatal } from "./browser-script-outcome.js";
 import { BLOCKED_HEADER } from "./egress-proxy.js";
 
 /** Hosts besides the sandbox origin pages may reach: `"all"`, or names (`example.com`, `cdn.example.com:8443`, `*.example.com`). */
@@ -37,6 +37,8 @@ export function isRequestAllowed(url: string, sandboxOrigin: string, allowedHost
 export interface NetworkGuard {
   /** Every request in start order; entries are updated in place as responses arrive. */
   readonly entries: BrowserNetworkEntry[];
+  /** Waits until every finished request's response has been read into its entry. */
+  flush(): Promise<void>;
   /** Removes the route and listeners. */
   uninstall(): Promise<void>;
 }
@@ -76,15 +78,28 @@ export async function installNetworkGuard(
     await route.continue().catch(() => undefined);
   };
   const onRequest = (request: Request) => void record(request);
+  const pending = new Set<Promise<void>>();
   const onFinished = (request: Request) => {
     const entry = record(request);
-    void request
+    const reading = request
       .response()
       .then((response) => {
         if (entry.status === "blocked") return;
-        entry.status = response?.headers()[BLOCKED_HEADER] ? "blocked" : (response?.status() ?? entry.status);
+        const headers = response?.headers() ?? {};
+        entry.status = headers[BLOCKED_HEADER] ? "blocked" : (response?.status() ?? entry.status);
+        const fatal = headers[PHP_FATAL_HEADER];
+        if (fatal) {
+          try {
+            const parsed = JSON.parse(Buffer.from(fatal, "base64").toString("utf8")) as { message: string; file: string; line: number };
+            entry.phpFatal = { message: parsed.message, file: parsed.file, line: parsed.line };
+          } catch {
+            entry.phpFatal = { message: "PHP fatal error (details unreadable)", file: "", line: 0 };
+          }
+        }
       })
-      .catch(() => undefined);
+      .catch(() => undefined)
+      .finally(() => pending.delete(reading));
+    pending.add(reading);
   };
   const onFailed = (request: Request) => {
     const entry = record(request);
@@ -104,6 +119,9 @@ export async function installNetworkGuard(
   context.on("requestfailed", onFailed);
   return {
     entries,
+    async flush() {
+      while (pending.size) await Promise.all([...pending]);
+    },
     async uninstall() {
       context.off("request", onRequest);
       context.off("requestfinished", onFinished);
@@ -111,4 +129,18 @@ export async function installNetworkGuard(
       await context.unroute("**/*", handler).catch(() => undefined);
     },
   };
+}
+
+/** The PHP fatal errors of the requests step `index` made, from the log. */
+export function stepPhpFatals(entries: readonly BrowserNetworkEntry[], index: number): BrowserPhpFatal[] {
+  return entries
+    .filter((e) => e.stepIndex === index && e.phpFatal)
+    .map((e) => ({ url: e.url, status: typeof e.status === "number" ? e.status : null, ...e.phpFatal! }));
+}
+
+/** The message of a step that failed because a page load died of a PHP fatal error. */
+export function phpFatalStepMessage(kind: string, index: number, fatals: readonly BrowserPhpFatal[]): string {
+  const f = fatals[0]!;
+  const more = fatals.length > 1 ? ` (and ${fatals.length - 1} more)` : "";
+  return `${kind} step ${index}: PHP fatal error while serving ${new URL(f.url).pathname}${f.status !== null ? ` (HTTP ${f.status})` : ""}: ${f.message.split("\n")[0]} (${f.file}:${f.line})${more}`;
 }

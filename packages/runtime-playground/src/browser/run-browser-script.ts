@@ -20,7 +20,7 @@ import type {
   BrowserStepRecord,
 } from "./browser-script-outcome.js";
 import { startEgressProxy, type EgressProxy } from "./egress-proxy.js";
-import { installNetworkGuard, isRequestAllowed, type BrowserAllowedHosts } from "./network-guard.js";
+import { installNetworkGuard, isRequestAllowed, phpFatalStepMessage, stepPhpFatals, type BrowserAllowedHosts } from "./network-guard.js";
 import type { ObservedLocatorState } from "./expect-locator-state.js";
 import { expectFailureMessage, runStep, stepSelector } from "./run-step.js";
 import { ScreenshotNamer } from "./screenshot-namer.js";
@@ -212,20 +212,38 @@ export async function runBrowserInteractionScript(browser: Browser, options: Run
           error = { code, message };
         }
       }
+      // A page load of this step that died of a PHP fatal error fails the step.
+      await settle(network.flush(), CLEANUP_TIMEOUT_MS);
+      const phpFatals = stepPhpFatals(network.entries, index);
+      if (!error && phpFatals.length) error = { code: "php-fatal", message: phpFatalStepMessage(step.kind, index, phpFatals) };
+      const fatalsField = phpFatals.length ? { phpFatals } : {};
       const durationMs = Date.now() - stepStarted;
       if (!error) {
-        records.push({ ...base, status: "ok", durationMs, ...(screenshot ? { screenshot } : {}) });
+        records.push({ ...base, status: "ok", durationMs, ...(screenshot ? { screenshot } : {}), ...fatalsField });
         continue;
       }
       failure = { index, kind: step.kind, ...(selector !== undefined ? { selector } : {}), ...error };
       const shot = await takeFailureScreenshot(page, index, namer);
       if (shot) screenshots.push(shot);
-      records.push({ ...base, status: "failed", durationMs, ...(shot ? { screenshot: shot.name } : {}), error });
+      records.push({ ...base, status: "failed", durationMs, ...(shot ? { screenshot: shot.name } : {}), error, ...fatalsField });
     }
 
     if (options.captureFinalHtml) html = (await settle(page.content(), CLEANUP_TIMEOUT_MS)) ?? html;
     const title = (await settle(page.title(), CLEANUP_TIMEOUT_MS)) ?? "";
     const finalUrl = page.url();
+    // Requests that finished after their step ended (late fetches) still count against it.
+    await settle(network.flush(), CLEANUP_TIMEOUT_MS);
+    for (const record of records) {
+      if (record.status !== "ok" || record.phpFatals) continue;
+      const late = stepPhpFatals(network.entries, record.index);
+      if (!late.length) continue;
+      record.phpFatals = late;
+      if (!failure) {
+        record.status = "failed";
+        record.error = { code: "php-fatal", message: phpFatalStepMessage(record.kind, record.index, late) };
+        failure = { index: record.index, kind: record.kind, ...(record.selector !== undefined ? { selector: record.selector } : {}), ...record.error };
+      }
+    }
     await network.uninstall();
     const passed = assertions.filter((a) => a.passed).length;
     return {

@@ -5,6 +5,7 @@
  */
 import { WpCodeboxError, PolicyDeniedError, isHostAllowed, readJsonArg } from "@wp-codebox/runtime-core";
 import { parseJsonMaybe, text, type CommandHandler } from "./command-context.js";
+import { phpFatalError } from "./run-php.js";
 
 /** Maps an HTTP status to a result: ≥ 400 is an error unless `expect-status` says otherwise. */
 export function httpStatusOutcome(status: number, expected: string | undefined): { ok: boolean; message?: string } {
@@ -54,15 +55,18 @@ export const httpRequest: CommandHandler = async (ctx, args) => {
   const parsed = response.body.truncated ? undefined : parseJsonMaybe(bodyText);
   const verdict = httpStatusOutcome(response.status, args["expect-status"]);
   const flatHeaders = Object.fromEntries(Object.entries(response.headers).map(([k, v]) => [k, v.join(", ")]));
+  // A request that died of a PHP fatal error failed, whatever status reached the client.
+  const failed = response.fatal ? phpFatalError(response.fatal, { status: response.status, url: `${target.pathname}${target.search}` }) : undefined;
+  const ok = verdict.ok && !failed;
   return {
-    status: verdict.ok ? "ok" : "error",
-    exitCode: verdict.ok ? 0 : 1,
+    status: ok ? "ok" : "error",
+    exitCode: ok ? 0 : 1,
     stdout: bodyText,
     stderr: "",
     stdoutBytes: response.body.bytes,
     stderrBytes: 0,
     truncated: { stdout: response.body.truncated, stderr: false },
     json: { status: response.status, headers: flatHeaders, body: parsed ?? null, bodyBytes: response.body.bytes, timingMs: Date.now() - started },
-    ...(verdict.ok ? {} : { error: { code: "http-error", message: `${method} ${target.pathname}${target.search}: ${verdict.message}.`, data: { status: response.status } } }),
+    ...(failed ? { error: failed } : verdict.ok ? {} : { error: { code: "http-error", message: `${method} ${target.pathname}${target.search}: ${verdict.message}.`, data: { status: response.status } } }),
   };
 };

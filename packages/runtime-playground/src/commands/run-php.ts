@@ -6,8 +6,9 @@ import { readFileSync, existsSync } from "node:fs";
 import { basename, resolve } from "node:path";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
 import { parseJsonMaybe, text, type CommandHandler, type CommandOutcome } from "./command-context.js";
-import type { WorkerRunResult } from "../php-worker-protocol.js";
+import type { PhpFatal, WorkerRunResult } from "../php-worker-protocol.js";
 import { phpValue } from "../php-value.js";
+import { fatalFromOutput } from "../php-fatal.js";
 
 const FATAL_MASK = 1 | 4 | 16 | 64 | 256 | 4096; // E_ERROR | E_PARSE | E_CORE_ERROR | E_COMPILE_ERROR | E_USER_ERROR | E_RECOVERABLE_ERROR
 
@@ -28,6 +29,16 @@ export function phpWrapper(file: string, options: { bootstrap: "wordpress" | "no
   return lines.join("\n");
 }
 
+/** The `php-fatal` error of a result: message with file:line, and the details as data. */
+export function phpFatalError(fatal: PhpFatal, extra: Record<string, unknown> = {}): NonNullable<CommandOutcome["error"]> {
+  const firstLine = fatal.message.split("\n")[0] ?? fatal.message;
+  return {
+    code: "php-fatal",
+    message: `PHP fatal error: ${firstLine} (${fatal.file}:${fatal.line})`,
+    data: { message: fatal.message, file: fatal.file, line: fatal.line, type: fatal.type, ...extra },
+  };
+}
+
 /** Converts a worker run into a command outcome: fatal → `php-fatal`, non-zero exit → `php-exit`. */
 export function outcomeFromRun(run: WorkerRunResult): CommandOutcome {
   const stdout = text(run.stdout.data);
@@ -39,18 +50,15 @@ export function outcomeFromRun(run: WorkerRunResult): CommandOutcome {
     stderrBytes: run.stderr.bytes,
     truncated: { stdout: run.stdout.truncated, stderr: run.stderr.truncated },
   };
-  if (run.fatal) {
-    const firstLine = run.fatal.message.split("\n")[0] ?? run.fatal.message;
+  // A fatal the shutdown recorder could not write (it died too) is still in PHP's own output.
+  const fatal = run.fatal ?? (run.exitCode === 255 ? fatalFromOutput(`${stderr}\n${stdout}`) : undefined);
+  if (fatal) {
     return {
       ...base,
       status: "error",
       exitCode: run.exitCode || 255,
-      stderr: stderr || `PHP Fatal error: ${run.fatal.message} in ${run.fatal.file} on line ${run.fatal.line}\n`,
-      error: {
-        code: "php-fatal",
-        message: `PHP fatal error: ${firstLine} (${run.fatal.file}:${run.fatal.line})`,
-        data: { message: run.fatal.message, file: run.fatal.file, line: run.fatal.line, type: run.fatal.type },
-      },
+      stderr: stderr || `PHP Fatal error: ${fatal.message} in ${fatal.file} on line ${fatal.line}\n`,
+      error: phpFatalError(fatal),
     };
   }
   if (run.exitCode !== 0) {
