@@ -102,6 +102,9 @@ export interface PlaygroundRuntimeSetup {
 /** Path of the one-click login URL on the sandbox's own origin (see `loginUrl()`). */
 const LOGIN_PATH = "/__wp-codebox/login";
 
+/** The page WordPress shows for a fatal error (wp_die's default message), for empty fatal responses. */
+const CRITICAL_ERROR_PAGE = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>WordPress &rsaquo; Error</title></head><body><p>There has been a critical error on this website.</p></body></html>\n";
+
 function nowIso(): string {
   return new Date().toISOString();
 }
@@ -342,6 +345,12 @@ echo json_encode($out);`;
       this.event("php-fatal", { url: request.url, status: response.status, message: response.fatal.message, file: response.fatal.file, line: response.fatal.line });
       // Tells the browser runner which page load died, so it records the fatal against its step.
       response.headers = { ...response.headers, [PHP_FATAL_HEADER]: [Buffer.from(JSON.stringify(response.fatal)).toString("base64")] };
+      if (response.body.bytes === 0) {
+        // An empty error response makes Chromium abort the navigation; send WordPress's own words.
+        const page = new TextEncoder().encode(CRITICAL_ERROR_PAGE);
+        response.body = { data: page, bytes: page.byteLength, truncated: false };
+        response.headers["content-type"] = ["text/html; charset=utf-8"];
+      }
     }
     return response;
   }

@@ -215,7 +215,8 @@ export async function runBrowserInteractionScript(browser: Browser, options: Run
       // A page load of this step that died of a PHP fatal error fails the step.
       await settle(network.flush(), CLEANUP_TIMEOUT_MS);
       const phpFatals = stepPhpFatals(network.entries, index);
-      if (!error && phpFatals.length) error = { code: "php-fatal", message: phpFatalStepMessage(step.kind, index, phpFatals) };
+      // The fatal is the cause when the step also failed (a navigation to a page that died, say).
+      if (phpFatals.length) error = { code: "php-fatal", message: `${phpFatalStepMessage(step.kind, index, phpFatals)}${error ? `; the step itself: ${error.message}` : ""}` };
       const fatalsField = phpFatals.length ? { phpFatals } : {};
       const durationMs = Date.now() - stepStarted;
       if (!error) {

@@ -1,0 +1,139 @@
+/**
+ * Integration (corpus cases 13, 14, 17): failures are reported as failures. A PHP fatal inside an
+ * HTTP request (REST route, shortcode on a page, admin page, admin-ajax) or a browser page load is
+ * `php-fatal` with message, file and line; unbounded recursion is `php-fatal`, never a bare exit
+ * code; database errors are listed per command in `result.dbErrors` and counted in review.json.
+ * One real WordPress booted for the whole file.
+ */
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { verifyArtifactBundle, writeArtifactBundle, type ExecutionResult } from "@wp-codebox/runtime-core";
+import { createPlaygroundBackend, findChromium, type PlaygroundRuntime } from "@wp-codebox/runtime-playground";
+
+const fixtures = fileURLToPath(new URL("../../../test/fixtures/plugins/", import.meta.url));
+const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-failures-"));
+let runtime: PlaygroundRuntime;
+let boomPage = "";
+
+before(async () => {
+  runtime = await createPlaygroundBackend().create({
+    plugins: [join(fixtures, "fatal-route"), join(fixtures, "fatal-admin")],
+    policy: { commands: ["wordpress.run-php", "wordpress.http-request", "wordpress.rest-request", "wordpress.browser-actions"] },
+  });
+  const page = await php("<?php $id = wp_insert_post(['post_title' => 'Boom', 'post_name' => 'boom', 'post_content' => '[corpus_boom]', 'post_status' => 'publish', 'post_type' => 'page']); echo wp_make_link_relative(get_permalink($id));");
+  boomPage = page.stdout;
+});
+
+after(async () => {
+  await runtime?.dispose();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+async function php(code: string): Promise<ExecutionResult> {
+  return runtime.execute({ command: "wordpress.run-php", args: [`code=${code}`] });
+}
+const http = (...args: string[]) => runtime.execute({ command: "wordpress.http-request", args });
+
+function assertFatal(result: ExecutionResult, message: RegExp, file: RegExp, line: number | undefined, status?: number): void {
+  assert.equal(result.status, "error", JSON.stringify(result.error));
+  // PHP's exit code for a script; 1 for an HTTP request that failed.
+  assert.equal(result.exitCode, result.command === "wordpress.http-request" ? 1 : 255);
+  assert.equal(result.error?.code, "php-fatal", JSON.stringify(result.error));
+  assert.match(result.error!.message, message);
+  assert.match(String(result.error?.data?.file), file);
+  if (line !== undefined) assert.equal(result.error?.data?.line, line);
+  if (status !== undefined) {
+    assert.equal(result.error?.data?.status, status);
+    assert.equal((result.json as { status: number }).status, status);
+  }
+}
+
+test("corpus 13: a fatal in a REST route is php-fatal with file, line and HTTP 500, not ok with a 200 body", async () => {
+  assertFatal(await http("path=/wp-json/corpus/v1/boom"), /corpus_function_that_is_not_defined/, /fatal-route\.php$/, 12, 500);
+});
+
+test("corpus 13: a fatal in a shortcode on a page is php-fatal with HTTP 500", async () => {
+  assert.match(boomPage, /^\/boom\/?$/);
+  assertFatal(await http(`path=${boomPage}`), /corpus_other_missing_function/, /fatal-route\.php$/, 17, 500);
+});
+
+test("a fatal in admin-ajax is php-fatal with HTTP 500", async () => {
+  assertFatal(await http("method=POST", "path=/wp-admin/admin-ajax.php", "body=action=fatal_admin_boom"), /fatal_admin_missing_ajax_function/, /fatal-admin\.php$/, 16, 500);
+});
+
+test("a fatal in an admin page after its output began is php-fatal; the status is what PHP could still send", async () => {
+  const result = await http("path=/wp-admin/tools.php?page=fatal-admin");
+  assertFatal(result, /fatal_admin_missing_page_function/, /fatal-admin\.php$/, 12);
+  assert.match(result.stdout, /<h1>Fatal Admin<\/h1>/, "the page had started, so its status line was already sent");
+  assert.equal(result.error?.data?.status, (result.json as { status: number }).status);
+});
+
+test("rest-request (in-process) to a fatal route is php-fatal too", async () => {
+  const result = await runtime.execute({ command: "wordpress.rest-request", args: ["route=/corpus/v1/boom"] });
+  assertFatal(result, /corpus_function_that_is_not_defined/, /fatal-route\.php$/, 12);
+});
+
+test("corpus 14: unbounded recursion in run-php is php-fatal with PHP's own message and file:line", async () => {
+  const result = await php("<?php\nfunction f($n){ return f($n+1); }\nf(0);");
+  assertFatal(result, /Allowed memory size of \d+ bytes exhausted/, /code\.php$/, 2);
+  assert.equal((await php("<?php echo 'alive';")).stdout, "alive");
+});
+
+test("unbounded recursion in an HTTP request is php-fatal with HTTP 500 (logged before PHP ran out of memory)", async () => {
+  assertFatal(await http("method=POST", "path=/wp-admin/admin-ajax.php", "body=action=fatal_admin_recurse"), /Allowed memory size/, /fatal-admin\.php$/, 19, 500);
+});
+
+test("recursion through PHP's C functions overflows the WebAssembly stack: php-fatal, and the sandbox keeps serving", async () => {
+  const viaHttp = await http("method=POST", "path=/wp-admin/admin-ajax.php", "body=action=fatal_admin_recurse_native");
+  assertFatal(viaHttp, /Maximum call stack size exceeded/, /admin-ajax\.php$/, 0, 500);
+  const viaRun = await php("<?php function g($a){ return array_map('g', [$a]); } g(1);");
+  assertFatal(viaRun, /Maximum call stack size exceeded/, /code\.php$/, 0);
+  assert.equal((await http("path=/wp-json/")).status, "ok");
+  assert.equal((await php("<?php echo 'alive';")).stdout, "alive");
+});
+
+test("corpus 17: a query the SQLite translation rejects leaves the run ok and is listed in result.dbErrors and review.json", async () => {
+  const result = await php(`<?php global $wpdb; var_dump($wpdb->get_var("SELECT GROUP_CONCAT(post_title SEPARATOR '|') FROM wp_posts"));`);
+  assert.equal(result.status, "ok");
+  assert.equal(result.dbErrors?.length, 1);
+  assert.equal(result.dbErrors![0]!.query, "SELECT GROUP_CONCAT(post_title SEPARATOR '|') FROM wp_posts");
+  assert.match(result.dbErrors![0]!.message, /SEPARATOR/);
+  assert.doesNotMatch(result.dbErrors![0]!.message, /<div|&nbsp;/, "the message is plain text");
+  const clean = await php("<?php global $wpdb; echo $wpdb->get_var('SELECT COUNT(*) FROM wp_posts') > 0 ? 'rows' : 'none';");
+  assert.equal(clean.dbErrors, undefined, "a command without database errors has no dbErrors");
+  // Database errors of an HTTP request belong to that command.
+  await php(`<?php file_put_contents(WP_CONTENT_DIR . '/bad-query.php', '<?php require "/wordpress/wp-load.php"; global $wpdb; $wpdb->query("SELEKT nonsense"); echo "done";');`);
+  const viaHttp = await http("path=/wp-content/bad-query.php");
+  assert.equal(viaHttp.status, "ok");
+  assert.equal(viaHttp.dbErrors?.length, 1);
+  assert.equal(viaHttp.dbErrors![0]!.query, "SELEKT nonsense");
+
+  const bundle = await writeArtifactBundle(join(scratch, "bundle"), await runtime.collectArtifacts());
+  const review = JSON.parse(readFileSync(join(bundle.directory, "files/review.json"), "utf8")) as { dbErrors: number; commands: { id: string; dbErrors?: number }[] };
+  assert.equal(review.dbErrors, 2);
+  assert.equal(review.commands.find((c) => c.id === result.id)?.dbErrors, 1);
+  assert.equal(review.commands.find((c) => c.id === clean.id)?.dbErrors, undefined);
+  assert.equal((await verifyArtifactBundle(bundle.directory)).valid, true);
+});
+
+test("a fatal in a browser page load is recorded against the step that caused it", { skip: findChromium() ? false : "no Chromium on this machine" }, async () => {
+  const steps = [
+    { kind: "navigate", url: "/" },
+    { kind: "navigate", url: boomPage },
+    { kind: "expect", selector: "body", state: "visible" },
+  ];
+  const result = await runtime.execute({ command: "wordpress.browser-actions", args: [`steps-json=${JSON.stringify(steps)}`] });
+  assert.equal(result.status, "error");
+  assert.equal(result.error?.code, "php-fatal", result.error?.message);
+  assert.match(result.error!.message, /step 1 \(navigate\).*corpus_other_missing_function.*fatal-route\.php:17/);
+  const summary = result.json as { steps: { status: string; error?: { code: string } }[] };
+  assert.deepEqual(summary.steps.map((s) => s.status), ["ok", "failed", "skipped"]);
+  const records = (await runtime.collectArtifacts()).files.find((f) => f.path === "files/browser/steps.jsonl")!;
+  const step1 = String(records.content).trim().split("\n").map((l) => JSON.parse(l) as { index: number; phpFatals?: { url: string; status: number; line: number }[] }).find((r) => r.index === 1)!;
+  assert.equal(step1.phpFatals?.[0]?.status, 500);
+  assert.equal(step1.phpFatals?.[0]?.line, 17);
+});
