@@ -394,7 +394,7 @@ function buildProgram(state: CliState): Command {
   registerRecipeCommands(program, { io, printJson: (value) => json(state, value), withInterrupt: (work) => withInterrupt(state, work) });
 
   // episode run | replay
-  const episode = program.command("episode").description("Run stateful episodes and replay their traces (SPEC §4, §5).").addHelpText("after", examples(["wp-codebox episode run examples/episodes/seed-and-snapshot.json --artifacts out-episode", "wp-codebox episode replay out-episode"]));
+  const episode = program.command("episode").description("Run stateful episodes and replay their traces.").addHelpText("after", examples(["wp-codebox episode run examples/episodes/seed-and-snapshot.json --artifacts out-episode", "wp-codebox episode replay out-episode"]));
   episode
     .command("run")
     .description("Run an episode script (wp-codebox/episode-script/v1) and write its bundle: trace, events, observations, snapshots.")

@@ -233,7 +233,7 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
     ],
     exactlyOneOf: [["steps-json", "actions-json"]],
     output: {
-      description: "Per-step records, assertions block and screenshots under files/browser/ (SPEC §3).",
+      description: "Per-step records, the assertions block, and screenshots under files/browser/.",
       jsonFields: ["steps", "assertions", "finalUrl"],
     },
     recipe: true,
@@ -263,7 +263,7 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
   },
   {
     id: "wordpress.state-export",
-    summary: "Export WordPress state (wp-codebox/wordpress-state-export/v1, SPEC §4.3).",
+    summary: "Export WordPress state (wp-codebox/wordpress-state-export/v1).",
     kind: "state",
     defaultTimeoutMs: DEFAULT_COMMAND_TIMEOUT_MS,
     capability: "wordpress.state-export",
