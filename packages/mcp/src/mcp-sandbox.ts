@@ -35,6 +35,8 @@ export interface McpSandboxOptions {
   artifactsDir: string;
   /** Human-readable progress (boot, dispose) for stderr. */
   log?: (message: string) => void;
+  /** The backend attaches to a sandbox someone else keeps up: the log says so instead of "booting"/"disposing". */
+  attached?: boolean;
 }
 
 /** A written and verified bundle. */
@@ -161,11 +163,12 @@ export function createMcpSandbox(options: McpSandboxOptions): McpSandbox {
     if (closed) return Promise.reject(new WpCodeboxError("runtime-disposed", "The MCP session is closed."));
     boot ??= (async () => {
       const started = Date.now();
-      log("Booting the sandbox");
+      log(options.attached ? "Opening an episode on the attached sandbox" : "Booting the sandbox");
       await episode.reset();
       booted = true;
       const info = runtime!.info();
-      log(`Sandbox ready: WordPress ${info.wordpressVersion} on PHP ${info.phpVersion} at ${info.siteUrl} (${Date.now() - started} ms, ${info.bootMode} site)`);
+      const how = options.attached ? "attached" : `${info.bootMode} site`;
+      log(`Sandbox ready: WordPress ${info.wordpressVersion} on PHP ${info.phpVersion} at ${info.siteUrl} (${Date.now() - started} ms, ${how})`);
     })();
     return boot;
   };
@@ -237,7 +240,7 @@ export function createMcpSandbox(options: McpSandboxOptions): McpSandbox {
       closed = true;
       // A boot in flight must finish before its runtime can be disposed.
       await boot?.catch(() => undefined);
-      log("Disposing the sandbox");
+      log(options.attached ? "Closing the episode" : "Disposing the sandbox");
       await episode.close().catch(() => undefined);
     },
   };

@@ -95,8 +95,10 @@ function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)}\n… (${text.length - max} more characters in structuredContent)`;
 }
 
-function errorResult(error: unknown, prefix = ""): CallToolResult {
+/** A refused or failed call as a tool result; the text names the tool once (`tool: error[code]: message`). */
+function errorResult(error: unknown, tool: string): CallToolResult {
   const e = serializeError(error);
+  const prefix = e.message.startsWith(`${tool}:`) ? "" : `${tool}: `;
   return {
     content: [{ type: "text", text: `${prefix}error[${e.code}]: ${e.message}` }],
     structuredContent: { error: { code: e.code, message: e.message, ...(e.details && Object.keys(e.details).length ? { data: e.details } : {}) } },
@@ -152,7 +154,7 @@ export function createWpCodeboxMcpServer(options: WpCodeboxMcpServerOptions): Se
       result = await callTool(name, input);
       return result;
     } catch (error) {
-      result = errorResult(error, `${name}: `);
+      result = errorResult(error, name);
       return result;
     } finally {
       const outcome = result?.isError ? `error ${String((result.structuredContent as { error?: { code?: string } } | undefined)?.error?.code ?? "")}`.trim() : "ok";

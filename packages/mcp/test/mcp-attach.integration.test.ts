@@ -86,6 +86,8 @@ test("an MCP session drives the serve sandbox under serve's policy and collects 
   assert.deepEqual((await verifyArtifactBundle(join(scratch, "bundles", "attached"))).violations, []);
   await client.close();
   assert.match(stderr(), /Attached to http:\/\/127\.0\.0\.1:\d+/);
+  assert.match(stderr(), /Sandbox ready: .* \(\d+ ms, attached\)/);
+  assert.doesNotMatch(stderr(), /Booting the sandbox|Disposing the sandbox/, "an attached sandbox is neither booted nor disposed by mcp");
 });
 
 test("the sandbox outlives the MCP session and is not reset by a new one; reset is a tool", async () => {

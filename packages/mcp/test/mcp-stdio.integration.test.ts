@@ -142,11 +142,29 @@ test("observe returns the observation data", async () => {
   assert.ok(JSON.stringify(structured(observed).data).includes("sortable-board"));
 });
 
-test("a tool the policy does not grant is refused with policy-denied", async () => {
+test("a tool the policy does not grant is refused with policy-denied, and so is a capability inside a granted one", async () => {
   const refused = await call("wordpress_rest_request", { route: "/wp/v2/posts" });
   assert.equal(refused.isError, true);
   assert.equal(structured(refused).error.code, "policy-denied");
   assert.match(text(refused), /error\[policy-denied\]/);
+  // Page JavaScript is a capability of its own, refused exactly as `run` refuses it.
+  const evaluate = await call("wordpress_browser_actions", { "steps-json": [{ kind: "navigate", url: "/" }, { kind: "evaluate", expression: "1 + 1" }] });
+  assert.equal(evaluate.isError, true);
+  assert.equal(structured(evaluate).error.code, "policy-denied");
+  assert.equal(structured(evaluate).error.data.capability, "wordpress.browser-actions.evaluate");
+});
+
+test("arguments the tool schema refuses: invalid-argument, the tool named once, nothing run", async () => {
+  const wrongType = await call("wordpress_run_php", { code: 5 });
+  assert.equal(wrongType.isError, true);
+  assert.equal(structured(wrongType).error.code, "invalid-argument");
+  assert.equal(text(wrongType), 'error[invalid-argument]: wordpress_run_php: argument "code" must be a string.');
+  const unknown = await call("wordpress_run_php", { code: "<?php echo 1;", bogus: true });
+  assert.equal(structured(unknown).error.code, "invalid-argument");
+  assert.equal(structured(unknown).error.data.argument, "bogus");
+  const missing = await call("wordpress_run_php", {});
+  assert.equal(structured(missing).error.code, "missing-argument");
+  assert.match(structured(missing).step, /^step-\d{4}$/, "what the catalog parser refuses is a (failed) step");
 });
 
 test("reset returns to the freshly booted site", async () => {

@@ -69,6 +69,7 @@ export async function runMcpServer(options: McpOptions): Promise<McpStdioOutcome
     createSpec,
     artifactsDir: resolve(cwd, options.artifactsDir ?? "wp-codebox-artifacts"),
     log: options.log,
+    attached: options.attach !== undefined,
   });
   try {
     return await serveMcpOverStdio({
