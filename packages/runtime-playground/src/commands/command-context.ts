@@ -1,6 +1,16 @@
 import type { ArtifactFile, ExecutionResult, ResolvedMount, RuntimeArtifacts, RuntimeInfo, RuntimePolicy, TestCounts } from "@wp-codebox/runtime-core";
 import type { WorkerHttpResult, WorkerRunResult } from "../php-worker-protocol.js";
 
+/** Where `wordpress.wp-cli` looks for wp-cli.phar, in this order: the flag, the env variable, the cache. */
+export interface WpCliPharSource {
+  /** `--wp-cli-phar PATH` (or `RuntimeCreateSpec.wpCliPhar`). */
+  flag?: string;
+  /** Value of `WP_CODEBOX_WP_CLI_PHAR`; default read from `process.env` at execution time. */
+  env?: string;
+  /** The wp-codebox cache directory. */
+  cacheDir?: string;
+}
+
 /** Who a command acts as: a WordPress user id (0 = anonymous). */
 export type Actor = { userId: number; label: string };
 
@@ -17,7 +27,7 @@ export interface CommandContext {
   mounts: ResolvedMount[];
   cwd: string;
   /** Where `wordpress.wp-cli` looks for wp-cli.phar. */
-  wpCli: import("./wp-cli.js").WpCliPharSource;
+  wpCli: WpCliPharSource;
   outputCapBytes: number;
   runPhp(code: string, options?: { env?: Record<string, string> }): Promise<WorkerRunResult>;
   http(request: { method: string; url: string; headers: Record<string, string>; body?: Uint8Array }): Promise<WorkerHttpResult>;

@@ -7,19 +7,11 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
-import type { CommandHandler } from "./command-context.js";
+import type { CommandHandler, WpCliPharSource } from "./command-context.js";
 import { FATAL_RECORDER, outcomeFromRun } from "./run-php.js";
 import { phpValue } from "../php-value.js";
 
-/** Where to look for wp-cli.phar, in order: `flag` (relative to cwd), `env`, `<cacheDir>/wp-cli.phar`. */
-export interface WpCliPharSource {
-  /** `--wp-cli-phar PATH` (or `RuntimeCreateSpec.wpCliPhar`). */
-  flag?: string;
-  /** Value of `WP_CODEBOX_WP_CLI_PHAR`; default read from `process.env` at execution time. */
-  env?: string;
-  /** The wp-codebox cache directory. */
-  cacheDir?: string;
-}
+export type { WpCliPharSource };
 
 const SANDBOX_PHAR = "/internal/wp-codebox/wp-cli.phar";
 const HOW_TO =
