@@ -329,6 +329,11 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
 
 const BY_ID = new Map(COMMAND_DEFINITIONS.map((d) => [d.id, d]));
 
+/** True when `id` is a catalog command of kind `browser` (it drives Chromium); false for unknown ids. */
+export function isBrowserCommand(id: string): boolean {
+  return BY_ID.get(id)?.kind === "browser";
+}
+
 /** Every command id in catalog order (runnable and policy-only). */
 export function commandIds(): string[] {
   return COMMAND_DEFINITIONS.map((d) => d.id);

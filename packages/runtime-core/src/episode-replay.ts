@@ -14,6 +14,7 @@ import type { RuntimeEpisodeObservation } from "./episode/episode-observation.js
 import type { RuntimeEpisodeTrace } from "./episode/episode-trace.js";
 import { createRuntimeEpisode, type RuntimeEpisode } from "./episode/runtime-episode.js";
 import { validateRuntimeEpisodeTrace } from "./episode/validate-runtime-episode-trace.js";
+import { COMMAND_DEFINITIONS } from "./command-registry.js";
 import { WpCodeboxError } from "./errors.js";
 import type { MountSpec, ObservationSpec, RuntimeBackend, RuntimeCreateSpec } from "./runtime.js";
 
@@ -49,7 +50,7 @@ export const EPISODE_REPLAY_VOLATILE_VALUES = [
 ] as const;
 
 /** Commands whose results are not expected to repeat (timing, screenshots, page state): compared and reported, never failing a replay. */
-export const EPISODE_REPLAY_NONDETERMINISTIC_COMMANDS: readonly string[] = ["wordpress.browser-actions", "wordpress.browser-probe"];
+export const EPISODE_REPLAY_NONDETERMINISTIC_COMMANDS: readonly string[] = COMMAND_DEFINITIONS.filter((d) => d.kind === "browser").map((d) => d.id);
 /** Observation types that describe the run itself (lifecycle timestamps, logs): compared and reported, never failing a replay. */
 export const EPISODE_REPLAY_NONDETERMINISTIC_OBSERVATIONS: readonly string[] = ["runtime-events", "runtime-logs"];
 

@@ -8,6 +8,8 @@
 import {
   WpCodeboxError,
   createRedactor,
+  isBrowserCommand,
+  OBSERVATION_TYPES,
   normalizeWordPressStateRequest,
   type ArtifactFile,
   type ArtifactRef,
@@ -22,7 +24,7 @@ import type { WorkerRunResult } from "./php-worker-protocol.js";
 import { exportWordPressState } from "./state-export/export-wordpress-state.js";
 
 /** Every observation type this backend answers. */
-export const PLAYGROUND_OBSERVATION_TYPES = ["runtime-info", "mounts", "command-result", "wordpress-state", "http-response", "browser-result", "runtime-events", "runtime-logs"] as const;
+export const PLAYGROUND_OBSERVATION_TYPES = OBSERVATION_TYPES;
 
 /** `{ type, data, artifactRefs? }` plus files the runtime must add to its bundle. */
 export interface PlaygroundObservation {
@@ -115,7 +117,7 @@ export async function observePlayground(host: ObservationHost, spec: Observation
       };
     }
     case "browser-result": {
-      const last = [...host.results()].reverse().find((r) => r.command.startsWith("wordpress.browser-"));
+      const last = [...host.results()].reverse().find((r) => isBrowserCommand(r.command));
       return { type: spec.type, data: last ? { id: last.id, command: last.command, status: last.status, summary: last.json ?? null, ...(last.error ? { error: last.error } : {}) } : null };
     }
     case "runtime-events":

@@ -12,6 +12,7 @@ import {
   WpCodeboxError,
   assertCapability,
   getCommandDefinition,
+  isBrowserCommand,
   parseCommandArgs,
   serializeError,
   type ArtifactFile,
@@ -817,7 +818,7 @@ echo json_encode(['cookies' => [['name' => AUTH_COOKIE, 'value' => $auth], ['nam
         })
       : [];
     if (assertions) {
-      const browserResults = this.results.filter((r) => r.command.startsWith("wordpress.browser-"));
+      const browserResults = this.results.filter((r) => isBrowserCommand(r.command));
       files.push({
         path: "files/browser/action-summary.json",
         kind: "browser-action-summary",
