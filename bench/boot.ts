@@ -1,5 +1,5 @@
 /**
- * Boot benchmark (SPEC §6): wp-codebox vs plain `@wp-playground/cli` `runCLI`, same WordPress and
+ * Boot benchmark: wp-codebox vs plain `@wp-playground/cli` `runCLI`, same WordPress and
  * PHP, each scenario in a fresh Node process. Prints figures; never passes or fails on time.
  *
  *   npm run bench:boot            # default: 15 run-php samples per scenario

@@ -1,5 +1,5 @@
 /**
- * Browser benchmark (SPEC §6): per-step overhead of `wordpress.browser-actions` and the time to
+ * Browser benchmark: per-step overhead of `wordpress.browser-actions` and the time to
  * publish a post through the block editor, side by side with plain `@wp-playground/cli` `runCLI`
  * driven by the same Playwright executor on the same WordPress/PHP. Prints figures only.
  *

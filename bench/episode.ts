@@ -1,5 +1,5 @@
 /**
- * Episode reset benchmark (SPEC §6: reset() ≤ 1 s): an episode `reset()` on a warm runtime
+ * Episode reset benchmark (target: reset() ≤ 1 s): an episode `reset()` on a warm runtime
  * (restore the clean wp-content, no boot) against a full re-boot (dispose + create) and a plain
  * `@wp-playground/cli` `runCLI` boot on the same installed WordPress and PHP. Prints figures;
  * never passes or fails on time.

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Enforces the one-way layering (SPEC §2): cli → runtime-playground → runtime-core.
+// Enforces the one-way layering: cli → runtime-playground → runtime-core.
 // runtime-core must not import Playground, php-wasm, Playwright or the other packages.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";

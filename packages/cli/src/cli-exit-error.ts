@@ -5,7 +5,7 @@
  */
 import { WpCodeboxError, exitCodeForCategory, type RunSessionOutcome } from "@wp-codebox/runtime-core";
 
-/** Exit codes of the CLI (SPEC §5; STYLE §10). */
+/** Exit codes of the CLI. */
 export const EXIT_CODES = {
   ok: 0,
   sandboxFailed: 1,

@@ -1,6 +1,6 @@
 /**
  * Where a CLI invocation reads and writes. Results go to `stdout`; human text, progress and errors
- * go to `stderr` (STYLE §10). Tests and programmatic callers pass their own.
+ * go to `stderr`. Tests and programmatic callers pass their own.
  */
 export interface CliIo {
   /** Results: command output, `--json` documents. */

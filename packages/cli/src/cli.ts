@@ -2,7 +2,7 @@
  * Every `wp-codebox` command, registered in one place with its description and examples. Handlers
  * live in `commands/<name>.ts` as typed async functions (callable without argv) and are imported
  * lazily. `runCli` holds the one catch that turns anything thrown into `error[<code>]: <message>`
- * and an exit code (STYLE §10): 0 ok, 1 sandbox work failed, 2 invalid input, 3 environment,
+ * and an exit code: 0 ok, 1 sandbox work failed, 2 invalid input, 3 environment,
  * 70 internal bug.
  */
 import { readFileSync } from "node:fs";
@@ -60,12 +60,12 @@ function defaultSignalHandlers(onSignal: (signal: NodeJS.Signals) => void): () =
   };
 }
 
-/** The shared runtime flags of `run` (and later `serve`, `episode run`), SPEC §5. */
+/** The runtime flags shared by `run`, `serve`, `check` and `mcp`. */
 function addRuntimeOptions(command: Command): Command {
   return command
     .option("--wp <version>", "WordPress X.Y[.Z] or latest: a bundled build (offline; default newest bundled), else a release fetched once from $WP_CODEBOX_WORDPRESS_MIRROR (default https://wordpress.org/), checksum-verified and cached; WP_CODEBOX_OFFLINE=1 never fetches")
     .option("--wordpress <path>", "your own WordPress build, a zip or a directory (instead of --wp)")
-    .option("--php <version>", "PHP version 7.4–8.4 (default: 8.3)")
+    .option("--php <version>", "PHP version X.Y (default: 8.3; wp-codebox doctor lists the available ones)")
     .option("--mount <src:target[:ro]>", "mount a host path at a sandbox path under /wordpress/wp-content/ or /workspace/ (repeatable; :ro = read-only copy)", collect)
     .option("--plugin <path>", "mount a plugin folder at wp-content/plugins/<name> and activate it (repeatable)", collect)
     .option("--theme <path>", "mount a theme folder at wp-content/themes/<name> and activate it (repeatable)", collect)

@@ -1,5 +1,5 @@
 /**
- * Browser interaction scripts (SPEC §3, seed `000_…txt`): an ordered list of steps that drive a
+ * Browser interaction scripts: an ordered list of steps that drive a
  * WordPress UI. The step contract is declared once, as TypeBox schemas; the JSON Schema, the
  * TypeScript types and the validator all come from it. Nothing here knows about Playwright: the
  * executor lives in `@wp-codebox/runtime-playground`.
@@ -12,7 +12,7 @@ import { validateAgainstSchema } from "./schema-validation.js";
 /** Schema id of a browser interaction script (a JSON array of steps). */
 export const BROWSER_INTERACTION_SCRIPT_SCHEMA_ID = "wp-codebox/browser-interaction-script/v1";
 
-/** Every step kind, in SPEC §3 order. */
+/** Every step kind, in the order the README documents them. */
 export const BROWSER_STEP_KINDS = [
   "navigate",
   "click",

@@ -1,5 +1,5 @@
 /**
- * The command catalog (SPEC §2.3) as data: which commands exist, their `key=value` args, the
+ * The command catalog as data: which commands exist, their `key=value` args, the
  * capability each needs, and whether recipes may use it. The policy decides which of them a run
  * may execute; the backend decides how.
  */

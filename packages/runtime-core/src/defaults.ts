@@ -1,18 +1,18 @@
 /**
- * Every default limit in one place (STYLE §7). All times are milliseconds, all sizes bytes.
+ * Every default limit in one place. All times are milliseconds, all sizes bytes.
  * Resolution order everywhere: call option → runtime/episode default → these constants.
  */
 
-/** Wall-clock limit for one command, in ms (SPEC §2.1 `ExecutionSpec.timeoutMs`). `0` means none. */
+/** Wall-clock limit for one command, in ms (`ExecutionSpec.timeoutMs`). `0` means none. */
 export const DEFAULT_COMMAND_TIMEOUT_MS = 60_000;
 
-/** Output cap per stream (stdout, stderr), in bytes: 10 MiB (SPEC §2.2). */
+/** Output cap per stream (stdout, stderr), in bytes: 10 MiB. */
 export const DEFAULT_OUTPUT_CAP_BYTES = 10 * 1024 * 1024;
 
-/** Per-step browser timeout, in ms (SPEC §3 `step-timeout`). */
+/** Per-step browser timeout, in ms (the `step-timeout` arg). */
 export const DEFAULT_BROWSER_STEP_TIMEOUT_MS = 15_000;
 
-/** Total budget of one `wordpress.browser-actions` command, in ms (SPEC §3 `timeout`). */
+/** Total budget of one `wordpress.browser-actions` command, in ms (the `timeout` arg). */
 export const DEFAULT_BROWSER_TOTAL_TIMEOUT_MS = 120_000;
 
 /**

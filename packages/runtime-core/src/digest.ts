@@ -21,7 +21,7 @@ export function sha256Hex(data: string | Uint8Array): string {
 }
 
 /**
- * Domain-separated digest: SHA-256 over `schemaId + "\n" + canonicalJson(payload)` (SPEC §2.1),
+ * Domain-separated digest: SHA-256 over `schemaId + "\n" + canonicalJson(payload)`,
  * so equal payloads under different contracts never share a digest.
  */
 export function domainDigest(schemaId: string, payload: unknown): string {

@@ -2,7 +2,6 @@
  * `replayEpisodeBundle`: re-executes a bundle's episode trace in a fresh runtime and reports, step
  * by step, whether the execution and observation digests match once the DECLARED volatile fields
  * are taken out. Nothing else is ignored: every field not declared here takes part in the digest.
- * Source: SPEC §4.5 ("Beyond the seed"), issue 4.
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";

@@ -1,5 +1,5 @@
 /**
- * The episode script `wp-codebox/episode-script/v1` run by `wp-codebox episode run` (SPEC §5):
+ * The episode script `wp-codebox/episode-script/v1` run by `wp-codebox episode run`:
  * runtime fields, mounts, reset observations, steps (`{ action, observe? }`, `{ snapshot: true }`,
  * `{ observe }`) and artifact options. Declared once with TypeBox; validation lists every issue.
  */
@@ -9,7 +9,7 @@ import { WpCodeboxError } from "./errors.js";
 import { validateAgainstSchema, type SchemaIssue } from "./schema-validation.js";
 import { EPISODE_DEFAULT_CLOCK, EPISODE_DEFAULT_SEED } from "./determinism.js";
 
-/** Schema id of an episode script. Source: SPEC §5. */
+/** Schema id of an episode script. */
 export const EPISODE_SCRIPT_SCHEMA = "wp-codebox/episode-script/v1" as const;
 
 /** An observation request: `type` plus type-specific fields (e.g. `sections` for `wordpress-state`). */

@@ -1,6 +1,6 @@
 /**
  * One flat module of error conditions. Every user-facing failure carries a stable kebab-case
- * `code`, a message that says what to fix, and JSON-safe `details` (SPEC §2.1).
+ * `code`, a message that says what to fix, and JSON-safe `details`.
  */
 
 /** Which CLI exit code a failure maps to: 1 sandbox work failed, 2 invalid input, 3 environment. */
@@ -123,7 +123,7 @@ export class PolicyDeniedError extends WpCodeboxError {
   }
 }
 
-/** Maps an error category to the CLI exit code (SPEC §5; STYLE §10). */
+/** Maps an error category to the CLI exit code. */
 export function exitCodeForCategory(category: ErrorCategory): number {
   switch (category) {
     case "sandbox":

@@ -1,5 +1,5 @@
 /**
- * Mount validation, done before boot (SPEC §2.1): a mount makes a host path visible inside the
+ * Mount validation, done before boot: a mount makes a host path visible inside the
  * sandbox and nothing else, so targets stay inside the sandbox and no symlink leads out.
  */
 import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from "node:fs";

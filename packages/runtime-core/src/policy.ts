@@ -1,5 +1,5 @@
 /**
- * The runtime policy (SPEC §2.1): which capabilities a run may use, and its network, filesystem
+ * The runtime policy: which capabilities a run may use, and its network, filesystem
  * and secrets rules. Enforced by the runtime on every execute; this module parses and checks it.
  */
 import { readFileSync } from "node:fs";
@@ -53,7 +53,7 @@ type Equal<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const POLICY_SCHEMA_MATCHES_TYPE: Equal<Static<typeof RUNTIME_POLICY_SCHEMA>, RuntimePolicy> = true;
 void POLICY_SCHEMA_MATCHES_TYPE;
 
-/** Defaults for omitted fields (SPEC §2.1). */
+/** Defaults for omitted fields. */
 export const DEFAULT_RUNTIME_POLICY: Readonly<RuntimePolicy> = Object.freeze({
   commands: [],
   network: "deny",

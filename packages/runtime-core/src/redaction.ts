@@ -1,5 +1,5 @@
 /**
- * Secret redaction for every text artifact (SPEC §4.4): declared secret values plus well-known
+ * Secret redaction for every text artifact: declared secret values plus well-known
  * WordPress credentials (auth cookies, nonces, password/token JSON fields, Authorization headers).
  */
 

@@ -1,10 +1,9 @@
 /**
- * The runtime snapshot contract `wp-codebox/wordpress-runtime-snapshot/v1` (SPEC §4.5): database
+ * The runtime snapshot contract `wp-codebox/wordpress-runtime-snapshot/v1`: database
  * tables (row counts, content hashes) plus the SQLite file, wp-content files (path, bytes,
  * SHA-256), mounted input metadata, active theme/plugins, WordPress/PHP compatibility metadata,
  * and SHA-256 hashes over all of it. Hash checks, bundle layout and `restoreRuntime` live here;
  * capturing and applying a snapshot is the backend's job.
- * Source: seed `001_0209e93063890b7a.txt`, SPEC §4.5.
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -14,11 +13,11 @@ import { WpCodeboxError } from "./errors.js";
 import type { ArtifactFile, MountSpec, Runtime, RuntimeBackend, RuntimeCreateSpec } from "./runtime.js";
 import { validateAgainstSchema, type SchemaIssue } from "./schema-validation.js";
 
-/** Schema id of a runtime snapshot. Source: seed 001. */
+/** Schema id of a runtime snapshot. */
 export const WORDPRESS_RUNTIME_SNAPSHOT_SCHEMA = "wp-codebox/wordpress-runtime-snapshot/v1" as const;
-/** Semantics of a Playground snapshot and the `replay.status` of its reference-manifest entry. Source: seed 001. */
+/** Semantics of a Playground snapshot and the `replay.status` of its reference-manifest entry. */
 export const RUNTIME_STATE_ARTIFACT_SEMANTICS = "runtime-state-artifact" as const;
-/** Bundle folder of snapshot files: `files/runtime-snapshots/<id>/…`. Source: SPEC §4.4. */
+/** Bundle folder of snapshot files: `files/runtime-snapshots/<id>/…`. */
 export const RUNTIME_SNAPSHOTS_DIR = "files/runtime-snapshots" as const;
 /** Artifact kinds of snapshot files in a bundle. */
 export const RUNTIME_SNAPSHOT_KINDS = {

@@ -1,5 +1,5 @@
 /**
- * The backend-agnostic runtime contract (SPEC §2.1): a backend creates runtimes, a runtime executes
+ * The backend-agnostic runtime contract: a backend creates runtimes, a runtime executes
  * commands and hands back evidence. Nothing here knows about WordPress Playground or Playwright.
  */
 
@@ -24,7 +24,7 @@ export interface MountSpec {
 export type NetworkPolicy = "deny" | "allow" | { allowHosts: string[] };
 
 /**
- * What a run may do (SPEC §2.1). Enforced on every execute, not advisory.
+ * What a run may do. Enforced on every execute, not advisory.
  * - `commands`: capability ids allowed (exact command ids, plus policy-only capabilities such as
  *   `wordpress.browser-actions.evaluate`).
  */
@@ -44,7 +44,7 @@ export interface WordPressSource {
 /**
  * Everything needed to create a sandbox.
  * - `wordpress`: bundled version or own build; default newest bundled.
- * - `php`: PHP version `"7.4"`…`"8.4"`; default `"8.3"`.
+ * - `php`: PHP version `"X.Y"`, one the backend offers (`preflight` says which); default `"8.3"`.
  * - `plugins` / `themes`: host folders mounted under `wp-content/plugins|themes/<basename>` and
  *   activated after boot.
  * - `env`: runtime environment variables visible to PHP through `getenv()`.
@@ -62,7 +62,7 @@ export interface RuntimeCreateSpec {
   env?: Record<string, string>;
   secretEnv?: Record<string, string>;
   siteOptions?: Record<string, string>;
-  /** Host path of wp-cli.phar for `wordpress.wp-cli` (SPEC §2.3); default `$WP_CODEBOX_WP_CLI_PHAR`, then `<cacheDir>/wp-cli.phar`. */
+  /** Host path of wp-cli.phar for `wordpress.wp-cli`; default `$WP_CODEBOX_WP_CLI_PHAR`, then `<cacheDir>/wp-cli.phar`. */
   wpCliPhar?: string;
   /**
    * `"real"` (default: host time) or an ISO-8601 instant where the sandbox's virtual clock starts;
@@ -93,7 +93,7 @@ export interface ExecutionError {
   data?: Record<string, unknown>;
 }
 
-/** The shape every command returns (SPEC §2.1). Failures are results, not exceptions. */
+/** The shape every command returns. Failures are results, not exceptions. */
 export interface ExecutionResult {
   id: string;
   command: string;
@@ -200,7 +200,7 @@ export interface RuntimeArtifacts {
   files: ArtifactFile[];
   /** Values to redact from every text artifact. */
   secrets: string[];
-  /** Review fields the runtime contributes, e.g. the browser `assertions` block (SPEC §3). */
+  /** Review fields the runtime contributes, e.g. the browser `assertions` block. */
   review?: { assertions?: { total: number; passed: number; failed: number; results: unknown[] }; tests?: TestCounts };
   /**
    * Snapshots whose files are in `files` (`collectArtifacts({ includeRuntimeSnapshotBundles: true })`):
@@ -214,7 +214,7 @@ export interface ArtifactSpec {
   includeRuntimeSnapshotBundles?: boolean;
 }
 
-/** An observation request; `type` selects the observer (SPEC §4.2). */
+/** An observation request; `type` selects the observer. */
 export interface ObservationSpec {
   type: string;
   [key: string]: unknown;
@@ -230,7 +230,7 @@ export interface Runtime {
   dispose(): Promise<void>;
   /**
    * Returns the sandbox to its initial state (fresh WordPress + mounts), fast: by restoring a cached
-   * clean state rather than a full boot (SPEC §4.1, §6). Optional; when absent, an episode's
+   * clean state rather than a full boot. Optional; when absent, an episode's
    * `reset()` disposes the runtime and creates a new one with `backend.create`.
    */
   reset?(): Promise<void>;

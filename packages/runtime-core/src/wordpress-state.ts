@@ -2,7 +2,6 @@
  * The WordPress state export contracts: the request (`{ type: "wordpress-state", sections?, … }`),
  * the inline observation data `wp-codebox/wordpress-state-export/v1` and the per-section artifact
  * `wp-codebox/wordpress-state-section/v1`, each declared once with TypeBox.
- * Source: seed `001_0209e93063890b7a.txt` (schema ids, section table), SPEC §4.3.
  *
  * Section fields are exactly the seed's table. Where the seed is silent (`rest-routes`,
  * `abilities`, the shape of `activeTheme`, which users fields are "safe"), this file decides and
@@ -12,18 +11,18 @@ import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { WpCodeboxError } from "./errors.js";
 import { validateAgainstSchema, type SchemaIssue } from "./schema-validation.js";
 
-/** Schema id of the inline observation data. Source: seed 001. */
+/** Schema id of the inline observation data. */
 export const WORDPRESS_STATE_EXPORT_SCHEMA = "wp-codebox/wordpress-state-export/v1" as const;
-/** Schema id of one artifact-backed section. Source: seed 001. */
+/** Schema id of one artifact-backed section. */
 export const WORDPRESS_STATE_SECTION_SCHEMA = "wp-codebox/wordpress-state-section/v1" as const;
 /** Artifact kind of a section file under `files/observations/`. */
 export const WORDPRESS_STATE_SECTION_KIND = "wordpress-state-section" as const;
 
-/** Every section, in export order. Source: seed 001, SPEC §4.3. */
+/** Every section, in export order. */
 export const WORDPRESS_STATE_SECTIONS = ["summary", "posts", "terms", "menus", "templates", "media", "options", "users", "rest-routes", "abilities"] as const;
 export type WordPressStateSection = (typeof WORDPRESS_STATE_SECTIONS)[number];
 
-/** User fields that are never identity: allowed with the default `redaction: "safe"`. Source: seed 001 ("roles and caps are allowed safe fields"). */
+/** User fields that are never identity: allowed with the default `redaction: "safe"`. */
 export const WORDPRESS_STATE_SAFE_USER_FIELDS = ["roles", "caps"] as const;
 /** Identity fields a caller may request with `redaction: "none"`. Passwords and activation keys are never exported. */
 export const WORDPRESS_STATE_IDENTITY_USER_FIELDS = ["user_login", "display_name", "user_email", "user_nicename", "user_url", "user_registered", "first_name", "last_name", "nickname"] as const;
@@ -181,7 +180,7 @@ export const WordPressStateSectionFileSchema = Type.Object(
 );
 export type WordPressStateSectionFile = Static<typeof WordPressStateSectionFileSchema>;
 
-/** An entry of the export's `artifacts` map. Source: seed 001. */
+/** An entry of the export's `artifacts` map. */
 export const WordPressStateArtifactEntrySchema = Type.Object({ artifact: Type.String(), sha256: Hash, bytes: Type.Integer({ minimum: 0 }) }, strict);
 
 /**

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  WpCodeboxError,
   checkExpectations,
   formatMatrixSummary,
   planRecipe,
@@ -47,7 +48,13 @@ test("a matrix plans every wp × php cell in order; latest and 8.5 are valid ver
 });
 
 test("matrix problems are reported with pointers", () => {
-  const issues = (runtime: unknown, offline = false) => validateRecipe(recipe(runtime), recipePath, { wordpressVersions: ["6.5"], offline }).issues.map((i) => i.path);
+  // PHP versions are the backend's to say; this one offers 7.4–8.5.
+  const backend = {
+    preflight(spec: RuntimeCreateSpec) {
+      if (spec.php !== undefined && !["7.4", "8.0", "8.1", "8.2", "8.3", "8.4", "8.5"].includes(spec.php)) throw new WpCodeboxError("php-version-unavailable", `PHP ${spec.php} is not available.`);
+    },
+  };
+  const issues = (runtime: unknown, offline = false) => validateRecipe(recipe(runtime), recipePath, { wordpressVersions: ["6.5"], offline, backend }).issues.map((i) => i.path);
   assert.deepEqual(issues({ wp: "6.5", matrix: { wp: ["6.4"] } }), ["/runtime/wp"]);
   assert.deepEqual(issues({ php: "8.3", matrix: { php: ["8.2"] } }), ["/runtime/php"]);
   assert.deepEqual(issues({ matrix: {} }), ["/runtime/matrix"]);

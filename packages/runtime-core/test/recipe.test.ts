@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   WORKSPACE_RECIPE_SCHEMA,
+  WpCodeboxError,
   checkExpectations,
   parseJsonPath,
   planRecipe,
@@ -13,7 +14,19 @@ import {
   validateAgainstSchema,
   validateRecipe,
   type ExecutionResult,
+  type RuntimeCreateSpec,
 } from "@wp-codebox/runtime-core";
+
+/** A backend preflight that offers these WordPress versions and PHP 7.4–8.4. */
+function offering(versions: string[]): { preflight(spec: RuntimeCreateSpec): void } {
+  return {
+    preflight(spec) {
+      if (spec.php !== undefined && !["7.4", "8.0", "8.1", "8.2", "8.3", "8.4"].includes(spec.php)) throw new WpCodeboxError("php-version-unavailable", `PHP ${spec.php} is not available.`);
+      const wp = spec.wordpress?.version;
+      if (wp !== undefined && !versions.includes(wp)) throw new WpCodeboxError("wordpress-version-unavailable", `WordPress ${wp} is not bundled; use one of ${versions.join(", ")}.`);
+    },
+  };
+}
 
 const dir = mkdtempSync(join(tmpdir(), "wp-codebox-recipe-"));
 mkdirSync(join(dir, "my-plugin"));
@@ -36,7 +49,7 @@ const valid = {
 };
 
 test("a valid recipe validates and plans: paths resolved, derived policy, evaluate auto-granted", () => {
-  const report = validateRecipe(valid, recipePath, { wordpressVersions: ["6.5", "6.4"] });
+  const report = validateRecipe(valid, recipePath, { backend: offering(["6.5", "6.4"]) });
   assert.deepEqual(report.issues, []);
   const plan = planRecipe(valid, recipePath);
   assert.deepEqual(plan.inputs.plugins, [join(dir, "my-plugin")]);
@@ -79,7 +92,7 @@ test("an invalid recipe reports every problem with a JSON pointer", () => {
       { command: "wordpress.run-php", args: { code: "<?php echo 1;" }, expect: { json: { path: "count", equals: 1 }, stdoutMatches: "(", colour: 1 } },
     ],
   };
-  const { valid: ok, issues } = validateRecipe(bad, recipePath, { wordpressVersions: ["6.5"], offline: true });
+  const { valid: ok, issues } = validateRecipe(bad, recipePath, { backend: offering(["6.5"]), wordpressVersions: ["6.5"], offline: true });
   assert.equal(ok, false);
   const paths = issues.map((i) => i.path);
   for (const expected of [

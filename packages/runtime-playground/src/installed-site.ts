@@ -1,7 +1,7 @@
 /**
  * Installed-site cache: the first boot of a (WordPress, PHP) pair runs the installer once into
  * `<cacheDir>/sites/<key>/`; later boots mount that tree (core shared, wp-content copied per
- * sandbox) and skip the installer (SPEC §2.2, §6).
+ * sandbox) and skip the installer.
  */
 import { cpSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import { createHash } from "node:crypto";

@@ -1,9 +1,8 @@
 /**
- * Observation types of the Playground backend (SPEC §4.2): `runtime-info`, `mounts`,
+ * Observation types of the Playground backend: `runtime-info`, `mounts`,
  * `command-result`, `wordpress-state`, `http-response`, `browser-result`, `runtime-events`,
  * `runtime-logs`. Each returns `{ type, data, artifactRefs? }`; payloads that belong in files
  * (WordPress state sections) are returned as `files` for the runtime to add to its bundle.
- * Source: seed `001_0209e93063890b7a.txt`.
  */
 import {
   WpCodeboxError,

@@ -1,6 +1,6 @@
 /**
  * Main-thread handle on one PHP worker thread: boots it, sends it requests, and terminates it
- * (the only reliable way to stop runaway PHP under php-wasm: SPEC §7).
+ * (the only reliable way to stop runaway PHP: php-wasm ignores `max_execution_time`).
  */
 import { Worker } from "node:worker_threads";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";

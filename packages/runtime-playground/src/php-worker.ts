@@ -1,7 +1,7 @@
 /**
  * Worker-thread entry: owns one PHP (WebAssembly) instance with WordPress booted.
- * The runtime terminates this thread to enforce a timeout (PHP's own limits do not fire under
- * php-wasm: SPEC §7), then starts a fresh one on the same host files.
+ * The runtime terminates this thread to enforce a timeout (PHP's own limits, such as
+ * `max_execution_time`, do not fire under php-wasm), then starts a fresh one on the same host files.
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";

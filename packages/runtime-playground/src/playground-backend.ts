@@ -134,7 +134,7 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
       return { wordpressVersion: findWordPressBuild(version).release, phpVersion: php };
     },
     /**
-     * Boots a fresh sandbox from `spec` and makes its state equal to `snapshot` (SPEC §4.5). The
+     * Boots a fresh sandbox from `spec` and makes its state equal to `snapshot`. The
      * snapshot's hashes are verified before anything boots.
      * @throws `invalid-snapshot`, `snapshot-tampered`, `snapshot-incompatible`, and what `create` throws.
      */

@@ -574,7 +574,7 @@ echo json_encode($out);`;
       },
       http: async (request) => {
         if (!this.warmedHttp) {
-          // The first request after boot is answered with a redirect to itself (SPEC §7).
+          // The first request after boot is answered with a redirect to itself.
           this.warmedHttp = true;
           await this.host.call<WorkerHttpResult>({ op: "http", method: "GET", url: `${this.siteOrigin}/`, headers: {}, capBytes: 0 });
         }
@@ -630,7 +630,7 @@ echo json_encode($out);`;
   }
 
   /**
-   * Observes the runtime (SPEC §4.2); see `observePlayground` for the types and their data.
+   * Observes the runtime; see `observePlayground` for the types and their data.
    * Section files of a `wordpress-state` observation join this runtime's bundle files.
    * @returns `{ type, data, artifactRefs? }`.
    * @throws `runtime-disposed`, `observation-unsupported`, `invalid-state-request`, `state-export-failed`.
@@ -656,7 +656,7 @@ echo json_encode($out);`;
   }
 
   /**
-   * Captures a `wp-codebox/wordpress-runtime-snapshot/v1` snapshot (SPEC §4.5) while no command runs.
+   * Captures a `wp-codebox/wordpress-runtime-snapshot/v1` snapshot while no command runs.
    * @returns `{ schema, id, semantics: "runtime-state-artifact", …, files (with contents), sha256 }`.
    */
   async snapshot(): Promise<WordPressRuntimeSnapshot> {
@@ -683,7 +683,7 @@ echo json_encode($out);`;
   }
 
   /**
-   * Returns the sandbox to its state right after boot (SPEC §4.1) without booting: wp-content is
+   * Returns the sandbox to its state right after boot without booting: wp-content is
    * rebuilt from the installed site, the read-only mounts and the post-boot database. Waits for
    * running commands. Read-write mounts are host folders and keep their content.
    */
@@ -763,7 +763,7 @@ echo json_encode(['cookies' => [['name' => AUTH_COOKIE, 'value' => $auth], ['nam
     return auth;
   }
 
-  /** Adds command files; a `.jsonl` file that exists already is appended to (SPEC §3 steps.jsonl). */
+  /** Adds command files; a `.jsonl` file that exists already is appended to (browser steps.jsonl across commands). */
   private addFiles(files: ArtifactFile[]): void {
     for (const file of files) {
       const existing = this.files.findIndex((f) => f.path === file.path);
@@ -778,7 +778,7 @@ echo json_encode(['cookies' => [['name' => AUTH_COOKIE, 'value' => $auth], ['nam
     }
   }
 
-  /** The browser assertions of every command so far, as one block (SPEC §3). */
+  /** The browser assertions of every command so far, as one block. */
   private assertionsBlock(): NonNullable<CommandOutcome["assertions"]> | undefined {
     if (this.assertions.length === 0) return undefined;
     return {

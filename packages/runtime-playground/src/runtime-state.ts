@@ -4,7 +4,6 @@
  * `wp-content/database/.ht.sqlite`) is a host folder the PHP worker mounts; WordPress opens the
  * database per request, so swapping files while no request runs (the caller holds the runtime's
  * exclusive lock) is safe.
- * Source: SPEC §4.1 (fast reset), §4.5 (snapshots); seed `001_0209e93063890b7a.txt`.
  */
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";

@@ -3,7 +3,7 @@
  * Source: @wp-playground/wordpress-builds 0.9.19 — `src/wordpress/wp-X.Y.zip` omits the static
  * assets listed in `public/wp-X.Y/wordpress-remote-asset-paths`; those files live under
  * `public/wp-X.Y/` (or `public/wp-X.Y/wordpress/` in some releases). A complete tree is the zip's
- * root with the assets merged over it (SPEC §2.2, §7).
+ * root with the assets merged over it.
  */
 import { createRequire } from "node:module";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, cpSync, statSync, writeFileSync, readdirSync } from "node:fs";

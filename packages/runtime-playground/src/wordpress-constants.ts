@@ -2,7 +2,7 @@ import type { RuntimePolicy } from "@wp-codebox/runtime-core";
 
 /**
  * wp-config constants every sandbox gets. `WP_HTTP_BLOCK_EXTERNAL` keeps WordPress from waiting
- * out 3–10 s timeouts on update checks with no network (SPEC §7) and is how `network: "deny"`
+ * out 3–10 s timeouts on update checks with no network and is how `network: "deny"`
  * reaches PHP; `WP_ACCESSIBLE_HOSTS` carries an allow-list.
  */
 export function baseConstants(policy?: RuntimePolicy): Record<string, string | boolean> {

@@ -1,4 +1,4 @@
-/** `wp-codebox artifacts verify DIR`: check an artifact bundle byte for byte (SPEC §4.4). */
+/** `wp-codebox artifacts verify DIR`: check an artifact bundle byte for byte. */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { WpCodeboxError, verifyArtifactBundle, type BundleViolation } from "@wp-codebox/runtime-core";

@@ -1,4 +1,4 @@
-/** `wp-codebox commands`: the command catalog (SPEC §2.1, `wp-codebox/command-catalog/v1`). */
+/** `wp-codebox commands`: the command catalog (`wp-codebox/command-catalog/v1`). */
 import { commandCatalog, type CommandCatalog, type CommandDefinition } from "@wp-codebox/runtime-core";
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Fixed paths, kinds and path rules of artifact bundle v1 (SPEC §4.4), plus the two digest
+ * Fixed paths, kinds and path rules of artifact bundle v1, plus the two digest
  * computations shared by the writer and the verifier.
  */
 import { domainDigest } from "../digest.js";

@@ -1,5 +1,5 @@
 /**
- * Artifact bundle v1 contracts (SPEC §4.4), each declared once as a TypeBox schema; the TS types
+ * Artifact bundle v1 contracts, each declared once as a TypeBox schema; the TS types
  * are derived with `Static<>`.
  */
 import { Type, type Static } from "@sinclair/typebox";
@@ -66,7 +66,7 @@ export const ARTIFACT_METADATA_SCHEMA = Type.Object(
 );
 export type ArtifactMetadata = Static<typeof ARTIFACT_METADATA_SCHEMA>;
 
-/** The assertions block repeated from browser summaries (SPEC §3). */
+/** The assertions block repeated from browser summaries. */
 export const ASSERTIONS_SCHEMA = Type.Object(
   { total: BYTES, passed: BYTES, failed: BYTES, results: Type.Array(Type.Unknown()) },
   { additionalProperties: true },
@@ -112,7 +112,7 @@ export const BUNDLE_FILE_REF_SCHEMA = Type.Object(
 );
 export type BundleFileRef = Static<typeof BUNDLE_FILE_REF_SCHEMA>;
 
-/** A snapshot declared in the reference manifest (SPEC §4.5). */
+/** A snapshot declared in the reference manifest. */
 export const SNAPSHOT_REF_SCHEMA = Type.Object(
   {
     id: Type.String({ minLength: 1 }),

@@ -1,4 +1,4 @@
-/** Artifact bundle v1 (SPEC §4.4): schemas, the single writer, the verifier, validator hooks. */
+/** Artifact bundle v1: schemas, the single writer, the verifier, validator hooks. */
 export * from "./bundle-schemas.js";
 export { BUNDLE_PATHS, BUNDLE_KINDS, artifactName, bundlePathProblem, computeBundleId, computeReferenceManifestId, isKernelPseudoPath } from "./bundle-layout.js";
 export * from "./bundle-file-validators.js";

@@ -1,5 +1,5 @@
 /**
- * Verifies an artifact bundle v1 byte for byte (SPEC §4.4). Never throws for a bad bundle: every
+ * Verifies an artifact bundle v1 byte for byte. Never throws for a bad bundle: every
  * problem is a violation `{ code, path, message }` with a bundle-relative `path`.
  */
 import { lstat, readFile, readdir } from "node:fs/promises";

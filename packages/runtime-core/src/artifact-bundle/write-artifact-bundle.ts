@@ -1,5 +1,5 @@
 /**
- * The one writer that finalises an artifact bundle v1 (SPEC §4.4): content files, review,
+ * The one writer that finalises an artifact bundle v1: content files, review,
  * metadata, reference manifest, then `manifest.json`, with every text artifact redacted.
  */
 import { mkdir, readdir, stat, writeFile } from "node:fs/promises";
@@ -55,7 +55,7 @@ export interface WriteArtifactBundleOptions {
   summary?: string;
   /** Extra top-level fields for `metadata.json`; an `artifacts` object is merged into the artifacts map. */
   extraMetadata?: Record<string, unknown>;
-  /** Extra top-level fields for `files/review.json`: e.g. `assertions` (SPEC §3) or more `evidence`. */
+  /** Extra top-level fields for `files/review.json`: e.g. `assertions` or more `evidence`. */
   extraReview?: Record<string, unknown> & { assertions?: AssertionsBlock; evidence?: Record<string, string | string[]> };
   /**
    * Episode refs for the reference manifest, as bundle paths of files in `artifacts.files`.

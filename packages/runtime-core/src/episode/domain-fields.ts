@@ -1,6 +1,6 @@
 /**
  * Finds consumer-domain fields (reward, grader, scenario, …) in a trace, outside the free-form
- * `data` / `metadata` objects where callers may put anything. Source: SPEC §4.2.
+ * `data` / `metadata` objects where callers may put anything.
  */
 import type { SchemaIssue } from "../schema-validation.js";
 import { EPISODE_DOMAIN_FIELDS, EPISODE_FREE_FORM_KEYS } from "./episode-constants.js";

@@ -1,6 +1,5 @@
 /**
  * The action envelope `wp-codebox/runtime-episode-action/v1`: what a step asked the runtime to do.
- * Source: seed `001_0209e93063890b7a.txt`, SPEC §4.2.
  */
 import { Type, type Static } from "@sinclair/typebox";
 import { domainDigest } from "../digest.js";
@@ -77,7 +76,6 @@ export function episodeActionDigest(action: Omit<RuntimeEpisodeAction, "id" | "d
  * @returns the envelope `{ schema, id, kind, command, args, …intent, digest }` (digest: 64 hex).
  * @throws WpCodeboxError `invalid-episode-action` when the input does not match the action shape
  *   (`details.issues` lists `{ path, message }`).
- * Source: seed `001_0209e93063890b7a.txt`.
  * @example createEpisodeAction({ command: "wordpress.run-php", args: ["code=<?php echo 1;"] })
  */
 export function createEpisodeAction(input: RuntimeEpisodeActionInput, options: { position?: number } = {}): RuntimeEpisodeAction {

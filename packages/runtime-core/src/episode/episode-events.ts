@@ -1,7 +1,6 @@
 /**
  * The compact event stream of an episode (`files/runtime-episode.jsonl`): one JSON line per
  * reset, step, observation, snapshot or restore, in timeline order, carrying refs but no payloads.
- * Source: seed `001_0209e93063890b7a.txt` (path and `runtime-episode-events` kind).
  */
 import { Type, type Static } from "@sinclair/typebox";
 import { RuntimeEpisodeActionKindSchema } from "./episode-action.js";

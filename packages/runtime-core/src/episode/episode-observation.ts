@@ -1,6 +1,6 @@
 /**
  * The observation envelope `wp-codebox/runtime-episode-observation/v1`: what the runtime looked
- * like at one point. Source: seed `001_0209e93063890b7a.txt`, SPEC §4.2.
+ * like at one point.
  */
 import { Type, type Static } from "@sinclair/typebox";
 import { canonicalJson, domainDigest, sha256Hex } from "../digest.js";
@@ -59,7 +59,6 @@ export function episodeObservationDigest(observation: Omit<RuntimeEpisodeObserva
  * @param options.position 1-based position among the episode's observations; the id is
  *   `observation-<0001>-<16 hex of digest>` (or `observation-<16 hex>` without a position).
  * @returns `{ schema, id, type, data, timestamp, artifactRefs?, digest }`; the digest ignores the timestamp.
- * Source: seed `001_0209e93063890b7a.txt`.
  * @example createEpisodeObservation({ type: "runtime-info", data: { wordpressVersion: "6.8" } })
  */
 export function createEpisodeObservation(input: RuntimeEpisodeObservationInput, options: { position?: number } = {}): RuntimeEpisodeObservation {

@@ -1,7 +1,7 @@
 /**
  * The episode trace `wp-codebox/runtime-episode-trace/v1`: runtime facts, the reset, every step
  * (action, execution, optional observation, with refs), standalone observations, snapshots and
- * restores. Source: seed `001_0209e93063890b7a.txt`, SPEC §4.2.
+ * restores.
  */
 import { Type, type Static } from "@sinclair/typebox";
 import { domainDigest } from "../digest.js";
@@ -140,7 +140,6 @@ export type RuntimeEpisodeTrace = Static<typeof RuntimeEpisodeTraceSchema>;
 /**
  * The published JSON Schema of `wp-codebox/runtime-episode-trace/v1` (draft-07 compatible; `$id`
  * is the schema id). The same object the validator uses, so schema and code cannot drift.
- * Source: seed `001_0209e93063890b7a.txt`.
  */
 export const RUNTIME_EPISODE_TRACE_JSON_SCHEMA = RuntimeEpisodeTraceSchema;
 

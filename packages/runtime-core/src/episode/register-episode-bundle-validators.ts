@@ -2,8 +2,8 @@
  * Hooks the episode files into `verifyArtifactBundle`: every bundle file of kind
  * `runtime-episode-trace` is checked with `validateRuntimeEpisodeTrace` plus the SHA-256 and size
  * of every file its observations and snapshots reference; every `runtime-episode-events` file is
- * checked line by line against `RUNTIME_EPISODE_EVENT`. Source: seed `001_0209e93063890b7a.txt`
- * ("verifyArtifactBundle() checks the advertised trace file exists and validates …").
+ * checked line by line against `RUNTIME_EPISODE_EVENT`. So `verifyArtifactBundle` fails a bundle
+ * whose trace is missing, invalid, or points at files that changed.
  */
 import { sha256Hex } from "../digest.js";
 import { registerBundleFileValidator, type BundleFileIssue, type BundleFileValidationContext } from "../artifact-bundle/bundle-file-validators.js";

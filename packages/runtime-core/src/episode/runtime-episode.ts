@@ -1,7 +1,6 @@
 /**
  * `createRuntimeEpisode`: a stateful reset/step/observe/snapshot loop over any RuntimeBackend that
  * records a verifiable trace. It knows nothing of rewards, graders or scenarios.
- * Source: seed `001_0209e93063890b7a.txt`, SPEC §4.1.
  */
 import { domainDigest } from "../digest.js";
 import { WpCodeboxError } from "../errors.js";
@@ -131,7 +130,6 @@ function refOf(target: { id: string; digest: string }): RuntimeEpisodeRef {
  *   and the type is not runtime-info/mounts), `snapshot-unsupported` (no `runtime.snapshot` /
  *   `backend.restore`), `snapshot-not-found`; errors from `backend.create` and `runtime.observe`
  *   propagate unchanged.
- * Source: seed `001_0209e93063890b7a.txt`, SPEC §4.1.
  * @example
  * const episode = createRuntimeEpisode({ php: "8.3" }, backend);
  * await episode.reset();

@@ -1,6 +1,6 @@
 /**
  * The episode trace checker: schema, every recomputed digest, every ref, and the no-domain-fields
- * rule. Source: SPEC §4.2; seed `001_0209e93063890b7a.txt`.
+ * rule (domain fields such as rewards or graders may appear only inside free-form `data` / `metadata`).
  */
 import type { SchemaIssue } from "../schema-validation.js";
 import { validateAgainstSchema } from "../schema-validation.js";
@@ -29,7 +29,7 @@ export interface RuntimeEpisodeTraceValidation {
  *     `success`) appears outside free-form `data` / `metadata` objects.
  * Digest and ref checks run only when the schema check passes. Never throws.
  * @returns `{ valid, issues: [{ path, message }] }`.
- * Source: SPEC §4.2.
+ *
  * @example const { valid, issues } = validateRuntimeEpisodeTrace(JSON.parse(text));
  */
 export function validateRuntimeEpisodeTrace(trace: unknown): RuntimeEpisodeTraceValidation {

@@ -1,5 +1,5 @@
 /**
- * The workspace recipe contract `wp-codebox/workspace-recipe/v1` (SPEC §5), declared once as a
+ * The workspace recipe contract `wp-codebox/workspace-recipe/v1`, declared once as a
  * TypeBox schema; the JSON Schema (`wp-codebox schema recipe`), the TypeScript types and the
  * structural validation all come from it. Semantic checks (commands, args, mounts, scripts) live in
  * `validate-recipe.ts`.
@@ -10,15 +10,13 @@ import { RUNTIME_POLICY_INPUT_SCHEMA } from "../policy.js";
 /** Schema id of a recipe document. */
 export const WORKSPACE_RECIPE_SCHEMA_ID = "wp-codebox/workspace-recipe/v1";
 
-/** PHP versions a recipe may name: what the installed php-wasm builds ship (7.4–8.5). */
-export const RECIPE_PHP_VERSIONS = ["7.4", "8.0", "8.1", "8.2", "8.3", "8.4", "8.5"] as const;
-
 /** A WordPress version in a recipe: `X.Y`, `X.Y.Z` or `latest` (non-bundled ones come from the release mirror). */
 const WP_VERSION = Type.String({
   pattern: "^(\\d+\\.\\d+(\\.\\d+)?|latest)$",
   description: "WordPress X.Y, X.Y.Z or latest: a bundled build, else a release fetched once from the mirror (checksum-verified, cached).",
 });
-const PHP_VERSION = Type.Union(RECIPE_PHP_VERSIONS.map((v) => Type.Literal(v)), { description: "PHP version; default 8.3." });
+/** A PHP version `X.Y`; which ones exist is the backend's to say (`wp-codebox doctor` lists them). */
+const PHP_VERSION = Type.String({ pattern: "^\\d+\\.\\d+$", description: 'PHP version "X.Y"; default 8.3. Which versions exist is the backend\'s to say (wp-codebox doctor lists them).' });
 
 const ENV_NAME = "^[A-Za-z_][A-Za-z0-9_]*$";
 const DURATION = Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 0 })], {

@@ -197,7 +197,7 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
   const bad = (path: string) => issues.some((i) => i.path === path || i.path.startsWith(`${path}/`));
   const at = (path: string, message: string) => issues.push({ path, message });
 
-  // Runtime.
+  // Runtime: which WordPress and PHP versions exist is the backend's to say; offline, only bundled WordPress builds.
   const isBundled = (wp: string) => options.wordpressVersions!.some((v) => v === wp || v.startsWith(`${wp}.`) || wp.startsWith(`${v}.`));
   const offlineCheck = (pointer: string, wp: string | undefined) => {
     if (wp !== undefined && !bad(pointer) && options.offline && options.wordpressVersions && !isBundled(wp)) {

@@ -1,6 +1,6 @@
 /**
  * Plain data returned by {@link runBrowserInteractionScript}: JSON-safe except screenshot bytes.
- * The caller turns it into bundle artifacts (SPEC §3: steps.jsonl, action-summary.json,
+ * The caller turns it into bundle artifacts (steps.jsonl, action-summary.json,
  * screenshot-<name>.png, console.jsonl, network.jsonl, html).
  */
 import type { BrowserStepKind } from "@wp-codebox/runtime-core";

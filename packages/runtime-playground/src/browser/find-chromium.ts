@@ -1,5 +1,6 @@
 /**
- * Finds a Chromium executable without downloading anything (SPEC §3 "Browser discovery").
+ * Finds a Chromium executable without downloading anything: `WP_CODEBOX_CHROMIUM`, then
+ * Playwright's installed browsers, then the system's Chromium.
  */
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";

@@ -1,5 +1,5 @@
 /**
- * Runs a browser interaction script (SPEC §3) in a fresh browser context and returns the evidence.
+ * Runs a browser interaction script in a fresh browser context and returns the evidence.
  */
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import {

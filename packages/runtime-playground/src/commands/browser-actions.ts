@@ -1,6 +1,6 @@
 /**
  * `wordpress.browser-actions`: drives the sandbox's real wp-admin / front end in Chromium with a
- * `wp-codebox/browser-interaction-script/v1` script (SPEC §3) and turns the outcome into bundle
+ * `wp-codebox/browser-interaction-script/v1` script and turns the outcome into bundle
  * files under `files/browser/`.
  */
 import {

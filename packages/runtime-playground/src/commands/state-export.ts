@@ -1,6 +1,6 @@
 /**
- * `wordpress.state-export`: the WordPress state export (`wp-codebox/wordpress-state-export/v1`,
- * SPEC §4.3) as a command. Section artifacts go to `files/observations/state-export-<0001>/`.
+ * `wordpress.state-export`: the WordPress state export (`wp-codebox/wordpress-state-export/v1`)
+ * as a command. Section artifacts go to `files/observations/state-export-<0001>/`.
  */
 import { normalizeWordPressStateRequest, wordPressStateRequestFromArgs } from "@wp-codebox/runtime-core";
 import type { CommandHandler } from "./command-context.js";

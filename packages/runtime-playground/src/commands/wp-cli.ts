@@ -2,7 +2,7 @@
  * `wordpress.wp-cli`: runs a WP-CLI command inside the sandbox with a caller-supplied wp-cli.phar.
  * No registry this project can reach ships WP-CLI, so nothing is downloaded: the phar is resolved
  * from `--wp-cli-phar PATH`, then `$WP_CODEBOX_WP_CLI_PHAR`, then `<cacheDir>/wp-cli.phar`
- * (SPEC §2.3); with none of these the command fails with `wp-cli-unavailable` (exit 3).
+ *; with none of these the command fails with `wp-cli-unavailable` (exit 3).
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";

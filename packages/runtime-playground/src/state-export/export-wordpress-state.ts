@@ -2,7 +2,6 @@
  * Runs the state export script in the sandbox and turns its output into the inline
  * `wp-codebox/wordpress-state-export/v1` data plus one `wp-codebox/wordpress-state-section/v1`
  * artifact per exported section, with the same SHA-256 in the data and in the artifact refs.
- * Source: seed `001_0209e93063890b7a.txt`, SPEC §4.3.
  */
 import {
   WORDPRESS_STATE_EXPORT_SCHEMA,

@@ -2,7 +2,6 @@
  * The PHP script that reads WordPress state inside the sandbox for `wp-codebox/wordpress-state-export/v1`.
  * It prints one JSON object `{ sections: { <section>: data }, abilitiesAvailable }`; the section
  * data has exactly the seed's fields (checked against the TypeBox schemas before anything is written).
- * Source: seed `001_0209e93063890b7a.txt` (section table), SPEC §4.3.
  */
 import type { WordPressStateConfig } from "@wp-codebox/runtime-core";
 import { phpValue } from "../php-value.js";
