@@ -29,3 +29,30 @@ export const DEFAULT_PHPUNIT_TIMEOUT_MS = 600_000;
  * command's own timeout (with its failure screenshot) fires before the outer deadline does.
  */
 export const BROWSER_COMMAND_TIMEOUT_MARGIN_MS = 15_000;
+
+/** How long Chromium may take to start, in ms. */
+export const DEFAULT_BROWSER_LAUNCH_TIMEOUT_MS = 30_000;
+
+/** Limit of each clean-up task after a browser script (failure screenshot, title, close), in ms. */
+export const BROWSER_CLEANUP_TIMEOUT_MS = 5_000;
+
+/** Browser viewport when the caller names none, in CSS pixels. */
+export const DEFAULT_BROWSER_VIEWPORT = Object.freeze({ width: 1280, height: 720 });
+
+/**
+ * Body cap of one loopback HTTP response served to the browser or to PHP, in bytes (512 MiB):
+ * page loads are not command output, so they get far more room than `DEFAULT_OUTPUT_CAP_BYTES`.
+ */
+export const SITE_HTTP_RESPONSE_CAP_BYTES = 512 * 1024 * 1024;
+
+/** How long dispose waits for extra PHP workers still booting, so it can stop them, in ms. */
+export const WORKER_BOOT_GRACE_MS = 20_000;
+
+/** How long an interrupted run waits for a boot in flight to finish, so it can dispose it, in ms. */
+export const INTERRUPTED_BOOT_GRACE_MS = 30_000;
+
+/**
+ * Observation payloads whose canonical JSON is larger than this many bytes (UTF-8) are stored as
+ * `files/observations/<observation-id>.json` and referenced by digest: 64 KiB.
+ */
+export const EPISODE_OBSERVATION_INLINE_LIMIT_BYTES = 64 * 1024;

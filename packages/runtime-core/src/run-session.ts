@@ -9,6 +9,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { basename } from "node:path";
 import { verifyArtifactBundle, type BundleViolation } from "./artifact-bundle/verify-artifact-bundle.js";
 import { writeArtifactBundle, type BundleStatus, type WriteArtifactBundleOptions } from "./artifact-bundle/write-artifact-bundle.js";
+import { INTERRUPTED_BOOT_GRACE_MS } from "./defaults.js";
 import { runEpisodeSteps, type EpisodeScriptStepReport, type EpisodeSessionWork } from "./episode-runner.js";
 import type { RuntimeEpisodeTrace } from "./episode/episode-trace.js";
 import { ERROR_CODES, WpCodeboxError, exitCodeForCategory, serializeError, type ErrorCode, type SerializedError } from "./errors.js";
@@ -21,8 +22,6 @@ import type { ExecutionResult, Runtime, RuntimeArtifacts, RuntimeBackend, Runtim
 /** Exit status of a run interrupted by SIGINT (128 + 2) and SIGTERM (128 + 15), as shells report them. */
 export const INTERRUPT_EXIT_CODES: Readonly<Record<string, number>> = Object.freeze({ SIGINT: 130, SIGTERM: 143 });
 
-/** How long an interrupted session waits for a boot in flight to finish, so it can dispose it, in ms. */
-const INTERRUPTED_BOOT_GRACE_MS = 30_000;
 
 /** Options of `runSession`. Give `backend`, `runtime`, or both. */
 export interface RunSessionOptions {

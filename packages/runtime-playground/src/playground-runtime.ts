@@ -13,6 +13,8 @@ import {
   assertCapability,
   getCommandDefinition,
   isBrowserCommand,
+  SITE_HTTP_RESPONSE_CAP_BYTES,
+  WORKER_BOOT_GRACE_MS,
   parseCommandArgs,
   serializeError,
   type ArtifactFile,
@@ -339,7 +341,7 @@ echo json_encode($out);`;
     for (const extra of this.extraHosts) if (extra.inFlight < target.inFlight) target = extra;
     // The loopback server names requests by its own origin; WordPress knows the site by siteOrigin.
     const url = request.url.startsWith(this.server.origin) ? `${this.siteOrigin}${request.url.slice(this.server.origin.length)}` : request.url;
-    const response = await this.lock.withShared(() => target.call<WorkerHttpResult>({ op: "http", ...request, url, capBytes: 512 * 1024 * 1024 }));
+    const response = await this.lock.withShared(() => target.call<WorkerHttpResult>({ op: "http", ...request, url, capBytes: SITE_HTTP_RESPONSE_CAP_BYTES }));
     // Loopback traffic (a browser) belongs to the commands running now.
     if (response.dbErrors?.length) for (const list of this.dbErrorsByExecution.values()) list.push(...response.dbErrors);
     if (response.fatal) {
@@ -846,7 +848,7 @@ echo json_encode(['cookies' => [['name' => AUTH_COOKIE, 'value' => $auth], ['nam
     await this.host?.terminate().catch(() => undefined);
     await Promise.all(this.extraHosts.map((h) => h.terminate().catch(() => undefined)));
     // Extra workers still booting terminate themselves once booted (bounded wait).
-    await Promise.race([Promise.all(this.bootingExtras), new Promise((r) => setTimeout(r, 20_000).unref())]);
+    await Promise.race([Promise.all(this.bootingExtras), new Promise((r) => setTimeout(r, WORKER_BOOT_GRACE_MS).unref())]);
     await this.server?.close().catch(() => undefined);
     if (this.sandboxDir) removeSandboxDir(this.sandboxDir);
   }

@@ -29,11 +29,7 @@ export const RUNTIME_EPISODE_OBSERVATIONS_DIR = "files/observations" as const;
 /** Artifact kind of an observation payload moved out of the trace. */
 export const RUNTIME_EPISODE_OBSERVATION_PAYLOAD_KIND = "runtime-episode-observation-payload" as const;
 
-/**
- * Observation payloads whose canonical JSON is larger than this many bytes (UTF-8) are stored as
- * `files/observations/<observation-id>.json` and referenced by digest. 64 KiB.
- */
-export const EPISODE_OBSERVATION_INLINE_LIMIT_BYTES = 64 * 1024;
+export { EPISODE_OBSERVATION_INLINE_LIMIT_BYTES } from "../defaults.js";
 
 /** Text that replaces secret values in everything an episode records. */
 export const EPISODE_REDACTED = "[redacted]" as const;

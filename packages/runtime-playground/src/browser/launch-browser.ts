@@ -2,7 +2,7 @@
  * Launches headless Chromium for browser interaction scripts and probes.
  */
 import type { Browser } from "playwright-core";
-import { WpCodeboxError } from "@wp-codebox/runtime-core";
+import { DEFAULT_BROWSER_LAUNCH_TIMEOUT_MS, WpCodeboxError } from "@wp-codebox/runtime-core";
 import { findChromium, type FindChromiumOptions } from "./find-chromium.js";
 
 /**
@@ -41,7 +41,7 @@ export async function launchBrowser(options: LaunchBrowserOptions = {}): Promise
       executablePath,
       headless: true,
       args: [...CHROMIUM_LAUNCH_ARGS],
-      timeout: options.timeoutMs ?? 30_000,
+      timeout: options.timeoutMs ?? DEFAULT_BROWSER_LAUNCH_TIMEOUT_MS,
     });
   } catch (error) {
     const reason = error instanceof Error ? error.message.split("\n")[0] : String(error);

@@ -3,7 +3,9 @@
  */
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import {
+  BROWSER_CLEANUP_TIMEOUT_MS,
   DEFAULT_BROWSER_STEP_TIMEOUT_MS,
+  DEFAULT_BROWSER_VIEWPORT,
   DEFAULT_BROWSER_TOTAL_TIMEOUT_MS,
   WpCodeboxError,
   assertValidBrowserInteractionScript,
@@ -67,8 +69,8 @@ export interface RunBrowserScriptOptions {
 }
 
 /** Limits for the clean-up work after the steps (failure screenshot, title, close), in ms. */
-const FAILURE_SCREENSHOT_TIMEOUT_MS = 5_000;
-const CLEANUP_TIMEOUT_MS = 5_000;
+const FAILURE_SCREENSHOT_TIMEOUT_MS = BROWSER_CLEANUP_TIMEOUT_MS;
+const CLEANUP_TIMEOUT_MS = BROWSER_CLEANUP_TIMEOUT_MS;
 
 const firstLine = (error: unknown) =>
   (error instanceof Error ? error.message : String(error))
@@ -141,7 +143,7 @@ export async function runBrowserInteractionScript(browser: Browser, options: Run
   try {
     context = await browser.newContext({
       baseURL: sandboxOrigin,
-      viewport: options.viewport ?? { width: 1280, height: 720 },
+      viewport: options.viewport ?? { ...DEFAULT_BROWSER_VIEWPORT },
       serviceWorkers: "block", // a service worker's fetches would bypass the routes
       acceptDownloads: false,
       // "<-loopback>" sends loopback traffic through the proxy too (Chromium bypasses it by default).
