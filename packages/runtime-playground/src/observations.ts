@@ -73,7 +73,7 @@ function str(spec: ObservationSpec, key: string): string | undefined {
  * - `runtime-info`: backend, versions, site URL, plugins, themes, policy, mounts.
  * - `mounts`: `{ mounts: [{ target, mode, kind }] }`.
  * - `command-result`: `{ id? }` selects a result (default the last): the ExecutionResult, or `null` when none ran.
- * - `wordpress-state`: the §4.3 export (see `normalizeWordPressStateRequest` for the request fields).
+ * - `wordpress-state`: the WordPress state export (options, users, posts, plugins, …; `normalizeWordPressStateRequest` lists the request fields).
  * - `http-response`: `{ path | url, method?, as?, headers?, body? }` runs a request in the sandbox:
  *   `{ method, path, status, headers, body, bodyBytes }` (body parsed when JSON). Not recorded as a command.
  * - `browser-result`: the last browser command's `{ id, command, status, summary }`, or `null`.

@@ -1,6 +1,6 @@
 /**
  * The execution record of a step: what `runtime.execute` returned (or threw), reduced to JSON with
- * a digest that ignores timing.1 (ExecutionResult), §4.1, §4.2.
+ * a digest that ignores timing (start/finish times and durations never change the digest).
  */
 import { Type, type Static } from "@sinclair/typebox";
 import { domainDigest } from "../digest.js";
