@@ -198,6 +198,7 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
   const at = (path: string, message: string) => issues.push({ path, message });
 
   // Runtime: which WordPress and PHP versions exist is the backend's to say; offline, only bundled WordPress builds.
+  const runtimeShapeBad = bad("/runtime");
   const isBundled = (wp: string) => options.wordpressVersions!.some((v) => v === wp || v.startsWith(`${wp}.`) || wp.startsWith(`${v}.`));
   const offlineCheck = (pointer: string, wp: string | undefined) => {
     if (wp !== undefined && !bad(pointer) && options.offline && options.wordpressVersions && !isBundled(wp)) {
@@ -214,10 +215,11 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
   }
 
   // Every (wp, php) cell the recipe will boot must be one the backend can provide.
-  if (options.backend?.preflight && !bad("/runtime")) {
+  if (options.backend?.preflight && !runtimeShapeBad) {
     const wps = matrix?.wp ?? [recipe.runtime?.wp];
     const phps = matrix?.php ?? [recipe.runtime?.php];
-    const seen = new Set<string>();
+    // One issue per pointer: a version refused offline above is not reported again.
+    const seen = new Set<string>(issues.map((i) => i.path));
     wps.forEach((wp, i) =>
       phps.forEach((php, j) => {
         try {
