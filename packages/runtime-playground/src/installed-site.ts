@@ -24,7 +24,9 @@ const STAMP = ".wp-codebox-site.json";
 
 /** Stable cache key for a WordPress tree + PHP version. */
 export function siteKey(treeDir: string, release: string, php: string): string {
-  const h = createHash("sha256").update(treeDir).digest("hex").slice(0, 8);
+  // The suffix versions the cache layout: sites installed before the OPcache seed was built with
+  // content-derived mtimes (php-worker.ts stabiliseMtimes) get a new key and install once more.
+  const h = createHash("sha256").update(treeDir).update("\0opcache-content-mtimes").digest("hex").slice(0, 8);
   return `wp-${release}-php-${php}-${h}`;
 }
 

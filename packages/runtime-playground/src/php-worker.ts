@@ -6,6 +6,8 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createHash } from "node:crypto";
+import { setFlagsFromString } from "node:v8";
 import { loadNodeRuntime, createNodeFsMountHandler } from "@php-wasm/node";
 import { __private__dont__use, consumeAPISync, type FileLockManager, type PHP, type PHPRequestHandler } from "@php-wasm/universal";
 import { bootWordPressAndRequestHandler } from "@wp-playground/wordpress";
@@ -14,6 +16,11 @@ import { fatalFromOutput, isWasmStackOverflow, wasmStackOverflowFatal } from "./
 import type { CappedStream, PhpFatal, RequestReport, WorkerBootOptions, WorkerMount, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
 import { phpNetworkGuardPreRun } from "./php-network-guard.js";
 import { installDeterminism, markWork, virtualClockUs } from "./php-determinism.js";
+
+// Baseline-compile PHP's WebAssembly only (Liftoff): TurboFan tier-up spent ~0.8 s of CPU on the
+// first WordPress load, on two cores competing with the run itself, and steady-state requests
+// measured no faster with it. Process-wide; WP_CODEBOX_WASM_TIERUP=1 restores V8's default.
+if (process.env.WP_CODEBOX_WASM_TIERUP !== "1") setFlagsFromString("--liftoff-only");
 
 const options = workerData as WorkerBootOptions;
 // Before PHP loads: the glue binds the time and entropy sources when it instantiates.
@@ -99,6 +106,32 @@ async function readCapped(stream: ReadableStream<Uint8Array>, capBytes: number):
 }
 
 const OPCACHE_DIR = "/internal/shared/opcache";
+
+/**
+ * Gives every file under `vfsDir` (except the OPcache folder) an mtime derived from its content.
+ * Playground writes the SQLite integration and its mu-plugins into memory at every boot, so their
+ * mtimes would be "now" and the seeded OPcache (which validates timestamps) would miss them every
+ * time; with content-derived mtimes the same bytes hit the compiled copy, and changed bytes still
+ * miss (a different mtime), so stale bytecode can never run.
+ */
+function stabiliseMtimes(instance: PHP, vfsDir: string): number {
+  const fs = (instance as unknown as Record<symbol, { FS: { utime(path: string, atime: number, mtime: number): void } }>)[__private__dont__use]?.FS;
+  if (!fs || !instance.isDir(vfsDir)) return 0;
+  let n = 0;
+  for (const name of instance.listFiles(vfsDir)) {
+    const path = `${vfsDir}/${name}`;
+    if (path === OPCACHE_DIR) continue;
+    if (instance.isDir(path)) n += stabiliseMtimes(instance, path);
+    else {
+      const digest = createHash("sha256").update(instance.readFileAsBuffer(path)).digest();
+      // Seconds in 2001–2017: plausible, never in the future, 2^28 distinct values.
+      const seconds = 1_000_000_000 + (digest.readUInt32BE(0) >>> 4);
+      fs.utime(path, seconds * 1000, seconds * 1000);
+      n++;
+    }
+  }
+  return n;
+}
 
 /** Copies a host directory tree into PHP's in-memory filesystem. */
 function seedFromHost(instance: PHP, hostDir: string, vfsDir: string): void {
@@ -293,6 +326,14 @@ async function boot(): Promise<void> {
       // is never cached there so one sandbox can't run another's stale bytecode.
       "opcache.blacklist_filename": "/internal/shared/opcache-blacklist.txt",
       "opcache.max_accelerated_files": "10000",
+      // Keep compiled scripts in (wasm) shared memory too, not only in the file cache: a request
+      // then reuses what the previous one compiled instead of unserialising every script again
+      // (a WordPress-loading run-php: ~85 → ~45 ms CPU). The file cache still seeds new workers.
+      "opcache.file_cache_only": "0",
+      // Check every included file's mtime on every request: with the shared-memory cache the
+      // default (every 2 s of request time, which follows the virtual clock) could run a core file
+      // rewritten a moment ago from its old bytecode. A stat per file costs microseconds in memory.
+      "opcache.revalidate_freq": "0",
     },
     createFiles: { "/internal/shared/opcache-blacklist.txt": "/wordpress/wp-content/*\n/workspace/*\n/internal/eval.php\n" },
   });
@@ -300,6 +341,7 @@ async function boot(): Promise<void> {
   php.mkdir("/internal/wp-codebox/code");
   php.writeFile(REPORT_PRELOAD, REPORT_SOURCE);
   if (options.muPlugin) php.writeFile("/internal/shared/mu-plugins/0-wp-codebox.php", options.muPlugin);
+  stabiliseMtimes(php, "/internal/shared");
   const clockUs = virtualClockUs();
   post({ event: "ready", bootMs: Date.now() - started, ...(clockUs !== undefined ? { clockUs } : {}) });
 }

@@ -42,6 +42,7 @@ import { inspectMountedInputs } from "./commands/inspect-mounted-inputs.js";
 import { browserActions, browserProbe } from "./commands/browser-actions.js";
 import { stateExport } from "./commands/state-export.js";
 import { RuntimeLock } from "./runtime-lock.js";
+import { ContentSync } from "./content-sync.js";
 import { observePlayground, type PlaygroundObservation } from "./observations.js";
 import { applySnapshot, captureSnapshot, readDatabase, resetContent, type RuntimeStateHost } from "./runtime-state.js";
 import { assertRuntimeSnapshot, runtimeSnapshotBundleFiles, type ObservationSpec, type WordPressRuntimeSnapshot } from "@wp-codebox/runtime-core";
@@ -141,6 +142,8 @@ export class PlaygroundRuntime implements Runtime {
   private readonly lock = new RuntimeLock();
   /** The database right after boot (inputs activated, site options applied): what `reset()` restores. */
   private cleanDatabase: Uint8Array | undefined;
+  /** Restores only the wp-content files a sandbox changed (fast `reset()`). */
+  private contentSync: ContentSync | undefined;
   private readonly artifactDirectories = new Map<string, number>();
   /** Database errors of each running command, by execution id (filled by its PHP runs and HTTP requests). */
   private readonly dbErrorsByExecution = new Map<string, DbError[]>();
@@ -202,6 +205,14 @@ export class PlaygroundRuntime implements Runtime {
         this.workerMounts.push({ hostPath: mount.source, vfsPath: mount.target });
       }
     }
+    const inContent = (target: string) => target.startsWith("/wordpress/wp-content/");
+    const rel = (target: string) => target.slice("/wordpress/wp-content/".length);
+    this.contentSync = new ContentSync(
+      contentDir,
+      [{ source: join(this.setup.siteDir, "wp-content"), target: "" }, ...this.setup.mounts.filter((m) => m.mode === "readonly" && inContent(m.target)).map((m) => ({ source: m.source, target: rel(m.target) }))],
+      this.setup.mounts.filter((m) => m.mode !== "readonly" && m.kind === "directory" && inContent(m.target)).map((m) => ({ target: rel(m.target) })),
+    );
+    this.contentSync.stampNow();
     this.server = await startSandboxHttpServer();
     this.setup.onProgress?.("Booting WordPress");
     this.host = await this.spawnWorker();
@@ -624,6 +635,7 @@ echo json_encode($out);`;
       wordpressVersion: this.setup.wordpressRelease,
       phpVersion: this.setup.phpVersion,
       runPhp: (code) => this.host.call<WorkerRunResult>({ op: "run", code, capBytes: 64 << 20 }),
+      ...(this.contentSync ? { contentSync: this.contentSync } : {}),
     };
   }
 

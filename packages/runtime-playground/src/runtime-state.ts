@@ -24,6 +24,7 @@ import {
 import type { WorkerRunResult } from "./php-worker-protocol.js";
 import { FATAL_RECORDER, outcomeFromRun } from "./commands/run-php.js";
 import { phpValue } from "./php-value.js";
+import type { ContentSync } from "./content-sync.js";
 
 /** Path of the SQLite database relative to `/wordpress/` (set by the SQLite integration). */
 export const DATABASE_PATH = "wp-content/database/.ht.sqlite";
@@ -39,6 +40,8 @@ export interface RuntimeStateHost {
   wordpressVersion: string;
   phpVersion: string;
   runPhp(code: string): Promise<WorkerRunResult>;
+  /** Present: `resetContent` restores only what changed (content-sync.ts) instead of re-copying everything. */
+  contentSync?: ContentSync;
 }
 
 const baseListings = new Map<string, RuntimeSnapshotFileEntry[]>();
@@ -82,6 +85,13 @@ function hostPath(host: RuntimeStateHost, path: string): string {
  * options applied). Read-write mounts are host folders and are left as they are.
  */
 export function resetContent(host: RuntimeStateHost, cleanDatabase: Uint8Array): void {
+  if (host.contentSync) {
+    // Only what the sandbox changed is put back (content-sync.ts): a reset costs one lstat per file.
+    host.contentSync.restore();
+    writeFileSync(hostPath(host, DATABASE_PATH), cleanDatabase);
+    host.contentSync.stampNow();
+    return;
+  }
   rmSync(host.contentDir, { recursive: true, force: true });
   cpSync(join(host.siteDir, "wp-content"), host.contentDir, { recursive: true });
   for (const mount of host.mounts) {
