@@ -2,9 +2,13 @@
  * JSON Schema validation (Ajv, draft 2020-12 compatible subset used by TypeBox) with issues
  * reported as `{ path, message }`, where `path` is a JSON pointer (`/steps/2/selector`).
  */
-import AjvModule from "ajv";
-import addFormatsModule from "ajv-formats";
+import { createRequire } from "node:module";
 import type { TSchema } from "@sinclair/typebox";
+
+/** What we use of an Ajv instance. */
+interface AjvType {
+  compile(schema: object): import("ajv").ValidateFunction;
+}
 
 /** One validation problem: JSON pointer to the bad field and what is wrong with it. */
 export interface SchemaIssue {
@@ -12,10 +16,21 @@ export interface SchemaIssue {
   message: string;
 }
 
-const Ajv = (AjvModule as unknown as { default?: typeof AjvModule }).default ?? AjvModule;
-const addFormats = (addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule;
-const ajv = new (Ajv as unknown as new (o: object) => import("ajv").default)({ allErrors: true, strict: false });
-(addFormats as unknown as (a: unknown) => void)(ajv);
+// Ajv is loaded on the first validation, not at import: it is ~50 ms of start-up that commands
+// which never validate a document (`run --attach`, `--version`) should not pay.
+const require = createRequire(import.meta.url);
+let ajv: AjvType | undefined;
+function getAjv(): AjvType {
+  if (!ajv) {
+    const AjvModule = require("ajv") as { default?: unknown };
+    const formatsModule = require("ajv-formats") as { default?: unknown };
+    const Ajv = (AjvModule.default ?? AjvModule) as new (o: object) => AjvType;
+    const addFormats = (formatsModule.default ?? formatsModule) as (a: unknown) => void;
+    ajv = new Ajv({ allErrors: true, strict: false });
+    addFormats(ajv);
+  }
+  return ajv;
+}
 const cache = new WeakMap<object, import("ajv").ValidateFunction>();
 
 /**
@@ -25,7 +40,7 @@ const cache = new WeakMap<object, import("ajv").ValidateFunction>();
 export function validateAgainstSchema(schema: TSchema | object, value: unknown): SchemaIssue[] {
   let validate = cache.get(schema);
   if (!validate) {
-    validate = ajv.compile(schema);
+    validate = getAjv().compile(schema);
     cache.set(schema, validate);
   }
   if (validate(value)) return [];

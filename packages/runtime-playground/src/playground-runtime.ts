@@ -5,7 +5,6 @@
  */
 import { cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   DEFAULT_OUTPUT_CAP_BYTES,
@@ -31,7 +30,7 @@ import {
 import { MessageChannel } from "node:worker_threads";
 import { FileLockManagerInMemory, exposeSyncAPI } from "@php-wasm/universal";
 import { PhpWorkerHost, WorkerGoneError } from "./php-worker-host.js";
-import { removeSandboxDir, trackSandboxDir } from "./sandbox-dirs.js";
+import { removeSandboxDir, sandboxTempBase, trackSandboxDir } from "./sandbox-dirs.js";
 import type { DbError, WorkerBootOptions, WorkerHttpResult, WorkerMount, WorkerRunResult } from "./php-worker-protocol.js";
 import { startSandboxHttpServer, type SandboxHttpServer } from "./sandbox-http-server.js";
 import type { Actor, ActorAuth, CommandContext, CommandHandler, CommandOutcome } from "./commands/command-context.js";
@@ -189,7 +188,7 @@ export class PlaygroundRuntime implements Runtime {
 
   private async start(): Promise<void> {
     const started = Date.now();
-    this.sandboxDir = mkdtempSync(join(tmpdir(), "wp-codebox-"));
+    this.sandboxDir = mkdtempSync(join(sandboxTempBase(), "wp-codebox-"));
     trackSandboxDir(this.sandboxDir);
     const contentDir = join(this.sandboxDir, "wp-content");
     const workspaceDir = join(this.sandboxDir, "workspace");

@@ -3,7 +3,8 @@
  * (a second Ctrl-C, `process.exit` in a caller), they are removed synchronously on exit, so no
  * `wp-codebox-*` folder is left in the temp directory.
  */
-import { rmSync } from "node:fs";
+import { accessSync, constants, rmSync, statfsSync } from "node:fs";
+import { tmpdir } from "node:os";
 
 const live = new Set<string>();
 let hooked = false;
@@ -23,4 +24,24 @@ export function trackSandboxDir(dir: string): void {
 export function removeSandboxDir(dir: string): void {
   live.delete(dir);
   rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * Where sandbox temp directories go (a copy of wp-content each, ~14 MB, deleted on dispose):
+ * `$WP_CODEBOX_TMPDIR`; else `$TMPDIR` when the caller set it; else `/dev/shm` on Linux when it
+ * is writable with at least 1 GiB free (memory-backed: copying and deleting the tree took
+ * 25 + 5 ms there against 100–600 + 330–420 ms on the disk-backed /tmp of our 2-core machine);
+ * else the OS temp dir.
+ */
+export function sandboxTempBase(): string {
+  if (process.env.WP_CODEBOX_TMPDIR) return process.env.WP_CODEBOX_TMPDIR;
+  if (process.env.TMPDIR || process.platform !== "linux") return tmpdir();
+  try {
+    accessSync("/dev/shm", constants.W_OK);
+    const fs = statfsSync("/dev/shm");
+    if (fs.bavail * fs.bsize >= 2 ** 30) return "/dev/shm";
+  } catch {
+    // not there or not writable
+  }
+  return tmpdir();
 }
