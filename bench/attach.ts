@@ -36,8 +36,8 @@ interface Timed {
   stderr: string;
 }
 
-/** Spawns a process and times it from just before spawn to its first stdout byte and to its exit. */
-function timed(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Timed> {
+/** Spawns a process and times it from just before spawn to its result on stdout (first byte, or `resultMarker`) and to its exit. */
+function timed(args: string[], env: NodeJS.ProcessEnv = {}, resultMarker?: string): Promise<Timed> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     let firstStdoutMs = -1;
@@ -45,8 +45,8 @@ function timed(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Timed> {
     let stderr = "";
     const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      if (firstStdoutMs < 0) firstStdoutMs = performance.now() - t0;
       stdout += d;
+      if (firstStdoutMs < 0 && (!resultMarker || stdout.includes(resultMarker))) firstStdoutMs = performance.now() - t0;
     });
     child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
     child.on("error", reject);
@@ -54,18 +54,10 @@ function timed(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Timed> {
   });
 }
 
-/** Child mode: plain runCLI from process start to the first WordPress-loading result. */
-async function runCliChild(site: string): Promise<void> {
-  const { startPlainRunCli } = await import("./plain-playground.js");
-  const cli = await startPlainRunCli(site, "do-not-attempt-installing");
-  const first = await cli.playground.run({ code: WP_CODE });
-  process.stdout.write(`${first.text}\n`);
-  await cli[Symbol.asyncDispose]();
-  process.exit(0);
-}
+/** Plain runCLI from process start to the first result (a plain ES module, no tsx in its start-up). */
+const RUNCLI_CHILD = fileURLToPath(new URL("./runcli-first-result.mjs", import.meta.url));
 
 async function main(): Promise<void> {
-  if (process.env.BENCH_CHILD === "runcli") return runCliChild(process.argv[2]!);
   const work = mkdtempSync(join(tmpdir(), "wp-codebox-bench-attach-"));
   const { resolveCacheDir } = await import("@wp-codebox/runtime-playground");
   console.error(`bench: ${SAMPLES} attach runs, ${ONE_SHOT_SAMPLES} one-shot and runCLI runs; node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, load ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
@@ -129,7 +121,7 @@ async function main(): Promise<void> {
     const runCli: Timed[] = [];
     if (site) {
       for (let i = 0; i < ONE_SHOT_SAMPLES; i++) {
-        const run = await timed(["--conditions=source", "--import", "tsx", fileURLToPath(import.meta.url), join(sites, site)], { BENCH_CHILD: "runcli" });
+        const run = await timed([RUNCLI_CHILD, join(sites, site), WP_CODE], {}, "RESULT 6.");
         if (run.code !== 0) throw new Error(`runCLI child failed: ${run.stderr}`);
         runCli.push(run);
       }
