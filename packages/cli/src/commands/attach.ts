@@ -4,9 +4,21 @@
  * same code paths as a local sandbox, so results and bundles are identical in shape.
  */
 import { resolve } from "node:path";
-import { WpCodeboxError, verifyArtifactBundle, writeArtifactBundle, type BundleViolation } from "@wp-codebox/runtime-core";
-import { attachRuntime, attachedBackend, type AttachedRuntime } from "@wp-codebox/live/client";
-import { executePreparedRun, prepareRun, assertUsableArtifactsDir, newRunId, type RunOptions, type RunOutcome } from "./run.js";
+import {
+  WpCodeboxError,
+  assertUsableArtifactsDir,
+  newRunId,
+  planRun,
+  runSession,
+  verifyArtifactBundle,
+  writeArtifactBundle,
+  type BundleViolation,
+  type CommandRunPlan,
+} from "@wp-codebox/runtime-core";
+import { attachRuntime, type AttachedRuntime } from "@wp-codebox/live/client";
+import { CliExitError } from "../cli-exit-error.js";
+// Types only: run.ts loads the Playground backend, which an attached run never needs.
+import type { RunOptions, RunOutcome } from "./run.js";
 
 /** Where to attach: `--attach URL` and `--token T` (default `$WP_CODEBOX_TOKEN`). */
 export interface AttachTarget {
@@ -52,22 +64,29 @@ export function attach(target: AttachTarget): Promise<AttachedRuntime> {
  * @throws what `prepareRun` throws for the command/args/artifacts dir, and the attach errors.
  */
 export async function runAttached(options: RunOptions & AttachTarget): Promise<RunOutcome> {
-  const prepared = prepareRun({
-    command: options.command,
-    ...(options.args ? { args: options.args } : {}),
-    ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
-    ...(options.artifactsDir !== undefined ? { artifactsDir: options.artifactsDir } : {}),
-    ...(options.cwd ? { cwd: options.cwd } : {}),
-  });
+  // The same plan as a local run (command, args, timeout, bundle directory), without runtime flags.
+  const plan = planRun(
+    { kind: "command", command: options.command, args: options.args ?? [], ...(options.timeout !== undefined ? { timeout: options.timeout } : {}) },
+    { ...(options.cwd ? { cwd: options.cwd } : {}), ...(options.artifactsDir !== undefined ? { artifactsDir: options.artifactsDir } : {}) },
+  ) as CommandRunPlan;
   const runtime = await attach(options);
   options.onProgress?.(`Attached to ${runtime.info().siteUrl} (sandbox ${runtime.sandboxId})`);
   try {
-    const outcome = await executePreparedRun(prepared, {
-      backend: attachedBackend(runtime),
-      ...(options.interrupt ? { interrupt: options.interrupt } : {}),
-      ...(options.onProgress ? { onProgress: (m: string) => options.onProgress!(m.replace(/^Booting a sandbox/, "Using the attached sandbox").replace(/^Booted WordPress/, "The sandbox runs WordPress").replace(/^Disposing the sandbox$/, "Detaching")) } : {}),
+    // runSession with a running runtime: nothing boots and nothing is disposed (we detach below).
+    const session = await runSession(plan, {
+      runtime,
+      ...(options.interrupt ? { signal: options.interrupt } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     });
-    return outcome;
+    const error = session.error ? new CliExitError(session.error.code, session.error.message, session.exitCode, session.error.details ?? {}) : undefined;
+    return {
+      runId: session.runId,
+      result: session.command!.result,
+      bundle: session.bundle,
+      ...(error ? { error } : {}),
+      ...(session.runtimeInfo ? { runtimeInfo: session.runtimeInfo } : {}),
+      exitCode: session.exitCode,
+    };
   } finally {
     await runtime.dispose();
   }
