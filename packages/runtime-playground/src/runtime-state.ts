@@ -88,19 +88,18 @@ export function resetContent(host: RuntimeStateHost, cleanDatabase: Uint8Array):
   if (host.contentSync) {
     // Only what the sandbox changed is put back (content-sync.ts): a reset costs one lstat per file.
     host.contentSync.restore();
-    writeFileSync(hostPath(host, DATABASE_PATH), cleanDatabase);
-    host.contentSync.stampNow();
-    return;
-  }
-  rmSync(host.contentDir, { recursive: true, force: true });
-  cpSync(join(host.siteDir, "wp-content"), host.contentDir, { recursive: true });
-  for (const mount of host.mounts) {
-    if (!mount.target.startsWith("/wordpress/wp-content/")) continue;
-    const target = join(host.contentDir, mount.target.slice("/wordpress/wp-content/".length));
-    if (mount.mode === "readonly") cpSync(mount.source, target, { recursive: true, dereference: false });
-    else if (mount.kind === "directory") mkdirSync(target, { recursive: true });
+  } else {
+    rmSync(host.contentDir, { recursive: true, force: true });
+    cpSync(join(host.siteDir, "wp-content"), host.contentDir, { recursive: true });
+    for (const mount of host.mounts) {
+      if (!mount.target.startsWith("/wordpress/wp-content/")) continue;
+      const target = join(host.contentDir, mount.target.slice("/wordpress/wp-content/".length));
+      if (mount.mode === "readonly") cpSync(mount.source, target, { recursive: true, dereference: false });
+      else if (mount.kind === "directory") mkdirSync(target, { recursive: true });
+    }
   }
   writeFileSync(hostPath(host, DATABASE_PATH), cleanDatabase);
+  host.contentSync?.stampNow();
 }
 
 /** Reads the database file (call with the exclusive lock held). */
