@@ -335,7 +335,9 @@ async function boot(): Promise<void> {
       // rewritten a moment ago from its old bytecode. A stat per file costs microseconds in memory.
       "opcache.revalidate_freq": "0",
     },
-    createFiles: { "/internal/shared/opcache-blacklist.txt": "/wordpress/wp-content/*\n/workspace/*\n/internal/eval.php\n" },
+    // /internal/wp-codebox/code holds the file each run-php or REST call writes and runs: rewritten
+    // per call, it must never come from a cache (two calls within one second share an mtime).
+    createFiles: { "/internal/shared/opcache-blacklist.txt": "/wordpress/wp-content/*\n/workspace/*\n/internal/eval.php\n/internal/wp-codebox/code/*\n" },
   });
   php = await handler.getPrimaryPhp();
   php.mkdir("/internal/wp-codebox/code");
