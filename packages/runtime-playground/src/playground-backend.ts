@@ -26,7 +26,8 @@ import { ensureCustomWordPressTree, ensureWordPressTree, findWordPressBuild } fr
 import { ensureInstalledSite, opcacheDirFor } from "./installed-site.js";
 import { sqliteIntegrationZipPath } from "./sqlite-integration.js";
 import { baseConstants } from "./wordpress-constants.js";
-import { PlaygroundRuntime, type PlaygroundRuntimeSetup } from "./playground-runtime.js";
+import { PlaygroundRuntime } from "./playground-runtime.js";
+import type { PlaygroundRuntimeSetup } from "./sandbox-boot.js";
 import { WORDPRESS_VERSION_PATTERN, assertWordPressReleaseObtainable, ensureWordPressRelease, isBundledWordPress } from "./wordpress-releases.js";
 import { assertPhpData } from "./php-value.js";
 

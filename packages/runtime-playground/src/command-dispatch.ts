@@ -1,0 +1,188 @@
+/**
+ * Running one command in a sandbox: the handler for its id, the policy check, the wall-clock
+ * deadline (the catalog's default unless the caller gives one; `0` = none), and the
+ * `ExecutionResult` it becomes. A deadline that passes kills the primary PHP worker (PHP cannot be
+ * interrupted from inside) and keeps what the run had printed as evidence.
+ */
+import { randomUUID } from "node:crypto";
+import {
+  WpCodeboxError,
+  assertCapability,
+  getCommandDefinition,
+  parseCommandArgs,
+  serializeError,
+  type ExecutionResult,
+  type ExecutionSpec,
+  type RuntimePolicy,
+} from "@wp-codebox/runtime-core";
+import { browserActions, browserProbe } from "./commands/browser-actions.js";
+import type { CommandContext, CommandHandler, CommandOutcome } from "./commands/command-context.js";
+import { httpRequest } from "./commands/http-request.js";
+import { inspectMountedInputs } from "./commands/inspect-mounted-inputs.js";
+import { phpunit } from "./commands/phpunit.js";
+import { pluginCheck } from "./commands/plugin-check.js";
+import { restRequest } from "./commands/rest-request.js";
+import { runPhp } from "./commands/run-php.js";
+import { stateExport } from "./commands/state-export.js";
+import { wpCli } from "./commands/wp-cli.js";
+import type { EvidenceLedger } from "./evidence-ledger.js";
+import { WorkerGoneError, type PhpWorkerHost } from "./php-worker-host.js";
+
+/** Handlers by command id; commands in the catalog without a handler here report so. */
+const HANDLERS: Record<string, CommandHandler> = {
+  "wordpress.run-php": runPhp,
+  "wordpress.http-request": httpRequest,
+  "wordpress.rest-request": restRequest,
+  "inspect-mounted-inputs": inspectMountedInputs,
+  "wordpress.browser-actions": browserActions,
+  "wordpress.browser-probe": browserProbe,
+  "wordpress.state-export": stateExport,
+  "wordpress.wp-cli": wpCli,
+  "wordpress.phpunit": phpunit,
+  "wordpress.check": pluginCheck,
+};
+
+/** What dispatching a command uses of its runtime. */
+export interface DispatchHost {
+  policy: RuntimePolicy;
+  ledger: EvidenceLedger;
+  /** The handler's view of the runtime for one execution. */
+  context(executionId: string): CommandContext;
+  /** The worker whose printed output is kept when a deadline passes. */
+  primary(): PhpWorkerHost;
+  /** Kills the primary worker and boots a replacement on the same files. */
+  replaceWorker(reason: string): Promise<void>;
+}
+
+type PartialOutput = ReturnType<PhpWorkerHost["partialOutput"]>;
+
+/**
+ * Runs one command and records it in the ledger (`command-started`, the result with the database
+ * errors its PHP runs and requests reported, its files, `command-finished`). Failures come back as results: `status: "error"`, or `"timed-out"` with
+ * exit code 124, error `timeout` and the output printed before the deadline.
+ * @throws `unknown-command`, `policy-denied`, `invalid-argument`, `missing-argument` (contract
+ *   misuse; nothing ran), and a handler's own WpCodeboxError.
+ */
+export async function dispatchCommand(host: DispatchHost, spec: ExecutionSpec): Promise<ExecutionResult> {
+  const definition = getCommandDefinition(spec.command);
+  if (!definition.runnable) {
+    throw new WpCodeboxError("unknown-command", `${spec.command} is a policy capability, not a runnable command.`);
+  }
+  assertCapability(host.policy, definition.capability);
+  const args = parseCommandArgs(spec.command, spec.args);
+  const handler = HANDLERS[spec.command];
+  const id = `exec-${randomUUID()}`;
+  const startedAt = new Date().toISOString();
+  const started = Date.now();
+  const timeoutMs = spec.timeoutMs ?? definition.defaultTimeoutMs;
+  host.ledger.event("command-started", { id, command: spec.command });
+  const dbErrors = host.ledger.openDbErrors(id);
+  let outcome: CommandOutcome | "timed-out";
+  let timedOutOutput: PartialOutput | undefined;
+  if (!handler) {
+    outcome = {
+      status: "error",
+      exitCode: 1,
+      stdout: "",
+      stderr: "",
+      error: { code: "not-implemented", message: `${spec.command} is in the catalog but this backend does not run it yet.` },
+    };
+  } else {
+    const ran = await runWithDeadline(host, handler, args, timeoutMs, spec.signal, id);
+    outcome = ran.outcome;
+    timedOutOutput = ran.partialOutput;
+  }
+  const finished = Date.now();
+  const result: ExecutionResult =
+    outcome === "timed-out"
+      ? {
+          id,
+          command: spec.command,
+          args: spec.args,
+          status: "timed-out",
+          exitCode: 124,
+          stdout: timedOutOutput?.stdout ?? "",
+          stderr: timedOutOutput?.stderr ?? "",
+          stdoutBytes: timedOutOutput?.stdoutBytes ?? 0,
+          stderrBytes: timedOutOutput?.stderrBytes ?? 0,
+          error: {
+            code: "timeout",
+            message: `${spec.command}: Timeout ${timeoutMs}ms exceeded. The PHP worker was stopped and replaced; raise --timeout if the work needs longer.`,
+            data: { timeoutMs },
+          },
+          startedAt,
+          finishedAt: new Date().toISOString(),
+          durationMs: finished - started,
+        }
+      : {
+          id,
+          command: spec.command,
+          args: spec.args,
+          status: outcome.status,
+          exitCode: outcome.exitCode,
+          stdout: outcome.stdout,
+          stderr: outcome.stderr,
+          ...(outcome.stdoutBytes !== undefined ? { stdoutBytes: outcome.stdoutBytes, stderrBytes: outcome.stderrBytes ?? 0 } : {}),
+          ...(outcome.truncated ? { truncated: outcome.truncated } : {}),
+          ...(outcome.json !== undefined ? { json: outcome.json } : {}),
+          ...(outcome.error ? { error: outcome.error } : {}),
+          startedAt,
+          finishedAt: new Date().toISOString(),
+          durationMs: finished - started,
+          ...(outcome.files?.length ? { artifactRefs: outcome.files.map((f) => ({ path: f.path, kind: f.kind })) } : {}),
+        };
+  host.ledger.closeDbErrors(id);
+  if (dbErrors.length) result.dbErrors = dbErrors;
+  host.ledger.recordCommand(result, outcome);
+  host.ledger.event("command-finished", { id, command: spec.command, status: result.status, durationMs: result.durationMs });
+  return result;
+}
+
+/**
+ * Runs a handler against its deadline and the caller's abort signal (either one ends it as
+ * `"timed-out"`). A worker that dies under the handler also counts as timed out; an error that is
+ * not a WpCodeboxError becomes an error outcome.
+ */
+async function runWithDeadline(
+  host: DispatchHost,
+  handler: CommandHandler,
+  args: Record<string, string>,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+  executionId: string,
+): Promise<{ outcome: CommandOutcome | "timed-out"; partialOutput?: PartialOutput }> {
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const deadline = new Promise<"timed-out">((resolve) => {
+    if (timeoutMs > 0) timer = setTimeout(() => resolve("timed-out"), timeoutMs);
+    if (signal) {
+      onAbort = () => resolve("timed-out");
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+    }
+  });
+  const work = handler(host.context(executionId), args).catch((error: unknown) => {
+    if (error instanceof WorkerGoneError) return "timed-out" as const;
+    if (error instanceof WpCodeboxError) throw error;
+    const serialized = serializeError(error);
+    return { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: serialized.code, message: serialized.message } } satisfies CommandOutcome;
+  });
+  try {
+    const winner = await Promise.race([work, deadline]);
+    let partialOutput: PartialOutput | undefined;
+    if (winner === "timed-out") {
+      // Keep what the run printed before its deadline: it is the evidence of a hang.
+      try {
+        partialOutput = host.primary().partialOutput();
+      } catch {
+        partialOutput = undefined; // never let evidence-gathering block the replacement
+      }
+      // PHP cannot be interrupted from inside: kill the thread, boot a replacement on the same files.
+      await host.replaceWorker("timeout");
+    }
+    return { outcome: winner, ...(partialOutput ? { partialOutput } : {}) };
+  } finally {
+    if (timer) clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener("abort", onAbort);
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * Booting one sandbox: what the backend resolved beforehand (`PlaygroundRuntimeSetup`), the
+ * sandbox's own files (a private copy of wp-content, a workspace, the caller's mounts), the boot
+ * options of its PHP workers, and the activation of `--plugin`/`--theme` inputs once WordPress runs.
+ */
+import { cpSync, mkdirSync, mkdtempSync } from "node:fs";
+import { join } from "node:path";
+import { WpCodeboxError, type ResolvedMount, type RuntimeDeterminism, type RuntimePolicy } from "@wp-codebox/runtime-core";
+import type { WpCliPharSource } from "./commands/command-context.js";
+import { FATAL_RECORDER, outcomeFromRun } from "./commands/run-php.js";
+import type { PhpWorkerHost } from "./php-worker-host.js";
+import type { WorkerBootOptions, WorkerMount, WorkerRunResult } from "./php-worker-protocol.js";
+import { phpValue } from "./php-value.js";
+import { ContentSync } from "./content-sync.js";
+import { sandboxTempBase, trackSandboxDir } from "./sandbox-dirs.js";
+
+/** Everything the backend resolved before boot. */
+export interface PlaygroundRuntimeSetup {
+  siteDir: string;
+  opcacheSeedDir?: string;
+  wordpressRelease: string;
+  /** Set when WordPress came from a release mirror (`--wp` beyond the bundled builds). */
+  wordpressSource?: { requested: string; release: string; checksum: { algorithm: string; value: string; url: string }; fetched: boolean };
+  phpVersion: string;
+  bootMode: "installed" | "cached";
+  policy: RuntimePolicy;
+  mounts: ResolvedMount[];
+  plugins: string[];
+  themes: string[];
+  env: Record<string, string>;
+  secretEnv: Record<string, string>;
+  siteOptions: Record<string, string>;
+  sqliteZipPath: string;
+  constants: Record<string, string | number | boolean | null>;
+  cwd: string;
+  outputCapBytes?: number;
+  /** Where `wordpress.wp-cli` looks for wp-cli.phar (flag, then env, then cache dir). */
+  wpCli?: WpCliPharSource;
+  /** PHP workers serving HTTP in parallel (browser traffic); 1 = a single worker (default). */
+  workers?: number;
+  /** Clock, seed and origin (resolved by `resolveDeterminism`); default real clock, host entropy, loopback origin. */
+  determinism?: RuntimeDeterminism;
+  onProgress?: (message: string) => void;
+}
+
+/** Creates the sandbox's temporary folder under `sandboxTempBase()` (removed at dispose, or at process exit if never disposed). */
+export function createSandboxDir(): string {
+  const sandboxDir = mkdtempSync(join(sandboxTempBase(), "wp-codebox-"));
+  trackSandboxDir(sandboxDir);
+  return sandboxDir;
+}
+
+/** Host folder mounted at `/wordpress/wp-content`. */
+export function sandboxContentDir(sandboxDir: string): string {
+  return join(sandboxDir, "wp-content");
+}
+
+/** Host folder mounted at `/workspace`. */
+export function sandboxWorkspaceDir(sandboxDir: string): string {
+  return join(sandboxDir, "workspace");
+}
+
+/**
+ * Fills the sandbox folder: a copy of the installed site's wp-content, an empty workspace, and the
+ * mounts. Read-only mounts are private copies (the sandbox may change them, the host never sees
+ * it); read-write mounts are the host folders themselves, mounted in every worker.
+ * @returns the worker mounts of the read-write mounts.
+ */
+export function populateSandboxDir(sandboxDir: string, setup: Pick<PlaygroundRuntimeSetup, "siteDir" | "mounts">): WorkerMount[] {
+  const contentDir = sandboxContentDir(sandboxDir);
+  const workspaceDir = sandboxWorkspaceDir(sandboxDir);
+  cpSync(join(setup.siteDir, "wp-content"), contentDir, { recursive: true });
+  mkdirSync(workspaceDir, { recursive: true });
+  const workerMounts: WorkerMount[] = [];
+  for (const mount of setup.mounts) {
+    const hostTarget = hostPathFor(mount.target, contentDir, workspaceDir);
+    if (mount.mode === "readonly") {
+      cpSync(mount.source, hostTarget, { recursive: true, dereference: false });
+    } else {
+      if (mount.kind === "directory") mkdirSync(hostTarget, { recursive: true });
+      workerMounts.push({ hostPath: mount.source, vfsPath: mount.target });
+    }
+  }
+  return workerMounts;
+}
+
+/**
+ * What a fast `reset()` restores wp-content from: the installed site's wp-content with the
+ * read-only mounts under wp-content over it; read-write directory mounts there are left alone.
+ * Stamped now, so files changed from here on are the ones to restore.
+ */
+export function sandboxContentSync(sandboxDir: string, setup: Pick<PlaygroundRuntimeSetup, "siteDir" | "mounts">): ContentSync {
+  const inContent = (target: string) => target.startsWith("/wordpress/wp-content/");
+  const rel = (target: string) => target.slice("/wordpress/wp-content/".length);
+  const contentSync = new ContentSync(
+    sandboxContentDir(sandboxDir),
+    [{ source: join(setup.siteDir, "wp-content"), target: "" }, ...setup.mounts.filter((m) => m.mode === "readonly" && inContent(m.target)).map((m) => ({ source: m.source, target: rel(m.target) }))],
+    setup.mounts.filter((m) => m.mode !== "readonly" && m.kind === "directory" && inContent(m.target)).map((m) => ({ target: rel(m.target) })),
+  );
+  contentSync.stampNow();
+  return contentSync;
+}
+
+function hostPathFor(target: string, contentDir: string, workspaceDir: string): string {
+  if (target.startsWith("/wordpress/wp-content/")) return join(contentDir, target.slice("/wordpress/wp-content/".length));
+  return join(workspaceDir, target.slice("/workspace".length));
+}
+
+/**
+ * Boot options of a PHP worker of this sandbox (the pool adds mounts and a process id). The
+ * environment (`env` and `secretEnv`) reaches PHP through a must-use plugin that sets it.
+ */
+export function workerBootOptions(setup: PlaygroundRuntimeSetup, sandboxDir: string, siteUrl: string): Omit<WorkerBootOptions, "mounts" | "processId"> {
+  const env = { ...setup.env, ...setup.secretEnv };
+  const muPlugin = Object.keys(env).length
+    ? `<?php\nforeach (${phpValue(env, "environment")} as $k => $v) { putenv($k . '=' . $v); $_ENV[$k] = $v; }\n`
+    : undefined;
+  return {
+    phpVersion: setup.phpVersion,
+    siteUrl,
+    coreDir: setup.siteDir,
+    contentDir: sandboxContentDir(sandboxDir),
+    workspaceDir: sandboxWorkspaceDir(sandboxDir),
+    opcacheSeedDir: setup.opcacheSeedDir,
+    installMode: "do-not-attempt-installing",
+    sqliteZipPath: setup.sqliteZipPath,
+    constants: setup.constants,
+    muPlugin,
+    network: setup.policy.network,
+  };
+}
+
+/**
+ * Activates `--plugin`/`--theme` inputs and applies site options, in the booted primary worker.
+ * @returns true when there was something to activate.
+ * @throws `boot-failed` naming every input that did not activate, with WordPress's reason.
+ */
+export async function activateInputs(host: PhpWorkerHost, setup: PlaygroundRuntimeSetup): Promise<boolean> {
+  const { plugins, themes, siteOptions } = setup;
+  if (!plugins.length && !themes.length && !Object.keys(siteOptions).length) return false;
+  setup.onProgress?.("Activating plugins and themes");
+  const code = `<?php
+require_once '/wordpress/wp-load.php';
+require_once ABSPATH . 'wp-admin/includes/plugin.php';
+$out = ['plugins' => [], 'themes' => []];
+foreach (${phpValue(plugins, "plugins")} as $dir) {
+  $found = null;
+  if (substr($dir, -4) === '.php') { $found = $dir; }
+  else { foreach (get_plugins('/' . $dir) as $file => $data) { $found = $dir . '/' . $file; break; } }
+  if ($found === null) { $out['plugins'][] = ['dir' => $dir, 'error' => 'no plugin header found in wp-content/plugins/' . $dir]; continue; }
+  $r = activate_plugin($found);
+  $out['plugins'][] = ['dir' => $dir, 'file' => $found, 'error' => is_wp_error($r) ? $r->get_error_message() : null];
+}
+foreach (${phpValue(themes, "themes")} as $dir) {
+  $theme = wp_get_theme($dir);
+  if (!$theme->exists() || $theme->errors()) { $out['themes'][] = ['dir' => $dir, 'error' => $theme->errors() ? $theme->errors()->get_error_message() : 'theme not found']; continue; }
+  switch_theme($dir);
+  $out['themes'][] = ['dir' => $dir, 'error' => null];
+}
+foreach (${phpValue(siteOptions, "site options")} as $k => $v) { update_option($k, $v); }
+echo json_encode($out);`;
+  const outcome = outcomeFromRun(await host.call<WorkerRunResult>({ op: "run", code: code.replace("<?php", `<?php\n${FATAL_RECORDER}`), capBytes: 1 << 20 }));
+  if (outcome.status !== "ok") {
+    throw new WpCodeboxError("boot-failed", `Activating plugins/themes failed: ${outcome.error?.message ?? outcome.stderr}`, { error: outcome.error });
+  }
+  const report = outcome.json as { plugins: { dir: string; error: string | null }[]; themes: { dir: string; error: string | null }[] };
+  const failed = [...report.plugins, ...report.themes].filter((r) => r.error);
+  if (failed.length) {
+    throw new WpCodeboxError(
+      "boot-failed",
+      `Could not activate: ${failed.map((f) => `${f.dir} (${f.error})`).join("; ")}. Check the plugin/theme header and that it loads without a fatal error.`,
+      { failed },
+    );
+  }
+  return true;
+}

@@ -1,0 +1,128 @@
+/**
+ * Who a command acts as, and how WordPress recognises them: `admin`, `anonymous` and
+ * `user:<id|login>` resolved to user ids, auth cookies plus a REST nonce per user (cached until the
+ * site's state changes), and the one-click administrator login URL for a browser on this machine.
+ */
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { WpCodeboxError } from "@wp-codebox/runtime-core";
+import type { Actor, ActorAuth } from "./commands/command-context.js";
+import { FATAL_RECORDER, outcomeFromRun } from "./commands/run-php.js";
+import type { PhpWorkerHost } from "./php-worker-host.js";
+import type { WorkerHttpResult, WorkerRunResult } from "./php-worker-protocol.js";
+import { phpValue } from "./php-value.js";
+import type { RuntimeLock } from "./runtime-lock.js";
+
+/** Path of the one-click login URL on the sandbox's own origin (see `loginUrl()`). */
+const LOGIN_PATH = "/__wp-codebox/login";
+
+/** What `SiteActors` uses of its runtime. */
+export interface SiteActorsHost {
+  /** The worker that runs internal helpers (it changes when a worker is replaced). */
+  primary(): PhpWorkerHost;
+  /** The runtime's lock: a login holds it shared while it asks WordPress for cookies. */
+  lock: RuntimeLock;
+  /** Records `admin-login` when the login URL is used. */
+  onEvent(type: string, data: Record<string, unknown>): void;
+}
+
+export class SiteActors {
+  private adminUserId: number | undefined;
+  private readonly authCache = new Map<number, ActorAuth>();
+  /** Secret of the one-click admin login URL (`loginUrl()`); undefined until asked for. */
+  private loginSecret: string | undefined;
+
+  constructor(private readonly host: SiteActorsHost) {}
+
+  /** Forgets cached auth: the site's state changed (reset, restore, a killed worker), so the session tokens behind it may be gone. */
+  forgetAuth(): void {
+    this.authCache.clear();
+  }
+
+  private async phpJsonCall(code: string): Promise<unknown> {
+    const run = await this.host.primary().call<WorkerRunResult>({ op: "run", code: `<?php\n${FATAL_RECORDER}\n${code}`, capBytes: 1 << 20 });
+    const outcome = outcomeFromRun(run);
+    if (outcome.status !== "ok" || outcome.json === undefined) {
+      throw new WpCodeboxError("php-error", `Internal PHP helper failed: ${outcome.error?.message ?? outcome.stdout.slice(0, 300)}`);
+    }
+    return outcome.json;
+  }
+
+  /**
+   * Resolves `as`: `admin` (default: the `admin` user, else the first administrator), `anonymous`
+   * (user 0), `user:<id>` or `user:<login>`.
+   * @throws `invalid-argument` for another form or a user that does not exist; `php-error`.
+   */
+  async resolveActor(as: string | undefined): Promise<Actor> {
+    const value = as ?? "admin";
+    if (value === "anonymous") return { userId: 0, label: "anonymous" };
+    if (value === "admin") {
+      if (this.adminUserId === undefined) {
+        const r = (await this.phpJsonCall(
+          "require_once '/wordpress/wp-load.php'; $u = get_user_by('login', 'admin'); if (!$u) { $ids = get_users(['role' => 'administrator', 'fields' => 'ID', 'number' => 1]); $u = $ids ? get_user_by('id', $ids[0]) : null; } echo json_encode(['id' => $u ? (int) $u->ID : 0]);",
+        )) as { id: number };
+        this.adminUserId = r.id;
+      }
+      return { userId: this.adminUserId, label: "admin" };
+    }
+    const m = /^user:(.+)$/.exec(value);
+    if (!m) throw new WpCodeboxError("invalid-argument", `as=${value} is not valid: use admin, anonymous, user:<id> or user:<login>.`);
+    const ref = m[1]!;
+    const r = (await this.phpJsonCall(
+      `require_once '/wordpress/wp-load.php'; $ref = ${phpValue(ref, "as=user:")}; $u = ctype_digit($ref) ? get_user_by('id', (int) $ref) : get_user_by('login', $ref); echo json_encode(['id' => $u ? (int) $u->ID : 0]);`,
+    )) as { id: number };
+    if (!r.id) throw new WpCodeboxError("invalid-argument", `as=${value}: no such WordPress user. Create it first (wp_insert_user) or use as=admin.`);
+    return { userId: r.id, label: value };
+  }
+
+  /**
+   * WordPress auth for an actor: a new session token, the auth and logged-in cookies (valid one
+   * day) and a `wp_rest` nonce. Cached per user until `forgetAuth()`.
+   * @throws `php-error`.
+   */
+  async authFor(actor: Actor): Promise<ActorAuth> {
+    const cached = this.authCache.get(actor.userId);
+    if (cached) return cached;
+    const auth = (await this.phpJsonCall(`require_once '/wordpress/wp-load.php';
+$uid = ${phpValue(actor.userId)};
+$expiration = time() + DAY_IN_SECONDS;
+$token = WP_Session_Tokens::get_instance($uid)->create($expiration);
+$auth = wp_generate_auth_cookie($uid, $expiration, 'auth', $token);
+$logged = wp_generate_auth_cookie($uid, $expiration, 'logged_in', $token);
+$_COOKIE[LOGGED_IN_COOKIE] = $logged;
+wp_set_current_user($uid);
+echo json_encode(['cookies' => [['name' => AUTH_COOKIE, 'value' => $auth], ['name' => SECURE_AUTH_COOKIE, 'value' => $auth], ['name' => LOGGED_IN_COOKIE, 'value' => $logged]], 'restNonce' => wp_create_nonce('wp_rest')]);`)) as ActorAuth;
+    this.authCache.set(actor.userId, auth);
+    return auth;
+  }
+
+  /**
+   * A one-click administrator login for a browser on this machine: `<origin>/__wp-codebox/login?key=…`
+   * sets WordPress's auth cookies for the `admin` user and redirects to `/wp-admin/`. The key is
+   * random per runtime (256 bits) and compared in constant time; the URL works until disposal.
+   * @param origin - the loopback server's origin.
+   */
+  loginUrl(origin: string): string {
+    this.loginSecret ??= randomBytes(32).toString("base64url");
+    return `${origin}${LOGIN_PATH}?key=${this.loginSecret}`;
+  }
+
+  /** True when `url` asks for the login URL (only once `loginUrl()` made one). */
+  isLoginRequest(url: string, origin: string): boolean {
+    return this.loginSecret !== undefined && url.startsWith(`${origin}${LOGIN_PATH}`);
+  }
+
+  /** Answers a request to the login URL: 302 to `/wp-admin/` with the cookies, or 403 for a wrong key. */
+  async login(url: string, origin: string): Promise<WorkerHttpResult> {
+    const key = new URL(url).searchParams.get("key") ?? "";
+    const expected = createHash("sha256").update(this.loginSecret ?? "").digest();
+    const text = (status: number, message: string, headers: Record<string, string[]> = {}): WorkerHttpResult => {
+      const data = new TextEncoder().encode(message);
+      return { status, headers: { "content-type": ["text/plain; charset=utf-8"], "cache-control": ["no-store"], ...headers }, body: { data, bytes: data.byteLength, truncated: false } };
+    };
+    if (!timingSafeEqual(createHash("sha256").update(key).digest(), expected)) return text(403, "wp-codebox: this login link is not valid for this sandbox.\n");
+    const auth = await this.host.lock.withShared(async () => this.authFor(await this.resolveActor("admin")));
+    const cookies = auth.cookies.map((c) => `${c.name}=${encodeURIComponent(c.value)}; Path=/; HttpOnly; SameSite=Lax`);
+    this.host.onEvent("admin-login", {});
+    return text(302, "Logged in: continue to /wp-admin/\n", { location: [`${origin}/wp-admin/`], "set-cookie": cookies });
+  }
+}
