@@ -5,12 +5,14 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 
 const rules = [
-  { dir: "packages/runtime-core/src", forbidden: [/^@wp-playground\//, /^@php-wasm\//, /^playwright/, /^@wp-codebox\/(runtime-playground|live|mcp|cli)$/] },
-  { dir: "packages/runtime-playground/src", forbidden: [/^@wp-codebox\/(live|mcp|cli)$/] },
+  { dir: "packages/runtime-core/src", forbidden: [/^@wp-playground\//, /^@php-wasm\//, /^playwright/, /^@wp-codebox\/(runtime-playground|live|mcp|cli|batch)$/] },
+  { dir: "packages/runtime-playground/src", forbidden: [/^@wp-codebox\/(live|mcp|cli|batch)$/] },
   // The live helper (serve, pool, attach client) drives any backend through runtime-core's Runtime.
   { dir: "packages/live/src", forbidden: [/^@wp-codebox\/(runtime-playground|cli)$/, /^@wp-playground\//, /^@php-wasm\//, /^playwright/] },
   // The MCP server drives any Runtime: the CLI hands it the backend (local or attached).
   { dir: "packages/mcp/src", forbidden: [/^@wp-playground\//, /^@php-wasm\//, /^playwright/, /^@wp-codebox\/(runtime-playground|live|cli)$/] },
+  // batch sits between the backend and the CLI: it may use runtime-core and runtime-playground.
+  { dir: "packages/batch/src", forbidden: [/^@wp-codebox\/cli$/, /^@wp-playground\//, /^@php-wasm\//, /^playwright/] },
 ];
 const importRe = /(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
 

@@ -13,6 +13,7 @@ import { describeSchemaNames } from "./commands/schema.js";
 import type { RunOptions, RunOutcome } from "./commands/run.js";
 import { registerRecipeCommands } from "./commands/recipe-cli.js";
 import { registerCheckCommand } from "./commands/check-cli.js";
+import { registerBatchCommands } from "./commands/batch-cli.js";
 
 /** Per-invocation state shared by the actions and the top-level catch. */
 interface CliState {
@@ -393,6 +394,9 @@ function buildProgram(state: CliState): Command {
   // recipe validate|plan|run (commands/recipe-cli.ts)
   registerRecipeCommands(program, { io, printJson: (value) => json(state, value), withInterrupt: (work) => withInterrupt(state, work) });
 
+  // batch, worker (commands/batch-cli.ts)
+  registerBatchCommands(program, { io, printJson: (value) => json(state, value), installSignalHandlers: state.installSignalHandlers });
+
   // episode run | replay
   const episode = program.command("episode").description("Run stateful episodes and replay their traces.").addHelpText("after", examples(["wp-codebox episode run examples/episodes/seed-and-snapshot.json --artifacts out-episode", "wp-codebox episode replay out-episode"]));
   episode
@@ -512,7 +516,7 @@ function commanderUsage(error: CommanderError, argv: readonly string[]): CliExit
     return new CliExitError("invalid-usage", "No command given: see the list above.", EXIT_CODES.invalidInput);
   }
   const sub = argv.find((a) => !a.startsWith("-"));
-  const hint = sub && ["run", "check", "serve", "collect", "mcp", "recipe", "episode", "commands", "schema", "artifacts", "doctor"].includes(sub) ? `wp-codebox ${sub} --help` : "wp-codebox --help";
+  const hint = sub && ["run", "check", "serve", "collect", "mcp", "recipe", "episode", "commands", "schema", "artifacts", "doctor", "batch", "worker"].includes(sub) ? `wp-codebox ${sub} --help` : "wp-codebox --help";
   const message = error.message.replace(/^error: /, "");
   return new CliExitError("invalid-usage", `${message}${/[.?]$/.test(message) ? "" : "."} Run "${hint}" for usage.`, EXIT_CODES.invalidInput, {
     commanderCode: error.code,

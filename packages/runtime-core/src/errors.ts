@@ -72,6 +72,11 @@ export const ERROR_CODES = {
   "invalid-clock": "input",
   "invalid-seed": "input",
   "seed-with-network": "input",
+  "invalid-batch": "input",
+  "sandbox-crashed": "sandbox",
+  "expectation-failed": "sandbox",
+  "episode-step-failed": "sandbox",
+  "queue-unreachable": "environment",
 } as const satisfies Record<string, ErrorCategory>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -27,3 +27,4 @@ export * from "./failed-execution-result.js";
 export * from "./plugin-check/index.js";
 export * from "./run-recipe-matrix.js";
 export * from "./determinism.js";
+export * from "./batch/batch-schemas.js";

@@ -3,6 +3,8 @@ import {
   ARTIFACT_MANIFEST_SCHEMA,
   ARTIFACT_METADATA_SCHEMA,
   ARTIFACT_REVIEW_SCHEMA,
+  BATCH_REPORT_SCHEMA,
+  BATCH_TASK_SCHEMA,
   BROWSER_INTERACTION_SCRIPT_SCHEMA,
   COMMAND_CATALOG_SCHEMA,
   EPISODE_SCRIPT_JSON_SCHEMA,
@@ -30,6 +32,8 @@ const SCHEMAS: Record<string, { schema: object; id?: string; description: string
   recipe: { schema: WORKSPACE_RECIPE_SCHEMA, description: "a workspace recipe (wp-codebox recipe run)" },
   "episode-script": { schema: EPISODE_SCRIPT_JSON_SCHEMA, description: "an episode script (wp-codebox episode run)" },
   "plugin-check-report": { schema: PLUGIN_CHECK_REPORT_SCHEMA, description: "files/check/report.json of wp-codebox check" },
+  "batch-task": { schema: BATCH_TASK_SCHEMA, description: "one line of a batch task file (wp-codebox batch tasks.jsonl)" },
+  "batch-report": { schema: BATCH_REPORT_SCHEMA, description: "DIR/report.json of wp-codebox batch" },
 };
 
 /** Every name `getSchema` accepts, in listing order. */

@@ -1,0 +1,215 @@
+/**
+ * Running one task to a verified bundle under `ROOT/<id>/`: the single place a batch touches a
+ * sandbox. It plans the recipe or episode with runtime-core's `planRun` and runs it with
+ * `runSession` (boot → execute → bundle → verify → dispose), the same lifecycle as `recipe run`
+ * and `episode run`; everything else in this package (local pool, BullMQ worker) only calls
+ * `runTaskToBundle`.
+ *
+ * Bundles are written to `ROOT/.wp-codebox-batch/staging/<id>-<random>`, verified, then renamed to
+ * `ROOT/<id>` and described by `ROOT/.wp-codebox-batch/results/<id>.json`. A rename is atomic, so
+ * `ROOT/<id>` is either absent or a complete bundle, also when the process is killed mid-task.
+ */
+import { createHash, randomUUID } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import {
+  WpCodeboxError,
+  planRun,
+  runSession,
+  verifyArtifactBundle,
+  type BatchTaskResult,
+  type Runtime,
+  type RuntimeBackend,
+  type RuntimeCreateSpec,
+} from "@wp-codebox/runtime-core";
+import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
+import { applyRuntimeOverrides, type ResolvedTask, type TaskRuntimeOverrides } from "./task-file.js";
+
+/** Folder under the artifacts root that holds batch bookkeeping (never a bundle). */
+export const BATCH_STATE_DIR = ".wp-codebox-batch";
+
+/** What a finished task leaves beside its bundle: its result and the fingerprint of the task it ran. */
+export interface TaskRecord {
+  fingerprint: string;
+  result: BatchTaskResult;
+}
+
+/** Options of `runTaskToBundle`. */
+export interface RunTaskOptions {
+  /** The batch's artifacts root; the bundle goes to `<root>/<task id>/`. */
+  root: string;
+  /** Where secret values named by recipes/scripts are read; default `process.env`. */
+  processEnv?: NodeJS.ProcessEnv;
+  /** Backend factory (tests); default the Playground backend with the file's folder as cwd. */
+  backend?: (task: ResolvedTask) => RuntimeBackend;
+  onProgress?: (message: string) => void;
+}
+
+const statePath = (root: string, ...parts: string[]) => join(root, BATCH_STATE_DIR, ...parts);
+
+/**
+ * A digest of what the task runs: kind, file path and bytes, overrides, timeout. A finished
+ * bundle is reused only for the same fingerprint.
+ */
+export function taskFingerprint(task: ResolvedTask): string {
+  const hash = createHash("sha256");
+  hash.update(JSON.stringify({ kind: task.kind, file: task.file, runtime: task.runtime, timeoutMs: task.timeoutMs ?? null }));
+  try {
+    hash.update(readFileSync(task.file));
+  } catch {
+    hash.update("<unreadable>");
+  }
+  return hash.digest("hex");
+}
+
+/**
+ * The finished result of `task` under `root`, when its record exists, was written for the same
+ * fingerprint, and its bundle exists, verifies and has the recorded id and digest.
+ * @returns the result marked `resumed: true`, or undefined (the task must run).
+ */
+export async function findFinishedTask(root: string, task: ResolvedTask, fingerprint = taskFingerprint(task)): Promise<BatchTaskResult | undefined> {
+  const recordFile = statePath(root, "results", `${task.id}.json`);
+  if (!existsSync(recordFile)) return undefined;
+  let record: TaskRecord;
+  try {
+    record = JSON.parse(readFileSync(recordFile, "utf8")) as TaskRecord;
+  } catch {
+    return undefined;
+  }
+  if (record.fingerprint !== fingerprint || !record.result?.bundle) return undefined;
+  const bundleDir = join(root, task.id);
+  if (!existsSync(join(bundleDir, "manifest.json"))) return undefined;
+  if (!(await bundleMatches(bundleDir, record.result.bundle))) return undefined;
+  return { ...record.result, resumed: true };
+}
+
+/** True when the bundle in `dir` verifies and carries `expected`'s id and digest. */
+export async function bundleMatches(dir: string, expected: { id: string; digest: string }): Promise<boolean> {
+  const verification = await verifyArtifactBundle(dir);
+  if (!verification.valid) return false;
+  try {
+    const manifest = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as { bundle?: { id?: string; digest?: string }; id?: string; digest?: string };
+    const id = manifest.bundle?.id ?? manifest.id;
+    const digest = manifest.bundle?.digest ?? manifest.digest;
+    return id === expected.id && (digest === undefined || digest === expected.digest);
+  } catch {
+    return false;
+  }
+}
+
+function writeAtomic(path: string, text: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.${process.pid}.${randomUUID().slice(0, 8)}.tmp`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, path);
+}
+
+/** Writes the task's record (after its bundle is in place). */
+export function writeTaskRecord(root: string, task: ResolvedTask, result: BatchTaskResult, fingerprint = taskFingerprint(task)): void {
+  const record: TaskRecord = { fingerprint, result };
+  writeAtomic(statePath(root, "results", `${task.id}.json`), `${JSON.stringify(record, null, 2)}\n`);
+}
+
+/** Removes a task's record and bundle (a stale or broken earlier run) before it runs again. */
+export function clearTask(root: string, id: string): void {
+  rmSync(statePath(root, "results", `${id}.json`), { force: true });
+  rmSync(join(root, id), { recursive: true, force: true });
+}
+
+/**
+ * Passes the task's `clock`/`seed` to the backend. A runtime that does not report determinism
+ * (a build without `--clock`/`--seed` support) is disposed and the task fails rather than run
+ * with a real clock the task did not ask for.
+ */
+function withDeterminism(backend: RuntimeBackend, runtime: TaskRuntimeOverrides): RuntimeBackend {
+  if (runtime.clock === undefined && runtime.seed === undefined) return backend;
+  const extra = { ...(runtime.clock !== undefined ? { clock: runtime.clock } : {}), ...(runtime.seed !== undefined ? { seed: runtime.seed } : {}) };
+  return {
+    kind: backend.kind,
+    async create(spec: RuntimeCreateSpec): Promise<Runtime> {
+      const created = await backend.create({ ...spec, ...extra } as RuntimeCreateSpec);
+      if (!(created.info as unknown as { determinism?: unknown }).determinism) {
+        await created.dispose().catch(() => undefined);
+        throw new WpCodeboxError("invalid-argument", "This wp-codebox build cannot pin the clock or seed of a sandbox: drop runtime.clock/runtime.seed from the task.", extra);
+      }
+      return created;
+    },
+  };
+}
+
+/**
+ * Runs one task in a fresh sandbox and leaves its verified bundle at `<root>/<id>/` with its record.
+ * A recipe whose expectations fail, or an episode with a failed step, is a `failed` result with a
+ * bundle; `exitCode` is what `recipe run` / `episode run` would exit with.
+ * @returns the task's result (`bundle` set).
+ * @throws WpCodeboxError when no bundle could be written: what `planRun` throws
+ *   (`invalid-recipe`/`invalid-episode-script` when the file changed, a secret not set here, …)
+ *   and `bundle-invalid`.
+ */
+export async function runTaskToBundle(task: ResolvedTask, options: RunTaskOptions): Promise<BatchTaskResult> {
+  const { root } = options;
+  const processEnv = options.processEnv ?? process.env;
+  const fingerprint = taskFingerprint(task);
+  const stage = statePath(root, "staging", `${task.id}-${randomUUID().slice(0, 8)}`);
+  mkdirSync(dirname(stage), { recursive: true });
+  const started = performance.now();
+  const backend = withDeterminism(options.backend?.(task) ?? createPlaygroundBackend({ cwd: dirname(task.file) }), task.runtime);
+  const progress = options.onProgress;
+  try {
+    let document: unknown;
+    try {
+      document = applyRuntimeOverrides(JSON.parse(readFileSync(task.file, "utf8")), task.kind, task.runtime);
+    } catch (error) {
+      throw new WpCodeboxError(task.kind === "recipe" ? "invalid-recipe" : "invalid-episode-script", `Cannot read ${task.file}: ${(error as Error).message}`, { path: task.file });
+    }
+    const request = task.kind === "recipe" ? { kind: "recipe" as const, file: task.file, recipe: document } : { kind: "episode" as const, file: task.file, script: document, baseDir: dirname(task.file) };
+    const plan = planRun(request, { cwd: dirname(task.file), processEnv, artifactsDir: stage, backend });
+    const outcome = await runSession(plan, { backend, ...(progress ? { onProgress: progress } : {}) });
+    const failure = outcome.recipe?.report.failure;
+    const failedStep = outcome.episode?.steps.find((s) => s.kind === "action" && s.status !== "ok");
+    const error = outcome.error
+      ? { code: outcome.error.code, message: outcome.error.message }
+      : failure
+        ? { code: "expectation-failed", message: failure.message }
+        : failedStep
+          ? { code: failedStep.errorCode ?? "episode-step-failed", message: `step ${failedStep.index + 1}${failedStep.name ? ` (${failedStep.name})` : ""}: ${failedStep.command} ended ${failedStep.status}` }
+          : outcome.exitCode !== 0
+            ? { code: "internal-error", message: outcome.summary }
+            : undefined;
+    const result: Omit<BatchTaskResult, "durationMs"> = {
+      id: task.id,
+      kind: task.kind,
+      status: outcome.exitCode === 0 ? "passed" : "failed",
+      exitCode: outcome.exitCode,
+      bundle: { id: outcome.bundle.id, digest: outcome.bundle.digest },
+      ...(error ? { error } : {}),
+    };
+    if (!outcome.bundle.valid) {
+      throw new WpCodeboxError("bundle-invalid", `The bundle of task ${task.id} failed verification right after it was written (a wp-codebox bug; please report it).`, { task: task.id });
+    }
+    const final: BatchTaskResult = { ...result, durationMs: Math.round(performance.now() - started) };
+    commitBundle(root, task, stage, final, fingerprint);
+    return final;
+  } finally {
+    rmSync(stage, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Moves a verified staged bundle to `<root>/<id>` and writes the record. When another run of the
+ * same task (a BullMQ retry racing a worker that was presumed dead) already put a bundle there,
+ * that one is kept.
+ */
+function commitBundle(root: string, task: ResolvedTask, stage: string, result: BatchTaskResult, fingerprint: string): void {
+  const target = join(root, task.id);
+  rmSync(statePath(root, "results", `${task.id}.json`), { force: true });
+  if (existsSync(target)) rmSync(target, { recursive: true, force: true });
+  try {
+    renameSync(stage, target);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "ENOTEMPTY" && code !== "EEXIST") throw error;
+    return; // a concurrent run of the same task won the rename; its record describes its bundle
+  }
+  writeTaskRecord(root, task, result, fingerprint);
+}

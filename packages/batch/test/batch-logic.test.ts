@@ -1,0 +1,145 @@
+/**
+ * Pure batch logic, no sandbox and no Redis: task-file validation, the report, JUnit XML, the
+ * queue URL, the concurrency decision and progress output.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { BATCH_REPORT_SCHEMA, validateAgainstSchema, type BatchTaskResult } from "@wp-codebox/runtime-core";
+import { buildReport, createProgress, decideConcurrency, parseQueueUrl, renderJUnit, validateTaskLines, xmlEscape } from "@wp-codebox/batch";
+
+const dir = mkdtempSync(join(tmpdir(), "wp-codebox-batch-unit-"));
+writeFileSync(join(dir, "ok.json"), JSON.stringify({ schema: "wp-codebox/workspace-recipe/v1", steps: [{ command: "wordpress.run-php", args: { code: "<?php echo 1;" } }] }));
+writeFileSync(join(dir, "bad.json"), JSON.stringify({ schema: "wp-codebox/workspace-recipe/v1", steps: [{ command: "nope" }] }));
+writeFileSync(join(dir, "ep.json"), JSON.stringify({ schema: "wp-codebox/episode-script/v1", steps: [{ snapshot: true }] }));
+writeFileSync(join(dir, "ep-bad.json"), JSON.stringify({ schema: "wp-codebox/episode-script/v1", steps: [] }));
+
+test("a valid task file resolves paths, overrides and timeouts, skipping blank and // lines", () => {
+  const text = ['{"id": "a", "recipe": "ok.json", "runtime": {"wp": "6.5", "php": "8.2"}, "timeout": "90s"}', "", "// a comment", '{"id": "b.2", "episode": "ep.json", "timeout": 5000}'].join("\n");
+  const v = validateTaskLines(text, dir, { wordpressVersions: ["6.5.5", "6.4.3"] });
+  assert.deepEqual(v.issues, []);
+  assert.equal(v.valid, true);
+  assert.deepEqual(
+    v.tasks.map((t) => [t.id, t.line, t.kind, t.file, t.runtime, t.timeoutMs]),
+    [
+      ["a", 1, "recipe", join(dir, "ok.json"), { wp: "6.5", php: "8.2" }, 90_000],
+      ["b.2", 4, "episode", join(dir, "ep.json"), {}, 5000],
+    ],
+  );
+});
+
+test("validation lists every problem of the whole file with its line and JSON pointer", () => {
+  const text = [
+    '{"id": "1", "recipe": "ok.json"}', // 1: integer id
+    '{"id": "a", "recipe": "ok.json", "runtime": {"php": "9.9", "clock": "tomorrow", "extra": 1}, "timeout": "soon"}', // 2
+    "not json", // 3
+    '{"id": "a", "recipe": "ok.json", "episode": "ep.json"}', // 4: both, duplicate id
+    '{"id": "c", "recipe": "missing.json"}', // 5
+    '{"id": "d", "recipe": "bad.json"}', // 6
+    '{"id": "e", "episode": "ep-bad.json"}', // 7
+    '{"id": "f", "recipe": "ok.json", "runtime": {"wp": "4.0"}, "color": "red"}', // 8
+    "[1, 2]", // 9
+    '{"recipe": "ok.json"}', // 10
+  ].join("\n");
+  const v = validateTaskLines(text, dir, { wordpressVersions: ["6.5.5"] });
+  assert.equal(v.valid, false);
+  assert.deepEqual(v.tasks, []);
+  const got = v.issues.map((i) => `${i.line} ${i.pointer}`);
+  for (const expected of [
+    "1 /id",
+    "2 /runtime/php",
+    "2 /runtime/clock",
+    "2 /runtime/extra",
+    "2 /timeout",
+    "3 ",
+    "4 ",
+    "4 /id",
+    "5 /recipe",
+    "6 /recipe",
+    "7 /episode",
+    "8 /runtime/wp",
+    "8 /color",
+    "9 ",
+    "10 /id",
+  ]) {
+    assert.ok(got.includes(expected), `expected an issue at line ${expected}; got ${JSON.stringify(v.issues, null, 1)}`);
+  }
+  const byKey = (k: string) => v.issues.find((i) => `${i.line} ${i.pointer}` === k)!.message;
+  assert.match(byKey("2 /runtime/php"), /one of 7\.4, 8\.0/);
+  assert.match(byKey("4 /id"), /duplicates the id of line 2/);
+  assert.match(byKey("5 /recipe"), /missing\.json does not exist/);
+  assert.match(byKey("6 /recipe"), /bad\.json#\/steps\/0\/command: unknown command "nope"/);
+  assert.match(byKey("7 /episode"), /ep-bad\.json#\/steps: must have at least one step/);
+  assert.match(byKey("8 /runtime/wp"), /4\.0 is not bundled/);
+  assert.match(byKey("1 /id"), /not be all digits/);
+});
+
+test("an empty task file is an error", () => {
+  const v = validateTaskLines("\n// nothing\n", dir);
+  assert.equal(v.valid, false);
+  assert.match(v.issues[0]!.message, /no tasks/);
+});
+
+const results: BatchTaskResult[] = [
+  { id: "b", kind: "episode", status: "failed", exitCode: 70, durationMs: 10, bundle: null, error: { code: "sandbox-crashed", message: 'killed <by> "test" & \u0001control' } },
+  { id: "a", kind: "recipe", status: "passed", exitCode: 0, durationMs: 1500, bundle: { id: "artifact-bundle-sha256-aa", digest: "aa" }, resumed: true },
+  { id: "c", kind: "recipe", status: "failed", exitCode: 1, durationMs: 2500, bundle: { id: "artifact-bundle-sha256-cc", digest: "cc" }, error: { code: "expectation-failed", message: "stdout does not contain x" } },
+  { id: "b", kind: "episode", status: "passed", exitCode: 0, durationMs: 20, bundle: { id: "artifact-bundle-sha256-bb", digest: "bb" }, attempts: 2 },
+];
+const context = { tasksFile: "/x/tasks.jsonl", artifactsDir: "/x/out", mode: "local" as const, concurrency: 2, startedAt: new Date("2030-01-01T00:00:00Z"), finishedAt: new Date("2030-01-01T00:00:05Z") };
+
+test("the report keeps task-file order, one entry per id (the last result wins), and matches its schema", () => {
+  const report = buildReport(["a", "b", "c"], results, context);
+  assert.deepEqual(report.tasks.map((t) => [t.id, t.status]), [["a", "passed"], ["b", "passed"], ["c", "failed"]]);
+  assert.deepEqual(report.counts, { total: 3, passed: 2, failed: 1, resumed: 1 });
+  assert.equal(report.durationMs, 5000);
+  assert.deepEqual(validateAgainstSchema(BATCH_REPORT_SCHEMA, JSON.parse(JSON.stringify(report))), []);
+  assert.throws(() => buildReport(["a", "zzz"], results, context), /No result for task zzz/);
+});
+
+test("JUnit XML: failures with a bundle, errors without, escaped text, bundle in system-out", () => {
+  const report = buildReport(["a", "b", "c"], [results[0]!, results[1]!, results[2]!], context);
+  const xml = renderJUnit(report);
+  assert.match(xml, /^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="wp-codebox batch" tests="3" failures="1" errors="1" time="5.000">/);
+  assert.match(xml, /<testsuite name="tasks.jsonl" tests="3" failures="1" errors="1"/);
+  assert.match(xml, /<testcase classname="recipe" name="a" time="1.500">\n {6}<system-out>bundle: \/x\/out\/a\nid: artifact-bundle-sha256-aa\ndigest: aa\nresumed: kept from an earlier run<\/system-out>/);
+  assert.match(xml, /<error type="sandbox-crashed" message="killed &lt;by&gt; &quot;test&quot; &amp; \uFFFDcontrol">/);
+  assert.match(xml, /<failure type="expectation-failed" message="stdout does not contain x">/);
+  assert.doesNotMatch(xml, /\u0001/);
+  assert.equal(xmlEscape("a<b>&'\""), "a&lt;b&gt;&amp;&apos;&quot;");
+});
+
+test("queue URLs: host, port, db, password hidden in display; other schemes refused", () => {
+  assert.deepEqual(parseQueueUrl("redis://127.0.0.1:6390/2"), { host: "127.0.0.1", port: 6390, db: 2, tls: false, display: "redis://127.0.0.1:6390/2" });
+  const withPassword = parseQueueUrl("redis://user:s3cret@redis.internal");
+  assert.equal(withPassword.port, 6379);
+  assert.equal(withPassword.password, "s3cret");
+  assert.equal(withPassword.display, "redis://user:***@redis.internal");
+  assert.throws(() => parseQueueUrl("http://x"), /redis:\/\/HOST:PORT/);
+  assert.throws(() => parseQueueUrl("redis://x/abc"), /database number/);
+  assert.throws(() => parseQueueUrl("nonsense"), /not a URL/);
+});
+
+test("concurrency: one per core by default, capped by available memory", () => {
+  const gib = 2 ** 30;
+  assert.equal(decideConcurrency(undefined, { cores: 2, availableBytes: 16 * gib }).concurrency, 2);
+  assert.equal(decideConcurrency(8, { cores: 2, availableBytes: 16 * gib }).concurrency, 8);
+  const low = decideConcurrency(8, { cores: 8, availableBytes: 2 * gib });
+  assert.equal(low.concurrency, 2);
+  assert.equal(low.lowered?.requested, 8);
+  assert.equal(decideConcurrency(undefined, { cores: 4, availableBytes: 0.5 * gib }).concurrency, 1);
+});
+
+test("progress without a terminal prints one line per task with counts and ETA", () => {
+  let out = "";
+  const progress = createProgress({ total: 2, stream: { write: (t: string) => (out += t), isTTY: false } });
+  progress.taskDone(results[2]!);
+  progress.taskDone(results[1]!);
+  progress.stop();
+  const lines = out.trim().split("\n");
+  assert.equal(lines.length, 2);
+  assert.match(lines[0]!, /^\[1\/2\] c failed in 2\.5 s — expectation-failed: stdout does not contain x · 0 passed, 1 failed · ETA/);
+  assert.match(lines[1]!, /^\[2\/2\] a passed \(kept: its bundle verifies\) · 1 passed, 1 failed$/);
+});
