@@ -51,6 +51,7 @@ export function failedResult(task: ResolvedTask, error: SerializedError, duratio
     id: task.id,
     kind: task.kind,
     status: "failed",
+    ...(task.matrix ? { matrix: task.matrix } : {}),
     exitCode: exitCodeForCategory(category),
     durationMs: Math.round(durationMs),
     bundle: null,

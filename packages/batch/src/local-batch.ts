@@ -4,9 +4,9 @@
  * `DIR/report.json` and `DIR/junit.xml`.
  */
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { WpCodeboxError, type BatchReport, type BatchTaskResult } from "@wp-codebox/runtime-core";
-import { listWordPressBuilds } from "@wp-codebox/runtime-playground";
+import { createPlaygroundBackend, listWordPressBuilds } from "@wp-codebox/runtime-playground";
 import { createExecutor, type Isolation, type TaskStartHook } from "./executor.js";
 import { createProgress, type BatchProgress } from "./progress.js";
 import { buildReport, writeReport } from "./report.js";
@@ -24,6 +24,8 @@ export interface BatchCommonOptions {
   progress?: BatchProgress;
   /** Notes (concurrency decision, resumed tasks) go here; default stderr. */
   log?: (message: string) => void;
+  /** Environment: `WP_CODEBOX_OFFLINE`, and (local mode) the secret values sandboxes read; default `process.env`. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** Options of `runLocalBatch`. */
@@ -31,8 +33,6 @@ export interface LocalBatchOptions extends BatchCommonOptions {
   /** Sandboxes at once; default one per core, capped by memory (see `decideConcurrency`). */
   concurrency?: number;
   isolation?: Isolation;
-  /** Environment the sandboxes read secret values from; default `process.env`. */
-  env?: NodeJS.ProcessEnv;
   /** Called when a task starts (tests kill its process to simulate a crash). */
   onTaskStart?: TaskStartHook;
 }
@@ -64,7 +64,9 @@ export function prepareBatch(options: BatchCommonOptions): PreparedBatch {
   const cwd = options.cwd ?? process.cwd();
   const tasksFile = resolve(cwd, options.tasksFile);
   const root = resolve(cwd, options.artifactsDir);
-  const tasks = assertValidTaskFile(validateTaskFile(tasksFile, { wordpressVersions: listWordPressBuilds().map((b) => b.version) }));
+  const offline = (options.env ?? process.env).WP_CODEBOX_OFFLINE === "1";
+  const backend = createPlaygroundBackend({ cwd: dirname(tasksFile), offline });
+  const tasks = assertValidTaskFile(validateTaskFile(tasksFile, { backend, offline, wordpressVersions: listWordPressBuilds().map((b) => b.version) }));
   if (existsSync(root) && !statSync(root).isDirectory()) throw new WpCodeboxError("artifacts-dir-invalid", `--artifacts ${root} is a file: pass a directory (it is created if missing).`, { path: root });
   const blocked = tasks.filter((t) => {
     const dir = join(root, t.id);

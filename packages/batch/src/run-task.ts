@@ -18,12 +18,10 @@ import {
   runSession,
   verifyArtifactBundle,
   type BatchTaskResult,
-  type Runtime,
   type RuntimeBackend,
-  type RuntimeCreateSpec,
 } from "@wp-codebox/runtime-core";
 import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
-import { applyRuntimeOverrides, type ResolvedTask, type TaskRuntimeOverrides } from "./task-file.js";
+import { applyRuntimeOverrides, type ResolvedTask } from "./task-file.js";
 
 /** Folder under the artifacts root that holds batch bookkeeping (never a bundle). */
 export const BATCH_STATE_DIR = ".wp-codebox-batch";
@@ -117,27 +115,6 @@ export function clearTask(root: string, id: string): void {
 }
 
 /**
- * Passes the task's `clock`/`seed` to the backend. A runtime that does not report determinism
- * (a build without `--clock`/`--seed` support) is disposed and the task fails rather than run
- * with a real clock the task did not ask for.
- */
-function withDeterminism(backend: RuntimeBackend, runtime: TaskRuntimeOverrides): RuntimeBackend {
-  if (runtime.clock === undefined && runtime.seed === undefined) return backend;
-  const extra = { ...(runtime.clock !== undefined ? { clock: runtime.clock } : {}), ...(runtime.seed !== undefined ? { seed: runtime.seed } : {}) };
-  return {
-    kind: backend.kind,
-    async create(spec: RuntimeCreateSpec): Promise<Runtime> {
-      const created = await backend.create({ ...spec, ...extra } as RuntimeCreateSpec);
-      if (!(created.info as unknown as { determinism?: unknown }).determinism) {
-        await created.dispose().catch(() => undefined);
-        throw new WpCodeboxError("invalid-argument", "This wp-codebox build cannot pin the clock or seed of a sandbox: drop runtime.clock/runtime.seed from the task.", extra);
-      }
-      return created;
-    },
-  };
-}
-
-/**
  * Runs one task in a fresh sandbox and leaves its verified bundle at `<root>/<id>/` with its record.
  * A recipe whose expectations fail, or an episode with a failed step, is a `failed` result with a
  * bundle; `exitCode` is what `recipe run` / `episode run` would exit with.
@@ -153,7 +130,7 @@ export async function runTaskToBundle(task: ResolvedTask, options: RunTaskOption
   const stage = statePath(root, "staging", `${task.id}-${randomUUID().slice(0, 8)}`);
   mkdirSync(dirname(stage), { recursive: true });
   const started = performance.now();
-  const backend = withDeterminism(options.backend?.(task) ?? createPlaygroundBackend({ cwd: dirname(task.file) }), task.runtime);
+  const backend = options.backend?.(task) ?? createPlaygroundBackend({ cwd: dirname(task.file), offline: processEnv.WP_CODEBOX_OFFLINE === "1" });
   const progress = options.onProgress;
   try {
     let document: unknown;
@@ -180,6 +157,7 @@ export async function runTaskToBundle(task: ResolvedTask, options: RunTaskOption
       id: task.id,
       kind: task.kind,
       status: outcome.exitCode === 0 ? "passed" : "failed",
+      ...(task.matrix ? { matrix: task.matrix } : {}),
       exitCode: outcome.exitCode,
       bundle: { id: outcome.bundle.id, digest: outcome.bundle.digest },
       ...(error ? { error } : {}),

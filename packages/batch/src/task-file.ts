@@ -7,13 +7,20 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import {
   BATCH_TASK_SCHEMA,
+  BATCH_TASK_ID_MAX_LENGTH,
   RECIPE_PHP_VERSIONS,
   WpCodeboxError,
+  episodeDeterminismOptions,
+  matrixCellId,
+  normalizePolicy,
+  parseClockOption,
   parseDuration,
+  resolveDeterminism,
   validateAgainstSchema,
   validateEpisodeScript,
   validateRecipe,
   type BatchTask,
+  type RuntimeBackend,
 } from "@wp-codebox/runtime-core";
 
 /** One problem of a task file: `line` is 1-based; `pointer` points into that line's JSON object (`""` = the whole line). */
@@ -23,12 +30,14 @@ export interface TaskFileIssue {
   message: string;
 }
 
-/** Per-task overrides of the runtime, as validated. */
+/** Per-task overrides of the runtime, as validated (each replaces the file's own `runtime` field). */
 export interface TaskRuntimeOverrides {
   wp?: string;
   php?: string;
+  /** `"real"` or an ISO-8601 instant where the sandbox's virtual clock starts. */
   clock?: string;
-  seed?: number | string;
+  /** Seed of every source of randomness in the sandbox. */
+  seed?: number;
 }
 
 /**
@@ -45,6 +54,12 @@ export interface ResolvedTask {
   runtime: TaskRuntimeOverrides;
   /** Whole-task wall-clock limit in ms (boot to verified bundle); absent = none. */
   timeoutMs?: number;
+  /**
+   * Set when the line names a matrix recipe (`runtime.matrix`): the line's own id and this cell.
+   * Each cell is a task of its own (`<line id>.wp-6.5-php-8.2`), with the cell's versions as
+   * `runtime` overrides, so the cells of one recipe run side by side in the pool.
+   */
+  matrix?: { task: string; wp: string | null; php: string | null };
 }
 
 /** What `validateTaskFile` returns: the tasks in file order, or every issue. */
@@ -57,8 +72,15 @@ export interface TaskFileValidation {
 
 /** Options of task-file validation. */
 export interface TaskFileOptions {
-  /** Bundled WordPress versions (`runtime.wp` must name one); unchecked when absent. */
+  /**
+   * The backend that will run the tasks: its `preflight` checks each task's WordPress and PHP
+   * versions without booting (a WordPress release that is not bundled must be fetchable, or
+   * cached when offline). Versions are only checked against the schema when absent.
+   */
+  backend?: Pick<RuntimeBackend, "preflight">;
+  /** Bundled WordPress versions and `WP_CODEBOX_OFFLINE=1`, as recipe validation takes them. */
   wordpressVersions?: readonly string[];
+  offline?: boolean;
   /** Skip reading the referenced recipes and scripts (pure shape check). */
   skipReferencedFiles?: boolean;
 }
@@ -71,7 +93,6 @@ function collapseIssues(issues: { path: string; message: string }[]): { path: st
     if (messages.length === 1) return { path, message: messages[0]! };
     if (path === "/runtime/php") return { path, message: `must be one of ${RECIPE_PHP_VERSIONS.join(", ")}` };
     if (path === "/timeout") return { path, message: 'must be a duration such as "90s" or a positive number of ms' };
-    if (path === "/runtime/seed") return { path, message: "must be an integer or a non-empty string" };
     return { path, message: [...new Set(messages)].filter((m) => !m.startsWith("must match a schema in anyOf")).join("; ") || "is invalid" };
   });
 }
@@ -87,28 +108,82 @@ function readJson(path: string): { value?: unknown; error?: string } {
 }
 
 /**
- * Applies a task's `wp`/`php` overrides to a parsed recipe or episode script (a copy). An episode's
- * own `runtime.wordpress` path gives way to an explicit `wp`.
+ * Applies a task's runtime overrides to a parsed recipe or episode script (a copy): each given
+ * field replaces the file's. A `wp` or `php` override also replaces that axis of a recipe's
+ * `runtime.matrix` (a matrix left with no axis is dropped), and an episode's own
+ * `runtime.wordpress` path gives way to an explicit `wp`.
  */
 export function applyRuntimeOverrides(document: unknown, kind: ResolvedTask["kind"], runtime: TaskRuntimeOverrides): unknown {
   if (!document || typeof document !== "object" || Array.isArray(document)) return document;
-  if (runtime.wp === undefined && runtime.php === undefined) return document;
+  const given = (["wp", "php", "clock", "seed"] as const).filter((k) => runtime[k] !== undefined);
+  if (given.length === 0) return document;
   const doc = { ...(document as Record<string, unknown>) };
-  const current = doc.runtime && typeof doc.runtime === "object" && !Array.isArray(doc.runtime) ? { ...(doc.runtime as Record<string, unknown>) } : {};
-  if (runtime.wp !== undefined) {
-    current.wp = runtime.wp;
-    if (kind === "episode") delete current.wordpress;
+  const current = isRecord(doc.runtime) ? { ...doc.runtime } : {};
+  for (const key of given) current[key] = runtime[key];
+  if (runtime.wp !== undefined && kind === "episode") delete current.wordpress;
+  if (isRecord(current.matrix)) {
+    const matrix = { ...current.matrix };
+    if (runtime.wp !== undefined) delete matrix.wp;
+    if (runtime.php !== undefined) delete matrix.php;
+    if (Object.keys(matrix).length === 0) delete current.matrix;
+    else current.matrix = matrix;
   }
-  if (runtime.php !== undefined) current.php = runtime.php;
   doc.runtime = current;
   return doc;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The (wp, php) cells of a recipe's `runtime.matrix` (after overrides), or undefined without a matrix. */
+function matrixCells(doc: unknown): { wp?: string; php?: string }[] | undefined {
+  const runtime = isRecord(doc) && isRecord(doc.runtime) ? doc.runtime : undefined;
+  const matrix = runtime && isRecord(runtime.matrix) ? runtime.matrix : undefined;
+  if (!matrix) return undefined;
+  const list = (axis: unknown, fixed: unknown) => (Array.isArray(axis) ? axis.map(String) : [typeof fixed === "string" ? fixed : undefined]);
+  return list(matrix.wp, runtime!.wp).flatMap((wp) => list(matrix.php, runtime!.php).map((php) => ({ ...(wp !== undefined ? { wp } : {}), ...(php !== undefined ? { php } : {}) })));
+}
+
+type EpisodeLike = { runtime?: { wp?: string; php?: string; wordpress?: string; clock?: string; seed?: number }; policy?: unknown };
+
+/**
+ * What an episode run would refuse about its runtime before boot, checked without planning it
+ * (planning would also demand the secret values, which in queue mode only the workers have):
+ * the WordPress and PHP versions through the backend's preflight, and clock and seed against the
+ * script's network policy.
+ */
+function checkEpisodeRuntime(script: EpisodeLike, options: TaskFileOptions, issue: (path: string, message: string) => void): void {
+  const runtime = script.runtime ?? {};
+  if (options.backend?.preflight && runtime.wordpress === undefined) {
+    try {
+      options.backend.preflight({ ...(runtime.wp !== undefined ? { wordpress: { version: runtime.wp } } : {}), ...(runtime.php !== undefined ? { php: runtime.php } : {}) });
+    } catch (error) {
+      if (!(error instanceof WpCodeboxError)) throw error;
+      issue(error.code.startsWith("php-") ? "/runtime/php" : "/runtime/wp", `${error.code}: ${error.message}`);
+    }
+  }
+  let network;
+  try {
+    network = script.policy === undefined ? undefined : normalizePolicy(script.policy).network;
+  } catch {
+    return; // the run reports the policy's own problems
+  }
+  try {
+    resolveDeterminism(episodeDeterminismOptions({ clock: runtime.clock, seed: runtime.seed }, network), network);
+  } catch (error) {
+    if (!(error instanceof WpCodeboxError)) throw error;
+    issue(error.code === "invalid-clock" ? "/runtime/clock" : "/runtime/seed", `${error.code}: ${error.message}`);
+  }
 }
 
 /**
  * Validates task-file text. Checks, per line: JSON, the `batch-task` schema, exactly one of
  * `recipe`/`episode`, a unique id, a valid `timeout`, and (unless `skipReferencedFiles`) that the
  * referenced file exists and is a valid recipe or episode script with the overrides applied
- * (its own problems are listed under `/recipe` or `/episode` with the file's pointer).
+ * (its own problems are listed under `/recipe` or `/episode` with the file's pointer; a problem
+ * an override causes is listed under that override). A matrix recipe becomes one task per cell
+ * (see `ResolvedTask.matrix`).
  * Blank lines and lines starting with `//` are ignored.
  * @param baseDir - folder relative task paths resolve against (the task file's folder).
  */
@@ -157,13 +232,20 @@ export function validateTaskLines(text: string, baseDir: string, options: TaskFi
       }
     }
     const clock = task.runtime?.clock;
-    if (typeof clock === "string" && clock !== "real" && Number.isNaN(Date.parse(clock))) at("/runtime/clock", 'must be "real" or an ISO 8601 instant such as "2030-01-01T00:00:00Z"');
+    if (typeof clock === "string") {
+      try {
+        parseClockOption(clock);
+      } catch (error) {
+        at("/runtime/clock", (error as Error).message.replace(/^--clock /, ""));
+      }
+    }
     const rel = hasRecipe ? task.recipe : task.episode;
     if (hasRecipe === hasEpisode || typeof rel !== "string" || rel === "") return;
     const kind: ResolvedTask["kind"] = hasRecipe ? "recipe" : "episode";
     const lineValid = issues.length === before;
     const file = isAbsolute(rel) ? rel : resolve(baseDir, rel);
     const runtime: TaskRuntimeOverrides = { ...(task.runtime ?? {}) };
+    let cells: { wp?: string; php?: string }[] | undefined;
     if (!options.skipReferencedFiles) {
       const pointer = `/${kind}`;
       const read = readJson(file);
@@ -172,21 +254,50 @@ export function validateTaskLines(text: string, baseDir: string, options: TaskFi
         return;
       }
       const doc = applyRuntimeOverrides(read.value, kind, runtime);
-      const fileIssues =
-        kind === "recipe" ? validateRecipe(doc, file, options.wordpressVersions ? { wordpressVersions: options.wordpressVersions } : {}).issues : validateEpisodeScript(doc).issues;
-      if (kind === "episode" && runtime.wp !== undefined && options.wordpressVersions && !options.wordpressVersions.some((v) => v === runtime.wp || v.startsWith(`${runtime.wp}.`))) {
-        at("/runtime/wp", `WordPress ${runtime.wp} is not bundled; use one of ${options.wordpressVersions.join(", ")}`);
-      }
-      for (const issue of fileIssues) {
-        // An override's own problem belongs to the task line, not to the file.
-        if (issue.path === "/runtime/wp" && runtime.wp !== undefined) at("/runtime/wp", issue.message);
-        else if (issue.path === "/runtime/php" && runtime.php !== undefined) at("/runtime/php", issue.message);
-        else at(pointer, `${file}#${issue.path}: ${issue.message}`);
+      // A problem caused by one of the line's overrides belongs to the line, not to the file.
+      const own = (path: string) => (["wp", "php", "clock", "seed"] as const).find((k) => runtime[k] !== undefined && path === `/runtime/${k}`);
+      const fileIssue = (path: string, message: string) => {
+        const key = own(path);
+        if (key) at(`/runtime/${key}`, message);
+        else at(pointer, `${file}#${path}: ${message}`);
+      };
+      if (kind === "recipe") {
+        const checks = {
+          ...(options.backend ? { backend: options.backend } : {}),
+          ...(options.wordpressVersions ? { wordpressVersions: options.wordpressVersions } : {}),
+          ...(options.offline ? { offline: true } : {}),
+        };
+        for (const issue of validateRecipe(doc, file, checks).issues) fileIssue(issue.path, issue.message);
+        cells = matrixCells(doc);
+      } else {
+        const { issues: scriptIssues } = validateEpisodeScript(doc);
+        for (const issue of scriptIssues) fileIssue(issue.path, issue.message);
+        if (scriptIssues.length === 0) checkEpisodeRuntime(doc as EpisodeLike, options, fileIssue);
       }
     }
     if (!lineValid || issues.length > before) return;
-    tasks.push({ id: task.id!, line, kind, file, runtime: { ...(task.runtime ?? {}) }, ...(timeoutMs !== undefined && timeoutMs > 0 ? { timeoutMs } : {}) });
+    const base = { line, kind, file, ...(timeoutMs !== undefined && timeoutMs > 0 ? { timeoutMs } : {}) };
+    if (!cells) {
+      tasks.push({ id: task.id!, ...base, runtime });
+      return;
+    }
+    // A matrix recipe: one task per cell, its versions as overrides.
+    for (const cell of cells) {
+      const id = `${task.id}.${matrixCellId(cell)}`;
+      if (id.length > BATCH_TASK_ID_MAX_LENGTH) {
+        at("/id", `with the matrix cell ${matrixCellId(cell)} the task id ${id} is longer than ${BATCH_TASK_ID_MAX_LENGTH} characters; shorten the id`);
+        continue;
+      }
+      tasks.push({ id, ...base, runtime: { ...runtime, ...cell }, matrix: { task: task.id!, wp: cell.wp ?? null, php: cell.php ?? null } });
+    }
   });
+  // Matrix cells add ids of their own; they must not collide with another line's.
+  const owner = new Map<string, ResolvedTask>();
+  for (const t of tasks) {
+    const first = owner.get(t.id);
+    if (first) issues.push({ line: t.line, pointer: "/id", message: `${t.matrix ? `its matrix cell id ${t.id}` : `the id ${t.id}`} is also the id of ${first.matrix ? "a matrix cell of " : ""}line ${first.line}: ids name bundle folders and queue jobs, so they must be unique` });
+    else owner.set(t.id, t);
+  }
   const unique = [...new Map(issues.map((i) => [`${i.line} ${i.pointer} ${i.message}`, i])).values()];
   issues.splice(0, issues.length, ...unique);
   if (tasks.length === 0 && issues.length === 0) issues.push({ line: 0, pointer: "", message: "the task file has no tasks" });

@@ -7,27 +7,71 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { BATCH_REPORT_SCHEMA, validateAgainstSchema, type BatchTaskResult } from "@wp-codebox/runtime-core";
-import { buildReport, createProgress, decideConcurrency, parseQueueUrl, renderJUnit, validateTaskLines, xmlEscape } from "@wp-codebox/batch";
+import { BATCH_REPORT_SCHEMA, WpCodeboxError, validateAgainstSchema, type BatchTaskResult } from "@wp-codebox/runtime-core";
+import { applyRuntimeOverrides, buildReport, createProgress, decideConcurrency, parseQueueUrl, renderJUnit, validateTaskLines, xmlEscape } from "@wp-codebox/batch";
 
 const dir = mkdtempSync(join(tmpdir(), "wp-codebox-batch-unit-"));
 writeFileSync(join(dir, "ok.json"), JSON.stringify({ schema: "wp-codebox/workspace-recipe/v1", steps: [{ command: "wordpress.run-php", args: { code: "<?php echo 1;" } }] }));
 writeFileSync(join(dir, "bad.json"), JSON.stringify({ schema: "wp-codebox/workspace-recipe/v1", steps: [{ command: "nope" }] }));
 writeFileSync(join(dir, "ep.json"), JSON.stringify({ schema: "wp-codebox/episode-script/v1", steps: [{ snapshot: true }] }));
 writeFileSync(join(dir, "ep-bad.json"), JSON.stringify({ schema: "wp-codebox/episode-script/v1", steps: [] }));
+writeFileSync(join(dir, "ep-net.json"), JSON.stringify({ schema: "wp-codebox/episode-script/v1", policy: { network: "allow" }, steps: [{ snapshot: true }] }));
+writeFileSync(
+  join(dir, "matrix.json"),
+  JSON.stringify({ schema: "wp-codebox/workspace-recipe/v1", runtime: { matrix: { wp: ["6.4", "6.5"], php: ["8.2", "8.3"] } }, steps: [{ command: "wordpress.run-php", args: { code: "<?php echo 1;" } }] }),
+);
+// What the Playground backend's preflight refuses, without its builds: WordPress 4.0 and PHP 5.6.
+const backend = {
+  preflight(spec: { wordpress?: { version?: string }; php?: string } = {}) {
+    if (spec.wordpress?.version === "4.0") throw new WpCodeboxError("wordpress-version-unavailable", "WordPress 4.0 is not available");
+    if (spec.php === "5.6") throw new WpCodeboxError("php-version-unavailable", "PHP 5.6 is not available");
+    return { wordpressVersion: spec.wordpress?.version ?? "6.5.5", phpVersion: spec.php ?? "8.3" };
+  },
+};
 
 test("a valid task file resolves paths, overrides and timeouts, skipping blank and // lines", () => {
-  const text = ['{"id": "a", "recipe": "ok.json", "runtime": {"wp": "6.5", "php": "8.2"}, "timeout": "90s"}', "", "// a comment", '{"id": "b.2", "episode": "ep.json", "timeout": 5000}'].join("\n");
-  const v = validateTaskLines(text, dir, { wordpressVersions: ["6.5.5", "6.4.3"] });
+  const text = [
+    '{"id": "a", "recipe": "ok.json", "runtime": {"wp": "6.5", "php": "8.2", "clock": "2030-01-01T00:00:00Z", "seed": 7}, "timeout": "90s"}',
+    "",
+    "// a comment",
+    '{"id": "b.2", "episode": "ep.json", "timeout": 5000}',
+    '{"id": "c", "recipe": "ok.json", "runtime": {"wp": "latest", "clock": "real"}}',
+  ].join("\n");
+  const v = validateTaskLines(text, dir, { backend });
   assert.deepEqual(v.issues, []);
   assert.equal(v.valid, true);
   assert.deepEqual(
     v.tasks.map((t) => [t.id, t.line, t.kind, t.file, t.runtime, t.timeoutMs]),
     [
-      ["a", 1, "recipe", join(dir, "ok.json"), { wp: "6.5", php: "8.2" }, 90_000],
+      ["a", 1, "recipe", join(dir, "ok.json"), { wp: "6.5", php: "8.2", clock: "2030-01-01T00:00:00Z", seed: 7 }, 90_000],
       ["b.2", 4, "episode", join(dir, "ep.json"), {}, 5000],
+      ["c", 5, "recipe", join(dir, "ok.json"), { wp: "latest", clock: "real" }, undefined],
     ],
   );
+});
+
+test("a matrix recipe is one task per cell, ids <line id>.wp-X-php-Y; an override replaces its axis", () => {
+  const v = validateTaskLines(['{"id": "m", "recipe": "matrix.json", "runtime": {"seed": 3}}', '{"id": "n", "recipe": "matrix.json", "runtime": {"php": "8.1"}}'].join("\n"), dir, { backend });
+  assert.deepEqual(v.issues, []);
+  assert.deepEqual(
+    v.tasks.map((t) => [t.id, t.line, t.runtime, t.matrix]),
+    [
+      ["m.wp-6.4-php-8.2", 1, { seed: 3, wp: "6.4", php: "8.2" }, { task: "m", wp: "6.4", php: "8.2" }],
+      ["m.wp-6.4-php-8.3", 1, { seed: 3, wp: "6.4", php: "8.3" }, { task: "m", wp: "6.4", php: "8.3" }],
+      ["m.wp-6.5-php-8.2", 1, { seed: 3, wp: "6.5", php: "8.2" }, { task: "m", wp: "6.5", php: "8.2" }],
+      ["m.wp-6.5-php-8.3", 1, { seed: 3, wp: "6.5", php: "8.3" }, { task: "m", wp: "6.5", php: "8.3" }],
+      ["n.wp-6.4-php-8.1", 2, { php: "8.1", wp: "6.4" }, { task: "n", wp: "6.4", php: "8.1" }],
+      ["n.wp-6.5-php-8.1", 2, { php: "8.1", wp: "6.5" }, { task: "n", wp: "6.5", php: "8.1" }],
+    ],
+  );
+  // A cell is an ordinary recipe run: the overrides leave no matrix behind.
+  const cellDoc = applyRuntimeOverrides({ runtime: { matrix: { wp: ["6.4", "6.5"], php: ["8.2"] }, clock: "real" } }, "recipe", v.tasks[0]!.runtime);
+  assert.deepEqual(cellDoc, { runtime: { wp: "6.4", php: "8.2", clock: "real", seed: 3 } });
+  // A cell id that collides with another line's id is an error of the later line.
+  const clash = validateTaskLines(['{"id": "m.wp-6.4-php-8.2", "recipe": "ok.json"}', '{"id": "m", "recipe": "matrix.json"}'].join("\n"), dir, { backend });
+  assert.equal(clash.valid, false);
+  assert.deepEqual(clash.issues.map((i) => [i.line, i.pointer]), [[2, "/id"]]);
+  assert.match(clash.issues[0]!.message, /matrix cell id m\.wp-6\.4-php-8\.2 is also the id of line 1/);
 });
 
 test("validation lists every problem of the whole file with its line and JSON pointer", () => {
@@ -42,8 +86,11 @@ test("validation lists every problem of the whole file with its line and JSON po
     '{"id": "f", "recipe": "ok.json", "runtime": {"wp": "4.0"}, "color": "red"}', // 8
     "[1, 2]", // 9
     '{"recipe": "ok.json"}', // 10
+    '{"id": "g", "episode": "ep.json", "runtime": {"php": "5.6", "seed": -1}}', // 11
+    '{"id": "h", "episode": "ep-net.json", "runtime": {"seed": 5}}', // 12: seeded with outbound network
+    '{"id": "i", "recipe": "ok.json", "runtime": {"clock": "2030-01-01"}}', // 13: no timezone
   ].join("\n");
-  const v = validateTaskLines(text, dir, { wordpressVersions: ["6.5.5"] });
+  const v = validateTaskLines(text, dir, { backend });
   assert.equal(v.valid, false);
   assert.deepEqual(v.tasks, []);
   const got = v.issues.map((i) => `${i.line} ${i.pointer}`);
@@ -63,6 +110,9 @@ test("validation lists every problem of the whole file with its line and JSON po
     "8 /color",
     "9 ",
     "10 /id",
+    "11 /runtime/seed",
+    "12 /runtime/seed",
+    "13 /runtime/clock",
   ]) {
     assert.ok(got.includes(expected), `expected an issue at line ${expected}; got ${JSON.stringify(v.issues, null, 1)}`);
   }
@@ -72,7 +122,9 @@ test("validation lists every problem of the whole file with its line and JSON po
   assert.match(byKey("5 /recipe"), /missing\.json does not exist/);
   assert.match(byKey("6 /recipe"), /bad\.json#\/steps\/0\/command: unknown command "nope"/);
   assert.match(byKey("7 /episode"), /ep-bad\.json#\/steps: must have at least one step/);
-  assert.match(byKey("8 /runtime/wp"), /4\.0 is not bundled/);
+  assert.match(byKey("8 /runtime/wp"), /wordpress-version-unavailable: WordPress 4\.0 is not available/);
+  assert.match(byKey("12 /runtime/seed"), /seed-with-network/);
+  assert.match(byKey("13 /runtime/clock"), /ISO-8601 instant with a timezone/);
   assert.match(byKey("1 /id"), /not be all digits/);
 });
 

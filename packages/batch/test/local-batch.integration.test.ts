@@ -34,6 +34,11 @@ test("6 mixed tasks, one failing: 6 verifying bundles, report.json, junit.xml, e
     ],
   );
   assert.equal(report.tasks[1]!.error?.code, "expectation-failed");
+  // Per-task clock and seed reach the sandbox and its bundle.
+  const determinism = (id: string) => (JSON.parse(readFileSync(join(out, id, "metadata.json"), "utf8")) as { runtime: { determinism?: unknown } }).runtime.determinism;
+  assert.deepEqual(determinism("recipe-again"), { clock: "virtual", start: "2030-01-02T03:04:05.000Z", seed: 7, origin: "stable" });
+  assert.deepEqual(determinism("episode-php83"), { clock: "virtual", start: "2030-01-02T03:04:05.000Z", seed: 42, origin: "stable" });
+  assert.equal((determinism("recipe-pass") as { clock: string }).clock, "real");
   assert.ok(report.tasks.every((t) => t.bundle && t.durationMs > 0));
   assert.deepEqual(report.counts, { total: 6, passed: 5, failed: 1, resumed: 0 });
   const junit = readFileSync(join(out, "junit.xml"), "utf8");
@@ -56,7 +61,7 @@ test("6 mixed tasks, one failing: 6 verifying bundles, report.json, junit.xml, e
   assert.equal(second.tasks[0]!.bundle!.id, report.tasks[0]!.bundle!.id);
 });
 
-test("a task whose sandbox process is killed fails alone as sandbox-crashed; the batch goes on", { timeout: 600_000 }, async () => {
+test("a task whose sandbox process is killed fails alone as sandbox-crashed; the batch goes on; a matrix recipe runs one task per cell", { timeout: 600_000 }, async () => {
   const out = join(work, "crash");
   const outcome = await runLocalBatch({
     tasksFile: join(FIXTURES, "crash.jsonl"),
@@ -70,8 +75,13 @@ test("a task whose sandbox process is killed fails alone as sandbox-crashed; the
   });
   assert.equal(outcome.exitCode, 1);
   const report = await readVerifiedReport(out);
-  const [survivor, crashed] = report.tasks;
-  assert.equal(survivor!.status, "passed");
+  assert.deepEqual(report.tasks.map((t) => [t.id, t.status]), [["cells.wp-default-php-8.2", "passed"], ["cells.wp-default-php-8.3", "passed"], ["crash-me", "failed"]]);
+  const [cell82, cell83, crashed] = report.tasks;
+  assert.deepEqual(cell82!.matrix, { task: "cells", wp: null, php: "8.2" });
+  assert.deepEqual(cell83!.matrix, { task: "cells", wp: null, php: "8.3" });
+  const php = (id: string) => (JSON.parse(readFileSync(join(out, id, "metadata.json"), "utf8")) as { versions: { php: string } }).versions.php;
+  assert.match(php("cells.wp-default-php-8.2"), /^8\.2/);
+  assert.match(php("cells.wp-default-php-8.3"), /^8\.3/);
   assert.equal(crashed!.status, "failed");
   assert.equal(crashed!.bundle, null);
   assert.equal(crashed!.error?.code, "sandbox-crashed");

@@ -75,31 +75,38 @@ test("the 6-task batch through two workers, one SIGKILLed mid-task: every task r
   assert.match(submitter.output(), /\[6\/6\]/);
 });
 
-test("a resubmitted batch waits for the queued jobs instead of adding new ones; Redis restarting keeps finished results; no secret value in Redis", { timeout: 600_000 }, async () => {
+test("a resubmitted batch waits for the queued jobs instead of adding new ones; a task failing every attempt is failed with the last error; Redis restarting keeps finished results; no secret value in Redis", { timeout: 600_000 }, async () => {
   const out = join(work, "resubmit");
   const queue = "q-resubmit";
   const env = { WP_CODEBOX_BATCH_TEST_SECRET: SECRET };
   const args = ["batch", join(FIXTURES, "resubmit.jsonl"), "--artifacts", out, "--queue", redis.url, "--queue-name", queue];
   // First submission with no worker running: the jobs wait; the submitter is stopped.
   const first = cli(args, env);
-  await first.waitFor(/2 submitted/);
+  await first.waitFor(/3 submitted/);
   await stopCli(first);
   // Resubmission: the same jobs are found, nothing is added.
   const second = cli(args, env);
-  await second.waitFor(/0 submitted, 2 already queued/);
+  await second.waitFor(/0 submitted, 3 already queued/);
   const worker = cli(workerArgs(queue), env);
-  await worker.waitFor(/worker: r\d (passed|failed)/);
+  await worker.waitFor(/worker: r1 passed/);
   await redis.restart();
   const { code } = await second.exited;
-  assert.equal(code, 0, `${second.output()}\n--- worker ---\n${worker.output()}`);
+  assert.equal(code, 1, `${second.output()}\n--- worker ---\n${worker.output()}`);
   const report = await readVerifiedReport(out);
-  assert.deepEqual(report.tasks.map((t) => [t.id, t.status]), [["r1", "passed"], ["r2", "passed"]]);
+  assert.deepEqual(report.tasks.map((t) => [t.id, t.status]), [["r1", "passed"], ["r2", "passed"], ["r3", "failed"]]);
+  // r3's 1 ms timeout stops its sandbox on every attempt: two attempts, then failed with the last error.
+  const r3 = report.tasks[2]!;
+  assert.equal(r3.attempts, 2, JSON.stringify(r3));
+  assert.equal(r3.bundle, null);
+  assert.equal(r3.error?.code, "timeout");
+  assert.match(r3.error!.message, /Task r3 exceeded its timeout of 1 ms/);
+  assert.equal(startedCount(worker.output(), "r3"), 2, worker.output());
   assert.equal(startedCount(worker.output(), "r1"), 1, worker.output());
   assert.equal(startedCount(worker.output(), "r2"), 1, worker.output());
 
   // Redis kept the jobs across the restart, and holds no secret value anywhere.
   const q = new Queue(queue, { connection: { host: "127.0.0.1", port: redis.port } });
-  assert.deepEqual(await q.getJobCounts("completed", "failed", "waiting", "active"), { completed: 2, failed: 0, waiting: 0, active: 0 });
+  assert.deepEqual(await q.getJobCounts("completed", "failed", "waiting", "active"), { completed: 2, failed: 1, waiting: 0, active: 0 });
   await q.close();
   const client = new Redis({ host: "127.0.0.1", port: redis.port });
   const keys = await client.keys("*");

@@ -47,11 +47,11 @@ export function registerBatchCommands(program: Command, ctx: BatchCliContext): v
     )
     .action(async (tasksFile: string, opts: { artifacts: string; concurrency?: number; queue?: string; queueName?: string; attempts?: number; json?: boolean }) => {
       const batch = await import("@wp-codebox/batch");
-      const common = { tasksFile, artifactsDir: opts.artifacts, cwd: io.cwd, log: (m: string) => io.stderr(`${m}\n`) };
+      const common = { tasksFile, artifactsDir: opts.artifacts, cwd: io.cwd, env: io.env, log: (m: string) => io.stderr(`${m}\n`) };
       if (opts.queue !== undefined && opts.concurrency !== undefined) io.stderr("wp-codebox: --concurrency is set on each worker in queue mode; ignored here\n");
       const outcome = opts.queue
         ? await batch.submitQueueBatch({ ...common, queueUrl: opts.queue, ...(opts.queueName ? { queueName: opts.queueName } : {}), ...(opts.attempts ? { attempts: opts.attempts } : {}) })
-        : await batch.runLocalBatch({ ...common, ...(opts.concurrency ? { concurrency: opts.concurrency } : {}), env: io.env });
+        : await batch.runLocalBatch({ ...common, ...(opts.concurrency ? { concurrency: opts.concurrency } : {}) });
       if (opts.json) ctx.printJson(outcome.report);
       io.stderr(batch.formatReportSummary(outcome.report, outcome.files));
       if (outcome.exitCode !== 0) {

@@ -18,6 +18,8 @@ export const BATCH_REPORT_SCHEMA_ID = "wp-codebox/batch-report/v1";
  * (BullMQ refuses integer job ids).
  */
 export const BATCH_TASK_ID_PATTERN = "^(?![0-9]+$)[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$";
+/** Longest task id, also for the ids of matrix cells (`<id>.wp-6.5-php-8.2`). */
+export const BATCH_TASK_ID_MAX_LENGTH = 128;
 
 const DURATION = Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 1 })], {
   description: 'Wall-clock limit of the whole task (boot to verified bundle): "90s", "500ms", "2m", or a number of ms.',
@@ -26,10 +28,17 @@ const DURATION = Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minim
 /** Per-task overrides of the runtime the recipe or episode script names. */
 export const BATCH_TASK_RUNTIME_SCHEMA = Type.Object(
   {
-    wp: Type.Optional(Type.String({ pattern: "^[0-9]+\\.[0-9]+(\\.[0-9]+)?$", description: "Bundled WordPress version X.Y (replaces the file's runtime.wp)." })),
-    php: Type.Optional(Type.Union(RECIPE_PHP_VERSIONS.map((v) => Type.Literal(v)), { description: "PHP version (replaces the file's runtime.php)." })),
-    clock: Type.Optional(Type.String({ minLength: 1, description: "Virtual clock start (ISO 8601); needs a build with --clock support." })),
-    seed: Type.Optional(Type.Union([Type.Integer(), Type.String({ minLength: 1 })], { description: "Entropy seed; needs a build with --seed support." })),
+    wp: Type.Optional(
+      Type.String({
+        pattern: "^([0-9]+\\.[0-9]+(\\.[0-9]+)?|latest)$",
+        description: "WordPress X.Y, X.Y.Z or latest (replaces the file's runtime.wp, and a matrix recipe's wp axis).",
+      }),
+    ),
+    php: Type.Optional(Type.Union(RECIPE_PHP_VERSIONS.map((v) => Type.Literal(v)), { description: "PHP version (replaces the file's runtime.php, and a matrix recipe's php axis)." })),
+    clock: Type.Optional(Type.String({ minLength: 1, description: 'Where the sandbox\'s virtual clock starts (ISO-8601 instant with a timezone), or "real" (replaces the file\'s runtime.clock).' })),
+    seed: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: "Seed of every source of randomness; refused with a policy that allows outbound network (replaces the file's runtime.seed)." }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -56,6 +65,12 @@ export const BATCH_TASK_RESULT_SCHEMA = Type.Object(
     id: Type.String(),
     kind: Type.Union([Type.Literal("recipe"), Type.Literal("episode")]),
     status: Type.Union([Type.Literal("passed"), Type.Literal("failed")]),
+    matrix: Type.Optional(
+      Type.Object(
+        { task: Type.String({ description: "The id on the task-file line." }), wp: Type.Union([Type.String(), Type.Null()]), php: Type.Union([Type.String(), Type.Null()]) },
+        { additionalProperties: false, description: "Set for one cell of a matrix recipe: the line's id and the cell's versions (null: the recipe's default)." },
+      ),
+    ),
     exitCode: Type.Integer({ description: "What `recipe run` / `episode run` would exit with: 0 passed, 1 failed, 2 invalid input, 3 environment, 70 internal." }),
     durationMs: Type.Integer({ minimum: 0, description: "Of the last attempt, boot to verified bundle." }),
     bundle: Type.Union([Type.Object({ id: Type.String(), digest: Type.String() }, { additionalProperties: false }), Type.Null()]),
