@@ -8,7 +8,6 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import {
   BATCH_TASK_SCHEMA,
   BATCH_TASK_ID_MAX_LENGTH,
-  RECIPE_PHP_VERSIONS,
   WpCodeboxError,
   episodeDeterminismOptions,
   matrixCellId,
@@ -91,7 +90,6 @@ function collapseIssues(issues: { path: string; message: string }[]): { path: st
   for (const i of issues) byPath.set(i.path, [...(byPath.get(i.path) ?? []), i.message]);
   return [...byPath].map(([path, messages]) => {
     if (messages.length === 1) return { path, message: messages[0]! };
-    if (path === "/runtime/php") return { path, message: `must be one of ${RECIPE_PHP_VERSIONS.join(", ")}` };
     if (path === "/timeout") return { path, message: 'must be a duration such as "90s" or a positive number of ms' };
     return { path, message: [...new Set(messages)].filter((m) => !m.startsWith("must match a schema in anyOf")).join("; ") || "is invalid" };
   });

@@ -20,11 +20,12 @@ writeFileSync(
   join(dir, "matrix.json"),
   JSON.stringify({ schema: "wp-codebox/workspace-recipe/v1", runtime: { matrix: { wp: ["6.4", "6.5"], php: ["8.2", "8.3"] } }, steps: [{ command: "wordpress.run-php", args: { code: "<?php echo 1;" } }] }),
 );
-// What the Playground backend's preflight refuses, without its builds: WordPress 4.0 and PHP 5.6.
+// What the Playground backend's preflight refuses, without its builds: WordPress 4.0 and PHP outside 7.4-8.5.
+const PHP = ["7.4", "8.0", "8.1", "8.2", "8.3", "8.4", "8.5"];
 const backend = {
   preflight(spec: { wordpress?: { version?: string }; php?: string } = {}) {
     if (spec.wordpress?.version === "4.0") throw new WpCodeboxError("wordpress-version-unavailable", "WordPress 4.0 is not available");
-    if (spec.php === "5.6") throw new WpCodeboxError("php-version-unavailable", "PHP 5.6 is not available");
+    if (spec.php !== undefined && !PHP.includes(spec.php)) throw new WpCodeboxError("php-version-unavailable", `PHP ${spec.php} is not available. Choose one of: ${PHP.join(", ")}.`);
     return { wordpressVersion: spec.wordpress?.version ?? "6.5.5", phpVersion: spec.php ?? "8.3" };
   },
 };
@@ -117,7 +118,7 @@ test("validation lists every problem of the whole file with its line and JSON po
     assert.ok(got.includes(expected), `expected an issue at line ${expected}; got ${JSON.stringify(v.issues, null, 1)}`);
   }
   const byKey = (k: string) => v.issues.find((i) => `${i.line} ${i.pointer}` === k)!.message;
-  assert.match(byKey("2 /runtime/php"), /one of 7\.4, 8\.0/);
+  assert.match(byKey("2 /runtime/php"), /php-version-unavailable: PHP 9\.9 is not available\. Choose one of: 7\.4, 8\.0/);
   assert.match(byKey("4 /id"), /duplicates the id of line 2/);
   assert.match(byKey("5 /recipe"), /missing\.json does not exist/);
   assert.match(byKey("6 /recipe"), /bad\.json#\/steps\/0\/command: unknown command "nope"/);

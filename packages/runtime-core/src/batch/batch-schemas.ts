@@ -5,7 +5,6 @@
  * The batch runner itself lives in `@wp-codebox/batch`.
  */
 import { Type, type Static } from "@sinclair/typebox";
-import { RECIPE_PHP_VERSIONS } from "../recipe/recipe-schema.js";
 
 /** Schema id of one task line. */
 export const BATCH_TASK_SCHEMA_ID = "wp-codebox/batch-task/v1";
@@ -34,7 +33,9 @@ export const BATCH_TASK_RUNTIME_SCHEMA = Type.Object(
         description: "WordPress X.Y, X.Y.Z or latest (replaces the file's runtime.wp, and a matrix recipe's wp axis).",
       }),
     ),
-    php: Type.Optional(Type.Union(RECIPE_PHP_VERSIONS.map((v) => Type.Literal(v)), { description: "PHP version (replaces the file's runtime.php, and a matrix recipe's php axis)." })),
+    php: Type.Optional(
+      Type.String({ pattern: "^\\d+\\.\\d+$", description: 'PHP "X.Y" (replaces the file\'s runtime.php, and a matrix recipe\'s php axis); which versions exist is the backend\'s to say.' }),
+    ),
     clock: Type.Optional(Type.String({ minLength: 1, description: 'Where the sandbox\'s virtual clock starts (ISO-8601 instant with a timezone), or "real" (replaces the file\'s runtime.clock).' })),
     seed: Type.Optional(
       Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: "Seed of every source of randomness; refused with a policy that allows outbound network (replaces the file's runtime.seed)." }),
