@@ -10,8 +10,8 @@
  */
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { phpValue } from "../php-value.js";
+import { phpAsset } from "../php-assets.js";
 import { WpCodeboxError, type ArtifactFile, type ResolvedMount } from "@wp-codebox/runtime-core";
 import { text, type CommandContext, type CommandHandler, type CommandOutcome } from "./command-context.js";
 import { FATAL_RECORDER, outcomeFromRun } from "./run-php.js";
@@ -63,7 +63,6 @@ export interface PhpunitResults {
 const WORK = "/internal/wp-codebox/phpunit";
 const JUNIT = `${WORK}/junit.xml`;
 const TESTS_CONFIG = `${WORK}/wp-tests-config.php`;
-const ASSETS = fileURLToPath(new URL("../../assets/phpunit/", import.meta.url));
 const HOW_TO =
   "Add PHPUnit to the plugin (composer require --dev phpunit/phpunit, so vendor/bin/phpunit exists), or pass --arg phpunit=PATH with a PHPUnit entry script on this machine (for example /usr/bin/phpunit from Debian's phpunit package, or another project's vendor/bin/phpunit)";
 
@@ -223,8 +222,8 @@ export const phpunit: CommandHandler = async (ctx, args) => {
   for (const dir of source.mounts) await ctx.mountReadOnly(dir, dir);
   if (source.copy) await ctx.writeSandboxFile(source.entry, readFileSync(source.copy));
   await ctx.writeSandboxFile(TESTS_CONFIG, wpTestsConfig(ctx.siteUrl));
-  await ctx.writeSandboxFile(`${WORK}/driver.php`, readFileSync(join(ASSETS, "driver.php")));
-  await ctx.writeSandboxFile(`${WORK}/results.php`, readFileSync(join(ASSETS, "results.php")));
+  await ctx.writeSandboxFile(`${WORK}/driver.php`, phpAsset("phpunit/driver.php"));
+  await ctx.writeSandboxFile(`${WORK}/results.php`, phpAsset("phpunit/results.php"));
   // bootstrap=wordpress: WordPress is loaded by the driver; PHPUnit's own bootstrap is then only the
   // plugin's Composer autoloader (or nothing), so the config's WordPress loader does not run twice.
   let bootstrapFile: string | undefined;
