@@ -76,6 +76,8 @@ $_SERVER['argv'] = $GLOBALS['argv'] = $argv;
 $_SERVER['argc'] = $GLOBALS['argc'] = $argc;
 $_SERVER['SCRIPT_NAME'] = $_SERVER['SCRIPT_FILENAME'] = $_SERVER['PHP_SELF'] = $wp_codebox_cfg['entryFile'];
 $wp_codebox_run_file = $wp_codebox_cfg['runFile'];
+// Keep this driver's own frames out of PHPUnit's failure traces (PHPUnit 9 honours this list).
+$GLOBALS['__PHPUNIT_ISOLATION_EXCLUDE_LIST'] = array_merge($GLOBALS['__PHPUNIT_ISOLATION_EXCLUDE_LIST'] ?? [], [$wp_codebox_run_file, __FILE__, '/internal/eval.php']);
 unset($wp_codebox_src, $wp_codebox_out, $wp_codebox_t, $wp_codebox_nl, $wp_codebox_k, $wp_codebox_v, $wp_codebox_cfg);
 // PHPUnit ends with exit(<0 passed | 1 failures or errors | 2 could not run>); the runtime reads
 // that exit code and the JUnit log it wrote.
