@@ -160,7 +160,7 @@ const CASES: Case[] = [
       assert.ok(schema.properties.commands);
     },
   },
-  ...["command-catalog", "browser-script", "episode-trace", "episode-script", "recipe", "artifact-manifest", "reference-manifest"].map(
+  ...["command-catalog", "browser-script", "episode-trace", "episode-script", "recipe", "artifact-manifest", "reference-manifest", "phpunit-results", "recipe-matrix-summary"].map(
     (name): Case => ({ name: `schema ${name} prints JSON with $id`, argv: () => ["schema", name], exit: 0, check: (r) => assert.match(json(r).$id, /^wp-codebox\//) }),
   ),
   {

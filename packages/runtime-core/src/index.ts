@@ -28,3 +28,4 @@ export * from "./plugin-check/index.js";
 export * from "./run-recipe-matrix.js";
 export * from "./determinism.js";
 export * from "./batch/batch-schemas.js";
+export * from "./test-results.js";

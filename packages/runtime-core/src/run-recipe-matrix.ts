@@ -6,37 +6,11 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { RuntimeBackend, TestCounts } from "./runtime.js";
+import type { RuntimeBackend } from "./runtime.js";
+import { RECIPE_MATRIX_SUMMARY_SCHEMA_ID, type RecipeMatrixCell, type RecipeMatrixSummary, type TestCounts } from "./test-results.js";
 import { assertUsableArtifactsDir, newRunId, planRun, type PlanRunOptions } from "./run-plan.js";
 import { runSession, type RunSessionOutcome } from "./run-session.js";
 import { planRecipe, readRecipeFile, type RecipePlan } from "./recipe/validate-recipe.js";
-
-/** Schema id of `matrix-summary.json`. */
-export const RECIPE_MATRIX_SUMMARY_SCHEMA_ID = "wp-codebox/recipe-matrix-summary/v1";
-
-/** One cell of a matrix run. */
-export interface RecipeMatrixCell {
-  /** `wp-6.4-php-8.2` (the bundle's folder name). */
-  id: string;
-  wp: string | null;
-  php: string | null;
-  outcome: "passed" | "failed";
-  exitCode: number;
-  summary: string;
-  /** Test counts of the cell's wordpress.phpunit steps (from its review.json); null when it ran none. */
-  tests: { total: number; passed: number; failed: number; errors: number; skipped: number } | null;
-  bundle: { directory: string; id: string; digest: string; valid: boolean };
-  error?: { code: string; message: string };
-}
-
-/** `matrix-summary.json`. */
-export interface RecipeMatrixSummary {
-  schema: typeof RECIPE_MATRIX_SUMMARY_SCHEMA_ID;
-  recipe: RecipePlan["recipe"];
-  outcome: "passed" | "failed";
-  counts: { cells: number; passed: number; failed: number };
-  cells: RecipeMatrixCell[];
-}
 
 /** What `runRecipeMatrix` returns; `exitCode` is 0 when every cell passed, else the first failing cell's. */
 export interface RecipeMatrixOutcome {

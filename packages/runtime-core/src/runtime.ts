@@ -2,6 +2,7 @@
  * The backend-agnostic runtime contract: a backend creates runtimes, a runtime executes
  * commands and hands back evidence. Nothing here knows about WordPress Playground or Playwright.
  */
+import type { TestCounts } from "./test-results.js";
 
 /** How a mount may be used from inside the sandbox. */
 export type MountMode = "readonly" | "readwrite";
@@ -173,23 +174,6 @@ export interface RuntimeInfo {
 export interface ResolvedMount extends MountSpec {
   source: string;
   kind: "file" | "directory";
-}
-
-/**
- * Counts of a test run (`wordpress.phpunit`), as in `files/phpunit/test-results.json` and, summed
- * over every test command of a bundle, in `files/review.json` `tests`.
- */
-export interface TestCounts {
-  tests: number;
-  assertions: number;
-  failures: number;
-  errors: number;
-  skipped: number;
-  incomplete: number;
-  warnings: number;
-  risky: number;
-  /** tests − failures − errors − skipped − incomplete. */
-  passed: number;
 }
 
 /** What the runtime gathered so far, for an artifact bundle. */

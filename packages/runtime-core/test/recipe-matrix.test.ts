@@ -8,8 +8,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  RECIPE_MATRIX_SUMMARY_SCHEMA,
   WpCodeboxError,
   checkExpectations,
+  validateAgainstSchema,
   formatMatrixSummary,
   planRecipe,
   runRecipeMatrix,
@@ -111,6 +113,7 @@ test("runRecipeMatrix: one bundle per cell, a summary with test counts, the firs
   for (const id of ["wp-6.4-php-8.2", "wp-6.4-php-8.3", "wp-6.5-php-8.2", "wp-6.5-php-8.3"]) assert.ok(existsSync(join(out, id, "manifest.json")), id);
   const summary = JSON.parse(readFileSync(join(out, "matrix-summary.json"), "utf8"));
   assert.deepEqual(summary, outcome.summary);
+  assert.deepEqual(validateAgainstSchema(RECIPE_MATRIX_SUMMARY_SCHEMA, summary), []);
   assert.deepEqual(summary.counts, { cells: 4, passed: 2, failed: 2 });
   assert.deepEqual(summary.cells.map((c: { id: string; outcome: string; tests: { passed: number; failed: number } }) => [c.id, c.outcome, c.tests.passed, c.tests.failed]), [
     ["wp-6.4-php-8.2", "failed", 2, 1],

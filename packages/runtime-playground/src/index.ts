@@ -19,5 +19,4 @@ export { ensureInstalledSite } from "./installed-site.js";
 export { PLAYGROUND_OBSERVATION_TYPES } from "./observations.js";
 export { ensureWordPressRelease, isBundledWordPress, wordpressMirror, releaseZipName, zipWordPressRelease, DEFAULT_WORDPRESS_MIRROR, WORDPRESS_VERSION_PATTERN } from "./wordpress-releases.js";
 export type { CachedRelease, WordPressReleaseOptions } from "./wordpress-releases.js";
-export { phpunit as phpunitCommand, resolvePhpunit, summaryCounts, PHPUNIT_RESULTS_SCHEMA_ID } from "./commands/phpunit.js";
-export type { PhpunitResults, PhpunitCounts, PhpunitFailure } from "./commands/phpunit.js";
+export { phpunit as phpunitCommand, resolvePhpunit, summaryCounts } from "./commands/phpunit.js";

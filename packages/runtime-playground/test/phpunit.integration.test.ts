@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { WpCodeboxError } from "@wp-codebox/runtime-core";
+import { PHPUNIT_RESULTS_SCHEMA, WpCodeboxError, validateAgainstSchema } from "@wp-codebox/runtime-core";
 import { createPlaygroundBackend, type PlaygroundRuntime } from "@wp-codebox/runtime-playground";
 
 const PLUGIN = fileURLToPath(new URL("../../../test/fixtures/plugins/phpunit-demo", import.meta.url));
@@ -87,7 +87,8 @@ test("the plugin's own bootstrap: one failing test is reported with its file and
   const results = artifacts.files.find((f) => f.path === "files/phpunit/test-results.json");
   assert.ok(junit && results);
   assert.match(String(junit.content), /<testsuites>[\s\S]*<testcase name="test_slug_keeps_underscores"[\s\S]*<failure/);
-  assert.deepEqual(JSON.parse(String(results.content)).tests, json.tests);
+  assert.deepEqual(JSON.parse(String(results.content)), json);
+  assert.deepEqual(validateAgainstSchema(PHPUNIT_RESULTS_SCHEMA, json), []);
   assert.equal(artifacts.review?.tests?.failures, 1);
 });
 

@@ -14,6 +14,8 @@ import {
   RUNTIME_REFERENCE_MANIFEST_SCHEMA,
   WORKSPACE_RECIPE_SCHEMA,
   PLUGIN_CHECK_REPORT_SCHEMA,
+  PHPUNIT_RESULTS_SCHEMA,
+  RECIPE_MATRIX_SUMMARY_SCHEMA,
   WpCodeboxError,
 } from "@wp-codebox/runtime-core";
 
@@ -34,6 +36,8 @@ const SCHEMAS: Record<string, { schema: object; id?: string; description: string
   "plugin-check-report": { schema: PLUGIN_CHECK_REPORT_SCHEMA, description: "files/check/report.json of wp-codebox check" },
   "batch-task": { schema: BATCH_TASK_SCHEMA, description: "one line of a batch task file (wp-codebox batch tasks.jsonl)" },
   "batch-report": { schema: BATCH_REPORT_SCHEMA, description: "DIR/report.json of wp-codebox batch" },
+  "phpunit-results": { schema: PHPUNIT_RESULTS_SCHEMA, description: "files/phpunit/test-results.json of wordpress.phpunit" },
+  "recipe-matrix-summary": { schema: RECIPE_MATRIX_SUMMARY_SCHEMA, description: "matrix-summary.json of a recipe run with runtime.matrix" },
 };
 
 /** Every name `getSchema` accepts, in listing order. */

@@ -12,53 +12,9 @@ import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { phpValue } from "../php-value.js";
 import { phpAsset } from "../php-assets.js";
-import { WpCodeboxError, type ArtifactFile, type ResolvedMount } from "@wp-codebox/runtime-core";
+import { PHPUNIT_RESULTS_SCHEMA_ID, WpCodeboxError, type ArtifactFile, type PhpunitFailure, type PhpunitResults, type ResolvedMount, type TestCounts } from "@wp-codebox/runtime-core";
 import { text, type CommandContext, type CommandHandler, type CommandOutcome } from "./command-context.js";
 import { FATAL_RECORDER, outcomeFromRun } from "./run-php.js";
-
-/** Schema id of `files/phpunit/test-results.json` (and of the command's `result.json`). */
-export const PHPUNIT_RESULTS_SCHEMA_ID = "wp-codebox/phpunit-results/v1";
-
-/** Counts of one PHPUnit run; `passed` = tests − failures − errors − skipped − incomplete. */
-export interface PhpunitCounts {
-  tests: number;
-  assertions: number;
-  failures: number;
-  errors: number;
-  skipped: number;
-  incomplete: number;
-  warnings: number;
-  risky: number;
-  passed: number;
-}
-
-/** One failing or erroring test: `file` is relative to the plugin folder when inside it. */
-export interface PhpunitFailure {
-  name: string;
-  kind: "failure" | "error";
-  type: string;
-  message: string;
-  file: string;
-  line: number;
-  /** `file:line`, ready for a CI annotation. */
-  location: string;
-  /** The file's path inside the sandbox. */
-  sandboxFile: string;
-}
-
-/** `files/phpunit/test-results.json`. */
-export interface PhpunitResults {
-  schema: typeof PHPUNIT_RESULTS_SCHEMA_ID;
-  plugin: string;
-  phpunit: { version: string | null; source: "arg" | "plugin"; entry: string };
-  bootstrap: "plugin" | "wordpress";
-  config: string | null;
-  filter: string | null;
-  testsuite: string | null;
-  exitCode: number;
-  tests: PhpunitCounts;
-  failures: PhpunitFailure[];
-}
 
 const WORK = "/internal/wp-codebox/phpunit";
 const JUNIT = `${WORK}/junit.xml`;
@@ -192,7 +148,7 @@ type JunitReport =
     };
 
 /** Builds the results from the JUnit totals and PHPUnit's summary line (the only place incomplete tests are counted apart). */
-export function buildCounts(totals: Extract<JunitReport, { found: true }>["totals"], stdout: string): PhpunitCounts {
+export function buildCounts(totals: Extract<JunitReport, { found: true }>["totals"], stdout: string): TestCounts {
   const summary = summaryCounts(stdout);
   const incomplete = summary.incomplete ?? 0;
   // JUnit logs incomplete tests as skipped.
