@@ -1,7 +1,7 @@
 /**
  * `wp-codebox mcp --attach`: the MCP SDK's own client drives a `wp-codebox serve` sandbox started
- * in another process, under serve's policy; the sandbox outlives the MCP session; a wrong token is
- * refused before the server starts.
+ * in another process, under serve's policy; the sandbox outlives the MCP session (closed or
+ * SIGTERMed); a wrong token is refused before the server starts.
  */
 import assert from "node:assert/strict";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
@@ -67,6 +67,20 @@ const call = async (client: Client, name: string, args: Record<string, unknown> 
   (await client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as CallToolResult;
 const sc = (r: CallToolResult) => r.structuredContent as Record<string, any>;
 
+/** Resolves once process `pid` no longer exists. */
+function gone(pid: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setInterval(() => {
+      try {
+        process.kill(pid, 0);
+      } catch {
+        clearInterval(timer);
+        resolve();
+      }
+    }, 100);
+  });
+}
+
 test("an MCP session drives the serve sandbox under serve's policy and collects a verifying bundle", async () => {
   const { client, stderr } = await session();
   const { tools } = await client.listTools();
@@ -100,6 +114,25 @@ test("the sandbox outlives the MCP session and is not reset by a new one; reset 
   await client.close();
   assert.match(stderr(), /Detaching from the serve sandbox/);
   assert.equal(serve.exitCode, null, "serve keeps running");
+});
+
+test("SIGTERM ends an attached MCP session: it detaches, exits, and serve keeps the sandbox", async () => {
+  const { client, transport, stderr } = await session();
+  const up = await call(client, "wordpress_run_php", { code: "<?php echo 'up';" });
+  assert.equal(sc(up).stdout, "up");
+  const pid = transport.pid!;
+  const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
+  process.kill(pid, "SIGTERM");
+  await closed;
+  await gone(pid);
+  assert.match(stderr(), /Shutting down \(SIGTERM\)/);
+  assert.match(stderr(), /Detaching from the serve sandbox/);
+  assert.equal(serve.exitCode, null, "serve keeps running");
+  // The lease went back: a new session gets the sandbox.
+  const next = await session();
+  assert.equal(sc(await call(next.client, "wordpress_run_php", { code: "<?php echo 'again';" })).stdout, "again");
+  await next.client.close();
+  await client.close().catch(() => undefined);
 });
 
 test("a wrong token is refused before the MCP server starts", async () => {

@@ -2,6 +2,7 @@
  * A scripted agent session through the MCP SDK's own Client over stdio, against the real CLI
  * (`wp-codebox mcp`): list tools, seed content, drive the sortable-board plugin in Chromium,
  * snapshot/restore, reset, a refused tool, collect a bundle that verifies, clean shutdown.
+ * One server for the whole file (SIGTERM is tested in mcp-attach, where it costs no boot).
  */
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -198,30 +199,4 @@ test("closing stdin disposes the sandbox: the server exits and leaves no sandbox
   assert.match(stderr, /Shutting down \(stdin-closed\)/);
   assert.match(stderr, /Disposing the sandbox/);
   assert.deepEqual(readdirSync(serverTmp).filter((n) => n.startsWith("wp-codebox-")), [], "no sandbox directory left");
-});
-
-test("SIGTERM disposes the sandbox and the server exits", async () => {
-  const tmp = join(scratch, "tmp-sigterm");
-  mkdirSync(tmp);
-  let log = "";
-  const second = new StdioClientTransport({
-    command: process.execPath,
-    args: ["--conditions=source", "--import", "tsx", MAIN, "mcp", "--artifacts", join(scratch, "bundles-2")],
-    cwd: REPO_ROOT,
-    env: { ...(process.env as Record<string, string>), TMPDIR: tmp },
-    stderr: "pipe",
-  });
-  second.stderr?.on("data", (d: Buffer) => (log += d.toString()));
-  const agent = new Client({ name: "wp-codebox-test-agent", version: "1.0.0" });
-  await agent.connect(second);
-  const result = (await agent.callTool({ name: "wordpress_run_php", arguments: { code: "<?php echo 'up';" } }, undefined, { timeout: 120_000 })) as CallToolResult;
-  assert.equal((result.structuredContent as { stdout: string }).stdout, "up");
-  assert.equal(readdirSync(tmp).filter((n) => n.startsWith("wp-codebox-")).length, 1, "the sandbox directory exists while it runs");
-  const closed = new Promise<void>((resolve) => (second.onclose = resolve));
-  process.kill(second.pid!, "SIGTERM");
-  await closed;
-  await gone(second.pid!);
-  assert.match(log, /Shutting down \(SIGTERM\)/);
-  assert.deepEqual(readdirSync(tmp).filter((n) => n.startsWith("wp-codebox-")), [], "no sandbox directory left");
-  await agent.close().catch(() => undefined);
 });
