@@ -22,7 +22,8 @@ import {
   type WordPressRuntimeSnapshot,
 } from "@wp-codebox/runtime-core";
 import type { WorkerRunResult } from "./php-worker-protocol.js";
-import { FATAL_RECORDER, outcomeFromRun } from "./commands/run-php.js";
+import { outcomeFromRun, withFatalRecorder } from "./commands/run-php.js";
+import { phpProgram } from "./php-assets.js";
 import { phpValue } from "./php-value.js";
 import type { ContentSync } from "./content-sync.js";
 
@@ -107,35 +108,14 @@ export function readDatabase(host: RuntimeStateHost): Uint8Array {
   return new Uint8Array(readFileSync(hostPath(host, DATABASE_PATH)));
 }
 
-const TABLES_PHP = `<?php
-${FATAL_RECORDER}
-$pdo = new PDO('sqlite:' . ${phpValue(`/wordpress/${DATABASE_PATH}`)});
-$pdo->setAttribute(PDO::ATTR_ERRMODE, PDO::ERRMODE_EXCEPTION);
-$tables = [];
-foreach ($pdo->query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")->fetchAll(PDO::FETCH_COLUMN) as $name) {
-  $q = '"' . str_replace('"', '""', $name) . '"';
-  try { $stmt = $pdo->query("SELECT * FROM $q ORDER BY rowid"); } catch (Exception $e) { $stmt = $pdo->query("SELECT * FROM $q"); }
-  $ctx = hash_init('sha256');
-  $n = 0;
-  while (($row = $stmt->fetch(PDO::FETCH_NUM)) !== false) { hash_update($ctx, serialize($row)); $n++; }
-  $stmt = null;
-  $tables[] = ['name' => $name, 'rows' => $n, 'sha256' => hash_final($ctx)];
+/** Reads the database facts without loading WordPress (`assets/state/database-facts.php`). */
+function databaseFactsProgram(): string {
+  return withFatalRecorder(phpProgram({ wp_codebox_database: phpValue(`/wordpress/${DATABASE_PATH}`) }, "state/database-facts.php"));
 }
-$opts = [];
-foreach (['stylesheet', 'active_plugins'] as $o) {
-  try { $v = $pdo->query("SELECT option_value FROM wp_options WHERE option_name = " . $pdo->quote($o))->fetchColumn(); } catch (Exception $e) { $v = false; }
-  $opts[$o] = $v === false ? null : $v;
-}
-$pdo = null;
-$plugins = $opts['active_plugins'] !== null ? @unserialize($opts['active_plugins']) : [];
-$plugins = is_array($plugins) ? array_values($plugins) : [];
-sort($plugins);
-echo json_encode(['tables' => $tables, 'activeTheme' => (string) $opts['stylesheet'], 'activePlugins' => $plugins], JSON_UNESCAPED_UNICODE | JSON_UNESCAPED_SLASHES);
-`;
 
 /** Tables (row counts, content hashes) and active theme/plugins, read with PDO without loading WordPress (so nothing is written). */
 export async function readDatabaseFacts(host: RuntimeStateHost): Promise<{ tables: { name: string; rows: number; sha256: string }[]; activeTheme: string; activePlugins: string[] }> {
-  const outcome = outcomeFromRun(await host.runPhp(TABLES_PHP));
+  const outcome = outcomeFromRun(await host.runPhp(databaseFactsProgram()));
   if (outcome.status !== "ok" || outcome.json === undefined) {
     throw new WpCodeboxError("state-export-failed", `Reading the database for a snapshot failed: ${outcome.error?.message ?? outcome.stdout.slice(0, 300)}.`, { error: outcome.error ?? null });
   }

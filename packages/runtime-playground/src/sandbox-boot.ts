@@ -7,9 +7,10 @@ import { cpSync, mkdirSync, mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import { WpCodeboxError, type ResolvedMount, type RuntimeDeterminism, type RuntimePolicy } from "@wp-codebox/runtime-core";
 import type { WpCliPharSource } from "./commands/command-context.js";
-import { FATAL_RECORDER, outcomeFromRun } from "./commands/run-php.js";
+import { outcomeFromRun, withFatalRecorder } from "./commands/run-php.js";
 import type { PhpWorkerHost } from "./php-worker-host.js";
 import type { WorkerBootOptions, WorkerMount, WorkerRunResult } from "./php-worker-protocol.js";
+import { phpProgram } from "./php-assets.js";
 import { phpValue } from "./php-value.js";
 import { ContentSync } from "./content-sync.js";
 import { sandboxTempBase, trackSandboxDir } from "./sandbox-dirs.js";
@@ -139,27 +140,11 @@ export async function activateInputs(host: PhpWorkerHost, setup: PlaygroundRunti
   const { plugins, themes, siteOptions } = setup;
   if (!plugins.length && !themes.length && !Object.keys(siteOptions).length) return false;
   setup.onProgress?.("Activating plugins and themes");
-  const code = `<?php
-require_once '/wordpress/wp-load.php';
-require_once ABSPATH . 'wp-admin/includes/plugin.php';
-$out = ['plugins' => [], 'themes' => []];
-foreach (${phpValue(plugins, "plugins")} as $dir) {
-  $found = null;
-  if (substr($dir, -4) === '.php') { $found = $dir; }
-  else { foreach (get_plugins('/' . $dir) as $file => $data) { $found = $dir . '/' . $file; break; } }
-  if ($found === null) { $out['plugins'][] = ['dir' => $dir, 'error' => 'no plugin header found in wp-content/plugins/' . $dir]; continue; }
-  $r = activate_plugin($found);
-  $out['plugins'][] = ['dir' => $dir, 'file' => $found, 'error' => is_wp_error($r) ? $r->get_error_message() : null];
-}
-foreach (${phpValue(themes, "themes")} as $dir) {
-  $theme = wp_get_theme($dir);
-  if (!$theme->exists() || $theme->errors()) { $out['themes'][] = ['dir' => $dir, 'error' => $theme->errors() ? $theme->errors()->get_error_message() : 'theme not found']; continue; }
-  switch_theme($dir);
-  $out['themes'][] = ['dir' => $dir, 'error' => null];
-}
-foreach (${phpValue(siteOptions, "site options")} as $k => $v) { update_option($k, $v); }
-echo json_encode($out);`;
-  const outcome = outcomeFromRun(await host.call<WorkerRunResult>({ op: "run", code: code.replace("<?php", `<?php\n${FATAL_RECORDER}`), capBytes: 1 << 20 }));
+  const code = phpProgram(
+    { wp_codebox_plugins: phpValue(plugins, "plugins"), wp_codebox_themes: phpValue(themes, "themes"), wp_codebox_site_options: phpValue(siteOptions, "site options") },
+    "sandbox/activate-inputs.php",
+  );
+  const outcome = outcomeFromRun(await host.call<WorkerRunResult>({ op: "run", code: withFatalRecorder(code), capBytes: 1 << 20 }));
   if (outcome.status !== "ok") {
     throw new WpCodeboxError("boot-failed", `Activating plugins/themes failed: ${outcome.error?.message ?? outcome.stderr}`, { error: outcome.error });
   }

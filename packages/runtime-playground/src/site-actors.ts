@@ -6,9 +6,10 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
 import type { Actor, ActorAuth } from "./commands/command-context.js";
-import { FATAL_RECORDER, outcomeFromRun } from "./commands/run-php.js";
+import { outcomeFromRun, withFatalRecorder } from "./commands/run-php.js";
 import type { PhpWorkerHost } from "./php-worker-host.js";
 import type { WorkerHttpResult, WorkerRunResult } from "./php-worker-protocol.js";
+import { phpProgram } from "./php-assets.js";
 import { phpValue } from "./php-value.js";
 import type { RuntimeLock } from "./runtime-lock.js";
 
@@ -38,13 +39,20 @@ export class SiteActors {
     this.authCache.clear();
   }
 
-  private async phpJsonCall(code: string): Promise<unknown> {
-    const run = await this.host.primary().call<WorkerRunResult>({ op: "run", code: `<?php\n${FATAL_RECORDER}\n${code}`, capBytes: 1 << 20 });
+  /** Runs an internal helper program (with the fatal recorder) and returns the JSON it printed. */
+  private async phpJsonCall(program: string): Promise<unknown> {
+    const run = await this.host.primary().call<WorkerRunResult>({ op: "run", code: withFatalRecorder(program), capBytes: 1 << 20 });
     const outcome = outcomeFromRun(run);
     if (outcome.status !== "ok" || outcome.json === undefined) {
       throw new WpCodeboxError("php-error", `Internal PHP helper failed: ${outcome.error?.message ?? outcome.stdout.slice(0, 300)}`);
     }
     return outcome.json;
+  }
+
+  /** The id of the administrator (`ref` null), of user id `ref` (digits) or of login `ref`; 0 when there is none. */
+  private async userId(ref: string | null): Promise<number> {
+    const r = (await this.phpJsonCall(phpProgram({ wp_codebox_user_ref: phpValue(ref, "as=user:") }, "actors/resolve-user.php"))) as { id: number };
+    return r.id;
   }
 
   /**
@@ -56,22 +64,14 @@ export class SiteActors {
     const value = as ?? "admin";
     if (value === "anonymous") return { userId: 0, label: "anonymous" };
     if (value === "admin") {
-      if (this.adminUserId === undefined) {
-        const r = (await this.phpJsonCall(
-          "require_once '/wordpress/wp-load.php'; $u = get_user_by('login', 'admin'); if (!$u) { $ids = get_users(['role' => 'administrator', 'fields' => 'ID', 'number' => 1]); $u = $ids ? get_user_by('id', $ids[0]) : null; } echo json_encode(['id' => $u ? (int) $u->ID : 0]);",
-        )) as { id: number };
-        this.adminUserId = r.id;
-      }
+      this.adminUserId ??= await this.userId(null);
       return { userId: this.adminUserId, label: "admin" };
     }
     const m = /^user:(.+)$/.exec(value);
     if (!m) throw new WpCodeboxError("invalid-argument", `as=${value} is not valid: use admin, anonymous, user:<id> or user:<login>.`);
-    const ref = m[1]!;
-    const r = (await this.phpJsonCall(
-      `require_once '/wordpress/wp-load.php'; $ref = ${phpValue(ref, "as=user:")}; $u = ctype_digit($ref) ? get_user_by('id', (int) $ref) : get_user_by('login', $ref); echo json_encode(['id' => $u ? (int) $u->ID : 0]);`,
-    )) as { id: number };
-    if (!r.id) throw new WpCodeboxError("invalid-argument", `as=${value}: no such WordPress user. Create it first (wp_insert_user) or use as=admin.`);
-    return { userId: r.id, label: value };
+    const id = await this.userId(m[1]!);
+    if (!id) throw new WpCodeboxError("invalid-argument", `as=${value}: no such WordPress user. Create it first (wp_insert_user) or use as=admin.`);
+    return { userId: id, label: value };
   }
 
   /**
@@ -82,15 +82,7 @@ export class SiteActors {
   async authFor(actor: Actor): Promise<ActorAuth> {
     const cached = this.authCache.get(actor.userId);
     if (cached) return cached;
-    const auth = (await this.phpJsonCall(`require_once '/wordpress/wp-load.php';
-$uid = ${phpValue(actor.userId)};
-$expiration = time() + DAY_IN_SECONDS;
-$token = WP_Session_Tokens::get_instance($uid)->create($expiration);
-$auth = wp_generate_auth_cookie($uid, $expiration, 'auth', $token);
-$logged = wp_generate_auth_cookie($uid, $expiration, 'logged_in', $token);
-$_COOKIE[LOGGED_IN_COOKIE] = $logged;
-wp_set_current_user($uid);
-echo json_encode(['cookies' => [['name' => AUTH_COOKIE, 'value' => $auth], ['name' => SECURE_AUTH_COOKIE, 'value' => $auth], ['name' => LOGGED_IN_COOKIE, 'value' => $logged]], 'restNonce' => wp_create_nonce('wp_rest')]);`)) as ActorAuth;
+    const auth = (await this.phpJsonCall(phpProgram({ wp_codebox_user_id: phpValue(actor.userId) }, "actors/auth-cookies.php"))) as ActorAuth;
     this.authCache.set(actor.userId, auth);
     return auth;
   }

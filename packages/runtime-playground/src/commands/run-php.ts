@@ -18,6 +18,11 @@ export const FATAL_RECORDER = `register_shutdown_function(static function () {
   if ($e !== null && ($e['type'] & ${FATAL_MASK})) { @file_put_contents('/internal/wp-codebox/last-error.json', json_encode($e)); }
 });`;
 
+/** The program with `FATAL_RECORDER` right after its opening `<?php` tag (for internal helpers, so a fatal is reported with file and line). */
+export function withFatalRecorder(program: string): string {
+  return program.replace(/^<\?php\s*/, `<?php\n${FATAL_RECORDER}\n`);
+}
+
 /** Builds the PHP wrapper that loads WordPress (optionally), picks the user and runs `file`. */
 export function phpWrapper(file: string, options: { bootstrap: "wordpress" | "none"; userId: number }): string {
   const lines = ["<?php", FATAL_RECORDER];

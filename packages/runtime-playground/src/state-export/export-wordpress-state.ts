@@ -18,7 +18,7 @@ import {
   type WordPressStateSection,
 } from "@wp-codebox/runtime-core";
 import type { WorkerRunResult } from "../php-worker-protocol.js";
-import { FATAL_RECORDER, outcomeFromRun } from "../commands/run-php.js";
+import { outcomeFromRun, withFatalRecorder } from "../commands/run-php.js";
 import { stateExportPhp } from "./state-export-php.js";
 
 /** What an export produced: the inline data, the section files and refs to them (`sha256`, `bytes` set). */
@@ -68,7 +68,7 @@ export async function exportWordPressState(
   config: WordPressStateConfig,
   options: { directory: string; secrets: readonly string[] },
 ): Promise<WordPressStateExportResult> {
-  const outcome = outcomeFromRun(await runPhp(stateExportPhp(config).replace("<?php", `<?php\n${FATAL_RECORDER}`)));
+  const outcome = outcomeFromRun(await runPhp(withFatalRecorder(stateExportPhp(config))));
   const output = outcome.json as { sections?: Record<string, unknown>; abilitiesAvailable?: boolean; generatedAt?: string } | undefined;
   if (outcome.status !== "ok" || !output || typeof output.sections !== "object") {
     throw new WpCodeboxError(
