@@ -10,8 +10,14 @@ import type { WorkClock } from "./work-clock.js";
 // Run from source (tsx) or from dist: the worker file sits beside this module.
 const fromSource = import.meta.url.endsWith(".ts");
 const workerUrl = new URL(fromSource ? "./php-worker.ts" : "./php-worker.js", import.meta.url);
-// Under tsx the worker needs the same TypeScript loader and export conditions.
-const workerExecArgv = fromSource ? ["--conditions=source"] : undefined;
+/**
+ * The worker's own Node flags. Never the host's: a worker inherits `process.execArgv` by default,
+ * and flags meant for the host process can keep it from starting (`--input-type=module`, given
+ * with `-e`, refuses the worker's file entry) or load what it does not need (`--import tsx` in a
+ * built install). From sources the worker needs only the `source` export condition; it loads tsx
+ * itself (php-worker-dev.mjs).
+ */
+const PHP_WORKER_EXEC_ARGV: readonly string[] = fromSource ? ["--conditions=source"] : [];
 
 type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
 type DistributiveOmit<T, K extends keyof never> = T extends unknown ? Omit<T, K> : never;
@@ -50,10 +56,10 @@ export class PhpWorkerHost {
       ? // A .ts entry cannot be a worker's main module on Node 20; import it once tsx is loaded.
         new Worker(new URL("./php-worker-dev.mjs", import.meta.url), {
           workerData: { ...options, __entry: workerUrl.href },
-          execArgv: workerExecArgv,
+          execArgv: [...PHP_WORKER_EXEC_ARGV],
           transferList: options.lockPort ? [options.lockPort] : [],
         })
-      : new Worker(workerUrl, { workerData: options, transferList: options.lockPort ? [options.lockPort] : [] });
+      : new Worker(workerUrl, { workerData: options, execArgv: [...PHP_WORKER_EXEC_ARGV], transferList: options.lockPort ? [options.lockPort] : [] });
     this.worker.unref();
     this.ready = new Promise<number>((resolve, reject) => {
       this.worker.on("message", (message: WorkerResponse | WorkerEvent) => {
