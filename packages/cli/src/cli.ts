@@ -67,6 +67,7 @@ function addRuntimeOptions(command: Command): Command {
     .option("--wp <version>", "WordPress X.Y[.Z] or latest: a bundled build (offline; default newest bundled), else a release fetched once from $WP_CODEBOX_WORDPRESS_MIRROR (default https://wordpress.org/), checksum-verified and cached; WP_CODEBOX_OFFLINE=1 never fetches")
     .option("--wordpress <path>", "your own WordPress build, a zip or a directory (instead of --wp)")
     .option("--php <version>", "PHP version X.Y (default: 8.3; wp-codebox doctor lists the available ones)")
+    .option("--php-extension <name>", "load a PHP extension the PHP build ships, e.g. intl (repeatable; default intl; see wp-codebox doctor; none = load none)", collect)
     .option("--mount <src:target[:ro]>", "mount a host path at a sandbox path under /wordpress/wp-content/ or /workspace/ (repeatable; :ro = read-only copy)", collect)
     .option("--plugin <path>", "mount a plugin folder at wp-content/plugins/<name> and activate it (repeatable)", collect)
     .option("--theme <path>", "mount a theme folder at wp-content/themes/<name> and activate it (repeatable)", collect)
@@ -84,6 +85,7 @@ function runtimeRunOptions(opts: Record<string, unknown>, io: CliIo): Omit<RunOp
     ...(opts.wp !== undefined ? { wp: opts.wp as string } : {}),
     ...(opts.wordpress !== undefined ? { wordpressPath: opts.wordpress as string } : {}),
     ...(opts.php !== undefined ? { php: opts.php as string } : {}),
+    ...(opts.phpExtension !== undefined ? { phpExtensions: opts.phpExtension as string[] } : {}),
     mounts: (opts.mount as string[] | undefined) ?? [],
     plugins: (opts.plugin as string[] | undefined) ?? [],
     themes: (opts.theme as string[] | undefined) ?? [],
@@ -231,6 +233,7 @@ function buildProgram(state: CliState): Command {
         ...(opts.wp !== undefined ? { wp: opts.wp as string } : {}),
         ...(opts.wordpress !== undefined ? { wordpressPath: opts.wordpress as string } : {}),
         ...(opts.php !== undefined ? { php: opts.php as string } : {}),
+        ...(opts.phpExtension !== undefined ? { phpExtensions: opts.phpExtension as string[] } : {}),
         mounts: (opts.mount as string[] | undefined) ?? [],
         plugins: (opts.plugin as string[] | undefined) ?? [],
         themes: (opts.theme as string[] | undefined) ?? [],

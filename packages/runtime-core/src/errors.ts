@@ -27,6 +27,7 @@ export const ERROR_CODES = {
   "wordpress-build-missing": "environment",
   "wordpress-source-invalid": "input",
   "php-version-unavailable": "input",
+  "php-extension-unavailable": "input",
   "browser-unavailable": "environment",
   "browser-step-failed": "sandbox",
   "assertion-failed": "sandbox",

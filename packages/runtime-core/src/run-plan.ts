@@ -37,6 +37,8 @@ export interface CommandRunRequest {
   wordpressPath?: string;
   /** PHP version; default the backend's (8.3). */
   php?: string;
+  /** PHP extensions to load (`--php-extension`); default the backend's (`["intl"]`). */
+  extensions?: string[];
   /** `SRC:TARGET[:ro|:rw]` flags or mount specs; sources relative to `cwd`. */
   mounts?: (string | MountSpec)[];
   /** Plugin folders or single-file plugins to mount and activate. */
@@ -335,6 +337,7 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
   const createSpec: RuntimeCreateSpec = {
     ...(wordpress ? { wordpress } : {}),
     ...(request.php !== undefined ? { php: request.php } : {}),
+    ...(request.extensions !== undefined ? { extensions: request.extensions } : {}),
     mounts: mountSpecs,
     plugins,
     themes,
@@ -370,6 +373,7 @@ function planRecipeRun(request: RecipeRunRequest, cwd: string, processEnv: NodeJ
     ...(recipe.runtime.php !== undefined ? { php: recipe.runtime.php } : {}),
     ...(recipe.runtime.clock !== undefined ? { clock: recipe.runtime.clock } : {}),
     ...(recipe.runtime.seed !== undefined ? { seed: recipe.runtime.seed } : {}),
+    ...(recipe.runtime.extensions !== undefined ? { extensions: recipe.runtime.extensions } : {}),
     mounts: recipe.inputs.mounts,
     plugins: recipe.inputs.plugins,
     themes: recipe.inputs.themes,

@@ -56,6 +56,12 @@ export interface RuntimeCreateSpec {
   backend?: string;
   wordpress?: WordPressSource;
   php?: string;
+  /**
+   * PHP extensions to load, from those the PHP build ships (`intl`; `redis`, `memcached` where the
+   * engine has JSPI). Default `["intl"]`; `[]` loads none. Unknown names are refused before boot
+   * with `php-extension-unavailable`.
+   */
+  extensions?: string[];
   mounts?: MountSpec[];
   plugins?: string[];
   themes?: string[];
@@ -158,6 +164,8 @@ export interface RuntimeInfo {
   backend: string;
   wordpressVersion: string;
   phpVersion: string;
+  /** PHP extensions loaded into the sandbox's PHP (`["intl"]`); absent for backends that do not say. */
+  phpExtensions?: string[];
   siteUrl: string;
   /** How the site started: `installed` (ran the installer) or `cached` (installed copy). */
   bootMode: "installed" | "cached";

@@ -5,6 +5,7 @@ export { PlaygroundRuntime } from "./playground-runtime.js";
 export { listWordPressBuilds, findWordPressBuild } from "./wordpress-builds.js";
 export type { WordPressBuild } from "./wordpress-builds.js";
 export { resolveCacheDir } from "./cache-dir.js";
+export { availablePhpExtensions, resolvePhpExtensions, DEFAULT_PHP_EXTENSIONS } from "./php-extensions.js";
 export { findChromium, SYSTEM_CHROMIUM_PATHS } from "./browser/find-chromium.js";
 export type { ChromiumLocation, ChromiumSource, FindChromiumOptions } from "./browser/find-chromium.js";
 export { launchBrowser, CHROMIUM_LAUNCH_ARGS } from "./browser/launch-browser.js";

@@ -17,6 +17,8 @@ export interface WorkerMount {
 /** What a worker needs to boot WordPress. Paths are host paths unless named `vfs…`. */
 export interface WorkerBootOptions {
   phpVersion: string;
+  /** PHP extensions php-wasm loads before PHP starts (`intl`, …); default none. */
+  extensions?: string[];
   siteUrl: string;
   /** Host directory with the WordPress core tree, mounted at `/wordpress`. */
   coreDir: string;

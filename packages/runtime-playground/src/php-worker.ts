@@ -306,7 +306,7 @@ async function boot(): Promise<void> {
     siteUrl: options.siteUrl,
     phpVersion: options.phpVersion,
     createPhpRuntime: async () =>
-      loadNodeRuntime(options.phpVersion as "8.3", { fileLockManager, emscriptenOptions: { processId: options.processId, preRun: [phpNetworkGuardPreRun(options.network, (denied) => post({ event: "network-denied", ...denied }))] } }),
+      loadNodeRuntime(options.phpVersion as "8.3", { fileLockManager, extensions: (options.extensions ?? []) as "intl"[], emscriptenOptions: { processId: options.processId, preRun: [phpNetworkGuardPreRun(options.network, (denied) => post({ event: "network-denied", ...denied }))] } }),
     maxPhpInstances: 1,
     sapiName: "cli",
     cookieStore: false,

@@ -30,6 +30,7 @@ import { PlaygroundRuntime } from "./playground-runtime.js";
 import type { PlaygroundRuntimeSetup } from "./sandbox-boot.js";
 import { WORDPRESS_VERSION_PATTERN, assertWordPressReleaseObtainable, ensureWordPressRelease, isBundledWordPress } from "./wordpress-releases.js";
 import { assertPhpData } from "./php-value.js";
+import { resolvePhpExtensions } from "./php-extensions.js";
 
 /**
  * Environment variables for PHP must be representable in a process environment: a name of
@@ -105,8 +106,8 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
      * @returns the WordPress release (`"6.5.5"`, or `custom:<path>`) and PHP version the spec resolves to.
      * A version that is not bundled (`6.7.1`, `latest`) passes when it can be fetched from the release
      * mirror at boot, or offline (`WP_CODEBOX_OFFLINE=1`) when it is already cached.
-     * @throws `php-version-unavailable`, `wordpress-version-unavailable`, `wordpress-build-missing`,
-     *   `wordpress-source-invalid`.
+     * @throws `php-version-unavailable`, `php-extension-unavailable`, `wordpress-version-unavailable`,
+     *   `wordpress-build-missing`, `wordpress-source-invalid`.
      */
     preflight(spec: RuntimeCreateSpec = {}): RuntimePreflight {
       const cwd = options.cwd ?? process.cwd();
@@ -117,6 +118,7 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
           available: [...SUPPORTED_PHP_VERSIONS],
         });
       }
+      resolvePhpExtensions(spec.extensions, php);
       if (spec.wordpress?.path !== undefined) {
         const path = resolve(cwd, spec.wordpress.path);
         if (!existsSync(path)) {
@@ -206,6 +208,7 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
         wordpressRelease: tree.release,
         ...(wordpressSource ? { wordpressSource } : {}),
         phpVersion: php,
+        phpExtensions: resolvePhpExtensions(spec.extensions, php),
         bootMode: site.installed ? "installed" : "cached",
         policy,
         mounts,

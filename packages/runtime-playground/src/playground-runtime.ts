@@ -169,6 +169,7 @@ export class PlaygroundRuntime implements Runtime {
       backend: "playground",
       wordpressVersion: this.setup.wordpressRelease,
       phpVersion: this.setup.phpVersion,
+      phpExtensions: [...this.setup.phpExtensions],
       siteUrl: this.server ? this.siteOrigin : "",
       bootMode: this.setup.bootMode,
       bootDurationMs: this.bootDurationMs,

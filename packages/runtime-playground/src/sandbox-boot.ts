@@ -23,6 +23,8 @@ export interface PlaygroundRuntimeSetup {
   /** Set when WordPress came from a release mirror (`--wp` beyond the bundled builds). */
   wordpressSource?: { requested: string; release: string; checksum: { algorithm: string; value: string; url: string }; fetched: boolean };
   phpVersion: string;
+  /** PHP extensions each worker loads (resolved: `resolvePhpExtensions`). */
+  phpExtensions: string[];
   bootMode: "installed" | "cached";
   policy: RuntimePolicy;
   mounts: ResolvedMount[];
@@ -118,6 +120,7 @@ export function workerBootOptions(setup: PlaygroundRuntimeSetup, sandboxDir: str
     : undefined;
   return {
     phpVersion: setup.phpVersion,
+    extensions: setup.phpExtensions,
     siteUrl,
     coreDir: setup.siteDir,
     contentDir: sandboxContentDir(sandboxDir),

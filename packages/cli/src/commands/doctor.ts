@@ -1,18 +1,19 @@
 /**
  * `wp-codebox doctor`: is this machine ready to run sandboxes? Checks Node, the offline WordPress
- * builds, the cache directory (and whether an installed site is cached), PHP versions, Chromium
+ * builds, the cache directory (and whether an installed site is cached), PHP versions and the PHP
+ * extensions they can load, Chromium
  * (optional: only browser commands need it) and a WP-CLI phar (optional).
  */
 import { accessSync, constants, existsSync, readFileSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { DEFAULT_PHP_VERSION, SUPPORTED_PHP_VERSIONS, findChromium, listWordPressBuilds, resolveCacheDir } from "@wp-codebox/runtime-playground";
+import { DEFAULT_PHP_EXTENSIONS, DEFAULT_PHP_VERSION, SUPPORTED_PHP_VERSIONS, availablePhpExtensions, findChromium, listWordPressBuilds, resolveCacheDir } from "@wp-codebox/runtime-playground";
 
 /** Schema id of the `doctor --json` report. */
 export const DOCTOR_REPORT_SCHEMA_ID = "wp-codebox/doctor-report/v1";
 
 /** One check. `required` checks that are not `ok` make the report fail (exit 3). */
 export interface DoctorCheck {
-  id: "node" | "wordpress-builds" | "php" | "cache-dir" | "installed-site" | "chromium" | "wp-cli";
+  id: "node" | "wordpress-builds" | "php" | "php-extensions" | "cache-dir" | "installed-site" | "chromium" | "wp-cli";
   required: boolean;
   status: "ok" | "missing";
   /** Human-readable finding, and what to do when something is missing. */
@@ -119,6 +120,21 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorRepo
     status: "ok",
     detail: `PHP ${SUPPORTED_PHP_VERSIONS.join(", ")} (WebAssembly; default ${DEFAULT_PHP_VERSION})`,
     data: { versions: [...SUPPORTED_PHP_VERSIONS], default: DEFAULT_PHP_VERSION },
+  });
+
+  // What --php-extension may name, per PHP version (the build's own extensions directory).
+  const extensions = Object.fromEntries(SUPPORTED_PHP_VERSIONS.map((v) => [v, availablePhpExtensions(v)]));
+  const everywhere = [...new Set(Object.values(extensions).flat())].sort().filter((name) => Object.values(extensions).every((list) => list.includes(name)));
+  const partial = Object.entries(extensions).filter(([, list]) => list.some((name) => !everywhere.includes(name)) || list.length === 0);
+  checks.push({
+    id: "php-extensions",
+    required: false,
+    status: everywhere.length > 0 ? "ok" : "missing",
+    detail:
+      (everywhere.length > 0 ? `${everywhere.join(", ")} for every PHP version` : "no loadable extensions found") +
+      (partial.length ? `; ${partial.map(([v, list]) => `PHP ${v}: ${list.join(", ") || "none"}`).join("; ")}` : "") +
+      ` (--php-extension NAME; loaded by default: ${DEFAULT_PHP_EXTENSIONS.join(", ") || "none"})`,
+    data: { available: extensions, default: [...DEFAULT_PHP_EXTENSIONS] },
   });
 
   const cacheDir = options.cacheDir ?? resolveCacheDir();

@@ -69,7 +69,8 @@ export async function planRecipeFile(file: string, cwd: string, processEnv: Node
 /** Human text of a plan. */
 export function formatRecipePlan(plan: RecipePlan): string {
   const lines = [`recipe:   ${plan.recipe.name ? `${plan.recipe.name} (${plan.recipe.path})` : plan.recipe.path}`];
-  lines.push(`runtime:  WordPress ${plan.runtime.wp ?? "(newest bundled)"}, PHP ${plan.runtime.php ?? "8.3"}`);
+  const extensions = plan.runtime.extensions === undefined ? "" : `, PHP extensions ${plan.runtime.extensions.join(", ") || "none"}`;
+  lines.push(`runtime:  WordPress ${plan.runtime.wp ?? "(newest bundled)"}, PHP ${plan.runtime.php ?? "8.3"}${extensions}`);
   if (plan.runtime.matrix) lines.push(`matrix:   ${plan.cells.length} cells, run one after the other: ${plan.cells.map((c) => `WordPress ${c.wp ?? "(newest bundled)"} × PHP ${c.php ?? "8.3"}`).join("; ")}`);
   lines.push("mounts:");
   for (const m of plan.inputs.resolvedMounts) lines.push(`  ${m.source} -> ${m.target} (${m.mode})`);

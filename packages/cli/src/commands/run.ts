@@ -30,6 +30,7 @@ export { assertUsableArtifactsDir, newRunId } from "@wp-codebox/runtime-core";
  *   `./wp-codebox-artifacts/<run id>`.
  * - `wp` / `wordpressPath`: bundled WordPress version or own zip/dir (not both); default newest bundled.
  * - `php`: PHP version; default 8.3.
+ * - `phpExtensions`: `--php-extension` names (`intl`); default the backend's (`intl`); `["none"]` loads none.
  * - `mounts`: `SRC:TARGET[:ro|:rw]` flags; `plugins` / `themes`: host folders to mount and activate.
  * - `policy`: `FILE` or inline JSON; default `{ "commands": [command] }`.
  * - `env`: `NAME=VALUE` runtime env; `secretEnv`: names whose values come from `processEnv`.
@@ -42,6 +43,7 @@ export interface RunOptions {
   wp?: string;
   wordpressPath?: string;
   php?: string;
+  phpExtensions?: string[];
   mounts?: string[];
   plugins?: string[];
   themes?: string[];
@@ -105,7 +107,7 @@ export interface RunOutcome {
  * backend's preflight for the WordPress source and PHP version).
  * @throws WpCodeboxError what `planRun` throws: `unknown-command`, `invalid-argument`,
  *   `missing-argument`, `invalid-json-arg`, `invalid-steps-json`, `invalid-state-request`,
- *   `invalid-duration`, `invalid-policy`, `mount-*`, `php-version-unavailable`,
+ *   `invalid-duration`, `invalid-policy`, `mount-*`, `php-version-unavailable`, `php-extension-unavailable`,
  *   `wordpress-source-invalid`, `wordpress-version-unavailable`, `artifacts-dir-not-empty`,
  *   `invalid-clock`, `invalid-seed`, `seed-with-network`.
  */
@@ -121,6 +123,7 @@ export function prepareRun(options: RunOptions): PreparedRun {
       ...(options.wp !== undefined ? { wp: options.wp } : {}),
       ...(options.wordpressPath !== undefined ? { wordpressPath: options.wordpressPath } : {}),
       ...(options.php !== undefined ? { php: options.php } : {}),
+      ...(options.phpExtensions !== undefined ? { extensions: phpExtensionFlags(options.phpExtensions) } : {}),
       mounts: options.mounts ?? [],
       plugins: options.plugins ?? [],
       themes: options.themes ?? [],
@@ -146,6 +149,11 @@ export function prepareRun(options: RunOptions): PreparedRun {
     cwd,
     plan,
   };
+}
+
+/** `--php-extension` values as a create spec's `extensions`: `none` alone means load none. */
+function phpExtensionFlags(values: string[]): string[] {
+  return values.length === 1 && values[0]!.trim().toLowerCase() === "none" ? [] : values;
 }
 
 /** The session outcome of a single command in the shape `run` prints. */

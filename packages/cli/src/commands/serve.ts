@@ -49,6 +49,7 @@ export async function prepareServe(options: ServeOptions): Promise<{ spec: Runti
     base = {
       ...(plan.runtime.wp !== undefined ? { wp: plan.runtime.wp } : {}),
       ...(plan.runtime.php !== undefined ? { php: plan.runtime.php } : {}),
+      ...(plan.runtime.extensions !== undefined ? { phpExtensions: plan.runtime.extensions.length ? plan.runtime.extensions : ["none"] } : {}),
       plugins: plan.inputs.plugins,
       themes: plan.inputs.themes,
       mounts: plan.inputs.mounts.map((m) => `${m.source}:${m.target}:${m.mode === "readonly" ? "ro" : "rw"}`),
@@ -66,6 +67,7 @@ export async function prepareServe(options: ServeOptions): Promise<{ spec: Runti
     ...(options.wp !== undefined ? { wp: options.wp } : {}),
     ...(options.wordpressPath !== undefined ? { wordpressPath: options.wordpressPath } : {}),
     ...(options.php !== undefined ? { php: options.php } : {}),
+    ...(options.phpExtensions !== undefined ? { phpExtensions: options.phpExtensions } : {}),
     mounts: [...(base.mounts ?? []), ...(options.mounts ?? [])],
     plugins: [...(base.plugins ?? []), ...(options.plugins ?? [])],
     themes: [...(base.themes ?? []), ...(options.themes ?? [])],

@@ -96,6 +96,12 @@ export const WORKSPACE_RECIPE_SCHEMA = Type.Object(
           php: Type.Optional(PHP_VERSION),
           clock: Type.Optional(Type.String({ minLength: 1, description: 'Virtual clock start (ISO-8601 instant with timezone) or "real" (default). --clock overrides it.' })),
           seed: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: "Seed of every source of randomness; refused with a policy that allows outbound network. --seed overrides it." })),
+          extensions: Type.Optional(
+            Type.Array(Type.String({ minLength: 1, pattern: "^[a-z0-9_]+$" }), {
+              uniqueItems: true,
+              description: 'PHP extensions to load from those the PHP build ships, e.g. ["intl"]. Default ["intl"]; [] loads none.',
+            }),
+          ),
           matrix: Type.Optional(
             Type.Object(
               {

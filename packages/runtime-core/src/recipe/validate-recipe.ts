@@ -65,7 +65,7 @@ export interface RecipePlan {
   schema: "wp-codebox/workspace-recipe-plan/v1";
   recipe: { path: string; name?: string; description?: string };
   /** `clock` / `seed`: the recipe's determinism options (see `resolveDeterminism`). */
-  runtime: { wp?: string; php?: string; clock?: string; seed?: number; matrix?: { wp?: string[]; php?: string[] } };
+  runtime: { wp?: string; php?: string; extensions?: string[]; clock?: string; seed?: number; matrix?: { wp?: string[]; php?: string[] } };
   /** The combinations to run: one (runtime.wp, runtime.php) cell, or every matrix wp × php. */
   cells: { wp?: string; php?: string }[];
   inputs: {
@@ -223,11 +223,15 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
     wps.forEach((wp, i) =>
       phps.forEach((php, j) => {
         try {
-          options.backend!.preflight!({ ...(wp !== undefined ? { wordpress: { version: wp } } : {}), ...(php !== undefined ? { php } : {}) });
+          const extensions = Array.isArray(recipe.runtime?.extensions) ? { extensions: [...recipe.runtime!.extensions!] } : {};
+          options.backend!.preflight!({ ...(wp !== undefined ? { wordpress: { version: wp } } : {}), ...(php !== undefined ? { php } : {}), ...extensions });
         } catch (error) {
           if (!(error instanceof WpCodeboxError)) throw error;
           const isPhp = error.code.startsWith("php-");
-          const pointer = isPhp ? (matrix?.php ? `/runtime/matrix/php/${j}` : "/runtime/php") : matrix?.wp ? `/runtime/matrix/wp/${i}` : "/runtime/wp";
+          const pointer =
+            error.code === "php-extension-unavailable" ? "/runtime/extensions"
+            : isPhp ? (matrix?.php ? `/runtime/matrix/php/${j}` : "/runtime/php")
+            : matrix?.wp ? `/runtime/matrix/wp/${i}` : "/runtime/wp";
           if (!seen.has(pointer)) at(pointer, `${error.code}: ${error.message}`);
           seen.add(pointer);
         }
@@ -373,6 +377,7 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
         ...(recipe.runtime?.php !== undefined ? { php: recipe.runtime.php } : {}),
         ...(recipe.runtime?.clock !== undefined ? { clock: recipe.runtime.clock } : {}),
         ...(recipe.runtime?.seed !== undefined ? { seed: recipe.runtime.seed } : {}),
+        ...(recipe.runtime?.extensions !== undefined ? { extensions: [...recipe.runtime.extensions] } : {}),
         ...(matrix ? { matrix: { ...(matrix.wp ? { wp: [...matrix.wp] } : {}), ...(matrix.php ? { php: [...matrix.php] } : {}) } } : {}),
       },
       cells: (matrix?.wp ?? [recipe.runtime?.wp]).flatMap((wp) =>

@@ -9,6 +9,7 @@ import { parseJsonMaybe, text, type CommandHandler, type CommandOutcome } from "
 import type { PhpFatal, WorkerRunResult } from "../php-worker-protocol.js";
 import { phpValue } from "../php-value.js";
 import { fatalFromOutput } from "../php-fatal.js";
+import { missingExtensionHint } from "../php-extensions.js";
 
 const FATAL_MASK = 1 | 4 | 16 | 64 | 256 | 4096; // E_ERROR | E_PARSE | E_CORE_ERROR | E_COMPILE_ERROR | E_USER_ERROR | E_RECOVERABLE_ERROR
 
@@ -36,10 +37,11 @@ export function phpWrapper(file: string, options: { bootstrap: "wordpress" | "no
 
 /** The `php-fatal` error of a result: message with file:line, and the details as data. */
 export function phpFatalError(fatal: PhpFatal, extra: Record<string, unknown> = {}): NonNullable<CommandOutcome["error"]> {
-  const firstLine = fatal.message.split("\n")[0] ?? fatal.message;
+  // An uncaught exception's message already ends with " in FILE:LINE": say where once.
+  const firstLine = (fatal.message.split("\n")[0] ?? fatal.message).replace(` in ${fatal.file}:${fatal.line}`, "");
   return {
     code: "php-fatal",
-    message: `PHP fatal error: ${firstLine} (${fatal.file}:${fatal.line})`,
+    message: `PHP fatal error: ${firstLine} (${fatal.file}:${fatal.line})${missingExtensionHint(firstLine)}`,
     data: { message: fatal.message, file: fatal.file, line: fatal.line, type: fatal.type, ...extra },
   };
 }
