@@ -20,21 +20,31 @@ export function fatalFromOutput(output: string): PhpFatal | undefined {
   return undefined;
 }
 
-/** Whether a JavaScript error thrown by php-wasm is the WebAssembly stack overflowing. */
-export function isWasmStackOverflow(error: unknown): boolean {
+/**
+ * How PHP's engine died when php-wasm threw instead of returning: its stack overflowed. Two forms,
+ * depending on which stack runs out first: the engine's native stack (`RangeError: Maximum call
+ * stack size exceeded`), or PHP's own stack in WebAssembly memory, which then traps with
+ * `memory access out of bounds` (with baseline-only compilation, native frames are smaller, so
+ * this one comes first).
+ * @returns the message to report, or `undefined` when the error is something else.
+ */
+export function wasmStackOverflow(error: unknown): string | undefined {
   const message = (error as Error | undefined)?.message ?? String(error);
-  return error instanceof RangeError || /Maximum call stack size exceeded|stack overflow/i.test(message);
+  if (error instanceof RangeError || /Maximum call stack size exceeded|stack overflow/i.test(message)) return "Maximum call stack size exceeded";
+  if (error instanceof WebAssembly.RuntimeError && /memory access out of bounds/.test(message)) return "memory access out of bounds";
+  return undefined;
 }
 
 /**
  * The fatal error reported for a WebAssembly stack overflow: PHP recursed through its own C
- * functions (e.g. `array_map` calling itself) until the engine's native stack ran out. PHP had no
- * chance to say where, so `file` is the script or URL that was running and `line` is 0.
+ * functions (e.g. `array_map` calling itself) until the engine's stack ran out. PHP had no chance
+ * to say where, so `file` is the script or URL that was running and `line` is 0.
+ * @param how - what `wasmStackOverflow` returned.
  */
-export function wasmStackOverflowFatal(where: string): PhpFatal {
+export function wasmStackOverflowFatal(where: string, how: string): PhpFatal {
   return {
     type: 1,
-    message: "Maximum call stack size exceeded: unbounded recursion overflowed the PHP engine's WebAssembly stack (PHP could not report the line)",
+    message: `${how}: unbounded recursion overflowed the PHP engine's WebAssembly stack (PHP could not report the line)`,
     file: where,
     line: 0,
   };

@@ -12,7 +12,7 @@ import { loadNodeRuntime, createNodeFsMountHandler } from "@php-wasm/node";
 import { __private__dont__use, consumeAPISync, type FileLockManager, type PHP, type PHPRequestHandler } from "@php-wasm/universal";
 import { bootWordPressAndRequestHandler } from "@wp-playground/wordpress";
 import { createReadOnlyNodeFsMountHandler } from "./read-only-node-fs.js";
-import { fatalFromOutput, isWasmStackOverflow, wasmStackOverflowFatal } from "./php-fatal.js";
+import { fatalFromOutput, wasmStackOverflow, wasmStackOverflowFatal } from "./php-fatal.js";
 import type { CappedStream, PhpFatal, RequestReport, WorkerBootOptions, WorkerMount, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
 import { phpNetworkGuardPreRun } from "./php-network-guard.js";
 import { installDeterminism, markWork, virtualClockUs } from "./php-determinism.js";
@@ -236,10 +236,11 @@ async function handle(request: WorkerRequest): Promise<unknown> {
         exitCode = await response.exitCode;
       } catch (error) {
         outputTap = undefined;
-        if (!isWasmStackOverflow(error)) throw error;
+        const overflow = wasmStackOverflow(error);
+        if (!overflow) throw error;
         const partial = { data: new Uint8Array(0), bytes: 0, truncated: false };
         const clockUs = virtualClockUs();
-        return { exitCode: 255, stdout: partial, stderr: partial, fatal: wasmStackOverflowFatal(scriptOf(request.code)), ...(clockUs !== undefined ? { clockUs } : {}) };
+        return { exitCode: 255, stdout: partial, stderr: partial, fatal: wasmStackOverflowFatal(scriptOf(request.code), overflow), ...(clockUs !== undefined ? { clockUs } : {}) };
       }
       outputTap = undefined;
       let fatal;
@@ -274,11 +275,12 @@ async function handle(request: WorkerRequest): Promise<unknown> {
         status = await response.httpStatusCode;
         headers = await response.headers;
       } catch (error) {
-        if (!isWasmStackOverflow(error)) throw error;
+        const overflow = wasmStackOverflow(error);
+        if (!overflow) throw error;
         // What a web server answers when PHP dies without a response.
         const text = new TextEncoder().encode("Internal Server Error\n");
         const clockUs = virtualClockUs();
-        return { status: 500, headers: { "content-type": ["text/plain"] }, body: { data: text, bytes: text.byteLength, truncated: false }, fatal: wasmStackOverflowFatal(new URL(request.url).pathname), ...(clockUs !== undefined ? { clockUs } : {}) };
+        return { status: 500, headers: { "content-type": ["text/plain"] }, body: { data: text, bytes: text.byteLength, truncated: false }, fatal: wasmStackOverflowFatal(new URL(request.url).pathname, overflow), ...(clockUs !== undefined ? { clockUs } : {}) };
       }
       const report = takeReport();
       const fatal = report.fatal ?? takeLoggedFatal();
