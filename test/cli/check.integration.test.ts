@@ -46,6 +46,7 @@ test("check on the faulty fixture: exit 1, exactly the planted findings, each at
     `http-error check-faulty.php:${lineOf(FAULTY, "function check_faulty_status()")}`,
     `deprecated check-faulty.php:${lineOf(FAULTY, "get_page_by_title(")}`,
     `leftover check-faulty.php:${lineOf(FAULTY, "add_option('check_faulty_settings'")}`,
+    `db-error check-faulty.php:${lineOf(FAULTY, "GROUP_CONCAT(option_name SEPARATOR")}`,
   ];
   const js = report.findings.filter((f) => f.kind === "js-error");
   assert.equal(js.length, 1, JSON.stringify(report.findings, null, 2));
@@ -54,7 +55,8 @@ test("check on the faulty fixture: exit 1, exactly the planted findings, each at
   assert.deepEqual(seen.filter((s) => !s.startsWith("js-error")), expected.sort(), JSON.stringify(report.findings, null, 2));
 
   const bySeverity = Object.fromEntries(report.findings.map((f) => [f.kind, f.severity]));
-  assert.deepEqual(bySeverity, { "php-fatal": "error", "http-error": "error", "js-error": "error", "php-warning": "warning", leftover: "warning", deprecated: "notice" });
+  assert.deepEqual(bySeverity, { "php-fatal": "error", "http-error": "error", "js-error": "error", "php-warning": "warning", leftover: "warning", "db-error": "warning", deprecated: "notice" });
+  assert.match(report.findings.find((f) => f.kind === "db-error")!.message, /\[query: SELECT GROUP_CONCAT\(option_name SEPARATOR '\|'\)/);
   // The deprecated call runs on every admin request: one finding, many occurrences.
   assert.ok(report.findings.find((f) => f.kind === "deprecated")!.occurrences > 1);
   assert.match(report.findings.find((f) => f.kind === "leftover")!.message, /check_faulty_settings/);

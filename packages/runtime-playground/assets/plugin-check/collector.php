@@ -97,26 +97,42 @@ add_action('doing_it_wrong_run', static function ($function, $message = '', $ver
 	wp_codebox_check_record('doing-it-wrong', trim(wp_strip_all_tags(sprintf('%s was called incorrectly. %s (since WordPress %s)', $function, $message, $version))), $file, $line);
 }, 10, 3);
 
-/** Records $wpdb's last error once; called before each query and at shutdown. */
-function wp_codebox_check_flush_db_error(): void {
-	static $last = null;
-	global $wpdb;
-	if (!isset($wpdb) || !is_object($wpdb) || empty($wpdb->last_error)) {
-		return;
+/**
+ * The SQLite integration's last_error is an HTML report (query log, backtrace); the driver's own
+ * message sits in its error_message block. Plain messages pass through with tags stripped.
+ */
+function wp_codebox_check_db_message(string $error): string {
+	if (preg_match('/class="error_message"[^>]*>(.*?)<\/div>/s', $error, $m)) {
+		$error = $m[1];
 	}
-	$key = $wpdb->last_error . "\0" . $wpdb->last_query;
-	if ($key !== $last) {
-		$last = $key;
-		wp_codebox_check_record('db-error', (string) $wpdb->last_error, '', 0, ['query' => (string) $wpdb->last_query]);
+	return trim(preg_replace('/\s+/', ' ', html_entity_decode(strip_tags($error), ENT_QUOTES)));
+}
+
+/**
+ * Records $wpdb's last error once, with the plugin call site of the query that failed. wpdb has
+ * no hook after a query, so this runs before the next query and at shutdown; the call site is
+ * remembered when each query starts.
+ */
+function wp_codebox_check_flush_db_error(?array $next_caller = null): void {
+	static $last = null;
+	static $caller = ['', 0];
+	global $wpdb;
+	if (isset($wpdb) && is_object($wpdb) && !empty($wpdb->last_error)) {
+		$key = $wpdb->last_error . "\0" . $wpdb->last_query;
+		if ($key !== $last) {
+			$last = $key;
+			wp_codebox_check_record('db-error', wp_codebox_check_db_message((string) $wpdb->last_error), $caller[0], $caller[1], ['query' => (string) $wpdb->last_query]);
+		}
+	}
+	if ($next_caller !== null) {
+		$caller = $next_caller;
 	}
 }
 add_filter('query', static function ($query) {
-	wp_codebox_check_flush_db_error();
-	if (is_string($query) && preg_match('/^\s*CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?`?([A-Za-z0-9_$]+)/i', $query, $m)) {
-		[$file, $line] = wp_codebox_check_caller([]);
-		if ($file !== '') {
-			wp_codebox_check_append('origins', ['kind' => 'table', 'name' => $m[1], 'file' => $file, 'line' => $line]);
-		}
+	$caller = wp_codebox_check_caller([]);
+	wp_codebox_check_flush_db_error($caller);
+	if (is_string($query) && $caller[0] !== '' && preg_match('/^\s*CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?`?([A-Za-z0-9_$]+)/i', $query, $m)) {
+		wp_codebox_check_append('origins', ['kind' => 'table', 'name' => $m[1], 'file' => $caller[0], 'line' => $caller[1]]);
 	}
 	return $query;
 }, PHP_INT_MAX);
