@@ -64,8 +64,12 @@ test("check on the faulty fixture: exit 1, exactly the planted findings, each at
   assert.deepEqual(report.leftovers.options, ["check_faulty_settings"]);
 
   for (const f of report.findings) assert.ok(existsSync(join(out, f.evidence)), `evidence ${f.evidence} of ${f.kind} is in the bundle`);
-  const fatalPage = readFileSync(join(out, report.findings.find((f) => f.kind === "php-fatal")!.evidence), "utf8");
-  assert.match(fatalPage, /check_faulty_missing_function/, "the fatal's evidence is the page WordPress answered");
+  const fatal = report.findings.find((f) => f.kind === "php-fatal")!;
+  assert.match(fatal.evidence, /^files\/check\/php-errors\//);
+  assert.match(readFileSync(join(out, fatal.evidence), "utf8"), /check_faulty_missing_function/, "the fatal's evidence is the recorder's log excerpt");
+  // HTTP requests hide PHP errors as a production site does: the page a visitor got says nothing.
+  const page = report.surfaces.find((s) => s.id === "admin-page:/wp-admin/tools.php?page=check-faulty-fatal")!;
+  assert.doesNotMatch(readFileSync(join(out, page.evidence!), "utf8"), /check_faulty_missing_function/);
   assert.deepEqual(JSON.parse(readFileSync(join(out, "files/check/report.json"), "utf8")), report);
   const junit = readFileSync(join(out, "files/check/junit.xml"), "utf8");
   assert.equal((junit.match(/<testcase /g) ?? []).length, report.surfaces.length);

@@ -112,12 +112,16 @@ class CheckRun {
   }
 
   /** Drains the log into findings for `surface` and returns how many there were. */
-  async settle(surface: string, evidence: string): Promise<RecordedProblem[]> {
+  /**
+   * Drains what the recorder saw since the last call and turns it into findings of `surface`.
+   * Their evidence is the recorder's log excerpt (message, file, line, stack): HTTP requests do not
+   * display PHP errors, as on a production site, so the response alone does not prove the cause.
+   */
+  async settle(surface: string): Promise<RecordedProblem[]> {
     const problems = await this.drain();
     if (problems.length > 0) {
       const log = this.evidence("php-errors", `${surface}.jsonl`, problems.map((p) => `${JSON.stringify(p)}\n`).join(""), "application/x-ndjson");
-      // The response (or output) proves the effect; the log excerpt proves the cause. Point at the first.
-      this.findings.push(...findingsFromProblems(problems, surface, evidence === "" ? log : evidence));
+      this.findings.push(...findingsFromProblems(problems, surface, log));
     }
     return problems;
   }
@@ -210,7 +214,7 @@ export const pluginCheck: CommandHandler = async (ctx, args) => {
     } else if (error && !active) {
       check.findings.push({ severity: "error", kind: "php-fatal", surface: "activation", message: `Activation failed: ${error.message}`, evidence: activated.evidence });
     }
-    await check.settle("activation", activated.evidence);
+    await check.settle("activation");
     return { evidence: activated.evidence };
   });
 
@@ -218,7 +222,7 @@ export const pluginCheck: CommandHandler = async (ctx, args) => {
   if (active) {
     await check.surface({ id: "admin-load", kind: "admin-load", target: "/wp-admin/", actor: "admin" }, async () => {
       after = await check.inventory("inventory-after");
-      await check.settle("admin-load", "");
+      await check.settle("admin-load");
     });
   }
   const added = diffInventory(before, after);
@@ -232,13 +236,13 @@ export const pluginCheck: CommandHandler = async (ctx, args) => {
   if (active && args.uninstall !== "false") {
     await check.surface({ id: "deactivation", kind: "deactivation", target: plugin.file, actor: "admin" }, async () => {
       const done = await check.action("deactivation", "deactivate", { file: plugin.file });
-      await check.settle("deactivation", done.evidence);
+      await check.settle("deactivation");
       return { evidence: done.evidence };
     });
     await check.surface({ id: "uninstall", kind: "uninstall", target: plugin.file, actor: "admin" }, async () => {
       const done = await check.action<{ uninstall: PluginCheckReport["uninstall"] }>("uninstall", "uninstall", { file: plugin.file });
       uninstall = done.result?.uninstall ?? "none";
-      await check.settle("uninstall", done.evidence);
+      await check.settle("uninstall");
       const final = await check.inventory("inventory-after-uninstall");
       await check.drain();
       const left = diffInventory(before, final);
@@ -305,7 +309,7 @@ async function exerciseSurfaces(check: CheckRun, added: PluginInventory, browser
     const id = `admin-page:${page.url}`;
     await check.surface({ id, kind: "admin-page", target: page.url, actor: "admin" }, async () => {
       const response = await check.request(id, "GET", page.url, "admin");
-      const problems = await check.settle(id, response.evidence);
+      const problems = await check.settle(id);
       check.httpFinding(id, response.status, problems, response.evidence, `Admin page ${page.url}`, page.callback);
       return { httpStatus: response.status, evidence: response.evidence };
     });
@@ -340,10 +344,12 @@ async function exerciseSurfaces(check: CheckRun, added: PluginInventory, browser
           const failed = n.status === "failed" || (typeof n.status === "number" && n.status >= 400);
           if (failed) check.findings.push({ severity: "warning", kind: "failed-request", surface: id, message: `${n.method} ${new URL(n.url).pathname}${new URL(n.url).search} → ${n.status}${n.failure ? ` (${n.failure})` : ""}`, evidence: log });
         }
-        if (outcome.error) {
+        // A step that failed because PHP died is already a php-fatal finding (the recorder saw it).
+        const phpDied = outcome.network.some((n) => n.phpFatal !== undefined);
+        if (outcome.error && !phpDied) {
           check.findings.push({ severity: "warning", kind: "failed-request", surface: id, message: `The browser could not finish loading ${url}: ${outcome.error.message}`, evidence: evidence || log });
         }
-        await check.settle(id, log);
+        await check.settle(id);
         return { evidence: evidence || log };
       });
     }
@@ -362,12 +368,12 @@ async function exerciseSurfaces(check: CheckRun, added: PluginInventory, browser
       let evidence = "";
       if (route.methods.includes("GET")) {
         const response = await check.request(id, "GET", path, "admin");
-        const problems = await check.settle(id, response.evidence);
+        const problems = await check.settle(id);
         check.httpFinding(id, response.status, problems, response.evidence, `GET ${route.route}`, route.callback);
         ({ status, evidence } = response);
       }
       const options = await check.request(`${id}-options`, "OPTIONS", path, "admin");
-      const problems = await check.settle(id, options.evidence);
+      const problems = await check.settle(id);
       check.httpFinding(id, options.status, problems, options.evidence, `OPTIONS ${route.route}`, route.callback);
       return { httpStatus: status || options.status, evidence: evidence || options.evidence };
     });
@@ -388,7 +394,7 @@ async function exerciseSurfaces(check: CheckRun, added: PluginInventory, browser
   await check.surface({ id: "content-setup", kind: "content-setup", target: `${posts.length} sample post(s)`, actor: "admin" }, async () => {
     const created = await check.action<typeof links>("content-setup", "create-posts", { posts, archives });
     links = created.result ?? links;
-    await check.settle("content-setup", created.evidence);
+    await check.settle("content-setup");
     return { evidence: created.evidence };
   });
   const front: { id: string; kind: Surface["kind"]; url: string | null | undefined; what: string; where?: { file: string; line: number } }[] = [
@@ -406,7 +412,7 @@ async function exerciseSurfaces(check: CheckRun, added: PluginInventory, browser
     const url = item.url;
     await check.surface(base, async () => {
       const response = await check.request(item.id, "GET", url, "anonymous");
-      const problems = await check.settle(item.id, response.evidence);
+      const problems = await check.settle(item.id);
       check.httpFinding(item.id, response.status, problems, response.evidence, item.what, item.where);
       return { httpStatus: response.status, evidence: response.evidence };
     });
@@ -423,7 +429,7 @@ async function exerciseCron(check: CheckRun, added: PluginInventory): Promise<vo
     const id = `cron-hook:${event.hook}${event.args.length ? `:${JSON.stringify(event.args)}` : ""}`;
     await check.surface({ id, kind: "cron-hook", target: event.hook, actor: "cron" }, async () => {
       const ran = await check.action(id, "run-cron", { hook: event.hook, args: event.args });
-      await check.settle(id, ran.evidence);
+      await check.settle(id);
       return { evidence: ran.evidence };
     });
   }
