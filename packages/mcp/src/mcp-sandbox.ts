@@ -61,7 +61,11 @@ export interface McpSandbox {
   info(): Promise<RuntimeInfo>;
   /** The policy the runtime enforces. */
   policy(): Promise<RuntimePolicy>;
-  step(command: string, args: string[], timeoutMs?: number): Promise<RuntimeEpisodeStepResult>;
+  /**
+   * Runs one command as an episode step. When `signal` aborts, the running command is stopped
+   * (recorded as `timed-out`); a call still waiting for its turn is dropped with `interrupted`.
+   */
+  step(command: string, args: string[], options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<RuntimeEpisodeStepResult>;
   reset(): Promise<RuntimeEpisodeReset>;
   observe(spec: ObservationSpec): Promise<{ observation: RuntimeEpisodeObservation; data: unknown }>;
   snapshot(): Promise<RuntimeEpisodeSnapshot>;
@@ -194,7 +198,12 @@ export function createMcpSandbox(options: McpSandboxOptions): McpSandbox {
     },
     info: () => serial(async () => runtime!.info()),
     policy: () => serial(async () => runtime!.info().policy),
-    step: (command, args, timeoutMs) => serial(() => episode.step({ command, args, ...(timeoutMs !== undefined ? { timeoutMs } : {}) })),
+    step: (command, args, stepOptions = {}) =>
+      serial(() => {
+        const { timeoutMs, signal } = stepOptions;
+        if (signal?.aborted) throw new WpCodeboxError("interrupted", `${command}: the call was cancelled before it started.`, { command });
+        return episode.step({ command, args, ...(timeoutMs !== undefined ? { timeoutMs } : {}) }, undefined, signal ? { signal } : undefined);
+      }),
     reset: () => serial(() => episode.reset()),
     observe: (spec) =>
       serial(async () => {

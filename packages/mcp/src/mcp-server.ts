@@ -3,7 +3,7 @@
  * (`reset`, `observe`, `snapshot`, `restore`, `collect_artifacts`); `tools/call` runs them in the
  * session's sandbox. Results carry the execution record as `structuredContent` with a text summary;
  * screenshots come back as image content. A call made with a `progressToken` gets
- * `notifications/progress` while it runs.
+ * `notifications/progress` while it runs; a cancelled call stops its command.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -151,7 +151,7 @@ export function createWpCodeboxMcpServer(options: WpCodeboxMcpServerOptions): Se
     report(`${name}: started`);
     let result: CallToolResult | undefined;
     try {
-      result = await callTool(name, input);
+      result = await callTool(name, input, extra.signal);
       return result;
     } catch (error) {
       result = errorResult(error, name);
@@ -163,11 +163,12 @@ export function createWpCodeboxMcpServer(options: WpCodeboxMcpServerOptions): Se
     }
   });
 
-  async function callTool(name: string, input: Record<string, unknown>): Promise<CallToolResult> {
+  async function callTool(name: string, input: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
     const def = commandForToolName(name);
     if (def) {
       const args = toolInputToArgs(def, input);
-      const { execution, refs } = await sandbox.step(def.id, args);
+      // A client that cancels the request (notifications/cancelled) stops the command.
+      const { execution, refs } = await sandbox.step(def.id, args, { signal });
       const lines = [`${def.id}: ${execution.status} (exit ${execution.exitCode}) in ${Math.round(execution.durationMs)} ms — ${refs.step}`];
       if (execution.error) lines.push(`error[${execution.error.code}]: ${execution.error.message}`);
       if (execution.stdout) lines.push(`stdout:\n${clip(execution.stdout, summaryChars)}`);

@@ -168,6 +168,27 @@ test("arguments the tool schema refuses: invalid-argument, the tool named once, 
   assert.match(structured(missing).step, /^step-\d{4}$/, "what the catalog parser refuses is a (failed) step");
 });
 
+test("a cancelled call stops its command in the sandbox; the next call does not wait for it", async () => {
+  const controller = new AbortController();
+  let running!: () => void;
+  const isRunning = new Promise<void>((resolve) => (running = resolve));
+  // Runs 20 s of wall time unless stopped; "finished" is only written if nothing stops it.
+  const code = "<?php update_option('cancel_probe', 'started'); $end = microtime(true) + 20; while (microtime(true) < $end) { usleep(10000); } update_option('cancel_probe', 'finished');";
+  const slow = client.callTool({ name: "wordpress_run_php", arguments: { code } }, undefined, {
+    timeout: 180_000,
+    signal: controller.signal,
+    onprogress: (p) => {
+      if (/running/.test(p.message ?? "")) running();
+    },
+  });
+  await isRunning;
+  controller.abort();
+  await assert.rejects(slow);
+  const probe = await php("var_export(get_option('cancel_probe'));");
+  assert.equal(probe.isError, false, text(probe));
+  assert.notEqual(structured(probe).stdout, "'finished'", "the cancelled command was stopped");
+});
+
 test("reset returns to the freshly booted site", async () => {
   const reset = await call("reset");
   assert.equal(reset.isError, undefined, text(reset));

@@ -65,8 +65,12 @@ export interface RuntimeEpisodeStepResult {
 export interface RuntimeEpisode {
   /** Creates the runtime (first call) or returns it to its initial state; starts a fresh trace. */
   reset(): Promise<RuntimeEpisodeReset>;
-  /** Executes one action; failures, timeouts and thrown contract errors are recorded, not thrown. */
-  step(action: RuntimeEpisodeActionInput, observe?: ObservationSpec): Promise<RuntimeEpisodeStepResult>;
+  /**
+   * Executes one action; failures, timeouts and thrown contract errors are recorded, not thrown.
+   * `options.signal` stops the command when it aborts (recorded like a timeout: `timed-out`); it is
+   * not part of the recorded action.
+   */
+  step(action: RuntimeEpisodeActionInput, observe?: ObservationSpec, options?: { signal?: AbortSignal }): Promise<RuntimeEpisodeStepResult>;
   /** Records an observation between steps. */
   observe(spec: ObservationSpec): Promise<RuntimeEpisodeObservation>;
   /** Takes a runtime snapshot and records `{ id, sequence, semantics, digest, artifactRefs? }`. */
@@ -237,7 +241,7 @@ export function createRuntimeEpisode(spec: RuntimeEpisodeSpec, backend: RuntimeB
       return structuredClone(st.reset);
     },
 
-    async step(input, observe) {
+    async step(input, observe, options) {
       const { runtime: rt, state: st } = started();
       const position = st.steps.length + 1;
       const action = createEpisodeAction(redactSecrets(input, secrets), { position });
@@ -245,7 +249,12 @@ export function createRuntimeEpisode(spec: RuntimeEpisodeSpec, backend: RuntimeB
       const startedAt = performance.now();
       let outcome: EpisodeExecutionOutcome;
       try {
-        const result = await rt.execute({ command: input.command, args, ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}) });
+        const result = await rt.execute({
+          command: input.command,
+          args,
+          ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
+          ...(options?.signal ? { signal: options.signal } : {}),
+        });
         outcome = { result, durationMs: performance.now() - startedAt };
       } catch (thrown) {
         outcome = { thrown, command: input.command, args, durationMs: performance.now() - startedAt };
