@@ -8,11 +8,17 @@
  * 3. Plain `@wp-playground/cli` `runCLI` on the same installed site: process start → first result.
  * 4. Through the attach client (in this process): episode `reset()` median (after 20 inserts each)
  *    and a WordPress-loading run-php median.
+ * 5. Floors, in the same run: `node -e ""` (Node start) and `wp-codebox --version` (Node start plus
+ *    the CLI entry).
  *
- * Prints figures; never passes or fails on time. BENCH_SAMPLES (default 7) sets the process counts.
+ * Beside wall times it prints CPU time: of each child process (all threads, from
+ * bench/cpu-preload.cjs) and of the serve process per call (from /proc, Linux only). On a shared
+ * machine wall times stretch with everyone else's load; CPU times barely move, so they say what
+ * the work itself costs. Prints figures; never passes or fails on time. BENCH_SAMPLES (default 7)
+ * sets the process counts.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { cpus, tmpdir, totalmem, loadavg } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -31,27 +37,55 @@ function median(values: number[]): number {
 interface Timed {
   exitMs: number;
   firstStdoutMs: number;
+  /** CPU time of the whole process (user + system, every thread), ms. */
+  cpuMs: number;
   code: number | null;
   stdout: string;
   stderr: string;
 }
 
+const CPU_PRELOAD = fileURLToPath(new URL("./cpu-preload.cjs", import.meta.url));
+let cpuFiles = 0;
+let workDir = "";
+
 /** Spawns a process and times it from just before spawn to its result on stdout (first byte, or `resultMarker`) and to its exit. */
 function timed(args: string[], env: NodeJS.ProcessEnv = {}, resultMarker?: string): Promise<Timed> {
   return new Promise((resolve, reject) => {
+    const cpuFile = join(workDir, `cpu-${cpuFiles++}.json`);
     const t0 = performance.now();
     let firstStdoutMs = -1;
     let stdout = "";
     let stderr = "";
-    const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--require", CPU_PRELOAD, ...args], { env: { ...process.env, ...env, WP_CODEBOX_BENCH_CPU_FILE: cpuFile }, stdio: ["ignore", "pipe", "pipe"] });
     child.stdout.setEncoding("utf8").on("data", (d: string) => {
       stdout += d;
       if (firstStdoutMs < 0 && (!resultMarker || stdout.includes(resultMarker))) firstStdoutMs = performance.now() - t0;
     });
     child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
     child.on("error", reject);
-    child.on("close", (code) => resolve({ exitMs: performance.now() - t0, firstStdoutMs, code, stdout, stderr }));
+    child.on("close", (code) => {
+      const exitMs = performance.now() - t0;
+      const cpuMs = existsSync(cpuFile) ? (JSON.parse(readFileSync(cpuFile, "utf8")) as { cpuMs: number }).cpuMs : NaN;
+      resolve({ exitMs, firstStdoutMs, cpuMs, code, stdout, stderr });
+    });
   });
+}
+
+/** CPU time (user + system) a live process has used so far, ms; NaN where /proc is not there. */
+function processCpuMs(pid: number): number {
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/** `durationMs` of the (only) command in a bundle: the time the sandbox spent on it. */
+function commandMs(bundleDir: string): number {
+  const line = readFileSync(join(bundleDir, "files/commands.jsonl"), "utf8").trim().split("\n")[0]!;
+  return (JSON.parse(line) as { durationMs: number }).durationMs;
 }
 
 /** Plain runCLI from process start to the first result (a plain ES module, no tsx in its start-up). */
@@ -59,12 +93,21 @@ const RUNCLI_CHILD = fileURLToPath(new URL("./runcli-first-result.mjs", import.m
 
 async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), "wp-codebox-bench-attach-"));
+  workDir = work;
   const { resolveCacheDir } = await import("@wp-codebox/runtime-playground");
   console.error(`bench: ${SAMPLES} attach runs, ${ONE_SHOT_SAMPLES} one-shot and runCLI runs; node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, load ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
   try {
     // Warm the installed-site cache (first ever run installs).
     const warm = await timed([BIN, "run", "--command", "wordpress.run-php", "--arg", `code=${WP_CODE}`, "--artifacts", join(work, "warm")]);
     if (warm.code !== 0) throw new Error(`warm-up run failed: ${warm.stderr}`);
+
+    // 5. Floors.
+    const nodeStart: Timed[] = [];
+    const cliStart: Timed[] = [];
+    for (let i = 0; i < SAMPLES; i++) {
+      nodeStart.push(await timed(["-e", ""]));
+      cliStart.push(await timed([BIN, "--version"]));
+    }
 
     // 1. serve --pool 1, then run --attach from fresh CLI processes.
     const serve = spawn(process.execPath, [BIN, "serve", "--pool", "1", "--json", "--ttl", "0"], { stdio: ["ignore", "pipe", "pipe"] });
@@ -90,19 +133,28 @@ async function main(): Promise<void> {
     const runtime = await attachRuntime({ control: address.control, token: address.token });
     const runs: number[] = [];
     for (let i = 0; i < 3; i++) await runtime.execute({ command: "wordpress.run-php", args: [`code=${WP_CODE}`] });
+    const serveCpuBeforeRuns = processCpuMs(serve.pid!);
     for (let i = 0; i < SAMPLES * 3; i++) {
       const t = performance.now();
       const r = await runtime.execute({ command: "wordpress.run-php", args: [`code=${WP_CODE}`] });
       runs.push(performance.now() - t);
       if (r.status !== "ok") throw new Error(`run-php failed: ${r.stderr}`);
     }
+    const serveCpuPerRun = (processCpuMs(serve.pid!) - serveCpuBeforeRuns) / (SAMPLES * 3);
     const resets: number[] = [];
+    let serveCpuInResets = 0;
     for (let i = 0; i < SAMPLES + 3; i++) {
       await runtime.execute({ command: "wordpress.run-php", args: [`code=${MUTATE}`] });
+      const cpu0 = processCpuMs(serve.pid!);
       const t = performance.now();
       await runtime.reset();
       resets.push(performance.now() - t);
+      serveCpuInResets += processCpuMs(serve.pid!) - cpu0;
     }
+    // The sandbox's own reset time (no HTTP, no queue): its runtime-reset events.
+    const observed = (await runtime.observe({ type: "runtime-events" })) as { data: { events: Array<{ type: string; data?: { durationMs?: number } }> } };
+    const events = observed.data.events;
+    const innerResets = events.filter((e) => e.type === "runtime-reset" && typeof e.data?.durationMs === "number").map((e) => e.data!.durationMs!).slice(-resets.length);
     await runtime.dispose();
     serve.kill("SIGTERM");
     await new Promise((r) => serve.on("close", r));
@@ -127,18 +179,22 @@ async function main(): Promise<void> {
       }
     }
 
-    const ms = (n: number) => `${Math.round(n)} ms`;
-    const attachExit = median(attachRuns.map((r) => r.exitMs));
-    const oneShotExit = median(oneShot.map((r) => r.exitMs));
-    const runCliFirst = runCli.length ? median(runCli.map((r) => r.firstStdoutMs)) : NaN;
-    console.log(`WordPress-loading run-php, from process start (medians; load average now ${loadavg()[0]!.toFixed(1)}):`);
-    console.log(`  run --attach (pooled serve sandbox), process start → exit:    ${ms(attachExit)}   (→ result on stdout ${ms(median(attachRuns.map((r) => r.firstStdoutMs)))}; min ${ms(Math.min(...attachRuns.map((r) => r.exitMs)))}, n=${attachRuns.length})`);
-    console.log(`  one-shot run (boot, run, bundle, dispose), start → exit:     ${ms(oneShotExit)}   (min ${ms(Math.min(...oneShot.map((r) => r.exitMs)))}, n=${oneShot.length})`);
-    console.log(runCli.length ? `  plain runCLI, process start → first result:                  ${ms(runCliFirst)}   (min ${ms(Math.min(...runCli.map((r) => r.firstStdoutMs)))}, n=${runCli.length})` : "  plain runCLI: no installed PHP 8.3 site in the cache");
-    console.log(`  ratios: one-shot / attach ${(oneShotExit / attachExit).toFixed(1)}x, runCLI / attach ${(runCliFirst / attachExit).toFixed(1)}x, runCLI / one-shot ${(runCliFirst / oneShotExit).toFixed(2)}x`);
+    const ms = (n: number) => (Number.isFinite(n) ? `${Math.round(n)} ms` : "n/a");
+    const med = (runs: Timed[], pick: (r: Timed) => number) => median(runs.map(pick));
+    const attachExit = med(attachRuns, (r) => r.exitMs);
+    const oneShotExit = med(oneShot, (r) => r.exitMs);
+    const runCliFirst = runCli.length ? med(runCli, (r) => r.firstStdoutMs) : NaN;
+    const bootMs = median(oneShot.map((r) => Number(/Booted WordPress .* in (\d+) ms/.exec(r.stderr)?.[1] ?? NaN)));
+    console.log(`WordPress-loading run-php, from process start (wall medians; load average now ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores):`);
+    console.log(`  run --attach (pooled serve sandbox), start → exit:   ${ms(attachExit)}   (→ result on stdout ${ms(med(attachRuns, (r) => r.firstStdoutMs))}; min ${ms(Math.min(...attachRuns.map((r) => r.exitMs)))}; CPU ${ms(med(attachRuns, (r) => r.cpuMs))}; command in the sandbox ${ms(median(attachRuns.map((_, i) => commandMs(join(work, `attach-${i}`)))))}; n=${attachRuns.length})`);
+    console.log(`  one-shot run (boot, run, bundle, dispose), start → exit: ${ms(oneShotExit)}   (min ${ms(Math.min(...oneShot.map((r) => r.exitMs)))}; CPU ${ms(med(oneShot, (r) => r.cpuMs))}; boot ${ms(bootMs)}; command ${ms(median(oneShot.map((_, i) => commandMs(join(work, `one-shot-${i}`)))))}; n=${oneShot.length})`);
+    console.log(runCli.length ? `  plain runCLI, start → first result:                  ${ms(runCliFirst)}   (min ${ms(Math.min(...runCli.map((r) => r.firstStdoutMs)))}; CPU to exit ${ms(med(runCli, (r) => r.cpuMs))}; n=${runCli.length})` : "  plain runCLI: no installed PHP 8.3 site in the cache");
+    console.log(`  floors: node -e "" ${ms(med(nodeStart, (r) => r.exitMs))} (CPU ${ms(med(nodeStart, (r) => r.cpuMs))}); wp-codebox --version ${ms(med(cliStart, (r) => r.exitMs))} (CPU ${ms(med(cliStart, (r) => r.cpuMs))})`);
+    console.log(`  ratios (wall): one-shot / attach ${(oneShotExit / attachExit).toFixed(1)}x, runCLI / attach ${(runCliFirst / attachExit).toFixed(1)}x, runCLI / one-shot ${(runCliFirst / oneShotExit).toFixed(2)}x`);
+    console.log(`  ratios (CPU):  one-shot / attach ${(med(oneShot, (r) => r.cpuMs) / med(attachRuns, (r) => r.cpuMs)).toFixed(1)}x, runCLI / attach ${(med(runCli, (r) => r.cpuMs) / med(attachRuns, (r) => r.cpuMs)).toFixed(1)}x`);
     console.log(`Through the attach client (HTTP round trip included):`);
-    console.log(`  WordPress-loading run-php median of ${runs.length}: ${ms(median(runs))}   (min ${ms(Math.min(...runs))})`);
-    console.log(`  episode reset() after 20 inserts, median of ${resets.length}: ${ms(median(resets))}   (min ${ms(Math.min(...resets))})`);
+    console.log(`  WordPress-loading run-php median of ${runs.length}: ${ms(median(runs))}   (min ${ms(Math.min(...runs))}; serve CPU per call ${ms(serveCpuPerRun)})`);
+    console.log(`  episode reset() after 20 inserts, median of ${resets.length}: ${ms(median(resets))}   (min ${ms(Math.min(...resets))}; inside the sandbox ${ms(innerResets.length ? median(innerResets) : NaN)}; serve CPU per reset ${ms(serveCpuInResets / resets.length)})`);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

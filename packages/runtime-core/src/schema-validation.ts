@@ -33,11 +33,192 @@ function getAjv(): AjvType {
 }
 const cache = new WeakMap<object, import("ajv").ValidateFunction>();
 
+/** Keywords that say nothing about validity. */
+const ANNOTATIONS = new Set(["title", "description", "default", "examples", "$id", "$schema", "$comment", "readOnly", "writeOnly", "deprecated"]);
+const patterns = new Map<string, RegExp>();
+
+/** The RegExp of a schema pattern (with the "u" flag, as Ajv compiles them); undefined when it does not compile. */
+function regex(pattern: string): RegExp | undefined {
+  let re = patterns.get(pattern);
+  if (!re) {
+    try {
+      re = new RegExp(pattern, "u");
+    } catch {
+      return undefined;
+    }
+    patterns.set(pattern, re);
+  }
+  return re;
+}
+
+/** `YYYY-MM-DDTHH:MM:SS[.fff]Z` naming a real instant (a subset of what RFC 3339 date-time allows). */
+function isoUtcTimestamp(text: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?Z$/.exec(text);
+  if (!m) return false;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1];
+  return days !== undefined && day >= 1 && day <= days && hour <= 23 && minute <= 59 && second <= 59;
+}
+
+/**
+ * A quick check for the common case, a valid document: true only when `value` certainly satisfies
+ * `schema`, judged on the plain JSON Schema keywords TypeBox emits for objects, arrays, strings,
+ * numbers, records, literals and unions, plus UTC `date-time` stamps. Anything else (other
+ * formats, `$ref`, tuples, an object holding `undefined`, a non-finite number, object items under
+ * `uniqueItems` or `enum`) answers false, and Ajv decides. Compiling
+ * Ajv's validators costs ~0.2 s of CPU per process, more than everything else a `run --attach`
+ * does; documents that pass here never load Ajv at all, and every error report still comes from Ajv.
+ */
+export function certainlyValid(schema: unknown, value: unknown): boolean {
+  if (schema === true || (typeof schema === "object" && schema !== null && Object.keys(schema).length === 0)) return true;
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) return false;
+  const s = schema as Record<string, unknown>;
+  for (const key of Object.keys(s)) {
+    if (ANNOTATIONS.has(key)) continue;
+    switch (key) {
+      case "type": {
+        const t = s.type;
+        const ok =
+          t === "object" ? typeof value === "object" && value !== null && !Array.isArray(value)
+          : t === "array" ? Array.isArray(value)
+          : t === "string" ? typeof value === "string"
+          : t === "boolean" ? typeof value === "boolean"
+          : t === "null" ? value === null
+          : t === "number" ? Number.isFinite(value)
+          : t === "integer" ? Number.isInteger(value)
+          : false;
+        if (!ok) return false;
+        break;
+      }
+      case "properties":
+      case "patternProperties":
+      case "required":
+      case "additionalProperties": {
+        if (typeof value !== "object" || value === null || Array.isArray(value)) {
+          // Object keywords do not apply to other types; without "type" that is rare enough to defer.
+          return false;
+        }
+        const object = value as Record<string, unknown>;
+        const properties = (s.properties ?? {}) as Record<string, unknown>;
+        const patterned = Object.entries((s.patternProperties ?? {}) as Record<string, unknown>);
+        const matching = (name: string): unknown[] | undefined => {
+          const subs: unknown[] = [];
+          for (const [pattern, sub] of patterned) {
+            const re = regex(pattern);
+            if (!re) return undefined;
+            if (re.test(name)) subs.push(sub);
+          }
+          return subs;
+        };
+        if (key === "properties") {
+          for (const [name, sub] of Object.entries(properties)) {
+            if (!Object.prototype.hasOwnProperty.call(object, name)) continue;
+            if (object[name] === undefined || !certainlyValid(sub, object[name])) return false;
+          }
+        } else if (key === "patternProperties") {
+          for (const name of Object.keys(object)) {
+            const subs = matching(name);
+            if (!subs) return false;
+            for (const sub of subs) if (object[name] === undefined || !certainlyValid(sub, object[name])) return false;
+          }
+        } else if (key === "required") {
+          if (!Array.isArray(s.required)) return false;
+          for (const name of s.required as unknown[]) {
+            if (typeof name !== "string" || !Object.prototype.hasOwnProperty.call(object, name) || object[name] === undefined) return false;
+          }
+        } else {
+          const extra = s.additionalProperties;
+          if (extra === true) break;
+          for (const name of Object.keys(object)) {
+            if (Object.prototype.hasOwnProperty.call(properties, name)) continue;
+            const subs = matching(name);
+            if (!subs) return false;
+            if (subs.length > 0) continue;
+            if (extra === false || object[name] === undefined || !certainlyValid(extra, object[name])) return false;
+          }
+        }
+        break;
+      }
+      case "items": {
+        if (!Array.isArray(value) || typeof s.items !== "object" || s.items === null || Array.isArray(s.items)) return false;
+        for (const item of value) if (!certainlyValid(s.items, item)) return false;
+        break;
+      }
+      case "minItems":
+      case "maxItems": {
+        if (!Array.isArray(value) || typeof s[key] !== "number") return false;
+        if (key === "minItems" ? value.length < (s[key] as number) : value.length > (s[key] as number)) return false;
+        break;
+      }
+      case "minLength":
+      case "maxLength": {
+        if (typeof value !== "string" || typeof s[key] !== "number") return false;
+        // JSON Schema counts code points, as Ajv does.
+        const length = [...value].length;
+        if (key === "minLength" ? length < (s[key] as number) : length > (s[key] as number)) return false;
+        break;
+      }
+      case "pattern": {
+        if (typeof value !== "string" || typeof s.pattern !== "string") return false;
+        const re = regex(s.pattern);
+        if (!re || !re.test(value)) return false;
+        break;
+      }
+      case "uniqueItems": {
+        if (s.uniqueItems === false) break;
+        if (!Array.isArray(value) || s.uniqueItems !== true) return false;
+        // Primitives only: comparing objects is Ajv's business.
+        if (value.some((item) => typeof item === "object" && item !== null)) return false;
+        if (new Set(value).size !== value.length) return false;
+        break;
+      }
+      case "format": {
+        // Only the timestamps we write ourselves (toISOString): UTC, "T", "Z".
+        if (s.format !== "date-time" || typeof value !== "string" || !isoUtcTimestamp(value)) return false;
+        break;
+      }
+      case "minimum":
+      case "maximum":
+      case "exclusiveMinimum":
+      case "exclusiveMaximum": {
+        const bound = s[key];
+        if (!Number.isFinite(value) || typeof bound !== "number") return false;
+        const n = value as number;
+        const ok = key === "minimum" ? n >= bound : key === "maximum" ? n <= bound : key === "exclusiveMinimum" ? n > bound : n < bound;
+        if (!ok) return false;
+        break;
+      }
+      case "const":
+      case "enum": {
+        const options = key === "const" ? [s.const] : s.enum;
+        if (!Array.isArray(options)) return false;
+        // Primitives only: deep equality of objects is Ajv's business.
+        if (typeof value === "object" && value !== null) return false;
+        if (!options.some((option) => option === value && (typeof value !== "number" || Number.isFinite(value)))) return false;
+        break;
+      }
+      case "anyOf": {
+        if (!Array.isArray(s.anyOf) || !s.anyOf.some((sub) => certainlyValid(sub, value))) return false;
+        break;
+      }
+      case "allOf": {
+        if (!Array.isArray(s.allOf) || !s.allOf.every((sub) => certainlyValid(sub, value))) return false;
+        break;
+      }
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
 /**
  * Validates `value` against `schema` and returns every issue (empty array when valid).
  * `additionalProperties: false` violations name the unknown field in the path.
  */
 export function validateAgainstSchema(schema: TSchema | object, value: unknown): SchemaIssue[] {
+  if (certainlyValid(schema, value)) return [];
   let validate = cache.get(schema);
   if (!validate) {
     validate = getAjv().compile(schema);
