@@ -5,6 +5,7 @@
  */
 import { Type, type Static } from "@sinclair/typebox";
 import { flattenCommandArgs } from "./command-input.js";
+import { ENV_NAME_PATTERN } from "./environment.js";
 import { WpCodeboxError } from "./errors.js";
 import { validateAgainstSchema, type SchemaIssue } from "./schema-validation.js";
 import { EPISODE_DEFAULT_CLOCK, EPISODE_DEFAULT_SEED } from "./determinism.js";
@@ -70,8 +71,8 @@ export const EpisodeScriptSchema = Type.Object(
       ),
     ),
     policy: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-    env: Type.Optional(Type.Record(Type.String(), Type.String())),
-    secretEnv: Type.Optional(Type.Array(Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]*$" }))),
+    env: Type.Optional(Type.Record(Type.String({ pattern: ENV_NAME_PATTERN }), Type.String())),
+    secretEnv: Type.Optional(Type.Array(Type.String({ pattern: ENV_NAME_PATTERN }))),
     resetObservations: Type.Optional(Type.Array(EpisodeScriptObservationSchema)),
     steps: Type.Array(Type.Union([EpisodeScriptActionStepSchema, EpisodeScriptSnapshotStepSchema, EpisodeScriptObserveStepSchema]), { minItems: 1 }),
     artifacts: Type.Optional(Type.Object({ directory: Type.Optional(Type.String()), includeRuntimeSnapshotBundles: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),

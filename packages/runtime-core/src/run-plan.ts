@@ -14,6 +14,7 @@ import { checkCommandInput, checkObservationRequest, flattenCommandArgs } from "
 import { commandIds, getCommandDefinition } from "./command-registry.js";
 import { parseDuration } from "./durations.js";
 import { assertEpisodeScript, type EpisodeScript } from "./episode-script.js";
+import { assertEnvironment, environmentVariableProblem, isEnvName, readSecretEnv } from "./environment.js";
 import { WpCodeboxError } from "./errors.js";
 import { parseMountFlag, pluginMount, resolveMounts, themeMount } from "./mounts.js";
 import { normalizePolicy, parsePolicyArg } from "./policy.js";
@@ -168,8 +169,6 @@ export interface EpisodeRunPlan extends RunPlanBase {
 /** A run resolved and validated by `planRun`; `runSession` executes it. */
 export type RunPlan = CommandRunPlan | RecipeRunPlan | EpisodeRunPlan;
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
 /** A sortable, unique run id: `run-20250131-142501-a1b2c3` (UTC time, then 6 random hex digits). */
 export function newRunId(now: Date = new Date(), prefix = "run"): string {
   const stamp = now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
@@ -203,21 +202,6 @@ export function assertUsableArtifactsDir(dir: string): void {
       { directory: dir },
     );
   }
-}
-
-/**
- * Reads the values of secret environment variables: the one lookup every path uses.
- * @returns `values` (name → value) and the `missing` names (unset in `processEnv`).
- */
-export function readSecretEnv(names: readonly string[], processEnv: NodeJS.ProcessEnv): { values: Record<string, string>; missing: string[] } {
-  const values: Record<string, string> = {};
-  const missing: string[] = [];
-  for (const name of names) {
-    const value = processEnv[name];
-    if (value === undefined) missing.push(name);
-    else values[name] = value;
-  }
-  return { values, missing };
 }
 
 /** Non-empty secret values, de-duplicated: what the redactor replaces. */
@@ -315,13 +299,13 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
   for (const pair of pairs) {
     const eq = pair.indexOf("=");
     const name = eq > 0 ? pair.slice(0, eq) : "";
-    if (!ENV_NAME.test(name)) {
+    if (!isEnvName(name)) {
       throw new WpCodeboxError("invalid-argument", `--env ${pair}: expected NAME=VALUE with NAME made of letters, digits and _ (e.g. --env MY_FLAG=1).`, { flag: pair });
     }
     env[name] = pair.slice(eq + 1);
   }
   for (const name of request.secretEnv ?? []) {
-    if (!ENV_NAME.test(name)) {
+    if (!isEnvName(name)) {
       throw new WpCodeboxError("invalid-argument", `--secret-env ${name}: expected an environment variable name (letters, digits and _).`, { name });
     }
   }
@@ -330,6 +314,9 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
     const name = secrets.missing[0]!;
     throw new WpCodeboxError("invalid-argument", `--secret-env ${name}: ${name} is not set in the environment. Export it first (export ${name}=...) or drop the flag.`, { name });
   }
+  // What PHP cannot receive unchanged is refused here, not after a boot.
+  assertEnvironment(env, "--env");
+  assertEnvironment(secrets.values, "--secret-env");
 
   // Clock and seed (invalid-clock, invalid-seed, seed-with-network).
   const determinism = resolveDeterminism({ clock: request.clock, seed: request.seed, origin: request.origin }, policy.network);
@@ -475,10 +462,18 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
     at((error as WpCodeboxError).code === "invalid-clock" ? "/runtime/clock" : "/runtime/seed", error);
   }
 
-  // Secrets.
+  // Environment and secrets: what PHP cannot receive unchanged is refused here, not after a boot.
+  for (const [name, value] of Object.entries(script.env ?? {})) {
+    const problem = environmentVariableProblem(name, value);
+    if (problem) issues.push({ path: `/env/${name.replace(/~/g, "~0").replace(/\//g, "~1")}`, message: problem });
+  }
   const secrets = readSecretEnv(script.secretEnv ?? [], processEnv);
   for (const name of secrets.missing) {
     issues.push({ path: `/secretEnv/${(script.secretEnv ?? []).indexOf(name)}`, message: `${name} is not set in the environment; export it (export ${name}=...) before running the episode` });
+  }
+  for (const [name, value] of Object.entries(secrets.values)) {
+    const problem = environmentVariableProblem(name, value);
+    if (problem) issues.push({ path: `/secretEnv/${(script.secretEnv ?? []).indexOf(name)}`, message: `the value of ${name}: ${problem}` });
   }
 
   // Observations and steps.

@@ -68,6 +68,9 @@ const CASES: Case[] = [
   { name: "missing required arg group", request: run({ args: [] }), code: "missing-argument" },
   { name: "bad enum value", request: run({ args: ["code=1", "bootstrap=maybe"] }), code: "invalid-argument" },
   { name: "code-file that does not exist", request: run({ args: ["code-file=./nope.php"] }), code: "invalid-argument" },
+  { name: "env value with NUL", request: run({ env: ["NOTE=a\0b"] }), code: "invalid-argument" },
+  { name: "env value with a lone surrogate", request: run({ env: { NOTE: "a\ud800" } }), code: "invalid-argument" },
+  { name: "secret value with NUL", request: run({ secretEnv: ["WP_CODEBOX_TEST_NUL"] }), code: "invalid-argument", env: { WP_CODEBOX_TEST_NUL: "a\0b" } },
   { name: "invalid inline JSON arg", request: run({ command: "wordpress.rest-request", args: ["route=/", "params-json={nope"] }), code: "invalid-json-arg" },
   { name: "missing @file JSON arg", request: run({ command: "wordpress.rest-request", args: ["route=/", "params-json=@missing.json"] }), code: "invalid-json-arg" },
   { name: "invalid browser script", request: run({ command: "wordpress.browser-actions", args: ["steps-json=@bad-flow.json"] }), code: "invalid-steps-json" },
@@ -104,6 +107,8 @@ const CASES: Case[] = [
   { name: "recipe: @file browser script with an invalid step", request: recipe({ steps: [{ command: "wordpress.browser-actions", args: { steps: "@bad-flow.json" } }] }), code: "invalid-recipe", path: "/steps/0/args/steps/0/selector" },
   { name: "recipe: WordPress the backend lacks", request: recipe({ runtime: { wp: "4.0" }, steps: [php()] }), code: "invalid-recipe", path: "/runtime/wp" },
   { name: "recipe: missing plugin", request: recipe({ inputs: { plugins: ["./no-plugin"] }, steps: [php()] }), code: "invalid-recipe", path: "/inputs/plugins/0" },
+  { name: "recipe: env value with NUL", request: recipe({ inputs: { runtimeEnv: { NOTE: "a\0b" } }, steps: [php()] }), code: "invalid-recipe", path: "/inputs/runtimeEnv/NOTE" },
+  { name: "recipe: secret value with NUL", request: recipe({ inputs: { secretEnv: ["WP_CODEBOX_TEST_NUL"] }, steps: [php()] }), code: "invalid-recipe", path: "/inputs/secretEnv/0", env: { WP_CODEBOX_TEST_NUL: "a\0b" } },
   { name: "recipe: unset secret", request: recipe({ inputs: { secretEnv: ["WP_CODEBOX_TEST_UNSET"] }, steps: [php()] }), code: "invalid-recipe", path: "/inputs/secretEnv/0", env: {} },
 
   // An episode script.
@@ -121,6 +126,8 @@ const CASES: Case[] = [
   { name: "episode: bad reset observation", request: episode({ resetObservations: [{ type: "wordpress-state", sections: ["nope"] }], steps: [php()].map((a) => ({ action: a })) }), code: "invalid-episode-script", path: "/resetObservations/0" },
   { name: "episode: missing plugin", request: episode({ plugins: ["./no-plugin"], steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/plugins/0" },
   { name: "episode: escaping mount", request: episode({ mounts: [{ source: "./my-plugin", target: "/etc/x" }], steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/mounts/0" },
+  { name: "episode: env value with a lone surrogate", request: episode({ env: { NOTE: "a\udc00" }, steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/env/NOTE" },
+  { name: "episode: env name that is not one", request: episode({ env: { "1X": "a" }, steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/env/1X" },
   { name: "episode: unset secret", request: episode({ secretEnv: ["WP_CODEBOX_TEST_UNSET"], steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/secretEnv/0", env: {} },
   { name: "episode: PHP the backend lacks", request: episode({ runtime: { php: "5.6" }, steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/runtime/php" },
   { name: "episode: invalid policy", request: episode({ policy: { network: "sometimes" }, steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/policy/network" },

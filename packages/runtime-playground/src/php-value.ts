@@ -9,7 +9,7 @@
  * are never interpreted by PHP's parser. Strings arrive byte-identical as UTF-8.
  */
 import { phpVar } from "@php-wasm/util";
-import { WpCodeboxError } from "@wp-codebox/runtime-core";
+import { WpCodeboxError, loneSurrogateIndex } from "@wp-codebox/runtime-core";
 
 /** A value `phpValue` accepts: the JSON data model (no undefined, functions, NaN or Infinity). */
 export type PhpData = string | number | boolean | null | readonly PhpData[] | { readonly [key: string]: PhpData };
@@ -63,23 +63,6 @@ export function assertPhpData(value: unknown, what = "value", pointer = ""): ass
     return;
   }
   throw new WpCodeboxError("invalid-argument", `${where} is a ${typeof value}; only JSON data (strings, numbers, booleans, null, arrays, plain objects) can be passed to PHP.`, { what, pointer });
-}
-
-/** Index of the first unpaired surrogate code unit in `s`, or -1. */
-export function loneSurrogateIndex(s: string): number {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) {
-      const next = s.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        i++;
-        continue;
-      }
-      return i;
-    }
-    if (c >= 0xdc00 && c <= 0xdfff) return i;
-  }
-  return -1;
 }
 
 function escapePointer(key: string): string {

@@ -5,6 +5,7 @@
  */
 import {
   WpCodeboxError,
+  assertEnvironment,
   assertRuntimeSnapshot,
   defaultRuntimePolicy,
   normalizePolicy,
@@ -31,22 +32,6 @@ import type { PlaygroundRuntimeSetup } from "./sandbox-boot.js";
 import { WORDPRESS_VERSION_PATTERN, assertWordPressReleaseObtainable, ensureWordPressRelease, isBundledWordPress } from "./wordpress-releases.js";
 import { assertPhpData } from "./php-value.js";
 import { resolvePhpExtensions } from "./php-extensions.js";
-
-/**
- * Environment variables for PHP must be representable in a process environment: a name of
- * letters, digits and `_` (not starting with a digit) and values without NUL.
- * @throws WpCodeboxError `invalid-argument` naming the variable.
- */
-function assertEnvironment(env: Record<string, string>, flag: string): void {
-  for (const [name, value] of Object.entries(env)) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
-      throw new WpCodeboxError("invalid-argument", `${flag} ${JSON.stringify(name)}: an environment variable name is letters, digits and _ and does not start with a digit.`, { name });
-    }
-    if (typeof value !== "string") throw new WpCodeboxError("invalid-argument", `${flag} ${name}: the value must be a string.`, { name });
-    if (value.includes("\0")) throw new WpCodeboxError("invalid-argument", `${flag} ${name}: the value contains a NUL byte, which no process environment can hold.`, { name });
-    assertPhpData(value, `${flag} ${name}`);
-  }
-}
 
 /** PHP versions `@php-wasm/node` runs, newest first: the library's own list (`SupportedPHPVersions`). */
 export const SUPPORTED_PHP_VERSIONS: readonly string[] = SupportedPHPVersions;

@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { WpCodeboxError } from "@wp-codebox/runtime-core";
-import { loneSurrogateIndex, phpValue } from "../src/php-value.js";
+import { WpCodeboxError, loneSurrogateIndex } from "@wp-codebox/runtime-core";
+import { phpValue } from "../src/php-value.js";
 
 test("phpValue carries hostile strings only as base64: no quote, dollar or brace reaches PHP's parser", () => {
   const hostile = "price $HOME {$x} {${update_option('blogname','X')}} \\ \"q\" 'q' \0 🧪";

@@ -5,6 +5,7 @@
  * `validate-recipe.ts`.
  */
 import { Type, type Static } from "@sinclair/typebox";
+import { ENV_NAME_PATTERN } from "../environment.js";
 import { RUNTIME_POLICY_INPUT_SCHEMA } from "../policy.js";
 
 /** Schema id of a recipe document. */
@@ -18,7 +19,6 @@ const WP_VERSION = Type.String({
 /** A PHP version `X.Y`; which ones exist is the backend's to say (`wp-codebox doctor` lists them). */
 const PHP_VERSION = Type.String({ pattern: "^\\d+\\.\\d+$", description: 'PHP version "X.Y"; default 8.3. Which versions exist is the backend\'s to say (wp-codebox doctor lists them).' });
 
-const ENV_NAME = "^[A-Za-z_][A-Za-z0-9_]*$";
 const DURATION = Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minimum: 0 })], {
   description: 'Wall-clock limit: "30s", "500ms", "2m", or a number of ms; 0 = none.',
 });
@@ -124,9 +124,9 @@ export const WORKSPACE_RECIPE_SCHEMA = Type.Object(
           plugins: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: "Plugin folders or single files: mounted read-only and activated." })),
           themes: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: "Theme folders: mounted read-only and activated." })),
           mounts: Type.Optional(Type.Array(RECIPE_MOUNT_SCHEMA)),
-          runtimeEnv: Type.Optional(Type.Record(Type.String({ pattern: ENV_NAME }), Type.String(), { description: "Environment variables visible to PHP." })),
+          runtimeEnv: Type.Optional(Type.Record(Type.String({ pattern: ENV_NAME_PATTERN }), Type.String(), { description: "Environment variables visible to PHP." })),
           secretEnv: Type.Optional(
-            Type.Array(Type.String({ pattern: ENV_NAME }), { description: "Names of the caller's environment variables passed to PHP and redacted from every artifact." }),
+            Type.Array(Type.String({ pattern: ENV_NAME_PATTERN }), { description: "Names of the caller's environment variables passed to PHP and redacted from every artifact." }),
           ),
         },
         { additionalProperties: false },

@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
+import { environmentVariableProblem, readSecretEnv } from "../environment.js";
 import { WpCodeboxError } from "../errors.js";
 import { BROWSER_EVALUATE_CAPABILITY, getCommandDefinition, parseCommandArgs, readJsonArg, COMMAND_DEFINITIONS } from "../command-registry.js";
 import { normalizePolicy } from "../policy.js";
@@ -275,10 +276,22 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
     const abs = resolve(base, t);
     if (check(`/inputs/themes/${i}`, themeMount(abs, base), " (theme paths are relative to the recipe file)")) themes.push(abs);
   });
+  // Environment and secrets: what PHP cannot receive unchanged is refused here, not after a boot.
+  if (isRecord(inputs.runtimeEnv) && !bad("/inputs/runtimeEnv")) {
+    for (const [name, value] of Object.entries(inputs.runtimeEnv)) {
+      const problem = environmentVariableProblem(name, value);
+      if (problem) at(`/inputs/runtimeEnv/${name.replace(/~/g, "~0").replace(/\//g, "~1")}`, problem);
+    }
+  }
   const secretEnv = Array.isArray(inputs.secretEnv) ? [...inputs.secretEnv] : [];
-  if (options.processEnv) {
+  if (options.processEnv && !bad("/inputs/secretEnv")) {
+    const secrets = readSecretEnv(secretEnv, options.processEnv);
     secretEnv.forEach((name, i) => {
-      if (typeof name === "string" && options.processEnv![name] === undefined) at(`/inputs/secretEnv/${i}`, `${name} is not set in the environment; export it (export ${name}=...) before running the recipe`);
+      if (secrets.missing.includes(name)) at(`/inputs/secretEnv/${i}`, `${name} is not set in the environment; export it (export ${name}=...) before running the recipe`);
+      else {
+        const problem = environmentVariableProblem(name, secrets.values[name]);
+        if (problem) at(`/inputs/secretEnv/${i}`, `the value of ${name}: ${problem}`);
+      }
     });
   }
 
