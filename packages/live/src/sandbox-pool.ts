@@ -4,7 +4,6 @@
  * each session takes one for itself, and a returned one is recycled in the background (reset plus
  * forgotten records when the runtime can, else disposed and re-booted).
  */
-import { randomUUID } from "node:crypto";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
 import type { LiveRuntime } from "./live-runtime.js";
 import { SerialQueue } from "./serial-queue.js";

@@ -2,7 +2,7 @@
  * Mount validation, done before boot: a mount makes a host path visible inside the
  * sandbox and nothing else, so targets stay inside the sandbox and no symlink leads out.
  */
-import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
+import { readdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, posix, relative, resolve, sep } from "node:path";
 import { WpCodeboxError } from "./errors.js";
 import type { MountMode, MountSpec, ResolvedMount } from "./runtime.js";

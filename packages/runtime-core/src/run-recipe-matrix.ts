@@ -10,7 +10,7 @@ import type { RuntimeBackend } from "./runtime.js";
 import { RECIPE_MATRIX_SUMMARY_SCHEMA_ID, type RecipeMatrixCell, type RecipeMatrixSummary, type TestCounts } from "./test-results.js";
 import { assertUsableArtifactsDir, newRunId, planRun, type PlanRunOptions } from "./run-plan.js";
 import { runSession, type RunSessionOutcome } from "./run-session.js";
-import { planRecipe, readRecipeFile, type RecipePlan } from "./recipe/validate-recipe.js";
+import { planRecipe, readRecipeFile } from "./recipe/validate-recipe.js";
 
 /** What `runRecipeMatrix` returns; `exitCode` is 0 when every cell passed, else the first failing cell's. */
 export interface RecipeMatrixOutcome {
