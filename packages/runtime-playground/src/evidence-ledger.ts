@@ -106,6 +106,7 @@ export class EvidenceLedger {
     if (boot) this.events.push(boot);
     this.files.length = 0;
     this.assertions.length = 0;
+    this.testCounts.length = 0;
     this.artifactDirectories.clear();
   }
 

@@ -358,7 +358,7 @@ export class PlaygroundRuntime implements Runtime {
 
   /**
    * `reset()` plus forgetting everything recorded (results, events, files, snapshots, browser
-   * assertions): the sandbox is as good as freshly booted, for the next session of a warm pool.
+   * assertions, PHPUnit test counts): the sandbox is as good as freshly booted, for the next session of a warm pool.
    * Keeps the boot event so a bundle still says how the site started.
    */
   async recycle(): Promise<void> {
