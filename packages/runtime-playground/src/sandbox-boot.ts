@@ -13,7 +13,7 @@ import type { WorkerBootOptions, WorkerMount, WorkerRunResult } from "./php-work
 import { phpProgram } from "./php-assets.js";
 import { phpValue } from "./php-value.js";
 import { ContentSync } from "./content-sync.js";
-import { sandboxTempBase, trackSandboxDir } from "./sandbox-dirs.js";
+import { sandboxTempBase, sweepStaleSandboxDirs, trackSandboxDir } from "./sandbox-dirs.js";
 
 /** Everything the backend resolved before boot. */
 export interface PlaygroundRuntimeSetup {
@@ -46,9 +46,12 @@ export interface PlaygroundRuntimeSetup {
   onProgress?: (message: string) => void;
 }
 
-/** Creates the sandbox's temporary folder under `sandboxTempBase()` (removed at dispose, or at process exit if never disposed). */
+/** Creates the sandbox's temporary folder under `sandboxTempBase()` (removed at dispose, or at process exit if never disposed; after a SIGKILL, by the next sandbox created there). */
 export function createSandboxDir(): string {
-  const sandboxDir = mkdtempSync(join(sandboxTempBase(), "wp-codebox-"));
+  const base = sandboxTempBase();
+  // Folders of sandboxes whose process was killed before it could clean up.
+  sweepStaleSandboxDirs(base);
+  const sandboxDir = mkdtempSync(join(base, "wp-codebox-"));
   trackSandboxDir(sandboxDir);
   return sandboxDir;
 }
