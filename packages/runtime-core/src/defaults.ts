@@ -56,3 +56,23 @@ export const INTERRUPTED_BOOT_GRACE_MS = 30_000;
  * `files/observations/<observation-id>.json` and referenced by digest: 64 KiB.
  */
 export const EPISODE_OBSERVATION_INLINE_LIMIT_BYTES = 64 * 1024;
+
+/**
+ * PHP workers a sandbox may start, beyond the ones it is configured with, to serve requests PHP
+ * makes to its own site while the worker that made them waits (nested self-calls). A self-call
+ * deeper than this waits for a worker and, like on a real site with a full PHP pool, fails at
+ * its own HTTP timeout instead of hanging.
+ */
+export const MAX_SELF_CALL_WORKERS = 3;
+
+/**
+ * How long a command waits, after its PHP finished, for the self-calls it started (a WP-Cron run
+ * spawned by a page load) before its result is returned, in ms. Within the command's own timeout.
+ */
+export const SELF_CALL_SETTLE_TIMEOUT_MS = 30_000;
+
+/**
+ * Shortest timeout of a blocking WordPress HTTP API request to the sandbox's own site, in ms: the
+ * worker that answers it may have to boot first.
+ */
+export const SELF_CALL_MIN_TIMEOUT_MS = 60_000;

@@ -66,6 +66,10 @@ export const RuntimeSnapshotTableSchema = Type.Object({ name: Type.String({ minL
  *   and `baseSha256`, the digest of the clean base the uncarried files come from.
  * - `mounts`: sandbox target, mode, kind and whether its files are captured (`readwrite` mounts are
  *   host folders: never captured).
+ * - `core` (optional): what the sandbox changed outside wp-content, in its copy-on-write layer over
+ *   the shared WordPress core: every file written there (all carried), the directories it created,
+ *   the core entries it deleted, and the directories whose core content it replaced (`opaque`).
+ *   Paths relative to `/wordpress/`.
  */
 export const WordPressRuntimeSnapshotSchema = Type.Object(
   {
@@ -90,6 +94,17 @@ export const WordPressRuntimeSnapshotSchema = Type.Object(
       strict,
     ),
     wpContent: Type.Object({ files: Type.Array(RuntimeSnapshotFileEntrySchema), sha256: Hash, baseSha256: Hash }, strict),
+    core: Type.Optional(
+      Type.Object(
+        {
+          files: Type.Array(RuntimeSnapshotFileEntrySchema),
+          directories: Type.Array(RelativePath),
+          deleted: Type.Array(RelativePath),
+          opaque: Type.Array(RelativePath),
+        },
+        strict,
+      ),
+    ),
     files: Type.Array(RuntimeSnapshotCarriedFileSchema),
     sha256: Hash,
   },
@@ -140,7 +155,7 @@ export function verifyRuntimeSnapshot(snapshot: unknown, options: { requireConte
   if (issues.length > 0) return { valid: false, issues };
   const s = snapshot as WordPressRuntimeSnapshot;
   const requireContent = options.requireContent ?? true;
-  const listing = new Map(s.wpContent.files.map((f) => [f.path, f]));
+  const listing = new Map([...s.wpContent.files, ...(s.core?.files ?? [])].map((f) => [f.path, f]));
   s.files.forEach((f, i) => {
     if (f.content !== undefined && !(f.content instanceof Uint8Array)) {
       issues.push({ path: `/files/${i}/content`, message: `${f.path}: content must be bytes (a Uint8Array)` });
@@ -152,7 +167,11 @@ export function verifyRuntimeSnapshot(snapshot: unknown, options: { requireConte
       if (f.content.byteLength !== f.bytes) issues.push({ path: `/files/${i}/bytes`, message: `${f.path}: content has ${f.content.byteLength} bytes, the snapshot says ${f.bytes}` });
     }
     const listed = listing.get(f.path);
-    if (!listed || listed.sha256 !== f.sha256 || listed.bytes !== f.bytes) issues.push({ path: `/files/${i}`, message: `${f.path} does not match its wpContent listing entry` });
+    if (!listed || listed.sha256 !== f.sha256 || listed.bytes !== f.bytes) issues.push({ path: `/files/${i}`, message: `${f.path} does not match its wpContent or core listing entry` });
+  });
+  const carried = new Set(s.files.map((f) => f.path));
+  (s.core?.files ?? []).forEach((f, i) => {
+    if (!carried.has(f.path)) issues.push({ path: `/core/files/${i}`, message: `${f.path}: a core-layer file must be carried by the snapshot` });
   });
   const db = s.files.find((f) => f.path === s.database.path && f.kind === RUNTIME_SNAPSHOT_KINDS.database);
   if (!db) issues.push({ path: "/database/path", message: `the database file ${s.database.path} is not carried by the snapshot` });

@@ -52,6 +52,11 @@ export interface DispatchHost {
   primary(): PhpWorkerHost;
   /** Kills the primary worker and boots a replacement on the same files. */
   replaceWorker(reason: string): Promise<void>;
+  /**
+   * Resolves once the requests the command's PHP made to its own site have finished (WP-Cron
+   * spawned by a page load): the command ends, within its deadline, only then.
+   */
+  selfCallsSettled?(): Promise<void>;
 }
 
 type PartialOutput = ReturnType<PhpWorkerHost["partialOutput"]>;
@@ -161,7 +166,12 @@ async function runWithDeadline(
       else signal.addEventListener("abort", onAbort, { once: true });
     }
   });
-  const work = handler(host.context(executionId), args).catch((error: unknown) => {
+  const work = handler(host.context(executionId), args)
+    .then(async (outcome) => {
+      await host.selfCallsSettled?.();
+      return outcome;
+    })
+    .catch((error: unknown) => {
     if (error instanceof WorkerGoneError) return "timed-out" as const;
     if (error instanceof WpCodeboxError) throw error;
     const serialized = serializeError(error);

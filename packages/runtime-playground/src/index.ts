@@ -21,3 +21,5 @@ export { PLAYGROUND_OBSERVATION_TYPES } from "./observations.js";
 export { ensureWordPressRelease, isBundledWordPress, wordpressMirror, releaseZipName, zipWordPressRelease, DEFAULT_WORDPRESS_MIRROR, WORDPRESS_VERSION_PATTERN } from "./wordpress-releases.js";
 export type { CachedRelease, WordPressReleaseOptions } from "./wordpress-releases.js";
 export { phpunit as phpunitCommand, resolvePhpunit, summaryCounts } from "./commands/phpunit.js";
+export { isSandboxSelf } from "./sandbox-origin.js";
+export type { SandboxOrigin } from "./sandbox-origin.js";

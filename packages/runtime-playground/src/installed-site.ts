@@ -55,7 +55,8 @@ export async function ensureInstalledSite(
     mounts: [],
     installMode: "install-from-existing-files-if-needed",
     sqliteZipPath: sqliteIntegrationZipPath(),
-    constants: baseConstants(),
+    // The installer has no HTTP server: WP-Cron must not try to spawn during installation.
+    constants: { ...baseConstants(), DISABLE_WP_CRON: true },
     processId: 1,
   });
   try {

@@ -12,6 +12,7 @@
 import type { Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { isHostAllowed, type NetworkPolicy } from "@wp-codebox/runtime-core";
+import { selfCallTarget, type SandboxOrigin } from "./sandbox-origin.js";
 
 /** A refused outbound connection: the host name PHP asked for and the port. */
 export interface DeniedConnection {
@@ -20,23 +21,35 @@ export interface DeniedConnection {
 }
 
 /**
- * Whether PHP may open a socket to `host:port` under `network`. `"deny"` refuses everything,
- * including loopback (the sandbox's own origin is served by the same single PHP worker, so a
- * request to it could only deadlock); `"allow"` allows everything; `{ allowHosts }` matches the
- * host name PHP asked for (before DNS) with `isHostAllowed`.
+ * Whether PHP may open a socket to `host:port` outside the sandbox under `network`. `"deny"`
+ * refuses everything (loopback services of the host included); `"allow"` allows everything;
+ * `{ allowHosts }` matches the host name PHP asked for (before DNS) with `isHostAllowed`. The
+ * sandbox's own site is decided before this (`isSandboxSelf`) and is always allowed.
  */
 export function isPhpConnectionAllowed(network: NetworkPolicy, host: string, _port: number): boolean {
   return isHostAllowed({ commands: [], network, filesystem: "readwrite-mounts", secrets: "none" }, host);
 }
 
+/** How the guard treats connections to the sandbox's own site. */
+export interface SelfCallRoute {
+  origin: SandboxOrigin;
+  /** Port of the sandbox server's listener for calls made by PHP (so they are told apart from browsers). */
+  selfCallPort?: number;
+  /** Called when PHP opens a connection to its own site (before it is connected). */
+  onOpen?: () => void;
+}
+
 /**
- * Wraps the proxy's `upgrade` listeners so that denied targets get `403` and a closed socket.
+ * Wraps the proxy's `upgrade` listeners: a connection to the sandbox itself is sent to the
+ * sandbox's own listener whatever the policy says; any other target the policy does not allow gets
+ * `403` and a closed socket.
  * @param server - `Module.outboundNetworkProxyServer` of one PHP runtime.
  * @param network - the policy's network rule.
  * @param onDenied - called once per refused connection (for `policy-denied` events).
+ * @param self - the sandbox's origin; without it no target counts as the sandbox itself.
  * @returns false when there was no proxy server to guard (nothing to enforce).
  */
-export function guardPhpOutboundProxy(server: Server | undefined, network: NetworkPolicy, onDenied: (denied: DeniedConnection) => void): boolean {
+export function guardPhpOutboundProxy(server: Server | undefined, network: NetworkPolicy, onDenied: (denied: DeniedConnection) => void, self?: SelfCallRoute): boolean {
   if (!server || typeof server.listeners !== "function") return false;
   const original = server.listeners("upgrade") as ((req: unknown, socket: Duplex, head: Buffer) => void)[];
   server.removeAllListeners("upgrade");
@@ -44,6 +57,16 @@ export function guardPhpOutboundProxy(server: Server | undefined, network: Netwo
     const params = new URL(`ws://proxy${request.url ?? "/"}`).searchParams;
     const host = (params.get("host") ?? "").toLowerCase();
     const port = Number(params.get("port") ?? 0);
+    const selfTarget = self ? selfCallTarget(self.origin, host, port, self.selfCallPort) : undefined;
+    if (selfTarget) {
+      // The proxy connects to whatever the URL names: point it at the sandbox's own listener.
+      params.set("host", selfTarget.host);
+      params.set("port", String(selfTarget.port));
+      request.url = `/?${params.toString()}`;
+      self!.onOpen?.();
+      for (const listener of original) listener.call(server, request, socket, head);
+      return;
+    }
     if (!isPhpConnectionAllowed(network, host, port)) {
       onDenied({ host, port });
       socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
@@ -58,9 +81,10 @@ export function guardPhpOutboundProxy(server: Server | undefined, network: Netwo
 /**
  * An Emscripten `preRun` hook (called with the Module) that guards the runtime's outbound proxy.
  * @param network - the policy's network rule; default `"deny"`.
+ * @param self - the sandbox's origin and where its self-calls go.
  */
-export function phpNetworkGuardPreRun(network: NetworkPolicy | undefined, onDenied: (denied: DeniedConnection) => void): (module: unknown) => void {
+export function phpNetworkGuardPreRun(network: NetworkPolicy | undefined, onDenied: (denied: DeniedConnection) => void, self?: SelfCallRoute): (module: unknown) => void {
   return (module) => {
-    guardPhpOutboundProxy((module as { outboundNetworkProxyServer?: Server }).outboundNetworkProxyServer, network ?? "deny", onDenied);
+    guardPhpOutboundProxy((module as { outboundNetworkProxyServer?: Server }).outboundNetworkProxyServer, network ?? "deny", onDenied, self);
   };
 }

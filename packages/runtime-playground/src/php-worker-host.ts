@@ -4,7 +4,7 @@
  */
 import { Worker } from "node:worker_threads";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
-import type { WorkerBootOptions, WorkerEvent, WorkerRequest, WorkerResponse } from "./php-worker-protocol.js";
+import type { DeferredRequest, WorkerBootOptions, WorkerEvent, WorkerRequest, WorkerResponse } from "./php-worker-protocol.js";
 import type { WorkClock } from "./work-clock.js";
 
 // Run from source (tsx) or from dist: the worker file sits beside this module.
@@ -30,10 +30,20 @@ export class PhpWorkerHost {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private gone = false;
-  /** Requests sent and not answered yet (for load balancing). */
+  private calls = 0;
+  private booted = false;
+  /** Requests accepted by `call` and not answered yet (counted from the moment `call` is made). */
   get inFlight(): number {
-    return this.pending.size;
+    return this.calls;
   }
+  /** True once WordPress booted and until the worker is gone. */
+  get usable(): boolean {
+    return this.booted && !this.gone;
+  }
+  /** Called after each request this worker answered (or lost), and once it is booted. */
+  onSettled?: () => void;
+  /** Called with each `blocking => false` self-call PHP left, before the reply of the work that made it. */
+  onDeferredRequest?: (request: DeferredRequest) => void;
   /** The PHP process id of this worker (for releasing its file locks when it dies). */
   readonly processId: number;
   /** Resolves with the boot duration in ms once WordPress is booted in the worker. */
@@ -49,6 +59,7 @@ export class PhpWorkerHost {
     onNetworkDenied?: (denied: { host: string; port: number }) => void,
     private readonly ownedPorts: { close(): void }[] = [],
     private readonly clock?: WorkClock,
+    onSelfCall?: () => void,
   ) {
     this.processId = options.processId;
     if (clock?.active) options = { ...options, determinism: clock.workerSettings(), bootMark: clock.next() };
@@ -66,8 +77,11 @@ export class PhpWorkerHost {
         if ("event" in message) {
           if (message.event === "ready") {
             this.clock?.finished(message.clockUs);
+            this.booted = true;
             resolve(message.bootMs);
-          }
+            queueMicrotask(() => this.onSettled?.());
+          } else if (message.event === "self-call") onSelfCall?.();
+          else if (message.event === "deferred-request") this.onDeferredRequest?.(message.request);
           else if (message.event === "boot-failed") {
             reject(new WpCodeboxError("boot-failed", `WordPress failed to boot: ${message.error.message}`, { stack: message.error.stack }));
           } else if (message.event === "progress") onProgress?.(message.message);
@@ -122,23 +136,33 @@ export class PhpWorkerHost {
     };
   }
 
-  /** Sends one request; rejects with `WorkerGoneError` if the worker is terminated meanwhile. */
-  async call<T>(request: DistributiveOmit<WorkerRequest, "id">): Promise<T> {
-    await this.ready;
-    if (this.gone) throw new WorkerGoneError("worker is gone");
-    const id = this.nextId++;
-    // PHP work gets its virtual start instant and entropy stream when it is dispatched.
-    const mark = request.op === "run" || request.op === "http" ? this.clock?.next() : undefined;
-    return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, {
-        resolve: (value) => {
-          if (mark) this.clock?.finished((value as { clockUs?: number } | null)?.clockUs);
-          (resolve as (v: unknown) => void)(value);
-        },
-        reject,
+  /**
+   * Sends one request; rejects with `WorkerGoneError` if the worker is terminated meanwhile.
+   * @param options.partOfBoot - PHP work that continues the worker's boot: it takes no virtual
+   *   clock mark of its own (no new start instant, same entropy stream as the boot).
+   */
+  async call<T>(request: DistributiveOmit<WorkerRequest, "id">, options: { partOfBoot?: boolean } = {}): Promise<T> {
+    this.calls += 1;
+    try {
+      await this.ready;
+      if (this.gone) throw new WorkerGoneError("worker is gone");
+      const id = this.nextId++;
+      // PHP work gets its virtual start instant and entropy stream when it is dispatched.
+      const mark = (request.op === "run" || request.op === "http") && !options.partOfBoot ? this.clock?.next() : undefined;
+      return await new Promise<T>((resolve, reject) => {
+        this.pending.set(id, {
+          resolve: (value) => {
+            this.clock?.finished((value as { clockUs?: number } | null)?.clockUs);
+            (resolve as (v: unknown) => void)(value);
+          },
+          reject,
+        });
+        this.worker.postMessage({ ...request, id, ...(mark ? { mark } : {}) } as WorkerRequest);
       });
-      this.worker.postMessage({ ...request, id, ...(mark ? { mark } : {}) } as WorkerRequest);
-    });
+    } finally {
+      this.calls -= 1;
+      this.onSettled?.();
+    }
   }
 
   private closePorts(): void {

@@ -3,12 +3,17 @@
  * optional extra workers that share HTTP traffic. Every worker shares one file-lock manager, so
  * SQLite's file locks hold across threads. PHP cannot be interrupted from inside, so a worker
  * whose work must stop is terminated and a replacement boots on the same files.
+ *
+ * Loopback HTTP requests wait here, in arrival order, for an idle worker. A request PHP made to its
+ * own site and waits for (a self-call) cannot be answered by the worker that made it, so while every
+ * worker is busy such a request gets a worker of its own, booted on demand (up to
+ * `MAX_SELF_CALL_WORKERS`) and kept for later self-calls.
  */
 import { MessageChannel } from "node:worker_threads";
 import { FileLockManagerInMemory, exposeSyncAPI } from "@php-wasm/universal";
-import { WORKER_BOOT_GRACE_MS } from "@wp-codebox/runtime-core";
+import { MAX_SELF_CALL_WORKERS, WORKER_BOOT_GRACE_MS } from "@wp-codebox/runtime-core";
 import { PhpWorkerHost } from "./php-worker-host.js";
-import type { WorkerBootOptions, WorkerMount } from "./php-worker-protocol.js";
+import type { DeferredRequest, WorkerBootOptions, WorkerMount } from "./php-worker-protocol.js";
 import type { WorkClock } from "./work-clock.js";
 
 /** What a `PhpWorkerPool` needs to boot its workers. */
@@ -22,8 +27,15 @@ export interface PhpWorkerPoolOptions {
   onProgress?: (message: string) => void;
   /** A raw PHP socket the network guard refused (`php-network-guard.ts`). */
   onNetworkDenied: (denied: { host: string; port: number }) => void;
-  /** Pool events: `php-worker-failed` `{ message }`, `php-worker-joined` `{ workers }`. */
+  /**
+   * Pool events: `php-worker-failed` `{ message }`, `php-worker-joined` `{ workers, reason? }`,
+   * `php-worker-starting` `{ reason: "self-call" }`.
+   */
   onEvent: (type: string, data: Record<string, unknown>) => void;
+  /** PHP in some worker opened a connection to its own site (before it is connected). */
+  onSelfCall: () => void;
+  /** A `blocking => false` self-call a worker handed over when the PHP work that made it ended. */
+  onDeferredRequest: (request: DeferredRequest) => void;
   /** Virtual clock and entropy streams of the sandbox's PHP work. */
   clock: WorkClock;
 }
@@ -38,6 +50,10 @@ export class PhpWorkerPool {
   private readonly bootingExtras: Promise<void>[] = [];
   private nextProcessId = 1;
   private disposed = false;
+  /** HTTP work waiting for an idle worker, in arrival order. */
+  private readonly queue: { start: (host: PhpWorkerHost) => void; fail: (error: Error) => void; waitingSelfCall: () => boolean }[] = [];
+  private selfCallWorkersBooting = 0;
+  private selfCallWorkersStarted = 0;
 
   constructor(private readonly options: PhpWorkerPoolOptions) {}
 
@@ -65,18 +81,72 @@ export class PhpWorkerPool {
       options.lockPort = port2;
       owned.push(port1);
     }
-    return new PhpWorkerHost(options, this.options.onProgress, this.options.onNetworkDenied, owned, this.options.clock);
+    const host = new PhpWorkerHost(options, this.options.onProgress, this.options.onNetworkDenied, owned, this.options.clock, this.options.onSelfCall);
+    host.onSettled = () => this.pump();
+    host.onDeferredRequest = this.options.onDeferredRequest;
+    return host;
+  }
+
+  /** Every worker booted and not terminated (the primary first). */
+  all(): PhpWorkerHost[] {
+    return [this.primaryHost, ...this.extraHosts].filter((h) => h !== undefined);
   }
 
   /**
-   * The worker with the fewest requests in flight. The first call boots the extra HTTP workers in
-   * the background (each joins once ready), so command-only runs never pay for them.
+   * Runs one piece of HTTP work on the first idle worker, waiting in arrival order while every
+   * worker is busy. Loopback traffic from outside (a browser) boots the extra HTTP workers on its
+   * first request (each joins once ready), so command-only runs never pay for them.
+   * @param waitingSelfCall - true while this is a self-call whose caller waits for the answer:
+   *   it then gets a worker of its own if none is idle.
+   * @throws when the pool is disposed before a worker takes the work.
    */
-  leastBusy(): PhpWorkerHost {
-    this.startExtraWorkers();
-    let target = this.primaryHost;
-    for (const extra of this.extraHosts) if (extra.inFlight < target.inFlight) target = extra;
-    return target;
+  serveHttp<T>(work: (host: PhpWorkerHost) => Promise<T>, options: { fromSandbox: boolean; waitingSelfCall: () => boolean }): Promise<T> {
+    if (!options.fromSandbox) this.startExtraWorkers();
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ start: (host) => work(host).then(resolve, reject), fail: reject, waitingSelfCall: options.waitingSelfCall });
+      this.pump();
+    });
+  }
+
+  /** Hands queued work to idle workers; starts a worker for a self-call that would deadlock. */
+  private pump(): void {
+    if (this.disposed) {
+      for (const item of this.queue.splice(0)) item.fail(new Error("the runtime was disposed"));
+      return;
+    }
+    while (this.queue.length > 0) {
+      const idle = [this.primaryHost, ...this.extraHosts].find((h) => h?.usable && h.inFlight === 0);
+      if (!idle) break;
+      this.queue.shift()!.start(idle);
+    }
+    this.maybeStartSelfCallWorker();
+  }
+
+  private maybeStartSelfCallWorker(): void {
+    if (!this.queue.some((q) => q.waitingSelfCall())) return;
+    if (this.selfCallWorkersBooting > 0 || this.selfCallWorkersStarted >= MAX_SELF_CALL_WORKERS) return;
+    this.selfCallWorkersBooting += 1;
+    this.selfCallWorkersStarted += 1;
+    this.options.onEvent("php-worker-starting", { reason: "self-call" });
+    const booting = this.spawn()
+      .then(async (host) => {
+        try {
+          await host.ready;
+        } catch (error) {
+          this.options.onEvent("php-worker-failed", { message: (error as Error).message });
+          await host.terminate();
+          return;
+        }
+        if (this.disposed) return host.terminate();
+        this.extraHosts.push(host);
+        this.options.onEvent("php-worker-joined", { workers: 1 + this.extraHosts.length, reason: "self-call" });
+      })
+      .catch((error: Error) => this.options.onEvent("php-worker-failed", { message: error.message }))
+      .finally(() => {
+        this.selfCallWorkersBooting -= 1;
+        this.pump();
+      });
+    this.bootingExtras.push(booting);
   }
 
   private startExtraWorkers(): void {
@@ -129,6 +199,7 @@ export class PhpWorkerPool {
   /** Terminates every worker; extra workers still booting terminate themselves once booted (bounded wait). */
   async dispose(): Promise<void> {
     this.disposed = true;
+    this.pump();
     await this.primaryHost?.terminate().catch(() => undefined);
     await Promise.all(this.extraHosts.map((h) => h.terminate().catch(() => undefined)));
     await Promise.race([Promise.all(this.bootingExtras), new Promise((r) => setTimeout(r, WORKER_BOOT_GRACE_MS).unref())]);

@@ -22,8 +22,13 @@ export interface WorkerBootOptions {
   siteUrl: string;
   /** Host directory with the WordPress core tree, mounted at `/wordpress`. */
   coreDir: string;
-  /** Mount core writable (only the installer does; sandboxes get it read-only). */
+  /** Mount core writable (only the installer does). */
   coreWritable?: boolean;
+  /**
+   * Per-sandbox copy-on-write layers over the shared core (copy-on-write-fs.ts): host folders that
+   * receive the sandbox's changes and deletions. Required unless `coreWritable`.
+   */
+  coreLayers?: { upper: string; whiteouts: string };
   /** Host directory mounted at `/wordpress/wp-content` (per-sandbox copy). */
   contentDir?: string;
   /** Host directory mounted at `/workspace`. */
@@ -38,6 +43,12 @@ export interface WorkerBootOptions {
   installMode: "install-from-existing-files-if-needed" | "do-not-attempt-installing";
   sqliteZipPath: string;
   constants: Record<string, string | number | boolean | null>;
+  /**
+   * The sandbox's own site: connections PHP opens to it are allowed whatever the network rule and
+   * go to the sandbox server's `selfCallPort` (sandbox-origin.ts). Absent: nothing is "self".
+   */
+  origin?: import("./sandbox-origin.js").SandboxOrigin;
+  selfCallPort?: number;
   /** The policy's network rule, enforced on every socket PHP opens (php-network-guard.ts); default "deny". */
   network?: import("@wp-codebox/runtime-core").NetworkPolicy;
   /** PHP source of a must-use plugin written to `/internal/shared/mu-plugins/` after boot. */
@@ -69,6 +80,8 @@ export type WorkerRequest =
   | { op: "read-file"; id: number; path: string }
   | { op: "mount"; id: number; mount: WorkerMount }
   | { op: "export-opcache"; id: number; hostDir: string }
+  /** Forgets cached filesystem nodes under `vfsPath` after the host changed the files (reset, restore). */
+  | { op: "forget-cached-files"; id: number; vfsPath: string }
   | { op: "write-file"; id: number; path: string; data: Uint8Array | string };
 
 /** Captured output of a stream, capped at `capBytes`; `bytes` is the total written. */
@@ -126,10 +139,27 @@ export type WorkerResponse =
   | { id: number; ok: true; value: unknown }
   | { id: number; ok: false; error: { message: string; stack?: string } };
 
+/** A request PHP left for the runtime to send to the sandbox's own site (nobody waits for its answer). */
+export interface DeferredRequest {
+  method: string;
+  /** Absolute URL on the sandbox's own site, as PHP wrote it. */
+  url: string;
+  /** Lower-case names. */
+  headers: Record<string, string>;
+  body?: Uint8Array;
+}
+
 export type WorkerEvent =
   | { event: "ready"; bootMs: number; clockUs?: number }
   | { event: "boot-failed"; error: { message: string; stack?: string } }
   | { event: "progress"; message: string }
   | { event: "network-denied"; host: string; port: number }
+  /** PHP opened a connection to its own site (sent before the connection is made). */
+  | { event: "self-call" }
+  /**
+   * A `blocking => false` request PHP made to its own site during the work that just ended (sent
+   * before that work's response); the runtime serves it on the next free worker.
+   */
+  | { event: "deferred-request"; request: DeferredRequest }
   /** A chunk of a running `run` request's output (`data` absent once past the cap); `bytes` = total so far. */
   | { event: "output"; id: number; stream: "stdout" | "stderr"; data?: Uint8Array; bytes: number };

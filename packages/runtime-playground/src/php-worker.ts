@@ -13,9 +13,11 @@ import { __private__dont__use, consumeAPISync, type FileLockManager, type PHP, t
 import { bootWordPressAndRequestHandler } from "@wp-playground/wordpress";
 import { createReadOnlyNodeFsMountHandler } from "./read-only-node-fs.js";
 import { fatalFromOutput, wasmStackOverflow, wasmStackOverflowFatal } from "./php-fatal.js";
-import type { CappedStream, PhpFatal, RequestReport, WorkerBootOptions, WorkerMount, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
+import { createCopyOnWriteMountHandler } from "./copy-on-write-fs.js";
+import type { CappedStream, DeferredRequest, PhpFatal, RequestReport, WorkerBootOptions, WorkerMount, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
 import { phpNetworkGuardPreRun } from "./php-network-guard.js";
 import { installDeterminism, markWork, virtualClockUs } from "./php-determinism.js";
+import { DEFERRED_REQUESTS_DIR, selfCallMuPlugin } from "./site-php.js";
 
 // Baseline-compile PHP's WebAssembly only (Liftoff): TurboFan tier-up spent ~0.8 s of CPU on the
 // first WordPress load, on two cores competing with the run itself, and steady-state requests
@@ -67,8 +69,11 @@ function post(message: WorkerResponse | WorkerEvent): void {
 
 async function mountAll(php: PHP): Promise<void> {
   php.mkdir("/wordpress");
-  // Core comes from the shared installed-site cache: read-only, so no sandbox can change it.
-  await php.mount("/wordpress", options.coreWritable ? createNodeFsMountHandler(options.coreDir) : createReadOnlyNodeFsMountHandler(options.coreDir));
+  // Core comes from the shared installed-site cache, which no sandbox may change: the sandbox's
+  // writes land in its own copy-on-write layer over it.
+  if (options.coreWritable) await php.mount("/wordpress", createNodeFsMountHandler(options.coreDir));
+  else if (options.coreLayers) await php.mount("/wordpress", createCopyOnWriteMountHandler({ lower: options.coreDir, ...options.coreLayers }));
+  else throw new Error("the worker needs coreLayers (copy-on-write core) or coreWritable");
   if (options.contentDir) await php.mount("/wordpress/wp-content", createNodeFsMountHandler(options.contentDir));
   if (options.workspaceDir) {
     php.mkdir("/workspace");
@@ -214,6 +219,39 @@ function scriptOf(code: string): string {
   return required?.[2] ?? "(inline PHP)";
 }
 
+type FsNode = { parent: FsNode; mounted?: unknown; mount: { mountpoint: string; root: FsNode }; name_next?: FsNode };
+
+/**
+ * Drops Emscripten's cached directory entries for files under `vfsPath`, so the next lookup asks
+ * the host mount again. Emscripten answers `access()` (PHP's `file_exists`) from that cache alone,
+ * so after the host replaced the files (reset, snapshot restore) a deleted file would still
+ * "exist". Mount points and their ancestors stay: a mount lives on its cached node.
+ * @returns how many entries were dropped.
+ */
+function forgetCachedNodes(instance: PHP, vfsPath: string): number {
+  const FS = ((instance as unknown as Record<symbol, { FS: { nameTable: (FsNode | null)[]; hashRemoveNode(node: FsNode): void } }>)[__private__dont__use])?.FS;
+  if (!FS) return 0;
+  const nodes: FsNode[] = [];
+  for (const bucket of FS.nameTable) for (let node = bucket ?? undefined; node; node = node.name_next) nodes.push(node);
+  const keep = new Set<FsNode>();
+  for (const node of nodes) {
+    if (!node.mounted) continue;
+    for (let n = node; !keep.has(n); n = n.parent) {
+      keep.add(n);
+      if (n.parent === n) break;
+    }
+  }
+  let dropped = 0;
+  const prefix = vfsPath.endsWith("/") ? vfsPath : `${vfsPath}/`;
+  for (const node of nodes) {
+    const mountpoint = node.mount?.mountpoint ?? "";
+    if (keep.has(node) || node === node.mount?.root || !(mountpoint === vfsPath || mountpoint.startsWith(prefix))) continue;
+    FS.hashRemoveNode(node);
+    dropped++;
+  }
+  return dropped;
+}
+
 let handler: PHPRequestHandler;
 let php: PHP;
 // One operation at a time: PHP is single-threaded and the runtime relies on ordering.
@@ -287,6 +325,8 @@ async function handle(request: WorkerRequest): Promise<unknown> {
       const clockUs = virtualClockUs();
       return { status, headers, body, ...(fatal ? { fatal } : {}), ...(report.dbErrors?.length ? { dbErrors: report.dbErrors } : {}), ...(clockUs !== undefined ? { clockUs } : {}) };
     }
+    case "forget-cached-files":
+      return forgetCachedNodes(php, request.vfsPath);
     case "export-opcache":
       return exportToHost(php, OPCACHE_DIR, request.hostDir);
     case "mount":
@@ -308,7 +348,13 @@ async function boot(): Promise<void> {
     siteUrl: options.siteUrl,
     phpVersion: options.phpVersion,
     createPhpRuntime: async () =>
-      loadNodeRuntime(options.phpVersion as "8.3", { fileLockManager, extensions: (options.extensions ?? []) as "intl"[], emscriptenOptions: { processId: options.processId, preRun: [phpNetworkGuardPreRun(options.network, (denied) => post({ event: "network-denied", ...denied }))] } }),
+      loadNodeRuntime(options.phpVersion as "8.3", { fileLockManager, extensions: (options.extensions ?? []) as "intl"[], emscriptenOptions: { processId: options.processId, preRun: [
+            phpNetworkGuardPreRun(
+              options.network,
+              (denied) => post({ event: "network-denied", ...denied }),
+              options.origin ? { origin: options.origin, selfCallPort: options.selfCallPort, onOpen: () => post({ event: "self-call" }) } : undefined,
+            ),
+          ] } }),
     maxPhpInstances: 1,
     sapiName: "cli",
     cookieStore: false,
@@ -345,21 +391,50 @@ async function boot(): Promise<void> {
   php = await handler.getPrimaryPhp();
   php.mkdir("/internal/wp-codebox/code");
   php.writeFile(REPORT_PRELOAD, REPORT_SOURCE);
+  if (options.origin) php.writeFile("/internal/shared/mu-plugins/0-wp-codebox-self-calls.php", selfCallMuPlugin());
   if (options.muPlugin) php.writeFile("/internal/shared/mu-plugins/0-wp-codebox.php", options.muPlugin);
   stabiliseMtimes(php, "/internal/shared");
   const clockUs = virtualClockUs();
   post({ event: "ready", bootMs: Date.now() - started, ...(clockUs !== undefined ? { clockUs } : {}) });
 }
 
+/**
+ * Takes the `blocking => false` self-calls PHP left during the work that just ended (the self-call
+ * must-use plugin writes one JSON file each), oldest first; malformed files are dropped.
+ */
+function takeDeferredRequests(): DeferredRequest[] {
+  if (!php?.isDir(DEFERRED_REQUESTS_DIR)) return [];
+  const out: DeferredRequest[] = [];
+  for (const name of php.listFiles(DEFERRED_REQUESTS_DIR).sort()) {
+    const path = `${DEFERRED_REQUESTS_DIR}/${name}`;
+    try {
+      const raw = JSON.parse(php.readFileAsText(path)) as { method?: unknown; url?: unknown; headers?: unknown; body?: unknown };
+      if (typeof raw.method === "string" && typeof raw.url === "string") {
+        const headers: Record<string, string> = {};
+        if (raw.headers && typeof raw.headers === "object") for (const [k, v] of Object.entries(raw.headers)) if (typeof v === "string") headers[k.toLowerCase()] = v;
+        out.push({ method: raw.method, url: raw.url, headers, ...(typeof raw.body === "string" ? { body: new Uint8Array(Buffer.from(raw.body, "base64")) } : {}) });
+      }
+    } catch {
+      // A half-written file (the work was killed while writing it) is not a request.
+    }
+    php.unlink(path);
+  }
+  return out;
+}
+
 port.on("message", (request: WorkerRequest) => {
   queue = queue.then(async () => {
+    let reply: WorkerResponse;
     try {
       const value = await handle(request);
-      post({ id: request.id, ok: true, value });
+      reply = { id: request.id, ok: true, value };
     } catch (error) {
       const e = error as Error;
-      post({ id: request.id, ok: false, error: { message: e?.message ?? String(error), stack: e?.stack } });
+      reply = { id: request.id, ok: false, error: { message: e?.message ?? String(error), stack: e?.stack } };
     }
+    // Before the reply: the runtime counts them as running before it learns the work is done.
+    if (request.op === "run" || request.op === "http") for (const deferred of takeDeferredRequests()) post({ event: "deferred-request", request: deferred });
+    post(reply);
   });
 });
 

@@ -1,7 +1,9 @@
 /**
  * A live WordPress Playground sandbox: a PHP worker thread with WordPress booted from the
- * installed-site cache, a per-sandbox copy of wp-content, the caller's mounts, and a loopback HTTP
- * server. Timeouts terminate the worker and boot a replacement on the same files.
+ * installed-site cache under a copy-on-write layer of its own, a per-sandbox copy of wp-content, the
+ * caller's mounts, and a loopback HTTP server. Timeouts terminate the worker and boot a replacement
+ * on the same files. The site may call itself (`sandbox-origin.ts`): a command's result waits for
+ * the self-calls its PHP started.
  *
  * This class only wires the parts together and holds the lock: the worker pool
  * (`php-worker-pool.ts`), boot (`sandbox-boot.ts`), command dispatch and deadlines
@@ -11,6 +13,7 @@
 import { randomUUID } from "node:crypto";
 import {
   DEFAULT_OUTPUT_CAP_BYTES,
+  SELF_CALL_SETTLE_TIMEOUT_MS,
   SITE_HTTP_RESPONSE_CAP_BYTES,
   STABLE_SITE_ORIGIN,
   WpCodeboxError,
@@ -30,14 +33,25 @@ import type { CommandContext } from "./commands/command-context.js";
 import { EvidenceLedger } from "./evidence-ledger.js";
 import { observePlayground, type PlaygroundObservation } from "./observations.js";
 import { PhpWorkerPool } from "./php-worker-pool.js";
-import type { WorkerHttpResult, WorkerMount, WorkerRunResult } from "./php-worker-protocol.js";
+import type { DeferredRequest, WorkerHttpResult, WorkerMount, WorkerRunResult } from "./php-worker-protocol.js";
 import { RuntimeLock } from "./runtime-lock.js";
 import { RuntimeSnapshots } from "./runtime-snapshots.js";
 import type { RuntimeStateHost } from "./runtime-state.js";
 import type { ContentSync } from "./content-sync.js";
-import { activateInputs, createSandboxDir, populateSandboxDir, sandboxContentDir, sandboxContentSync, workerBootOptions, type PlaygroundRuntimeSetup } from "./sandbox-boot.js";
+import {
+  activateInputs,
+  createSandboxDir,
+  fastForwardCron,
+  populateSandboxDir,
+  sandboxContentDir,
+  sandboxContentSync,
+  sandboxCoreLayers,
+  workerBootOptions,
+  type PlaygroundRuntimeSetup,
+} from "./sandbox-boot.js";
 import { removeSandboxDir } from "./sandbox-dirs.js";
-import { startSandboxHttpServer, type SandboxHttpServer } from "./sandbox-http-server.js";
+import { startSandboxHttpServer, type SandboxHttpServer, type SandboxRequestHandler } from "./sandbox-http-server.js";
+import type { SandboxOrigin } from "./sandbox-origin.js";
 import { SiteActors } from "./site-actors.js";
 import { WorkClock } from "./work-clock.js";
 
@@ -63,6 +77,10 @@ export class PlaygroundRuntime implements Runtime {
   private readonly lock = new RuntimeLock();
   /** Epoch ms of the last command or site request (for `serve --ttl`). */
   private lastActivity = Date.now();
+  /** `blocking => false` self-calls handed over by a worker and not answered yet. */
+  private deferredRunning = 0;
+  /** Called whenever the self-calls in flight may have changed (`selfCallsSettled`). */
+  private readonly settleWaiters = new Set<() => void>();
 
   /** Virtual clock and entropy streams of this sandbox's PHP work (inactive with host time and entropy). */
   private readonly clock: WorkClock;
@@ -71,13 +89,15 @@ export class PlaygroundRuntime implements Runtime {
     this.clock = new WorkClock(setup.determinism ?? { clock: "real", origin: "loopback" });
     this.pool = new PhpWorkerPool({
       workers: setup.workers ?? 1,
-      bootOptions: () => workerBootOptions(this.setup, this.sandboxDir, this.siteOrigin),
+      bootOptions: () => workerBootOptions(this.setup, this.sandboxDir, { origin: this.sandboxOrigin(), selfCallPort: this.server.selfCallPort }),
       mounts: this.workerMounts,
       ...(setup.onProgress ? { onProgress: setup.onProgress } : {}),
       onNetworkDenied: (denied) =>
         // Raw PHP sockets refused by the network guard (php-network-guard.ts).
         this.ledger.event("policy-denied", { code: "policy-denied", capability: `network:${denied.host}`, host: denied.host, port: denied.port, message: `The runtime policy does not allow PHP to connect to ${denied.host}:${denied.port}; allow the host in the policy's network rule.` }),
       onEvent: (type, data) => this.ledger.event(type, data),
+      onSelfCall: () => this.server.expectSelfCall(),
+      onDeferredRequest: (request) => this.sendDeferred(request),
       clock: this.clock,
     });
     this.actors = new SiteActors({ primary: () => this.pool.primary, lock: this.lock, onEvent: (type, data) => this.ledger.event(type, data) });
@@ -90,6 +110,11 @@ export class PlaygroundRuntime implements Runtime {
    */
   private get siteOrigin(): string {
     return this.setup.determinism?.origin === "stable" ? STABLE_SITE_ORIGIN : this.server.origin;
+  }
+
+  /** The sandbox's own site, for `isSandboxSelf` (sandbox-origin.ts). */
+  private sandboxOrigin(): SandboxOrigin {
+    return { siteUrl: this.siteOrigin, listen: { host: "127.0.0.1", port: this.server.port } };
   }
 
   /**
@@ -115,22 +140,33 @@ export class PlaygroundRuntime implements Runtime {
     this.server = await startSandboxHttpServer();
     this.setup.onProgress?.("Booting WordPress");
     await this.pool.start();
-    this.server.setHandler((request) => this.forward(request));
+    this.server.onSelfCallsChange(() => this.notifySettleWaiters());
+    this.server.setHandler((request, meta) => this.forward(request, meta));
+    const moved = await fastForwardCron(this.pool.primary);
+    if (moved > 0) this.ledger.event("cron-fast-forwarded", { events: moved });
     if (await activateInputs(this.pool.primary, this.setup)) this.ledger.event("inputs-activated", { plugins: this.setup.plugins, themes: this.setup.themes });
+    await this.selfCallsSettled();
     this.snapshots.markClean();
     this.bootDurationMs = Date.now() - started;
     if (this.setup.wordpressSource) this.ledger.event("wordpress-release", { ...this.setup.wordpressSource });
     this.ledger.event("runtime-booted", { durationMs: this.bootDurationMs, bootMode: this.setup.bootMode, siteUrl: this.siteOrigin, ...(this.siteOrigin !== this.server.origin ? { loopbackUrl: this.server.origin } : {}) });
   }
 
-  /** Serves a loopback HTTP request on the least busy worker. */
-  private async forward(request: { method: string; url: string; headers: Record<string, string>; body?: Uint8Array }): Promise<WorkerHttpResult> {
+  /**
+   * Serves a loopback HTTP request on an idle worker (`PhpWorkerPool.serveHttp`): from a browser,
+   * or from PHP calling its own site (`meta.fromSandbox`; one whose caller waits gets a worker of
+   * its own when none is idle).
+   */
+  private async forward(request: Parameters<SandboxRequestHandler>[0], meta: Parameters<SandboxRequestHandler>[1]): Promise<WorkerHttpResult> {
     this.lastActivity = Date.now();
     if (this.actors.isLoginRequest(request.url, this.server.origin)) return this.actors.login(request.url, this.server.origin);
-    const target = this.pool.leastBusy();
     // The loopback server names requests by its own origin; WordPress knows the site by siteOrigin.
     const url = request.url.startsWith(this.server.origin) ? `${this.siteOrigin}${request.url.slice(this.server.origin.length)}` : request.url;
-    const response = await this.lock.withShared(() => target.call<WorkerHttpResult>({ op: "http", ...request, url, capBytes: SITE_HTTP_RESPONSE_CAP_BYTES }));
+    return this.serveLoopback({ ...request, url }, { fromSandbox: meta.fromSandbox, waitingSelfCall: () => meta.fromSandbox && !meta.clientGone() });
+  }
+
+  private async serveLoopback(request: { method: string; url: string; headers: Record<string, string>; body?: Uint8Array }, options: { fromSandbox: boolean; waitingSelfCall: () => boolean }): Promise<WorkerHttpResult> {
+    const response = await this.pool.serveHttp((target) => this.lock.withShared(() => target.call<WorkerHttpResult>({ op: "http", ...request, capBytes: SITE_HTTP_RESPONSE_CAP_BYTES })), options);
     // Loopback traffic (a browser) belongs to the commands running now.
     this.ledger.addDbErrorsToRunning(response.dbErrors);
     if (response.fatal) {
@@ -145,6 +181,55 @@ export class PlaygroundRuntime implements Runtime {
       }
     }
     return response;
+  }
+
+  /**
+   * Queues a `blocking => false` request PHP made to its own site (WP-Cron's spawn): the worker
+   * handed it over when the PHP work that made it ended. Nobody waits for the answer, so it never
+   * gets a worker of its own; it runs on the next idle one, and `selfCallsSettled()` waits for it.
+   */
+  private sendDeferred(deferred: DeferredRequest): void {
+    let url: URL;
+    try {
+      url = new URL(deferred.url);
+    } catch {
+      return;
+    }
+    this.deferredRunning += 1;
+    const request = { method: deferred.method, url: `${this.siteOrigin}${url.pathname}${url.search}`, headers: deferred.headers, ...(deferred.body ? { body: deferred.body } : {}) };
+    this.serveLoopback(request, { fromSandbox: true, waitingSelfCall: () => false })
+      .catch(() => undefined)
+      .finally(() => {
+        this.deferredRunning -= 1;
+        this.notifySettleWaiters();
+      });
+  }
+
+  private notifySettleWaiters(): void {
+    for (const waiter of [...this.settleWaiters]) waiter();
+  }
+
+  /**
+   * Resolves once the self-calls PHP started have finished (a WP-Cron run spawned by a page load,
+   * Site Health's loopback test), or after `SELF_CALL_SETTLE_TIMEOUT_MS`. A command's result is
+   * returned only then, so the next command sees what they did.
+   */
+  private selfCallsSettled(): Promise<void> {
+    const settled = () => this.disposed || (this.deferredRunning === 0 && this.server.selfCallsSettled());
+    if (settled()) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const check = () => {
+        if (!settled()) return;
+        clearTimeout(timer);
+        this.settleWaiters.delete(check);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.settleWaiters.delete(check);
+        resolve();
+      }, SELF_CALL_SETTLE_TIMEOUT_MS);
+      this.settleWaiters.add(check);
+    });
   }
 
   /**
@@ -207,6 +292,7 @@ export class PlaygroundRuntime implements Runtime {
           context: (executionId) => this.context(executionId),
           primary: () => this.pool.primary,
           replaceWorker: (reason) => this.replaceWorker(reason),
+          selfCallsSettled: () => this.selfCallsSettled(),
         },
         spec,
       );
@@ -275,6 +361,7 @@ export class PlaygroundRuntime implements Runtime {
     return {
       siteDir: this.setup.siteDir,
       contentDir: sandboxContentDir(this.sandboxDir),
+      coreLayers: sandboxCoreLayers(this.sandboxDir),
       mounts: this.setup.mounts,
       backend: "playground",
       wordpressVersion: this.setup.wordpressRelease,
@@ -336,6 +423,7 @@ export class PlaygroundRuntime implements Runtime {
     assertRuntimeSnapshot(snapshot);
     await this.lock.withExclusive(async () => {
       this.snapshots.apply(snapshot);
+      await this.forgetCachedFiles();
       this.actors.forgetAuth();
     });
     this.ledger.event("snapshot-restored", { id: snapshot.id, sha256: snapshot.sha256 });
@@ -351,6 +439,7 @@ export class PlaygroundRuntime implements Runtime {
     const started = Date.now();
     await this.lock.withExclusive(async () => {
       this.snapshots.resetToClean();
+      await this.forgetCachedFiles();
       this.actors.forgetAuth();
     });
     this.ledger.event("runtime-reset", { durationMs: Date.now() - started });
@@ -369,6 +458,11 @@ export class PlaygroundRuntime implements Runtime {
     this.ledger.event("runtime-recycled", { resetMs: (resetEvent?.data?.durationMs as number | undefined) ?? null });
   }
 
+  /** Every worker re-reads `/wordpress` from the host after the host changed it (reset, restore). */
+  private async forgetCachedFiles(): Promise<void> {
+    await Promise.all(this.pool.all().map((h) => h.call({ op: "forget-cached-files", vfsPath: "/wordpress" })));
+  }
+
   /** Everything gathered so far, for `writeArtifactBundle`. */
   async collectArtifacts(spec?: ArtifactSpec): Promise<RuntimeArtifacts> {
     return this.ledger.collect(this.info(), this.secretValues(), this.snapshots.all(), spec);
@@ -379,6 +473,7 @@ export class PlaygroundRuntime implements Runtime {
     if (this.disposed) return;
     this.disposed = true;
     this.ledger.event("runtime-disposed");
+    this.notifySettleWaiters();
     await this.pool.dispose();
     await this.server?.close().catch(() => undefined);
     if (this.sandboxDir) removeSandboxDir(this.sandboxDir);

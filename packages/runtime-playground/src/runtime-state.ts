@@ -1,11 +1,13 @@
 /**
  * Runtime state on the host side of a Playground sandbox: the clean-state reset, snapshot capture
  * and snapshot apply. The sandbox's wp-content (with the SQLite database at
- * `wp-content/database/.ht.sqlite`) is a host folder the PHP worker mounts; WordPress opens the
- * database per request, so swapping files while no request runs (the caller holds the runtime's
- * exclusive lock) is safe.
+ * `wp-content/database/.ht.sqlite`) is a host folder the PHP worker mounts, and so are the two
+ * folders of its copy-on-write layer over core (changed files, deletion markers: see
+ * copy-on-write-fs.ts); WordPress opens the database per request, so swapping files while no
+ * request runs (the caller holds the runtime's exclusive lock) is safe.
  */
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { posix } from "node:path";
 import { dirname, join } from "node:path";
 import {
   RUNTIME_SNAPSHOT_KINDS,
@@ -36,6 +38,8 @@ export interface RuntimeStateHost {
   siteDir: string;
   /** Host folder mounted at `/wordpress/wp-content`. */
   contentDir: string;
+  /** Host folders of the copy-on-write layer over core (changed entries, deletion markers). */
+  coreLayers: { upper: string; whiteouts: string };
   mounts: ResolvedMount[];
   backend: string;
   wordpressVersion: string;
@@ -101,6 +105,75 @@ export function resetContent(host: RuntimeStateHost, cleanDatabase: Uint8Array):
   }
   writeFileSync(hostPath(host, DATABASE_PATH), cleanDatabase);
   host.contentSync?.stampNow();
+  clearCoreLayer(host);
+}
+
+function clearCoreLayer(host: RuntimeStateHost): void {
+  rmSync(host.coreLayers.upper, { recursive: true, force: true });
+  rmSync(host.coreLayers.whiteouts, { recursive: true, force: true });
+  mkdirSync(host.coreLayers.upper, { recursive: true });
+}
+
+const WHITEOUT_PREFIX = ".wh.";
+const OPAQUE_MARKER = ".wh..opq";
+
+/** What the sandbox changed in its copy-on-write layer over core (paths relative to `/wordpress/`). */
+export function readCoreLayer(host: RuntimeStateHost): { files: RuntimeSnapshotFileEntry[]; directories: string[]; deleted: string[]; opaque: string[] } {
+  const files: RuntimeSnapshotFileEntry[] = [];
+  const directories: string[] = [];
+  const walk = (abs: string, rel: string): void => {
+    for (const entry of readdirSync(abs, { withFileTypes: true })) {
+      const r = rel ? `${rel}/${entry.name}` : entry.name;
+      const a = join(abs, entry.name);
+      if (entry.isDirectory()) {
+        directories.push(r);
+        walk(a, r);
+      } else if (entry.isFile()) {
+        const bytes = readFileSync(a);
+        files.push({ path: r, bytes: bytes.byteLength, sha256: sha256Hex(bytes) });
+      }
+    }
+  };
+  if (existsSync(host.coreLayers.upper)) walk(host.coreLayers.upper, "");
+  const deleted: string[] = [];
+  const opaque: string[] = [];
+  const markers = (abs: string, rel: string): void => {
+    for (const entry of readdirSync(abs, { withFileTypes: true })) {
+      if (entry.isDirectory()) markers(join(abs, entry.name), rel ? `${rel}/${entry.name}` : entry.name);
+      else if (entry.name === OPAQUE_MARKER) opaque.push(rel);
+      else if (entry.name.startsWith(WHITEOUT_PREFIX)) {
+        const name = entry.name.slice(WHITEOUT_PREFIX.length);
+        deleted.push(rel ? `${rel}/${name}` : name);
+      }
+    }
+  };
+  if (existsSync(host.coreLayers.whiteouts)) markers(host.coreLayers.whiteouts, "");
+  const byPath = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return { files: files.sort((a, b) => byPath(a.path, b.path)), directories: directories.sort(byPath), deleted: deleted.sort(byPath), opaque: opaque.filter((p) => p !== "").sort(byPath) };
+}
+
+/** Makes the copy-on-write layer over core equal to a snapshot's `core` section (empty when absent). */
+function writeCoreLayer(host: RuntimeStateHost, snapshot: WordPressRuntimeSnapshot): void {
+  clearCoreLayer(host);
+  const core = snapshot.core;
+  if (!core) return;
+  const { upper, whiteouts } = host.coreLayers;
+  for (const dir of core.directories) mkdirSync(join(upper, ...dir.split("/")), { recursive: true });
+  const carried = new Map(snapshot.files.map((f) => [f.path, f]));
+  for (const file of core.files) {
+    const target = join(upper, ...file.path.split("/"));
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, carried.get(file.path)!.content!);
+  }
+  for (const rel of core.deleted) {
+    const marker = join(whiteouts, ...posix.dirname(rel).split("/").filter((p) => p !== "."), WHITEOUT_PREFIX + posix.basename(rel));
+    mkdirSync(dirname(marker), { recursive: true });
+    writeFileSync(marker, "");
+  }
+  for (const rel of core.opaque) {
+    mkdirSync(join(whiteouts, ...rel.split("/")), { recursive: true });
+    writeFileSync(join(whiteouts, ...rel.split("/"), OPAQUE_MARKER), "");
+  }
 }
 
 /** Reads the database file (call with the exclusive lock held). */
@@ -124,7 +197,8 @@ export async function readDatabaseFacts(host: RuntimeStateHost): Promise<{ table
 
 /**
  * Captures a snapshot (call with the exclusive lock held): the database facts, every wp-content
- * file, and the contents of the database plus every file that differs from the clean base.
+ * file, the contents of the database plus every file that differs from the clean base, and the
+ * sandbox's changes to core (its copy-on-write layer, every file carried).
  */
 export async function captureSnapshot(host: RuntimeStateHost): Promise<WordPressRuntimeSnapshot> {
   const facts = await readDatabaseFacts(host);
@@ -137,6 +211,12 @@ export async function captureSnapshot(host: RuntimeStateHost): Promise<WordPress
     const content = new Uint8Array(readFileSync(hostPath(host, entry.path)));
     files.push({ path: entry.path, kind: isDatabase ? RUNTIME_SNAPSHOT_KINDS.database : RUNTIME_SNAPSHOT_KINDS.file, bytes: entry.bytes, sha256: entry.sha256, content });
   }
+  const core = readCoreLayer(host);
+  for (const entry of core.files) {
+    const content = new Uint8Array(readFileSync(join(host.coreLayers.upper, ...entry.path.split("/"))));
+    files.push({ path: entry.path, kind: RUNTIME_SNAPSHOT_KINDS.file, bytes: entry.bytes, sha256: entry.sha256, content });
+  }
+  const coreChanged = core.files.length + core.directories.length + core.deleted.length + core.opaque.length > 0;
   const db = listing.find((f) => f.path === DATABASE_PATH);
   if (!db) throw new WpCodeboxError("state-export-failed", `The sandbox has no database at /wordpress/${DATABASE_PATH}.`);
   return finalizeRuntimeSnapshot({
@@ -150,6 +230,7 @@ export async function captureSnapshot(host: RuntimeStateHost): Promise<WordPress
     mounts: host.mounts.map((m) => ({ target: m.target, mode: m.mode, kind: m.kind, captured: m.mode === "readonly" && m.target.startsWith("/wordpress/wp-content/") })),
     database: { engine: "sqlite", path: DATABASE_PATH, bytes: db.bytes, sha256: db.sha256, tables: facts.tables, tablesSha256: runtimeSnapshotTablesDigest(facts.tables) },
     wpContent: { files: listing, sha256: runtimeSnapshotListingDigest(listing), baseSha256: runtimeSnapshotListingDigest(baseListing(host.siteDir)) },
+    ...(coreChanged ? { core } : {}),
     files,
   });
 }
@@ -171,7 +252,8 @@ export function applySnapshot(host: RuntimeStateHost, snapshot: WordPressRuntime
     );
   }
   const current = new Map(listFiles(host.contentDir, "wp-content").map((f) => [f.path, f.sha256]));
-  const carried = new Map(snapshot.files.map((f) => [f.path, f]));
+  const corePaths = new Set((snapshot.core?.files ?? []).map((f) => f.path));
+  const carried = new Map(snapshot.files.filter((f) => !corePaths.has(f.path)).map((f) => [f.path, f]));
   const missing = snapshot.wpContent.files.filter((f) => !carried.has(f.path) && current.get(f.path) !== f.sha256);
   if (missing.length > 0) {
     throw new WpCodeboxError(
@@ -182,9 +264,10 @@ export function applySnapshot(host: RuntimeStateHost, snapshot: WordPressRuntime
   }
   const listed = new Set(snapshot.wpContent.files.map((f) => f.path));
   for (const path of current.keys()) if (!listed.has(path)) rmSync(hostPath(host, path), { force: true });
-  for (const file of snapshot.files) {
+  for (const file of carried.values()) {
     const target = hostPath(host, file.path);
     mkdirSync(dirname(target), { recursive: true });
     writeFileSync(target, file.content!);
   }
+  writeCoreLayer(host, snapshot);
 }

@@ -5,7 +5,7 @@
  */
 import { cpSync, mkdirSync, mkdtempSync } from "node:fs";
 import { join } from "node:path";
-import { WpCodeboxError, type ResolvedMount, type RuntimeDeterminism, type RuntimePolicy } from "@wp-codebox/runtime-core";
+import { SELF_CALL_MIN_TIMEOUT_MS, WpCodeboxError, type ResolvedMount, type RuntimeDeterminism, type RuntimePolicy } from "@wp-codebox/runtime-core";
 import type { WpCliPharSource } from "./commands/command-context.js";
 import { outcomeFromRun, withFatalRecorder } from "./commands/run-php.js";
 import type { PhpWorkerHost } from "./php-worker-host.js";
@@ -14,6 +14,8 @@ import { phpProgram } from "./php-assets.js";
 import { phpValue } from "./php-value.js";
 import { ContentSync } from "./content-sync.js";
 import { sandboxTempBase, sweepStaleSandboxDirs, trackSandboxDir } from "./sandbox-dirs.js";
+import { selfHostPorts, type SandboxOrigin } from "./sandbox-origin.js";
+import { DEFERRED_REQUESTS_DIR, fastForwardCronPhp } from "./site-php.js";
 
 /** Everything the backend resolved before boot. */
 export interface PlaygroundRuntimeSetup {
@@ -59,6 +61,14 @@ export function createSandboxDir(): string {
 /** Host folder mounted at `/wordpress/wp-content`. */
 export function sandboxContentDir(sandboxDir: string): string {
   return join(sandboxDir, "wp-content");
+}
+
+/**
+ * Host folders of the sandbox's copy-on-write layer over the shared core (`copy-on-write-fs.ts`):
+ * the entries it wrote or created, and its deletion markers.
+ */
+export function sandboxCoreLayers(sandboxDir: string): { upper: string; whiteouts: string } {
+  return { upper: join(sandboxDir, "core-upper"), whiteouts: join(sandboxDir, "core-whiteouts") };
 }
 
 /** Host folder mounted at `/workspace`. */
@@ -114,9 +124,15 @@ function hostPathFor(target: string, contentDir: string, workspaceDir: string): 
 
 /**
  * Boot options of a PHP worker of this sandbox (the pool adds mounts and a process id). The
- * environment (`env` and `secretEnv`) reaches PHP through a must-use plugin that sets it.
+ * environment (`env` and `secretEnv`) reaches PHP through a must-use plugin that sets it; the
+ * sandbox's own site (`origin`, and the server port that takes PHP's requests to it) through
+ * constants the self-call must-use plugin reads.
  */
-export function workerBootOptions(setup: PlaygroundRuntimeSetup, sandboxDir: string, siteUrl: string): Omit<WorkerBootOptions, "mounts" | "processId"> {
+export function workerBootOptions(
+  setup: PlaygroundRuntimeSetup,
+  sandboxDir: string,
+  self: { origin: SandboxOrigin; selfCallPort: number },
+): Omit<WorkerBootOptions, "mounts" | "processId"> {
   const env = { ...setup.env, ...setup.secretEnv };
   const muPlugin = Object.keys(env).length
     ? `<?php\nforeach (${phpValue(env, "environment")} as $k => $v) { putenv($k . '=' . $v); $_ENV[$k] = $v; }\n`
@@ -124,14 +140,23 @@ export function workerBootOptions(setup: PlaygroundRuntimeSetup, sandboxDir: str
   return {
     phpVersion: setup.phpVersion,
     extensions: setup.phpExtensions,
-    siteUrl,
+    siteUrl: self.origin.siteUrl,
+    origin: self.origin,
+    selfCallPort: self.selfCallPort,
     coreDir: setup.siteDir,
+    coreLayers: sandboxCoreLayers(sandboxDir),
     contentDir: sandboxContentDir(sandboxDir),
     workspaceDir: sandboxWorkspaceDir(sandboxDir),
     opcacheSeedDir: setup.opcacheSeedDir,
     installMode: "do-not-attempt-installing",
     sqliteZipPath: setup.sqliteZipPath,
-    constants: setup.constants,
+    // Through Playground's constants file (JSON), never spliced into PHP source.
+    constants: {
+      ...setup.constants,
+      WP_CODEBOX_SELF_HOSTS: selfHostPorts(self.origin).join(" "),
+      WP_CODEBOX_SELF_CALL_TIMEOUT: SELF_CALL_MIN_TIMEOUT_MS / 1000,
+      WP_CODEBOX_DEFERRED_DIR: DEFERRED_REQUESTS_DIR,
+    },
     muPlugin,
     network: setup.policy.network,
   };
@@ -164,4 +189,20 @@ export async function activateInputs(host: PhpWorkerHost, setup: PlaygroundRunti
     );
   }
   return true;
+}
+
+/**
+ * Moves WordPress's recurring events that are overdue in the installed-site cache to their next
+ * run after now: the cache is a site frozen in time, and a sandbox should start as a site whose
+ * cron kept running, not by running days of core maintenance (update checks, Site Health) in the
+ * background of its first command. Events that fall due later run as on a real site. On the
+ * virtual clock it is part of the boot (work 0), so it shifts no later instant.
+ * @returns how many events moved.
+ * @throws `boot-failed` when the schedule could not be read or written.
+ */
+export async function fastForwardCron(host: PhpWorkerHost): Promise<number> {
+  const run = await host.call<WorkerRunResult>({ op: "run", code: withFatalRecorder(fastForwardCronPhp()), capBytes: 1 << 16 }, { partOfBoot: true });
+  const outcome = outcomeFromRun(run);
+  if (outcome.status !== "ok") throw new WpCodeboxError("boot-failed", `Bringing WP-Cron's schedule up to date failed: ${outcome.error?.message ?? outcome.stderr}`, { error: outcome.error });
+  return (outcome.json as { moved?: number } | undefined)?.moved ?? 0;
 }

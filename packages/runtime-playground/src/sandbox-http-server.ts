@@ -1,8 +1,11 @@
 /**
  * A loopback HTTP server (127.0.0.1, random port) that serves the sandboxed WordPress: each
  * request goes to the runtime's PHP worker. Used by browsers and `serve`; nothing leaves the host.
+ * A second listener (`selfCallPort`) takes the requests PHP makes to its own site (the network
+ * guard sends them there), so the runtime can tell them apart: they may need a free worker while
+ * the one that made them waits, and a command is finished only once the requests it made are.
  */
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { WorkerHttpResult } from "./php-worker-protocol.js";
 
@@ -10,22 +13,49 @@ import type { WorkerHttpResult } from "./php-worker-protocol.js";
 export interface SandboxHttpServer {
   origin: string;
   port: number;
+  /** Listener for PHP's requests to its own site. */
+  selfCallPort: number;
+  /** Counts a connection PHP announced to its own site (from the worker's network guard). */
+  expectSelfCall(): void;
+  /**
+   * True when every self-call PHP announced has connected, and every self-call connection and
+   * request is finished (PHP's `blocking => false` requests included).
+   */
+  selfCallsSettled(): boolean;
+  /** Called whenever `selfCallsSettled()` may have changed. */
+  onSelfCallsChange(listener: () => void): void;
   close(): Promise<void>;
   /** Plugs in the request forwarder once the runtime is ready. */
   setHandler(handler: SandboxRequestHandler): void;
 }
 
-export type SandboxRequestHandler = (request: {
-  method: string;
-  url: string;
-  headers: Record<string, string>;
-  body?: Uint8Array;
-}) => Promise<WorkerHttpResult>;
+export type SandboxRequestHandler = (
+  request: {
+    method: string;
+    url: string;
+    headers: Record<string, string>;
+    body?: Uint8Array;
+  },
+  /** `fromSandbox`: PHP made it (self-call); `clientGone()`: the caller hung up (a `blocking => false` request). */
+  meta: { fromSandbox: boolean; clientGone: () => boolean },
+) => Promise<WorkerHttpResult>;
 
 /** Starts listening on 127.0.0.1 (port 0 = any free port). Requests before `setHandler` get 503. */
 export async function startSandboxHttpServer(port = 0): Promise<SandboxHttpServer> {
   let handler: SandboxRequestHandler | undefined;
-  const server: Server = createServer((req, res) => {
+  const self = { announced: 0, accepted: 0, open: 0, running: 0 };
+  const listeners: (() => void)[] = [];
+  const changed = () => {
+    for (const l of listeners) l();
+  };
+  const serve = (fromSandbox: boolean) => (req: IncomingMessage, res: ServerResponse) => {
+    let gone = false;
+    res.on("close", () => {
+      gone = true;
+    });
+    req.socket.on("close", () => {
+      gone = true;
+    });
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
@@ -36,7 +66,8 @@ export async function startSandboxHttpServer(port = 0): Promise<SandboxHttpServe
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(", ") : v;
       const body = chunks.length ? new Uint8Array(Buffer.concat(chunks)) : undefined;
-      handler({ method: req.method ?? "GET", url: `${origin}${req.url ?? "/"}`, headers, body })
+      if (fromSandbox) self.running += 1;
+      handler({ method: req.method ?? "GET", url: `${origin}${req.url ?? "/"}`, headers, body }, { fromSandbox, clientGone: () => gone })
         .then((response) => {
           res.statusCode = response.status;
           for (const [k, v] of Object.entries(response.headers)) {
@@ -51,26 +82,57 @@ export async function startSandboxHttpServer(port = 0): Promise<SandboxHttpServe
         .catch((error: Error) => {
           if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" });
           res.end(`wp-codebox: the request failed inside the sandbox: ${error.message}\n`);
+        })
+        .finally(() => {
+          if (fromSandbox) {
+            self.running -= 1;
+            changed();
+          }
         });
     });
+  };
+  const server: Server = createServer(serve(false));
+  const selfServer: Server = createServer(serve(true));
+  selfServer.on("connection", (socket) => {
+    self.accepted += 1;
+    self.open += 1;
+    socket.on("close", () => {
+      self.open -= 1;
+      changed();
+    });
+    changed();
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => resolve());
-  });
+  const listen = (s: Server, p: number) =>
+    new Promise<number>((resolve, reject) => {
+      s.once("error", reject);
+      s.listen(p, "127.0.0.1", () => resolve((s.address() as AddressInfo).port));
+    });
+  const actualPort = await listen(server, port);
+  const selfCallPort = await listen(selfServer, 0);
   server.unref();
-  const actualPort = (server.address() as AddressInfo).port;
+  selfServer.unref();
   const origin = `http://127.0.0.1:${actualPort}`;
+  const close = (s: Server) =>
+    new Promise<void>((resolve) => {
+      s.closeAllConnections?.();
+      s.close(() => resolve());
+    });
   return {
     origin,
     port: actualPort,
+    selfCallPort,
+    expectSelfCall: () => {
+      self.announced += 1;
+    },
+    selfCallsSettled: () => self.accepted >= self.announced && self.open === 0 && self.running === 0,
+    onSelfCallsChange: (listener) => {
+      listeners.push(listener);
+    },
     setHandler: (h) => {
       handler = h;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections?.();
-        server.close(() => resolve());
-      }),
+    close: async () => {
+      await Promise.all([close(server), close(selfServer)]);
+    },
   };
 }

@@ -3,12 +3,17 @@ import type { RuntimePolicy } from "@wp-codebox/runtime-core";
 /**
  * wp-config constants every sandbox gets. `WP_HTTP_BLOCK_EXTERNAL` keeps WordPress from waiting
  * out 3–10 s timeouts on update checks with no network and is how `network: "deny"`
- * reaches PHP; `WP_ACCESSIBLE_HOSTS` carries an allow-list.
+ * reaches PHP; `WP_ACCESSIBLE_HOSTS` carries an allow-list. WordPress lets requests to its own
+ * host through that block, and so does the network guard, so WP-Cron spawns and runs as on a real
+ * site (`DISABLE_WP_CRON` is not set).
  */
 export function baseConstants(policy?: RuntimePolicy): Record<string, string | boolean> {
   const constants: Record<string, string | boolean> = {
     WP_DISABLE_FATAL_ERROR_HANDLER: true,
-    DISABLE_WP_CRON: true,
+    // PHP writes every file it may change itself (core through the sandbox's copy-on-write layer,
+    // wp-content, mounts); WordPress's own ownership probe would compare the host's uid leaking
+    // through the host mounts with the uid of an in-memory script and could answer "ftpext".
+    FS_METHOD: "direct",
     AUTOMATIC_UPDATER_DISABLED: true,
     WP_AUTO_UPDATE_CORE: false,
     WP_HTTP_BLOCK_EXTERNAL: true,
