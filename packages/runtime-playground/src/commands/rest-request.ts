@@ -3,6 +3,7 @@ import { WpCodeboxError, readJsonArg } from "@wp-codebox/runtime-core";
 import { httpStatusOutcome } from "./http-request.js";
 import { outcomeFromRun, phpWrapper } from "./run-php.js";
 import type { CommandHandler } from "./command-context.js";
+import { phpProgram } from "../php-assets.js";
 import { phpValue } from "../php-value.js";
 
 export const restRequest: CommandHandler = async (ctx, args) => {
@@ -19,18 +20,7 @@ export const restRequest: CommandHandler = async (ctx, args) => {
   const actor = await ctx.resolveActor(args.as);
   const request = { method, route, params, body: body ?? null };
   const file = "/internal/wp-codebox/code/rest-request.php";
-  await ctx.writeSandboxFile(
-    file,
-    `<?php
-$spec = ${phpValue(request, "rest-request")};
-$request = new WP_REST_Request($spec['method'], $spec['route']);
-foreach ($spec['params'] as $k => $v) { $request->set_param($k, $v); }
-if ($spec['body'] !== null) { $request->set_header('content-type', 'application/json'); $request->set_body(json_encode($spec['body'])); $request->set_body_params(is_array($spec['body']) ? $spec['body'] : []); }
-$response = rest_do_request($request);
-$server = rest_get_server();
-echo json_encode(['status' => $response->get_status(), 'headers' => (object) $response->get_headers(), 'data' => $server->response_to_data($response, false)], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE);
-`,
-  );
+  await ctx.writeSandboxFile(file, phpProgram({ wp_codebox_rest: phpValue(request, "rest-request") }, "commands/rest-request.php"));
   const outcome = outcomeFromRun(await ctx.runPhp(phpWrapper(file, { bootstrap: "wordpress", userId: actor.userId })));
   if (outcome.status !== "ok") return outcome;
   const json = outcome.json as { status: number } | undefined;

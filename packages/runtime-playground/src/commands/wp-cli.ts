@@ -8,7 +8,8 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
 import type { CommandHandler, WpCliPharSource } from "./command-context.js";
-import { FATAL_RECORDER, outcomeFromRun } from "./run-php.js";
+import { outcomeFromRun, withFatalRecorder } from "./run-php.js";
+import { phpProgram } from "../php-assets.js";
 import { phpValue } from "../php-value.js";
 
 export type { WpCliPharSource };
@@ -89,17 +90,7 @@ export const wpCli: CommandHandler = async (ctx, args) => {
   await ctx.writeSandboxFile(SANDBOX_PHAR, readFileSync(phar.path));
   const has = (flag: string) => argv.some((a) => a === `--${flag}` || a.startsWith(`--${flag}=`));
   const full = ["wp", ...argv, ...(has("path") ? [] : ["--path=/wordpress"]), ...(has("url") ? [] : [`--url=${ctx.siteUrl}`])];
-  const code = `<?php
-${FATAL_RECORDER}
-$GLOBALS['argv'] = $_SERVER['argv'] = ${phpValue(full, "wp-cli command")};
-$GLOBALS['argc'] = $_SERVER['argc'] = count($GLOBALS['argv']);
-$argv = $GLOBALS['argv']; $argc = $GLOBALS['argc'];
-// php-wasm's run() is not a CLI process: give WP-CLI the stream constants a CLI run has.
-if (!defined('STDIN')) { define('STDIN', fopen('php://stdin', 'r')); }
-if (!defined('STDOUT')) { define('STDOUT', fopen('php://stdout', 'w')); }
-if (!defined('STDERR')) { define('STDERR', fopen('php://stderr', 'w')); }
-require ${phpValue(SANDBOX_PHAR)};
-`;
+  const code = withFatalRecorder(phpProgram({ wp_codebox_argv: phpValue(full, "wp-cli command"), wp_codebox_phar: phpValue(SANDBOX_PHAR) }, "commands/wp-cli.php"));
   const outcome = outcomeFromRun(await ctx.runPhp(code));
   if (outcome.error?.code === "php-exit") {
     outcome.error = {
