@@ -200,7 +200,7 @@ export async function replayEpisodeBundle(
   const trace = JSON.parse(traceText) as RuntimeEpisodeTrace;
   const validation = validateRuntimeEpisodeTrace(trace);
   if (!validation.valid) throw new WpCodeboxError("invalid-episode-bundle", `The trace in ${bundleDir} is invalid: ${validation.issues.slice(0, 3).map((i) => `${i.path}: ${i.message}`).join("; ")}.`, { issues: validation.issues });
-  const metadata = JSON.parse((await read("metadata.json")) ?? "{}") as { mounts?: { source: string; target: string; mode: "readonly" | "readwrite" }[] };
+  const metadata = JSON.parse((await read("metadata.json")) ?? "{}") as { mounts?: { source: string; target: string; mode: "readonly" | "readwrite" }[]; runtime?: { phpExtensions?: string[] } };
 
   // Recorded payloads: an externalised observation keeps `{ artifact, sha256, bytes }` as data.
   const recordedData = async (o: RuntimeEpisodeObservation): Promise<unknown> => {
@@ -217,6 +217,8 @@ export async function replayEpisodeBundle(
   const spec: RuntimeCreateSpec = {
     wordpress: { version: trace.runtime.wordpressVersion },
     php: trace.runtime.phpVersion,
+    // The PHP extensions the episode ran with (metadata.json), so PHP behaves the same.
+    ...(Array.isArray(metadata.runtime?.phpExtensions) ? { extensions: [...metadata.runtime.phpExtensions] } : {}),
     ...(trace.runtime.policy ? { policy: trace.runtime.policy as RuntimeCreateSpec["policy"] } : {}),
     ...(recorded ? { clock: recorded.clock === "virtual" && recorded.start ? recorded.start : "real", origin: recorded.origin, ...(recorded.seed !== undefined ? { seed: recorded.seed } : {}) } : {}),
     ...(options.runtime ?? {}),

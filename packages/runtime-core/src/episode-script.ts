@@ -53,6 +53,9 @@ export const EpisodeScriptSchema = Type.Object(
           wp: Type.Optional(Type.String()),
           wordpress: Type.Optional(Type.String()),
           php: Type.Optional(Type.String()),
+          extensions: Type.Optional(
+            Type.Array(Type.String({ minLength: 1, pattern: "^[a-z0-9_]+$" }), { uniqueItems: true, description: 'PHP extensions to load from those the PHP build ships; default ["intl"], [] loads none.' }),
+          ),
           clock: Type.Optional(Type.String({ minLength: 1, description: `Virtual clock start (ISO-8601 instant) or "real"; default ${EPISODE_DEFAULT_CLOCK}.` })),
           seed: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: `Seed of every source of randomness; default ${EPISODE_DEFAULT_SEED} (none when the policy allows outbound network).` })),
           origin: Type.Optional(Type.Union([Type.Literal("stable"), Type.Literal("loopback")], { description: "Site origin: stable http://wp-codebox.test (default when deterministic) or loopback http://127.0.0.1:PORT." })),

@@ -514,6 +514,7 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
   const createSpec: RuntimeCreateSpec = {
     ...(wordpress ? { wordpress } : {}),
     ...(script.runtime?.php !== undefined ? { php: script.runtime.php } : {}),
+    ...(script.runtime?.extensions !== undefined ? { extensions: [...script.runtime.extensions] } : {}),
     mounts: mountSpecs,
     plugins,
     themes,
@@ -530,7 +531,7 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
       preflight = options.backend?.preflight?.(createSpec);
     } catch (error) {
       const code = error instanceof WpCodeboxError ? error.code : "";
-      at(code.startsWith("php-") ? "/runtime/php" : "/runtime", error);
+      at(code === "php-extension-unavailable" ? "/runtime/extensions" : code.startsWith("php-") ? "/runtime/php" : "/runtime", error);
     }
   }
   if (issues.length > 0) throw invalidEpisodeScriptError(issues, path);

@@ -34,6 +34,8 @@ function fakeBackend(): RuntimeBackend & { created: number } {
     preflight(spec: RuntimeCreateSpec) {
       const php = spec.php ?? "8.3";
       if (!["8.3", "8.2"].includes(php)) throw new WpCodeboxError("php-version-unavailable", `PHP ${php} is not available.`, { requested: php });
+      const unknown = (spec.extensions ?? []).filter((e) => e !== "intl");
+      if (unknown.length) throw new WpCodeboxError("php-extension-unavailable", `PHP extension ${unknown.join(", ")} is not available. Available: intl.`);
       if (spec.wordpress?.version !== undefined && spec.wordpress.version !== "6.5") throw new WpCodeboxError("wordpress-version-unavailable", `WordPress ${spec.wordpress.version} is not available.`);
       return { wordpressVersion: "6.5.5", phpVersion: php };
     },
@@ -91,6 +93,7 @@ const CASES: Case[] = [
   { name: "own WordPress that does not exist", request: run({ wordpressPath: "./no-wordpress.zip" }), code: "wordpress-source-invalid" },
   { name: "PHP version the backend lacks", request: run({ php: "5.6" }), code: "php-version-unavailable" },
   { name: "WordPress version the backend lacks", request: run({ wp: "4.0" }), code: "wordpress-version-unavailable" },
+  { name: "PHP extension the backend lacks", request: run({ extensions: ["intl", "imagick"] }), code: "php-extension-unavailable" },
   { name: "bad env name", request: run({ env: ["1BAD=x"] }), code: "invalid-argument" },
   { name: "unset secret env", request: run({ secretEnv: ["WP_CODEBOX_TEST_UNSET"] }), code: "invalid-argument", env: {} },
   { name: "bundle directory not empty", request: run({}), code: "artifacts-dir-not-empty", artifactsDir: join(dir, "full") },
@@ -106,6 +109,7 @@ const CASES: Case[] = [
   },
   { name: "recipe: @file browser script with an invalid step", request: recipe({ steps: [{ command: "wordpress.browser-actions", args: { steps: "@bad-flow.json" } }] }), code: "invalid-recipe", path: "/steps/0/args/steps/0/selector" },
   { name: "recipe: WordPress the backend lacks", request: recipe({ runtime: { wp: "4.0" }, steps: [php()] }), code: "invalid-recipe", path: "/runtime/wp" },
+  { name: "recipe: PHP extension the backend lacks", request: recipe({ runtime: { extensions: ["imagick"] }, steps: [php()] }), code: "invalid-recipe", path: "/runtime/extensions" },
   { name: "recipe: missing plugin", request: recipe({ inputs: { plugins: ["./no-plugin"] }, steps: [php()] }), code: "invalid-recipe", path: "/inputs/plugins/0" },
   { name: "recipe: env value with NUL", request: recipe({ inputs: { runtimeEnv: { NOTE: "a\0b" } }, steps: [php()] }), code: "invalid-recipe", path: "/inputs/runtimeEnv/NOTE" },
   { name: "recipe: secret value with NUL", request: recipe({ inputs: { secretEnv: ["WP_CODEBOX_TEST_NUL"] }, steps: [php()] }), code: "invalid-recipe", path: "/inputs/secretEnv/0", env: { WP_CODEBOX_TEST_NUL: "a\0b" } },
@@ -130,6 +134,7 @@ const CASES: Case[] = [
   { name: "episode: env name that is not one", request: episode({ env: { "1X": "a" }, steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/env/1X" },
   { name: "episode: unset secret", request: episode({ secretEnv: ["WP_CODEBOX_TEST_UNSET"], steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/secretEnv/0", env: {} },
   { name: "episode: PHP the backend lacks", request: episode({ runtime: { php: "5.6" }, steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/runtime/php" },
+  { name: "episode: PHP extension the backend lacks", request: episode({ runtime: { extensions: ["imagick"] }, steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/runtime/extensions" },
   { name: "episode: invalid policy", request: episode({ policy: { network: "sometimes" }, steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/policy/network" },
 ];
 
@@ -170,6 +175,14 @@ describe("planRun resolves a valid run", () => {
     assert.deepEqual(plan.secrets, ["s3cret"]);
     assert.deepEqual(plan.preflight, { wordpressVersion: "6.5.5", phpVersion: "8.3" });
     assert.equal(plan.artifactsDir, join(dir, "out/ok"));
+  });
+
+  it("PHP extensions reach the create spec on every path (command, recipe, episode script)", () => {
+    const opts = (name: string) => ({ cwd: dir, backend: fakeBackend(), artifactsDir: `out/ext-${name}` });
+    assert.deepEqual(planRun(run({ extensions: ["intl"] }), opts("command")).createSpec.extensions, ["intl"]);
+    assert.deepEqual(planRun(recipe({ runtime: { extensions: [] }, steps: [php()] }), opts("recipe")).createSpec.extensions, []);
+    assert.deepEqual(planRun(episode({ runtime: { extensions: ["intl"] }, steps: [{ action: php() }] }), opts("episode")).createSpec.extensions, ["intl"]);
+    assert.equal(planRun(run({}), opts("default")).createSpec.extensions, undefined, "no request: the backend's default");
   });
 
   it("an explicit policy replaces the default", () => {
