@@ -122,7 +122,13 @@ export async function runLocalBatch(options: LocalBatchOptions): Promise<BatchOu
   if (decision.lowered) log(`wp-codebox: concurrency lowered from ${decision.lowered.requested} to ${decision.concurrency}: ${decision.lowered.reason}`);
   const { finished, pending } = await resumeBatch(prepared);
   const concurrency = Math.max(1, Math.min(decision.concurrency, pending.length || 1));
-  log(`wp-codebox: ${prepared.tasks.length} task(s), ${finished.length} kept from an earlier run, running ${pending.length} with ${concurrency} sandbox(es) at once (${options.isolation ?? "process"} isolation)`);
+  const why =
+    options.concurrency === undefined ? `; default: ${decision.cores} core(s), memory available for ${decision.memoryCap}` : "";
+  log(
+    pending.length === 0
+      ? `wp-codebox: ${prepared.tasks.length} task(s), all kept from an earlier run; nothing to run`
+      : `wp-codebox: ${prepared.tasks.length} task(s), ${finished.length} kept from an earlier run, running ${pending.length} with ${concurrency} sandbox(es) at once (${options.isolation ?? "process"} isolation${why})`,
+  );
   const progress = options.progress ?? createProgress({ total: prepared.tasks.length });
   const results: BatchTaskResult[] = [...finished];
   for (const r of finished) progress.taskDone(r);

@@ -256,7 +256,10 @@ export function validateTaskLines(text: string, baseDir: string, options: TaskFi
       const own = (path: string) => (["wp", "php", "clock", "seed"] as const).find((k) => runtime[k] !== undefined && path === `/runtime/${k}`);
       const fileIssue = (path: string, message: string) => {
         const key = own(path);
-        if (key) at(`/runtime/${key}`, message);
+        // One message per override: the line's own check may have reported it already.
+        if (key) {
+          if (!issues.some((i) => i.line === line && i.pointer === `/runtime/${key}`)) at(`/runtime/${key}`, message);
+        }
         else at(pointer, `${file}#${path}: ${message}`);
       };
       if (kind === "recipe") {
