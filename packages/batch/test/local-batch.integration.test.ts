@@ -53,7 +53,8 @@ test("6 mixed tasks, one failing: 6 verifying bundles, report.json, junit.xml, e
   const review = join(out, "episode-pass", "files", "review.json");
   writeFileSync(review, readFileSync(review, "utf8").replace("{", '{"tampered":true,'));
   const progress: string[] = [];
-  const again = await runLocalBatch({ tasksFile: join(FIXTURES, "tasks.jsonl"), artifactsDir: out, concurrency: 2, log: () => undefined, progress: { ...quiet, taskDone: (r) => void progress.push(`${r.id}:${r.resumed ? "kept" : "ran"}`) } });
+  // The re-run also covers in-process isolation (every sandbox in this process).
+  const again = await runLocalBatch({ tasksFile: join(FIXTURES, "tasks.jsonl"), artifactsDir: out, concurrency: 2, isolation: "in-process", log: () => undefined, progress: { ...quiet, taskDone: (r) => void progress.push(`${r.id}:${r.resumed ? "kept" : "ran"}`) } });
   assert.equal(again.exitCode, 1);
   assert.deepEqual(progress.sort(), ["episode-pass:ran", "episode-php83:kept", "recipe-again:kept", "recipe-fail:kept", "recipe-pass:kept", "recipe-wp65:kept"]);
   const second: BatchReport = await readVerifiedReport(out);
