@@ -94,6 +94,10 @@ test("check on the clean fixture: exit 0, zero findings, every kind of surface e
     ["/check-clean/v1/items/(?P<id>\\d+)"],
     "only the route with a path parameter is skipped",
   );
+  // Every admin page was reached, including the one whose slug needs URL encoding.
+  const adminPages = report.surfaces.filter((s) => s.kind === "admin-page");
+  assert.ok(adminPages.some((s) => s.target.includes("page=check-clean%26tab%3D1%20%22x%22")), adminPages.map((s) => s.target).join(", "));
+  for (const page of adminPages) assert.equal(page.httpStatus, 200, `${page.target} answered ${page.httpStatus}`);
   const archive = report.surfaces.find((s) => s.kind === "post-type-archive")!;
   assert.equal(archive.httpStatus, 200);
   assert.deepEqual(report.inventory.shortcodes.map((s) => s.tag), ["check_clean_hello"]);
@@ -119,4 +123,16 @@ test("check refuses bad input before booting", async () => {
   const badLevel = await cli(["check", "test/fixtures/plugins/check-clean", "--fail-on", "fatal"]);
   assert.equal(badLevel.code, 2, badLevel.show());
   assert.match(badLevel.stderr, /--fail-on must be one of error, warning, notice/);
+});
+
+test("check on a plugin that ends PHP while it loads: a failed activation, not a pass", async () => {
+  const out = join(scratch, "exit");
+  const run = await cli(["check", "test/fixtures/plugins/check-exit", "--artifacts", out, "--json"]);
+  assert.equal(run.code, 1, run.show());
+  const report = JSON.parse(run.stdout) as PluginCheckReport;
+  assert.equal(report.status, "failed");
+  assert.equal(report.plugin.active, false);
+  assert.deepEqual(report.findings.map((f) => [f.severity, f.kind, f.surface]), [["error", "php-fatal", "activation"]]);
+  assert.match(report.findings[0]!.message, /exit or die/);
+  assert.equal((await verifyArtifactBundle(out)).valid, true);
 });

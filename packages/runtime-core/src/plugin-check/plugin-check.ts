@@ -239,6 +239,11 @@ export function pluginCheckJunit(report: PluginCheckReport): string {
  * plugin added, and the top findings grouped by source file.
  * @param top - how many findings to list (default 10).
  */
+/** Control characters a plugin printed (NUL, escape sequences) are shown as `\xNN`, never sent raw to a terminal. */
+function printable(text: string): string {
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+}
+
 export function summarizePluginCheck(report: PluginCheckReport, top = 10): string {
   const c = report.counts;
   const inv = report.inventory;
@@ -257,5 +262,5 @@ export function summarizePluginCheck(report: PluginCheckReport, top = 10): strin
     }
   }
   if (report.findings.length > top) out.push(`… and ${report.findings.length - top} more in files/check/report.json`);
-  return `${out.join("\n")}\n`;
+  return `${out.map(printable).join("\n")}\n`;
 }

@@ -50,8 +50,14 @@ function wp_codebox_check_inventory(): array {
 
 	$pages = [];
 	$page = static function (string $slug, ?string $parent, string $title) use ($relative): array {
-		$url = menu_page_url($slug, false);
-		if ($url === '') {
+		// As menu_page_url() builds it, but with the slug URL-encoded instead of HTML-escaped:
+		// this URL is requested, not printed, and esc_url() would turn & into &#038; and drop <>".
+		global $_parent_pages;
+		if (isset($_parent_pages[$slug])) {
+			$parent_slug = $_parent_pages[$slug];
+			$base = ($parent_slug && !isset($_parent_pages[$parent_slug])) ? $parent_slug : 'admin.php';
+			$url = admin_url($base . (strpos($base, '?') === false ? '?' : '&') . 'page=' . rawurlencode($slug));
+		} else {
 			$url = admin_url($slug);
 		}
 		$row = ['slug' => $slug, 'parent' => $parent, 'title' => trim(wp_strip_all_tags($title)), 'url' => $relative($url)];

@@ -211,10 +211,19 @@ export const pluginCheck: CommandHandler = async (ctx, args) => {
     if (error?.code === "unexpected_output" && error.output) {
       const evidence = check.evidence("outputs", "activation-output.html", error.output, "text/html");
       check.findings.push({ severity: "warning", kind: "activation-output", surface: "activation", message: `Activation printed ${Buffer.byteLength(error.output)} bytes of unexpected output: ${error.output.trim().slice(0, 200)}`, evidence });
-    } else if (error && !active) {
-      check.findings.push({ severity: "error", kind: "php-fatal", surface: "activation", message: `Activation failed: ${error.message}`, evidence: activated.evidence });
     }
     await check.settle("activation");
+    // Not active afterwards is a failed activation whatever the cause: a fatal (already a finding,
+    // with its file and line), a WP_Error, a plugin that deactivated itself, or PHP ending
+    // (exit/die) before activate_plugin() returned.
+    if (!active && !check.findings.some((f) => f.surface === "activation" && f.kind === "php-fatal")) {
+      const message = error
+        ? `Activation failed: ${error.message}`
+        : activated.result
+          ? "The plugin is not active after activation (it deactivated itself or refused to activate)."
+          : "Activation did not finish: PHP ended before activate_plugin() returned (does the plugin call exit or die while it loads?).";
+      check.findings.push({ severity: "error", kind: "php-fatal", surface: "activation", message, evidence: activated.evidence });
+    }
     return { evidence: activated.evidence };
   });
 
