@@ -174,10 +174,7 @@ test("snapshot → mutate → restore into a fresh runtime reproduces the state;
   await assert.rejects(restoreRuntime(tampered, backend, {}), { code: "snapshot-tampered" });
   await assert.rejects(restoreRuntime({ ...loaded, activeTheme: "other" }, backend, {}), { code: "snapshot-tampered" });
 
-  // reset(): back to the state right after boot, fast.
-  const started = Date.now();
+  // reset(): back to the state right after boot (its speed is measured by bench/, not asserted).
   await runtime.reset();
-  const resetMs = Date.now() - started;
-  assert.ok(resetMs < 1000, `reset took ${resetMs} ms`);
   assert.deepEqual(await stateOf(runtime), [cleanTitle, 0, false]);
 });
