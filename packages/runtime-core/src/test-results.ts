@@ -60,6 +60,20 @@ export const PHPUNIT_RESULTS_SCHEMA = Type.Object(
       { additionalProperties: false },
     ),
     bootstrap: Type.Union([Type.Literal("plugin"), Type.Literal("wordpress")]),
+    testsLibrary: Type.Union(
+      [
+        Type.Object(
+          {
+            dir: Type.String({ description: "WP_TESTS_DIR inside the sandbox." }),
+            from: Type.Union([Type.Literal("env"), Type.Literal("vendor")], { description: '"env": the host\'s WP_TESTS_DIR; "vendor": the plugin\'s vendor/wp-phpunit/wp-phpunit.' }),
+            installed: Type.Boolean({ description: "Whether the sandbox ran the library's includes/install.php before PHPUnit." }),
+          },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ],
+      { description: "The WordPress core test library offered to the plugin's bootstrap; null when there is none." },
+    ),
     config: Type.Union([Type.String(), Type.Null()]),
     filter: Type.Union([Type.String(), Type.Null()]),
     testsuite: Type.Union([Type.String(), Type.Null()]),

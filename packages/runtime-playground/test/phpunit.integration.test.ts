@@ -45,10 +45,118 @@ exit(0);
   );
 }
 
+// Stand-ins for the WordPress core test library (wordpress-develop's tests/phpunit/includes, which
+// wp-phpunit/wp-phpunit republishes; no copy is available offline here). They follow the real
+// library's contract with the sandbox: the bootstrap reads WP_TESTS_CONFIG_FILE_PATH, runs
+// `php includes/install.php <config>` unless WP_TESTS_SKIP_INSTALL=1, then loads wp-settings.php;
+// install.php drops the prefixed tables and runs wp_install() with the config's title and email.
+const LIBRARY = {
+  "includes/functions.php": `<?php
+// Test stand-in for the core test library's includes/functions.php.
+function tests_add_filter($hook, $callback, $priority = 10, $accepted_args = 1) {
+	global $wp_filter;
+	if (function_exists('add_filter')) { add_filter($hook, $callback, $priority, $accepted_args); return true; }
+	$wp_filter[$hook][$priority][is_string($callback) ? $callback : spl_object_hash($callback)] = ['function' => $callback, 'accepted_args' => $accepted_args];
+	return true;
+}
+function tests_reset__SERVER() {
+	$_SERVER['HTTP_HOST'] = $_SERVER['SERVER_NAME'] = WP_TESTS_DOMAIN;
+	$_SERVER['REQUEST_METHOD'] = 'GET';
+	$_SERVER['REQUEST_URI'] = '';
+}
+`,
+  "includes/install.php": `<?php
+// Test stand-in for the core test library's includes/install.php (run as its own PHP process).
+$config_file_path = $argv[1];
+define('WP_INSTALLING', true);
+require_once $config_file_path;
+require_once __DIR__ . '/functions.php';
+tests_reset__SERVER();
+tests_add_filter('pre_wp_mail', '__return_true');
+require_once ABSPATH . 'wp-settings.php';
+require_once ABSPATH . 'wp-admin/includes/upgrade.php';
+echo 'Installing...' . PHP_EOL;
+foreach ($wpdb->tables() as $table => $prefixed_table) { $wpdb->query("DROP TABLE IF EXISTS $prefixed_table"); }
+wp_install(WP_TESTS_TITLE, 'admin', WP_TESTS_EMAIL, true, null, 'password');
+`,
+  "includes/bootstrap.php": `<?php
+// Test stand-in for the core test library's includes/bootstrap.php.
+$config_file_path = defined('WP_TESTS_CONFIG_FILE_PATH') ? WP_TESTS_CONFIG_FILE_PATH : dirname(__DIR__) . '/wp-tests-config.php';
+global $wpdb, $current_site, $current_blog, $wp_rewrite, $shortcode_tags, $wp, $phpmailer, $wp_theme_directories;
+if (!is_readable($config_file_path)) { echo "ERROR: wp-tests-config.php is missing!\n"; exit(1); }
+require_once $config_file_path;
+require_once __DIR__ . '/functions.php';
+tests_reset__SERVER();
+define('WP_TESTS_TABLE_PREFIX', $table_prefix);
+if ('1' !== getenv('WP_TESTS_SKIP_INSTALL')) {
+	system(WP_PHP_BINARY . ' ' . escapeshellarg(__DIR__ . '/install.php') . ' ' . escapeshellarg($config_file_path), $retval);
+	if (0 !== $retval) { exit($retval); }
+}
+require_once ABSPATH . 'wp-settings.php';
+`,
+};
+
+/** A plugin whose tests run on the core test library, scaffolded the way `wp scaffold plugin-tests` does. */
+function writeLibraryPlugin(slug: string, withVendorLibrary: boolean): string {
+  const dir = join(scratch, slug);
+  const fn = slug.replaceAll("-", "_");
+  const put = (rel: string, text: string) => {
+    mkdirSync(join(dir, rel, ".."), { recursive: true });
+    writeFileSync(join(dir, rel), text);
+  };
+  put(`${slug}.php`, `<?php\n/* Plugin Name: ${slug} */\nfunction ${fn}_answer() { return 42; }\n`);
+  put("phpunit.xml.dist", `<?xml version="1.0"?>\n<phpunit bootstrap="tests/bootstrap.php"><testsuites><testsuite name="all"><directory suffix="Test.php">tests</directory></testsuite></testsuites></phpunit>\n`);
+  put(
+    "tests/bootstrap.php",
+    `<?php
+$_tests_dir = getenv('WP_TESTS_DIR');
+if (!$_tests_dir || !file_exists("{$_tests_dir}/includes/functions.php")) { echo "Could not find {$_tests_dir}/includes/functions.php\n"; exit(1); }
+require_once "{$_tests_dir}/includes/functions.php";
+tests_add_filter('muplugins_loaded', static function () { require dirname(__DIR__) . '/${slug}.php'; });
+require "{$_tests_dir}/includes/bootstrap.php";
+`,
+  );
+  put(
+    "tests/LibraryTest.php",
+    `<?php
+use PHPUnit\\Framework\\TestCase;
+final class LibraryTest extends TestCase {
+	public function test_runs_on_the_site_the_library_installed() {
+		global $wpdb;
+		$this->assertSame('wptests_', $wpdb->prefix);
+		$this->assertSame(WP_TESTS_TABLE_PREFIX, $wpdb->prefix);
+		$this->assertSame('Test Blog', get_option('blogname'));
+		$this->assertSame('admin@example.org', get_option('admin_email'));
+	}
+	public function test_the_plugin_is_loaded_through_the_library() {
+		$this->assertSame(42, ${fn}_answer());
+	}
+	public function test_wordpress_apis_write_to_the_test_tables() {
+		$id = wp_insert_post(['post_title' => 'Library note', 'post_status' => 'publish']);
+		$this->assertGreaterThan(0, $id);
+		$this->assertSame('Library note', get_post($id)->post_title);
+	}
+}
+`,
+  );
+  if (withVendorLibrary) for (const [rel, text] of Object.entries(LIBRARY)) put(`vendor/wp-phpunit/wp-phpunit/${rel}`, text);
+  return dir;
+}
+
+function writeLibrary(): string {
+  const dir = join(scratch, "wordpress-tests-lib");
+  for (const [rel, text] of Object.entries(LIBRARY)) {
+    mkdirSync(join(dir, rel, ".."), { recursive: true });
+    writeFileSync(join(dir, rel), text);
+  }
+  return dir;
+}
+
 before(async () => {
   assert.ok(existsSync(PHPUNIT), "Debian's phpunit package must be installed (apt-get install phpunit; .ci/run does it)");
   writeVendoredPlugin();
-  runtime = await createPlaygroundBackend().create({ plugins: [PLUGIN, VENDORED] });
+  const libraryPlugins = [writeLibraryPlugin("wp-phpunit-demo", true), writeLibraryPlugin("tests-dir-demo", false)];
+  runtime = await createPlaygroundBackend().create({ plugins: [PLUGIN, VENDORED, ...libraryPlugins] });
 });
 
 after(async () => {
@@ -159,4 +267,67 @@ test("phpunit=PATH to another project's vendor/bin/phpunit: its vendor folder is
   assert.equal(seen.dir, join(VENDORED, "vendor/phpunit/phpunit"));
   assert.equal(seen.cwd, "/wordpress/wp-content/plugins/phpunit-demo");
   assert.equal((result.json as Results).phpunit.source, "arg");
+});
+
+type LibraryResults = Results & { testsLibrary: { dir: string; from: string; installed: boolean } | null };
+
+test("the core test library from the plugin's vendor/wp-phpunit/wp-phpunit: the sandbox writes wp-tests-config.php and installs the test site first", async () => {
+  const result = await runtime.execute({ command: "wordpress.phpunit", args: [`phpunit=${PHPUNIT}`, "plugin=wp-phpunit-demo"] });
+  assert.equal(result.status, "ok", result.stdout + result.stderr);
+  assert.match(result.stdout, /^Installing\.\.\.\n[\s\S]*OK \(3 tests, \d+ assertions\)/);
+  const json = result.json as LibraryResults;
+  assert.deepEqual(json.testsLibrary, { dir: "/wordpress/wp-content/plugins/wp-phpunit-demo/vendor/wp-phpunit/wp-phpunit", from: "vendor", installed: true });
+  assert.deepEqual({ tests: json.tests.tests, passed: json.tests.passed }, { tests: 3, passed: 3 });
+  assert.deepEqual(validateAgainstSchema(PHPUNIT_RESULTS_SCHEMA, json), []);
+
+  // The library's site lives in its own wptests_ tables: the sandbox's site is untouched.
+  const site = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo json_encode([$GLOBALS['table_prefix'], get_option('blogname')]);"] });
+  assert.deepEqual(site.json, ["wp_", "wp-codebox"]);
+});
+
+test("the core test library from the host's WP_TESTS_DIR: mounted read-only at the same path; the test site is installed on every run", async () => {
+  const library = writeLibrary();
+  const saved = { dir: process.env.WP_TESTS_DIR, skip: process.env.WP_TESTS_SKIP_INSTALL };
+  process.env.WP_TESTS_DIR = library;
+  try {
+    const result = await runtime.execute({ command: "wordpress.phpunit", args: [`phpunit=${PHPUNIT}`, "plugin=tests-dir-demo"] });
+    assert.equal(result.status, "ok", result.stdout + result.stderr);
+    const json = result.json as LibraryResults;
+    assert.deepEqual(json.testsLibrary, { dir: library, from: "env", installed: true });
+    assert.deepEqual({ tests: json.tests.tests, passed: json.tests.passed }, { tests: 3, passed: 3 });
+    const written = await runtime.execute({
+      command: "wordpress.run-php",
+      args: [
+        "bootstrap=none",
+        `code=<?php echo json_encode(['exists' => is_file(${JSON.stringify(`${library}/includes/bootstrap.php`)}), 'written' => @file_put_contents(${JSON.stringify(`${library}/includes/x.php`)}, 'x') !== false]);`,
+      ],
+    });
+    assert.deepEqual(written.json, { exists: true, written: false });
+
+    // The host's WP_TESTS_SKIP_INSTALL=1 is not passed on: every run installs the test site afresh.
+    process.env.WP_TESTS_SKIP_INSTALL = "1";
+    const again = await runtime.execute({ command: "wordpress.phpunit", args: [`phpunit=${PHPUNIT}`, "plugin=tests-dir-demo"] });
+    assert.equal(again.status, "ok", JSON.stringify(again));
+    assert.match(again.stdout, /^Installing\.\.\.\n/);
+    assert.equal((again.json as LibraryResults).testsLibrary?.installed, true);
+  } finally {
+    for (const [name, value] of [["WP_TESTS_DIR", saved.dir], ["WP_TESTS_SKIP_INSTALL", saved.skip]] as const) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
+});
+
+test("a host WP_TESTS_DIR that names no folder reaches the plugin's bootstrap, which reports it", async () => {
+  const saved = process.env.WP_TESTS_DIR;
+  process.env.WP_TESTS_DIR = join(scratch, "no-such-tests-lib");
+  try {
+    const result = await runtime.execute({ command: "wordpress.phpunit", args: [`phpunit=${PHPUNIT}`, "plugin=tests-dir-demo"] });
+    assert.equal(result.status, "error");
+    assert.equal(result.error?.code, "phpunit-failed");
+    assert.match(result.stdout, /Could not find .*no-such-tests-lib\/includes\/functions\.php/);
+  } finally {
+    if (saved === undefined) delete process.env.WP_TESTS_DIR;
+    else process.env.WP_TESTS_DIR = saved;
+  }
 });

@@ -7,6 +7,10 @@
  * or Debian's `/usr/bin/phpunit` with its library under `/usr/share/php`, mounted read-only) or the
  * plugin's own `vendor/bin/phpunit`; with neither the command fails with `phpunit-unavailable`
  * (exit 3). Nothing is downloaded.
+ *
+ * With the WordPress core test library (the host's WP_TESTS_DIR, or the plugin's
+ * vendor/wp-phpunit/wp-phpunit) the sandbox writes the library's wp-tests-config.php and runs the
+ * library's install script before PHPUnit, since the library would start it as a subprocess.
  */
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
@@ -91,6 +95,34 @@ export function resolvePhpunit(arg: string | undefined, cwd: string, plugin: Res
   throw new WpCodeboxError("phpunit-unavailable", `No PHPUnit found: the plugin has no vendor/bin/phpunit and no phpunit=PATH was given. ${HOW_TO}.`, {
     checked: [own],
   });
+}
+
+/** The WordPress core test library the plugin's bootstrap may load. */
+export interface TestsLibrary {
+  /** Where the library sits in the sandbox (the value WP_TESTS_DIR gets). */
+  dir: string;
+  /** A host folder to mount read-only at `dir` (for WP_TESTS_DIR from the host's environment). */
+  mount?: string;
+  /** Where it was found. */
+  from: "env" | "vendor";
+}
+
+/**
+ * The core test library: the host's `WP_TESTS_DIR` (as `install-wp-tests.sh` and
+ * `wp scaffold plugin-tests` set it up) when it names a folder, mounted read-only at the same
+ * path; else the plugin's own `vendor/wp-phpunit/wp-phpunit` (Composer); else none. A
+ * `WP_TESTS_DIR` that names no folder is passed on unchanged, so the plugin's bootstrap reports it
+ * as it would outside the sandbox.
+ */
+export function resolveTestsLibrary(plugin: ResolvedMount, env: Record<string, string | undefined>): TestsLibrary | undefined {
+  const fromEnv = env.WP_TESTS_DIR;
+  if (fromEnv) {
+    const dir = resolve(fromEnv);
+    const isDir = existsSync(dir) && statSync(dir).isDirectory();
+    return isDir ? { dir, mount: realpathSync(dir), from: "env" } : { dir: fromEnv, from: "env" };
+  }
+  if (existsSync(join(plugin.source, "vendor", "wp-phpunit", "wp-phpunit"))) return { dir: `${plugin.target}/vendor/wp-phpunit/wp-phpunit`, from: "vendor" };
+  return undefined;
 }
 
 /** The `wp-tests-config.php` the WordPress core test library reads: this sandbox's database and site. */
@@ -188,8 +220,48 @@ export const phpunit: CommandHandler = async (ctx, args) => {
     await ctx.writeSandboxFile(`${WORK}/no-bootstrap.php`, "<?php\n// bootstrap=wordpress: WordPress is already loaded.\n");
   }
   const env: Record<string, string> = { WP_PHPUNIT__TESTS_CONFIG: TESTS_CONFIG, WP_CODEBOX_PHPUNIT: "1" };
-  const wpPhpunit = join(plugin.source, "vendor", "wp-phpunit", "wp-phpunit");
-  if (existsSync(wpPhpunit)) env.WP_TESTS_DIR = `${pluginDir}/vendor/wp-phpunit/wp-phpunit`;
+  const library = resolveTestsLibrary(plugin, process.env);
+  if (library) {
+    env.WP_TESTS_DIR = library.dir;
+    if (library.mount) await ctx.mountReadOnly(library.mount, library.dir);
+  }
+  // The scaffolded bootstrap forwards this to the library, which loads the PHPUnit Polyfills from it.
+  const polyfills = process.env.WP_TESTS_PHPUNIT_POLYFILLS_PATH;
+  if (polyfills) {
+    env.WP_TESTS_PHPUNIT_POLYFILLS_PATH = resolve(polyfills);
+    if (existsSync(polyfills) && statSync(polyfills).isDirectory()) await ctx.mountReadOnly(realpathSync(polyfills), resolve(polyfills));
+  }
+  let installOutput = "";
+  let installRan = false;
+  const installScript = library ? `${library.dir}/includes/install.php` : undefined;
+  // The library reads WP_MULTISITE=1 to install and test a network.
+  if (library && process.env.WP_MULTISITE === "1") env.WP_MULTISITE = "1";
+  if (bootstrap === "plugin" && installScript && (await ctx.readSandboxFile(installScript)) !== null) {
+    // The library's bootstrap would run its install.php as a `php` subprocess, which php-wasm cannot
+    // start (system() fails, and the bootstrap exits without a word): run it here, in a request of
+    // its own, and tell the bootstrap it is done. Always: the host's WP_TESTS_SKIP_INSTALL is for a
+    // database that outlives the run, and the sandbox's never does.
+    await ctx.writeSandboxFile(`${WORK}/install-tests.php`, phpAsset("phpunit/install-tests.php"));
+    const install = { script: installScript, config: TESTS_CONFIG, multisite: env.WP_MULTISITE === "1", pluginDir, env };
+    const installed = outcomeFromRun(
+      await ctx.runPhp(`<?php\n${FATAL_RECORDER}\n$wp_codebox_install = ${phpValue(install)};\nrequire ${phpValue(`${WORK}/install-tests.php`)};\n`, { env }),
+    );
+    if (installed.status !== "ok") {
+      return {
+        ...installed,
+        status: "error",
+        exitCode: installed.exitCode || 1,
+        error: {
+          code: "phpunit-failed",
+          message: `The WordPress core test library (${library!.dir}) could not install WordPress for the tests: ${(installed.error?.message ?? "") + " " + (installed.stdout + installed.stderr).trim().split("\n").slice(-4).join(" | ")}`.slice(0, 900),
+          data: { testsDir: library!.dir, exitCode: installed.exitCode },
+        },
+      };
+    }
+    installOutput = installed.stdout;
+    installRan = true;
+    env.WP_TESTS_SKIP_INSTALL = "1";
+  }
   const actor = bootstrap === "wordpress" ? await ctx.resolveActor(args.as) : { userId: 0, label: "anonymous" };
   const argv = phpunitArgv(args, pluginDir, bootstrapFile);
   const config = {
@@ -207,7 +279,9 @@ export const phpunit: CommandHandler = async (ctx, args) => {
   // A stale log from an earlier run in this sandbox must never be reported as this run's.
   await ctx.writeSandboxFile(JUNIT, "");
   const run = await ctx.runPhp(`<?php\n${FATAL_RECORDER}\n$wp_codebox_phpunit = ${phpValue(config)};\nrequire ${phpValue(`${WORK}/driver.php`)};\n`, { env });
-  const base = outcomeFromRun(run);
+  const ran = outcomeFromRun(run);
+  // The library's install output comes first, where its bootstrap would have printed it.
+  const base = installOutput ? { ...ran, stdout: installOutput + ran.stdout } : ran;
   const junit = text((await ctx.readSandboxFile(JUNIT)) ?? new Uint8Array());
   const parsed = junit.trim()
     ? (outcomeFromRun(await ctx.runPhp(`<?php\n$wp_codebox_junit = ${phpValue(JUNIT)};\nrequire ${phpValue(`${WORK}/results.php`)};\n`)).json as JunitReport | undefined)
@@ -237,6 +311,7 @@ export const phpunit: CommandHandler = async (ctx, args) => {
     plugin: basename(pluginDir),
     phpunit: { version, source: source.source, entry: source.label },
     bootstrap,
+    testsLibrary: library ? { dir: library.dir, from: library.from, installed: installRan } : null,
     config: args.config ?? null,
     filter: args.filter ?? null,
     testsuite: args.testsuite ?? null,
