@@ -7,8 +7,8 @@
  * releases can be used. The zip then boots through the same path as `--wordpress PATH`.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
 import { unzipSync } from "fflate";
 import { findWordPressBuild, listWordPressBuilds } from "./wordpress-builds.js";
@@ -178,6 +178,13 @@ export async function ensureWordPressRelease(version: string, options: WordPress
     );
   }
   if (cached && cached.checksum.value === checksum.value) return { ...cached, fetched: false };
+  // `latest` is usually a release already cached under its own number (or the other way round):
+  // the same published checksum means the same zip, so it is neither fetched nor installed again.
+  const same = sameZipCached(dir, checksum);
+  if (same && (version === "latest" || same.release === version)) {
+    writeRecord(recordPath, { requested: version, release: same.release, file: basename(same.zipPath), checksum, mirror, fetchedAt: new Date().toISOString() });
+    return { ...same, requested: version, checksum, fetched: false };
+  }
   options.onProgress?.(`Fetching WordPress ${version} from ${zipUrl} (once; it is cached)`);
   const got = await get(zipUrl, timeoutMs);
   if (!got.body) throw unavailable(version, `the mirror ${mirror} has no ${releaseZipName(version)} (HTTP ${got.status})`, { url: zipUrl, status: got.status });
@@ -204,10 +211,31 @@ export async function ensureWordPressRelease(version: string, options: WordPress
   const staging = join(dir, `${file}.partial-${process.pid}`);
   writeFileSync(staging, got.body);
   renameSync(staging, join(dir, file));
-  const record: CacheRecord = { requested: version, release, file, checksum, mirror, fetchedAt: new Date().toISOString() };
+  writeRecord(recordPath, { requested: version, release, file, checksum, mirror, fetchedAt: new Date().toISOString() });
+  return { requested: version, release, zipPath: join(dir, file), checksum, fetched: true };
+}
+
+function writeRecord(recordPath: string, record: CacheRecord): void {
   writeFileSync(`${recordPath}.partial-${process.pid}`, `${JSON.stringify(record, null, 2)}\n`);
   renameSync(`${recordPath}.partial-${process.pid}`, recordPath);
-  return { requested: version, release, zipPath: join(dir, file), checksum, fetched: true };
+}
+
+/** Another cached release whose zip has this checksum (verified again here), if any. */
+function sameZipCached(dir: string, checksum: CachedRelease["checksum"]): Omit<CachedRelease, "fetched"> | undefined {
+  if (!existsSync(dir)) return undefined;
+  for (const name of readdirSync(dir).sort()) {
+    if (!name.endsWith(".json")) continue;
+    let record: CacheRecord;
+    try {
+      record = JSON.parse(readFileSync(join(dir, name), "utf8")) as CacheRecord;
+    } catch {
+      continue;
+    }
+    if (record.checksum?.algorithm !== checksum.algorithm || record.checksum.value !== checksum.value) continue;
+    const found = readRecord(join(dir, name), dir);
+    if (found) return found;
+  }
+  return undefined;
 }
 
 /** A cache record whose zip still matches its recorded checksum; a damaged entry is dropped. */

@@ -38,6 +38,11 @@ const files: Record<string, Buffer | string> = {
   "/wordpress-6.1.1.zip.sha1": sha1,
   // No checksum published at all.
   "/wordpress-5.9.zip": zip,
+  // A mirror whose latest.zip is the same file as its release zip (both with a .sha1).
+  "/same/latest.zip": zip,
+  "/same/latest.zip.sha1": sha1,
+  [`/same/wordpress-${build.release}.zip`]: zip,
+  [`/same/wordpress-${build.release}.zip.sha1`]: sha1,
 };
 
 before(async () => {
@@ -121,5 +126,23 @@ test("--wp latest from the loopback mirror boots that build after checking its c
   } finally {
     if (previous === undefined) delete process.env.WP_CODEBOX_WORDPRESS_MIRROR;
     else process.env.WP_CODEBOX_WORDPRESS_MIRROR = previous;
+  }
+});
+
+test("latest whose published checksum is a release already cached is neither fetched nor stored again", async () => {
+  const own = mkdtempSync(join(tmpdir(), "wp-codebox-releases-same-"));
+  try {
+    const same = `${mirror}same/`;
+    const release = await ensureWordPressRelease(build.release, { cacheDir: own, mirror: same });
+    assert.equal(release.fetched, true);
+    requests.length = 0;
+    const latest = await ensureWordPressRelease("latest", { cacheDir: own, mirror: same });
+    assert.deepEqual({ fetched: latest.fetched, release: latest.release, zipPath: latest.zipPath, requested: latest.requested }, { fetched: false, release: build.release, zipPath: release.zipPath, requested: "latest" });
+    assert.deepEqual(requests, ["/same/latest.zip.sha1"]);
+    // Offline, latest is now served from that record too.
+    const offline = await ensureWordPressRelease("latest", { cacheDir: own, mirror: same, offline: true });
+    assert.equal(offline.zipPath, release.zipPath);
+  } finally {
+    rmSync(own, { recursive: true, force: true });
   }
 });
