@@ -1,7 +1,8 @@
 /**
  * Integration through the CLI: `wordpress.phpunit` exit codes and bundle files (Debian's PHPUnit
  * 9.6 at /usr/bin/phpunit), `--wp` with an unreachable mirror, and a two-by-two matrix recipe
- * (bundled WordPress 6.4/6.5 × PHP 8.2/8.3; the first run ever installs those sites once).
+ * (bundled WordPress 6.4/6.5 × PHP 7.4/8.5, the oldest and newest PHP builds; the first run ever
+ * installs those sites once), and the suite on PHP 8.0 (like 7.4, a build without OPcache shared memory).
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -53,6 +54,17 @@ describe("wp-codebox run --command wordpress.phpunit", { timeout: 300_000 }, () 
     assert.deepEqual(results.failures, []);
   });
 
+  it("runs on PHP 8.0 (a build without OPcache shared memory): exit 0 with the failing test filtered out", async () => {
+    const dir = join(tmp, "php80");
+    const run = await spawnCli([
+      "run", "--php", "8.0", "--plugin", PLUGIN, "--command", "wordpress.phpunit",
+      "--arg", "phpunit=/usr/bin/phpunit", "--arg", "filter=/^(?!.*test_slug_keeps_underscores)/", "--artifacts", dir,
+    ]);
+    assert.equal(run.code, 0, show(run));
+    assert.match(run.stdout, /OK \(4 tests, \d+ assertions\)/);
+    assert.match(run.stderr, /on PHP 8\.0/);
+  });
+
   it("exits 3 phpunit-unavailable when the plugin has no vendor/bin/phpunit and no phpunit=PATH is given", async () => {
     const run = await spawnCli(["run", "--plugin", PLUGIN, "--command", "wordpress.phpunit", "--artifacts", join(tmp, "unavailable")]);
     assert.equal(run.code, 3, show(run));
@@ -89,7 +101,7 @@ describe("wp-codebox recipe run with runtime.matrix", { timeout: 600_000 }, () =
     const dir = join(tmp, "matrix");
     const run = await spawnCli(["recipe", "run", "examples/recipes/phpunit-matrix/recipe.json", "--artifacts", dir]);
     assert.equal(run.code, 0, show(run));
-    const cells = ["wp-6.4-php-8.2", "wp-6.4-php-8.3", "wp-6.5-php-8.2", "wp-6.5-php-8.3"];
+    const cells = ["wp-6.4-php-7.4", "wp-6.4-php-8.5", "wp-6.5-php-7.4", "wp-6.5-php-8.5"];
     assert.deepEqual(readdirSync(dir).sort(), [...cells, "matrix-summary.json"].sort());
     for (const cell of cells) {
       assert.match(run.stdout, new RegExp(`^${cell}\\s+\\d\\.\\d\\s+\\d\\.\\d\\s+passed\\s+4\\s+0\\s`, "m"));
@@ -101,10 +113,10 @@ describe("wp-codebox recipe run with runtime.matrix", { timeout: 600_000 }, () =
     assert.deepEqual(summary.counts, { cells: 4, passed: 4, failed: 0 });
     assert.deepEqual(
       summary.cells.map((c: { wp: string; php: string; tests: { passed: number; failed: number } }) => [c.wp, c.php, c.tests.passed, c.tests.failed]),
-      [["6.4", "8.2", 4, 0], ["6.4", "8.3", 4, 0], ["6.5", "8.2", 4, 0], ["6.5", "8.3", 4, 0]],
+      [["6.4", "7.4", 4, 0], ["6.4", "8.5", 4, 0], ["6.5", "7.4", 4, 0], ["6.5", "8.5", 4, 0]],
     );
     // Each cell really ran on its own versions.
-    const info = readJson(join(dir, "wp-6.4-php-8.2", "metadata.json"));
-    assert.match(JSON.stringify(info), /"wordpressVersion":"6\.4\.5"[\s\S]*"phpVersion":"8\.2"|"phpVersion":"8\.2"[\s\S]*"wordpressVersion":"6\.4\.5"/);
+    const info = readJson(join(dir, "wp-6.4-php-7.4", "metadata.json"));
+    assert.match(JSON.stringify(info), /"wordpressVersion":"6\.4\.5"[\s\S]*"phpVersion":"7\.4"|"phpVersion":"7\.4"[\s\S]*"wordpressVersion":"6\.4\.5"/);
   });
 });

@@ -111,6 +111,8 @@ async function readCapped(stream: ReadableStream<Uint8Array>, capBytes: number):
 }
 
 const OPCACHE_DIR = "/internal/shared/opcache";
+/** PHP versions whose php-wasm build has no OPcache shared memory. */
+const FILE_CACHE_ONLY_PHP = new Set(["7.4", "8.0"]);
 
 /**
  * Gives every file under `vfsDir` (except the OPcache folder) an mtime derived from its content.
@@ -377,7 +379,9 @@ async function boot(): Promise<void> {
       // Keep compiled scripts in (wasm) shared memory too, not only in the file cache: a request
       // then reuses what the previous one compiled instead of unserialising every script again
       // (a WordPress-loading run-php: ~85 → ~45 ms CPU). The file cache still seeds new workers.
-      "opcache.file_cache_only": "0",
+      // php-wasm's PHP 7.4 and 8.0 builds cannot allocate OPcache's shared memory ("Unable to
+      // allocate shared memory segment", a fatal error before WordPress loads): file cache only.
+      "opcache.file_cache_only": FILE_CACHE_ONLY_PHP.has(options.phpVersion) ? "1" : "0",
       // Check every included file's mtime on every request: with the shared-memory cache the
       // default (every 2 s of request time, which follows the virtual clock) would run a PHP file
       // the sandbox rewrote a moment ago (a generated include, a core file) from its old bytecode.
