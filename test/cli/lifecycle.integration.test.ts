@@ -6,7 +6,7 @@
  */
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -47,6 +47,28 @@ test("run: a plugin that fatals on activation → boot-failed, exit 1, a verifyi
   assert.equal(printed.bundle.valid, true);
   await assertBootFailedBundle(out);
 });
+
+// A plugin that ends PHP as it loads leaves the activation helper without a report: the run says
+// which plugin ended PHP instead of failing inside wp-codebox.
+const endingPlugins: [string, string][] = [
+  ["exit-on-load", "exit(0);"],
+  ["die-with-output", "echo 'partial'; die('bye');"],
+];
+for (const [name, body] of endingPlugins) {
+  test(`run: a plugin that ends PHP at load (${body}) → boot-failed naming it, exit 1, a verifying bundle`, { timeout: 120_000 }, async () => {
+    const plugin = join(scratch, "plugins", name);
+    mkdirSync(plugin, { recursive: true });
+    writeFileSync(join(plugin, `${name}.php`), `<?php\n/*\nPlugin Name: ${name}\n*/\n${body}\n`);
+    const out = join(scratch, `run-${name}`);
+    const run = await cli(["run", "--plugin", plugin, "--command", "wordpress.run-php", "--arg", "code=<?php echo 1;", "--artifacts", out, "--json"]);
+    assert.equal(run.code, 1, run.show());
+    const printed = JSON.parse(run.stdout);
+    assert.equal(printed.result.error.code, "boot-failed");
+    assert.match(printed.result.error.message, new RegExp(`ended \\(exit or die\\) while activating the plugin ${name}\\b`));
+    assert.equal(printed.bundle.valid, true);
+    await assertBootFailedBundle(out);
+  });
+}
 
 test("recipe run: the same plugin as a recipe input → boot-failed, exit 1, a verifying bundle with the report", { timeout: 120_000 }, async () => {
   const file = join(scratch, "recipe.json");

@@ -162,10 +162,26 @@ export function workerBootOptions(
   };
 }
 
+/** What `assets/sandbox/activate-inputs.php` prints: the activation report, or what was being done when PHP ended. */
+interface ActivationReport {
+  plugins: { dir: string; error: string | null }[];
+  themes: { dir: string; error: string | null }[];
+  ended?: { kind: string; name: string };
+}
+
+/** Why activation printed no report: PHP ended (exit/die) while activating `ended`, or the output was not the report. */
+function activationEndedMessage(ended: ActivationReport["ended"] | undefined, stdout: string): string {
+  if (!ended) return `Activating plugins/themes printed no report (output: ${JSON.stringify(stdout.slice(0, 300))}).`;
+  const what = ended.kind === "plugin" || ended.kind === "theme" ? `while activating the ${ended.kind} ${ended.name}` : ended.kind === "site options" ? `while setting the site option ${ended.name}` : "while WordPress loaded";
+  const subject = ended.kind === "plugin" || ended.kind === "theme" ? `The ${ended.kind} ${ended.name}` : "Something";
+  return `PHP ended (exit or die) ${what}, so the sandbox could not finish activating its inputs. ${subject} must not call exit or die while it loads or activates.`;
+}
+
 /**
  * Activates `--plugin`/`--theme` inputs and applies site options, in the booted primary worker.
  * @returns true when there was something to activate.
- * @throws `boot-failed` naming every input that did not activate, with WordPress's reason.
+ * @throws `boot-failed` naming every input that did not activate, with WordPress's reason, or the
+ *   input during whose activation PHP ended (exit or die; `details.ended`).
  */
 export async function activateInputs(host: PhpWorkerHost, setup: PlaygroundRuntimeSetup): Promise<boolean> {
   const { plugins, themes, siteOptions } = setup;
@@ -179,7 +195,10 @@ export async function activateInputs(host: PhpWorkerHost, setup: PlaygroundRunti
   if (outcome.status !== "ok") {
     throw new WpCodeboxError("boot-failed", `Activating plugins/themes failed: ${outcome.error?.message ?? outcome.stderr}`, { error: outcome.error });
   }
-  const report = outcome.json as { plugins: { dir: string; error: string | null }[]; themes: { dir: string; error: string | null }[] };
+  const report = outcome.json as ActivationReport | undefined;
+  if (!report || !Array.isArray(report.plugins) || !Array.isArray(report.themes)) {
+    throw new WpCodeboxError("boot-failed", activationEndedMessage(report?.ended, outcome.stdout), { ended: report?.ended ?? null });
+  }
   const failed = [...report.plugins, ...report.themes].filter((r) => r.error);
   if (failed.length) {
     throw new WpCodeboxError(

@@ -2,10 +2,23 @@
 /**
  * Boot: activates the --plugin and --theme inputs and applies site options, then prints
  * { plugins: [{ dir, file?, error }], themes: [{ dir, error }] } as JSON (error null on success).
+ * When something ends PHP on the way (a plugin calling exit or die as it loads), it prints
+ * { ended: { kind: "plugin" | "theme" | "site options" | "WordPress", name } } instead, naming
+ * what was being done, and whatever was printed before is dropped.
  * The caller defines $wp_codebox_plugins (folder names or single-file plugin names under
  * wp-content/plugins), $wp_codebox_themes (folder names under wp-content/themes) and
  * $wp_codebox_site_options (option name => value).
  */
+$wp_codebox_stage = ['kind' => 'WordPress', 'name' => 'wp-load.php'];
+$wp_codebox_reported = false;
+register_shutdown_function(function () use (&$wp_codebox_stage, &$wp_codebox_reported) {
+  if ($wp_codebox_reported) return;
+  // A fatal error is reported by the fatal recorder; only a clean exit is ours to explain.
+  $last = error_get_last();
+  if ($last && ($last['type'] & (E_ERROR | E_PARSE | E_CORE_ERROR | E_COMPILE_ERROR | E_USER_ERROR))) return;
+  while (ob_get_level() > 0) ob_end_clean();
+  echo json_encode(['ended' => $wp_codebox_stage]);
+});
 require_once '/wordpress/wp-load.php';
 require_once ABSPATH . 'wp-admin/includes/plugin.php';
 $out = ['plugins' => [], 'themes' => []];
@@ -14,14 +27,17 @@ foreach ($wp_codebox_plugins as $dir) {
   if (substr($dir, -4) === '.php') { $found = $dir; }
   else { foreach (get_plugins('/' . $dir) as $file => $data) { $found = $dir . '/' . $file; break; } }
   if ($found === null) { $out['plugins'][] = ['dir' => $dir, 'error' => 'no plugin header found in wp-content/plugins/' . $dir]; continue; }
+  $wp_codebox_stage = ['kind' => 'plugin', 'name' => $dir];
   $r = activate_plugin($found);
   $out['plugins'][] = ['dir' => $dir, 'file' => $found, 'error' => is_wp_error($r) ? $r->get_error_message() : null];
 }
 foreach ($wp_codebox_themes as $dir) {
   $theme = wp_get_theme($dir);
   if (!$theme->exists() || $theme->errors()) { $out['themes'][] = ['dir' => $dir, 'error' => $theme->errors() ? $theme->errors()->get_error_message() : 'theme not found']; continue; }
+  $wp_codebox_stage = ['kind' => 'theme', 'name' => $dir];
   switch_theme($dir);
   $out['themes'][] = ['dir' => $dir, 'error' => null];
 }
-foreach ($wp_codebox_site_options as $k => $v) { update_option($k, $v); }
+foreach ($wp_codebox_site_options as $k => $v) { $wp_codebox_stage = ['kind' => 'site options', 'name' => $k]; update_option($k, $v); }
+$wp_codebox_reported = true;
 echo json_encode($out);
