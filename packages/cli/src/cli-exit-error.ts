@@ -3,7 +3,7 @@
  * interrupts, and an incomplete environment found by `doctor`. Thrown by commands; the one
  * top-level catch in `cli.ts` prints `error[<code>]: <message>` and exits with `exitCode`.
  */
-import { WpCodeboxError, exitCodeForCategory, type RunSessionOutcome } from "@wp-codebox/runtime-core";
+import { WpCodeboxError, errorMessage, exitCodeForCategory, type RunSessionOutcome } from "@wp-codebox/runtime-core";
 
 /** Exit codes of the CLI. */
 export const EXIT_CODES = {
@@ -39,8 +39,7 @@ export function describeFailure(error: unknown): { code: string; message: string
   if (error instanceof WpCodeboxError) {
     return { code: error.code, message: error.message, exitCode: exitCodeForCategory(error.category), details: error.details };
   }
-  const message = error instanceof Error ? error.message : String(error);
-  return { code: "internal-error", message, exitCode: EXIT_CODES.internal };
+  return { code: "internal-error", message: errorMessage(error), exitCode: EXIT_CODES.internal };
 }
 
 /**

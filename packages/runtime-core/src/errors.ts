@@ -143,9 +143,37 @@ export function exitCodeForCategory(category: ErrorCategory): number {
   }
 }
 
+/** Names of the errno values Emscripten's file system throws most (its numbering, not Linux's). */
+const EMSCRIPTEN_ERRNO_NAMES: Record<number, string> = { 2: "EACCES", 10: "EBUSY", 20: "EEXIST", 28: "EINVAL", 31: "EISDIR", 44: "ENOENT", 54: "ENOTDIR", 55: "ENOTEMPTY", 63: "EPERM", 69: "EROFS" };
+
+/**
+ * A readable message for anything thrown: an Error's message, a string as is, an object's
+ * `message`, `code` or `errno` (Emscripten's file system throws objects with only an errno), else
+ * its JSON (at most 500 characters). Never `[object Object]`, never empty.
+ */
+export function errorMessage(thrown: unknown): string {
+  if (typeof thrown === "string") return thrown || "an empty error message";
+  if (thrown === null || thrown === undefined) return `${String(thrown)} was thrown`;
+  if (typeof thrown !== "object") return String(thrown);
+  const { message, code, errno } = thrown as { message?: unknown; code?: unknown; errno?: unknown };
+  if (typeof message === "string" && message.trim()) return message;
+  if (message !== null && typeof message === "object") return errorMessage(message);
+  const name = (thrown as { constructor?: { name?: string } }).constructor?.name;
+  const kind = name && name !== "Object" ? `${name}: ` : "";
+  if (typeof code === "string" && code) return `${kind}${code}`;
+  if (typeof errno === "number") return `${kind}file system error ${EMSCRIPTEN_ERRNO_NAMES[errno] ?? `errno ${errno}`}`;
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(thrown);
+  } catch {
+    json = undefined;
+  }
+  if (json && json !== "{}") return `${kind}${json.length > 500 ? `${json.slice(0, 500)}…` : json}`;
+  return `${name ?? "an object"} without a message was thrown`;
+}
+
 /** Turns anything thrown into a `SerializedError` (unknown errors become `internal-error`). */
 export function serializeError(error: unknown): SerializedError {
   if (error instanceof WpCodeboxError) return error.toJSON();
-  const message = error instanceof Error ? error.message : String(error);
-  return { code: "internal-error", message };
+  return { code: "internal-error", message: errorMessage(error) };
 }

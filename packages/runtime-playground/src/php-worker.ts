@@ -18,6 +18,7 @@ import type { CappedStream, DeferredRequest, PhpFatal, RequestReport, WorkerBoot
 import { phpNetworkGuardPreRun } from "./php-network-guard.js";
 import { installDeterminism, markWork, virtualClockUs } from "./php-determinism.js";
 import { DEFERRED_REQUESTS_DIR, selfCallMuPlugin } from "./site-php.js";
+import { errorMessage } from "@wp-codebox/runtime-core";
 
 // Baseline-compile PHP's WebAssembly only (Liftoff): TurboFan tier-up spent ~0.8 s of CPU on the
 // first WordPress load, on two cores competing with the run itself, and steady-state requests
@@ -433,8 +434,7 @@ port.on("message", (request: WorkerRequest) => {
       const value = await handle(request);
       reply = { id: request.id, ok: true, value };
     } catch (error) {
-      const e = error as Error;
-      reply = { id: request.id, ok: false, error: { message: e?.message ?? String(error), stack: e?.stack } };
+      reply = { id: request.id, ok: false, error: { message: errorMessage(error), stack: (error as Error | undefined)?.stack } };
     }
     // Before the reply: the runtime counts them as running before it learns the work is done.
     if (request.op === "run" || request.op === "http") for (const deferred of takeDeferredRequests()) post({ event: "deferred-request", request: deferred });
@@ -442,6 +442,6 @@ port.on("message", (request: WorkerRequest) => {
   });
 });
 
-boot().catch((error: Error) => {
-  post({ event: "boot-failed", error: { message: error?.message ?? String(error), stack: error?.stack } });
+boot().catch((error: unknown) => {
+  post({ event: "boot-failed", error: { message: errorMessage(error), stack: (error as Error | undefined)?.stack } });
 });
