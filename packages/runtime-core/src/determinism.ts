@@ -68,23 +68,51 @@ export function episodeDeterminismOptions(options: DeterminismOptions, network: 
   };
 }
 
-const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-](\d{2}):(\d{2}))$/;
+
+/** The last instant a virtual clock may reach: the end of year 9999 (ISO-8601's four-digit years). */
+export const CLOCK_MAX_MS = Date.UTC(9999, 11, 31, 23, 59, 59);
 
 /**
- * Parses `--clock`: `"real"` or an ISO-8601 instant with a timezone (`Z` or `±hh:mm`).
+ * How far a virtual clock may advance during one sandbox's life, in ms (one year): it moves at
+ * least 1 s per piece of PHP work, so a start later than `CLOCK_MAX_MS` minus this is refused.
+ */
+export const CLOCK_RUN_ALLOWANCE_MS = 366 * 24 * 3600 * 1000;
+
+/** The latest `--clock` start accepted, as UTC ISO text. */
+export const CLOCK_LATEST_START = new Date(CLOCK_MAX_MS - CLOCK_RUN_ALLOWANCE_MS).toISOString().replace(".000Z", "Z");
+
+/** True when the instant's written fields name a real calendar date and time (no 30 February, no hour 24). */
+function fieldsExist(match: RegExpExecArray): boolean {
+  const [year, month, day, hour, minute, second, offsetHour, offsetMinute] = [1, 2, 3, 4, 5, 6, 9, 10].map((i) => Number(match[i] ?? 0));
+  if (hour! > 23 || minute! > 59 || second! > 59 || offsetHour! > 23 || offsetMinute! > 59) return false;
+  const date = new Date(Date.UTC(2000, 0, 1));
+  date.setUTCFullYear(year!, month! - 1, day!);
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month! - 1 && date.getUTCDate() === day;
+}
+
+/**
+ * Parses `--clock`: `"real"` or an ISO-8601 instant with a timezone (`Z` or `±hh:mm`) that exists
+ * on the calendar, from 1970-01-01T00:00:00Z to `CLOCK_LATEST_START` (a year before the end of
+ * 9999, so the clock cannot run past it during the run).
  * @returns `{ clock: "real" }` or `{ clock: "virtual", start }` with `start` normalised to UTC ISO.
- * @throws WpCodeboxError `invalid-clock`.
+ * @throws WpCodeboxError `invalid-clock` (`details.clock`, and `details.reason`).
  */
 export function parseClockOption(value: string): { clock: "real" } | { clock: "virtual"; start: string } {
   if (value === "real") return { clock: "real" };
-  const ms = ISO_INSTANT.test(value) ? Date.parse(value) : NaN;
-  if (!Number.isFinite(ms) || ms < 0 || ms > 253402300799000) {
-    throw new WpCodeboxError(
+  const match = ISO_INSTANT.exec(value);
+  const refuse = (reason: string) =>
+    new WpCodeboxError(
       "invalid-clock",
-      `--clock ${JSON.stringify(value)} is not valid: give "real" or an ISO-8601 instant with a timezone between 1970 and 9999, e.g. --clock 2025-01-01T00:00:00Z.`,
-      { clock: value },
+      `--clock ${JSON.stringify(value)} is not valid: ${reason}. Give "real" or an ISO-8601 instant with a timezone from 1970-01-01T00:00:00Z to ${CLOCK_LATEST_START}, e.g. --clock 2025-01-01T00:00:00Z.`,
+      { clock: value, reason },
     );
-  }
+  if (!match) throw refuse("it is not an instant written as YYYY-MM-DDThh:mm[:ss[.fff]] with Z or ±hh:mm");
+  if (!fieldsExist(match)) throw refuse("that date or time does not exist on the calendar");
+  const ms = Date.parse(value);
+  if (!Number.isFinite(ms)) throw refuse("that date or time does not exist on the calendar");
+  if (ms < 0) throw refuse("it is before 1970");
+  if (ms > CLOCK_MAX_MS - CLOCK_RUN_ALLOWANCE_MS) throw refuse(`it is later than ${CLOCK_LATEST_START}, and the clock advances during the run, so it could pass the end of year 9999`);
   return { clock: "virtual", start: new Date(ms).toISOString() };
 }
 

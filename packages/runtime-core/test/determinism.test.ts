@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { EPISODE_DEFAULT_CLOCK, episodeDeterminismOptions, parseClockOption, parseSeedOption, resolveDeterminism } from "@wp-codebox/runtime-core";
+import { CLOCK_LATEST_START, CLOCK_MAX_MS, CLOCK_RUN_ALLOWANCE_MS, EPISODE_DEFAULT_CLOCK, WpCodeboxError, episodeDeterminismOptions, parseClockOption, parseSeedOption, resolveDeterminism } from "@wp-codebox/runtime-core";
 
 test("--clock: real, or an ISO-8601 instant with a timezone (normalised to UTC)", () => {
   assert.deepEqual(parseClockOption("real"), { clock: "real" });
@@ -9,6 +9,43 @@ test("--clock: real, or an ISO-8601 instant with a timezone (normalised to UTC)"
     assert.throws(() => parseClockOption(bad), { code: "invalid-clock" }, bad);
   }
 });
+
+// Each instant must exist as written (no roll-over into the next month) and leave the clock a
+// year of room before the end of 9999.
+const clockCases: [string, string | RegExp][] = [
+  ["2024-02-29T00:00:00Z", "2024-02-29T00:00:00.000Z"],
+  ["2025-02-28T23:59:59Z", "2025-02-28T23:59:59.000Z"],
+  ["1970-01-01T00:00:00Z", "1970-01-01T00:00:00.000Z"],
+  ["2025-12-31T23:30:00-01:00", "2026-01-01T00:30:00.000Z"],
+  [CLOCK_LATEST_START, new Date(CLOCK_MAX_MS - CLOCK_RUN_ALLOWANCE_MS).toISOString()],
+  ["2025-02-30T00:00:00Z", /does not exist on the calendar/],
+  ["2025-02-29T00:00:00Z", /does not exist on the calendar/],
+  ["2100-02-29T00:00:00Z", /does not exist on the calendar/],
+  ["2025-04-31T00:00:00Z", /does not exist on the calendar/],
+  ["2025-00-10T00:00:00Z", /does not exist on the calendar/],
+  ["2025-01-00T00:00:00Z", /does not exist on the calendar/],
+  ["2025-01-01T24:00:00Z", /does not exist on the calendar/],
+  ["2025-01-01T23:60:00Z", /does not exist on the calendar/],
+  ["2025-01-01T23:59:60Z", /does not exist on the calendar/],
+  ["2025-01-01T00:00:00+24:00", /does not exist on the calendar/],
+  ["1969-12-31T23:59:59Z", /before 1970/],
+  ["9999-12-31T23:59:59Z", /later than/],
+  ["9999-01-01T00:00:00Z", /later than/],
+];
+for (const [input, expected] of clockCases) {
+  test(`--clock ${input} → ${typeof expected === "string" ? expected : `invalid-clock ${expected}`}`, () => {
+    if (typeof expected === "string") {
+      assert.deepEqual(parseClockOption(input), { clock: "virtual", start: expected });
+      return;
+    }
+    assert.throws(() => parseClockOption(input), (error: WpCodeboxError) => {
+      assert.equal(error.code, "invalid-clock");
+      assert.match(error.message, expected);
+      assert.match(error.message, new RegExp(`from 1970-01-01T00:00:00Z to ${CLOCK_LATEST_START}`));
+      return true;
+    });
+  });
+}
 
 test("--seed: a whole number from 0 to 2^53-1", () => {
   assert.equal(parseSeedOption("42"), 42);
