@@ -15,8 +15,9 @@ const MODES: readonly MountMode[] = ["readonly", "readwrite"];
 /**
  * Validates mounts and resolves their sources, before any boot.
  * Checks, in order, each with its own code:
- * - `invalid-mount`: not an object, empty source/target, mode not `readonly`|`readwrite`, or two
- *   mounts with the same target;
+ * - `invalid-mount`: not an object, empty source/target, mode not `readonly`|`readwrite`, two
+ *   mounts with the same target, a file at `/workspace`, or a mount under `/workspace/` beside a
+ *   read-write mount of the whole `/workspace`;
  * - `mount-escape`: the target has a `..` segment;
  * - `mount-target-outside-sandbox`: the target is not absolute under `/wordpress/wp-content/…` or
  *   `/workspace/…` (or exactly `/workspace`);
@@ -45,6 +46,21 @@ export function resolveMounts(specs: readonly MountSpec[], cwd: string): Resolve
     seen.set(mount.target, index);
     resolved.push(mount);
   });
+  // A read-write /workspace is the host folder itself: a mount inside it would create its mount
+  // point in that folder (or, read-only, be hidden under it).
+  const file = resolved.findIndex((m) => m.target === "/workspace" && m.kind === "file");
+  if (file !== -1) {
+    throw new WpCodeboxError("invalid-mount", `Mount #${file} puts the file ${resolved[file]!.source} at /workspace, which is a folder: mount it at /workspace/<name>.`, { target: "/workspace", index: file });
+  }
+  const whole = resolved.findIndex((m) => m.target === "/workspace" && m.mode === "readwrite");
+  const inside = resolved.findIndex((m) => m.target.startsWith("/workspace/"));
+  if (whole !== -1 && inside !== -1) {
+    throw new WpCodeboxError(
+      "invalid-mount",
+      `Mount #${inside} (${resolved[inside]!.target}) lies inside the read-write mount #${whole} of the whole /workspace: put its files in ${resolved[whole]!.source} instead, or mount /workspace read-only (:ro).`,
+      { target: resolved[inside]!.target, indexes: [whole, inside] },
+    );
+  }
   return resolved;
 }
 

@@ -86,6 +86,28 @@ test("invalid-mount: bad mode and duplicate targets", async () => {
   );
 });
 
+// The whole /workspace may be a read-write host folder; then nothing may be mounted inside it, and
+// a file can never be the /workspace folder.
+const wholeWorkspaceCases: [string, { source: string; target: string; mode: "readonly" | "readwrite" }[], string | null][] = [
+  ["read-write /workspace alone", [{ source: "plugin", target: "/workspace", mode: "readwrite" }], null],
+  ["read-write /workspace/ (trailing slash)", [{ source: "plugin", target: "/workspace/", mode: "readwrite" }], null],
+  ["read-only /workspace with a read-write mount inside", [{ source: "plugin", target: "/workspace", mode: "readonly" }, { source: "secret.txt", target: "/workspace/s", mode: "readwrite" }], null],
+  ["read-write /workspace with a read-only mount inside", [{ source: "plugin", target: "/workspace", mode: "readwrite" }, { source: "secret.txt", target: "/workspace/s", mode: "readonly" }], "invalid-mount"],
+  ["a read-write mount inside, listed first", [{ source: "secret.txt", target: "/workspace/s", mode: "readwrite" }, { source: "plugin", target: "/workspace", mode: "readwrite" }], "invalid-mount"],
+  ["a file at /workspace", [{ source: "secret.txt", target: "/workspace", mode: "readonly" }], "invalid-mount"],
+  ["read-write /workspace beside a wp-content mount", [{ source: "plugin", target: "/workspace", mode: "readwrite" }, { source: "plugin", target: "/wordpress/wp-content/plugins/p", mode: "readwrite" }], null],
+];
+for (const [name, mounts, code] of wholeWorkspaceCases) {
+  test(`whole /workspace: ${name} → ${code ?? "accepted"}`, async () => {
+    const dir = await fixture();
+    if (code === null) {
+      assert.equal(resolveMounts(mounts, dir).length, mounts.length);
+      return;
+    }
+    assert.throws(() => resolveMounts(mounts, dir), (e: any) => e.code === code && /\/workspace/.test(e.message));
+  });
+}
+
 test("parseMountFlag and plugin/theme helpers", () => {
   assert.deepEqual(parseMountFlag("./data:/workspace/data:ro"), { source: "./data", target: "/workspace/data", mode: "readonly" });
   assert.deepEqual(parseMountFlag("./data:/workspace/data"), { source: "./data", target: "/workspace/data", mode: "readwrite" });

@@ -78,7 +78,8 @@ async function mountAll(php: PHP): Promise<void> {
   if (options.contentDir) await php.mount("/wordpress/wp-content", createNodeFsMountHandler(options.contentDir));
   if (options.workspaceDir) {
     php.mkdir("/workspace");
-    await php.mount("/workspace", createNodeFsMountHandler(options.workspaceDir));
+    // A read-write mount of the whole /workspace replaces the sandbox's own (mounting twice is EBUSY).
+    if (!options.mounts.some((m) => m.vfsPath === "/workspace")) await php.mount("/workspace", createNodeFsMountHandler(options.workspaceDir));
   }
   for (const m of options.mounts) await mountOne(php, m);
 }

@@ -93,7 +93,8 @@ export function populateSandboxDir(sandboxDir: string, setup: Pick<PlaygroundRun
     if (mount.mode === "readonly") {
       cpSync(mount.source, hostTarget, { recursive: true, dereference: false });
     } else {
-      if (mount.kind === "directory") mkdirSync(hostTarget, { recursive: true });
+      // A mount of the whole /workspace takes the place of the sandbox's own workspace folder.
+      if (mount.kind === "directory" && mount.target !== "/workspace") mkdirSync(hostTarget, { recursive: true });
       workerMounts.push({ hostPath: mount.source, vfsPath: mount.target });
     }
   }

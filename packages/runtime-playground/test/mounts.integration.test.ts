@@ -1,7 +1,10 @@
-/** Corpus 5: mount escapes are refused before boot, each with its own code; nothing boots. */
+/**
+ * Corpus 5: mount escapes are refused before boot, each with its own code; nothing boots. And a
+ * read-write mount of the whole /workspace boots, with PHP reading and writing the host folder.
+ */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
@@ -42,3 +45,22 @@ test("an unavailable WordPress version lists the available ones", async () => {
     return true;
   });
 });
+
+for (const target of ["/workspace", "/workspace/"]) {
+  test(`a read-write mount at ${target} replaces the sandbox's workspace: PHP reads and writes the host folder`, { timeout: 120_000 }, async () => {
+    const host = mkdtempSync(join(tmpdir(), "wp-codebox-workspace-rw-"));
+    writeFileSync(join(host, "in.txt"), "from the host");
+    const runtime = await createPlaygroundBackend().create({ mounts: [{ source: host, target, mode: "readwrite" }] });
+    try {
+      const result = await runtime.execute({
+        command: "wordpress.run-php",
+        args: ['code=<?php echo file_get_contents("/workspace/in.txt"); file_put_contents("/workspace/out.txt", "from PHP");'],
+      });
+      assert.equal(result.status, "ok", JSON.stringify(result.error));
+      assert.equal(result.stdout, "from the host");
+      assert.equal(readFileSync(join(host, "out.txt"), "utf8"), "from PHP");
+    } finally {
+      await runtime.dispose();
+    }
+  });
+}
