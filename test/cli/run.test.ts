@@ -73,18 +73,16 @@ describe("wp-codebox run (boots WordPress)", { timeout: 180_000 }, () => {
     assert.equal((await verifyArtifactBundle(dir)).valid, true);
   });
 
-  it("a policy without the command: denied, recorded in the bundle, exit 1", async () => {
+  it("a policy without the command: invalid-policy before boot, exit 2, no bundle", async () => {
     const dir = join(tmp, "denied");
     const run = await spawnCli(
       ["run", "--command", "wordpress.run-php", "--arg", "code=<?php echo 1;", "--policy", '{"commands":["wordpress.rest-request"]}', "--json", "--artifacts", dir],
       { env },
     );
-    assert.equal(run.code, 1, show(run));
-    const out = JSON.parse(run.stdout);
-    assert.equal(out.error.code, "policy-denied");
-    assert.equal(out.result.error.code, "policy-denied");
-    assert.equal(out.bundle.valid, true);
-    assert.match(run.stderr, /^error\[policy-denied\]: /m);
+    assert.equal(run.code, 2, show(run));
+    assert.match(run.stderr, /^error\[invalid-policy\]: The policy does not grant the capability "wordpress\.run-php"/m);
+    assert.doesNotMatch(run.stderr, /Booting/);
+    assert.equal(existsSync(dir), false);
   });
 
   it("a mount target with .. exits 2 with mount-escape, before boot", async () => {

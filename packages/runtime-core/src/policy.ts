@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { Type, type Static } from "@sinclair/typebox";
 import { PolicyDeniedError, WpCodeboxError } from "./errors.js";
-import { allCapabilities } from "./command-registry.js";
+import { BROWSER_EVALUATE_CAPABILITY, allCapabilities } from "./command-registry.js";
 import { validateAgainstSchema } from "./schema-validation.js";
 import type { RuntimePolicy } from "./runtime.js";
 
@@ -146,6 +146,17 @@ export function parsePolicyArg(text: string, cwd: string, options: Omit<Normaliz
 /** True when the policy grants `capability` (exact id match). */
 export function hasCapability(policy: RuntimePolicy, capability: string): boolean {
   return policy.commands.includes(capability);
+}
+
+/**
+ * The capability a command invocation needs that the policy does not grant, or undefined: the
+ * command's own, then `wordpress.browser-actions.evaluate` for a browser script with an evaluate
+ * step. The same rule the runtime enforces on `execute`, asked before boot.
+ */
+export function missingCapability(policy: RuntimePolicy, needs: { capability: string; usesEvaluate?: boolean }): string | undefined {
+  if (!hasCapability(policy, needs.capability)) return needs.capability;
+  if (needs.usesEvaluate && !hasCapability(policy, BROWSER_EVALUATE_CAPABILITY)) return BROWSER_EVALUATE_CAPABILITY;
+  return undefined;
 }
 
 /**

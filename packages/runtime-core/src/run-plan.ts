@@ -17,7 +17,7 @@ import { assertEpisodeScript, type EpisodeScript } from "./episode-script.js";
 import { assertEnvironment, environmentVariableProblem, isEnvName, readSecretEnv } from "./environment.js";
 import { WpCodeboxError } from "./errors.js";
 import { parseMountFlag, pluginMount, resolveMounts, themeMount } from "./mounts.js";
-import { normalizePolicy, parsePolicyArg } from "./policy.js";
+import { missingCapability, normalizePolicy, parsePolicyArg } from "./policy.js";
 import { planRecipe, readRecipeFile, type RecipePlan } from "./recipe/validate-recipe.js";
 import type { MountSpec, ObservationSpec, ResolvedMount, RuntimeBackend, RuntimeCreateSpec, RuntimePolicy, RuntimePreflight } from "./runtime.js";
 import type { SchemaIssue } from "./schema-validation.js";
@@ -262,12 +262,23 @@ function finishBase(
 function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: NodeJS.ProcessEnv, options: PlanRunOptions): CommandRunPlan {
   const checked = checkCommandInput(request.command, request.args ?? [], cwd);
   const timeoutMs = request.timeout === undefined ? undefined : parseDuration(request.timeout);
+  // A policy that leaves out "commands" grants exactly the command, as no policy at all does.
+  const policyDefaults = { defaults: { commands: [checked.capability] } };
   const policy =
     request.policy === undefined
       ? normalizePolicy({ commands: [checked.capability] })
       : typeof request.policy === "string"
-        ? parsePolicyArg(request.policy, cwd)
-        : normalizePolicy(request.policy);
+        ? parsePolicyArg(request.policy, cwd, policyDefaults)
+        : normalizePolicy(request.policy, policyDefaults);
+  // The runtime would deny it on execute: say so before a boot.
+  const missing = missingCapability(policy, checked);
+  if (missing !== undefined) {
+    throw new WpCodeboxError(
+      "invalid-policy",
+      `The policy does not grant the capability "${missing}" that ${checked.command}${missing === checked.capability ? "" : " with an evaluate step"} needs, so the run would be denied: add it to the policy's "commands" (it grants ${JSON.stringify(policy.commands)}), or leave "commands" out to grant exactly this command.`,
+      { capability: missing, commands: policy.commands },
+    );
+  }
 
   if (request.wp !== undefined && request.wordpressPath !== undefined) {
     throw new WpCodeboxError("invalid-argument", "Give either --wp X.Y (a bundled WordPress) or --wordpress PATH (your own build), not both.", {
@@ -440,7 +451,8 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
   let policy = defaultRuntimePolicy();
   if (script.policy !== undefined) {
     try {
-      policy = normalizePolicy(script.policy, { source: "episode script policy" });
+      // Leaving out "commands" grants what no policy grants: every runnable command.
+      policy = normalizePolicy(script.policy, { source: "episode script policy", defaults: { commands: policy.commands } });
     } catch (error) {
       if (!(error instanceof WpCodeboxError)) throw error;
       for (const issue of (error.details.issues as SchemaIssue[] | undefined) ?? [{ path: "", message: error.message }]) issues.push({ path: `/policy${issue.path}`, message: issue.message });
@@ -494,7 +506,10 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
       const { args, command, timeoutMs, ...intent } = step.action;
       let checkedArgs: string[] | undefined;
       try {
-        checkedArgs = checkCommandInput(command, flattenCommandArgs(command, args).args, baseDir).args;
+        const checked = checkCommandInput(command, flattenCommandArgs(command, args).args, baseDir);
+        const missing = missingCapability(policy, checked);
+        if (missing !== undefined) issues.push({ path: `${pointer}/action`, message: `the policy does not grant the capability "${missing}" this step needs; add it to /policy/commands` });
+        checkedArgs = checked.args;
       } catch (error) {
         at(`${pointer}/action`, error);
       }

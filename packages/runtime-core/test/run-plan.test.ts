@@ -186,8 +186,41 @@ describe("planRun resolves a valid run", () => {
   });
 
   it("an explicit policy replaces the default", () => {
-    const plan = planRun({ kind: "command", command: "wordpress.rest-request", args: ["route=/"], policy: '{"commands":["wordpress.run-php"]}' }, { cwd: dir, artifactsDir: "out/policy" });
-    assert.deepEqual(plan.policy.commands, ["wordpress.run-php"]);
+    const plan = planRun({ kind: "command", command: "wordpress.rest-request", args: ["route=/"], policy: '{"commands":["wordpress.run-php","wordpress.rest-request"]}' }, { cwd: dir, artifactsDir: "out/policy" });
+    assert.deepEqual(plan.policy.commands, ["wordpress.run-php", "wordpress.rest-request"]);
+  });
+
+  // planRun grants or refuses exactly what the runtime would on execute; a policy without
+  // "commands" grants the command, as no policy does.
+  const evaluateSteps = 'steps-json=[{"kind":"evaluate","expression":"1"}]';
+  const policyCases: { name: string; command: string; args: string[]; policy?: string | object; commands?: string[]; refused?: string }[] = [
+    { name: "no policy", command: "wordpress.run-php", args: ["code=1"], commands: ["wordpress.run-php"] },
+    { name: "network only (inline)", command: "wordpress.run-php", args: ["code=1"], policy: '{"network":"deny"}', commands: ["wordpress.run-php"] },
+    { name: "network only (object)", command: "wordpress.rest-request", args: ["route=/"], policy: { network: "allow" }, commands: ["wordpress.rest-request"] },
+    { name: "commands without the command", command: "wordpress.run-php", args: ["code=1"], policy: '{"commands":["wordpress.rest-request"]}', refused: "wordpress.run-php" },
+    { name: "empty commands", command: "wordpress.run-php", args: ["code=1"], policy: { commands: [] }, refused: "wordpress.run-php" },
+    { name: "evaluate step, no policy", command: "wordpress.browser-actions", args: [evaluateSteps], refused: "wordpress.browser-actions.evaluate" },
+    { name: "evaluate step, granted", command: "wordpress.browser-actions", args: [evaluateSteps], policy: { commands: ["wordpress.browser-actions", "wordpress.browser-actions.evaluate"] }, commands: ["wordpress.browser-actions", "wordpress.browser-actions.evaluate"] },
+  ];
+  for (const c of policyCases) {
+    it(`policy check before boot: ${c.name} → ${c.refused ? `invalid-policy (${c.refused})` : "granted"}`, () => {
+      const request = { kind: "command" as const, command: c.command, args: c.args, ...(c.policy !== undefined ? { policy: c.policy as never } : {}) };
+      const plan = () => planRun(request, { cwd: dir, artifactsDir: `out/policy-${c.name.replace(/\W+/g, "-")}` });
+      if (c.refused) {
+        assert.throws(plan, (e: any) => e.code === "invalid-policy" && e.details.capability === c.refused && e.message.includes(c.refused!));
+        return;
+      }
+      assert.deepEqual(plan().policy.commands, c.commands);
+    });
+  }
+
+  it("an episode step the script's policy does not grant is an issue at the step; a policy without commands grants every runnable command", () => {
+    assert.throws(
+      () => planRun(episode({ policy: { commands: ["wordpress.rest-request"] }, steps: [{ action: php() }] }), { cwd: dir, artifactsDir: "out/ep-denied" }),
+      (e: any) => e.code === "invalid-episode-script" && e.details.issues.some((i: any) => i.path === "/steps/0/action" && /wordpress\.run-php/.test(i.message)),
+    );
+    const plan = planRun(episode({ policy: { network: "deny" }, steps: [{ action: php() }] }), { cwd: dir, artifactsDir: "out/ep-network-only" });
+    assert.ok(plan.policy.commands.includes("wordpress.run-php"));
   });
 
   it('a recipe may name a JSON argument by its base name: "steps": "@flow.json" is steps-json', () => {
