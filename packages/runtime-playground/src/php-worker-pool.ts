@@ -129,18 +129,7 @@ export class PhpWorkerPool {
     this.selfCallWorkersStarted += 1;
     this.options.onEvent("php-worker-starting", { reason: "self-call" });
     const booting = this.spawn()
-      .then(async (host) => {
-        try {
-          await host.ready;
-        } catch (error) {
-          this.options.onEvent("php-worker-failed", { message: (error as Error).message });
-          await host.terminate();
-          return;
-        }
-        if (this.disposed) return host.terminate();
-        this.extraHosts.push(host);
-        this.options.onEvent("php-worker-joined", { workers: 1 + this.extraHosts.length, reason: "self-call" });
-      })
+      .then((host) => this.adoptExtra(host, { reason: "self-call" }))
       .catch((error: Error) => this.options.onEvent("php-worker-failed", { message: error.message }))
       .finally(() => {
         this.selfCallWorkersBooting -= 1;
@@ -154,22 +143,29 @@ export class PhpWorkerPool {
     this.extraWorkersStarted = true;
     const count = Math.max(0, this.options.workers - 1);
     for (let i = 0; i < count; i++) {
-      const booting = this.spawn().then(async (host) => {
-        try {
-          await host.ready;
-        } catch (error) {
-          this.options.onEvent("php-worker-failed", { message: (error as Error).message });
-          await host.terminate();
-          return;
-        }
-        // Terminated only after its boot handshake finished: a worker killed mid-handshake
-        // leaves the lock channel's ports open and the process could not exit.
-        if (this.disposed) return host.terminate();
-        this.extraHosts.push(host);
-        this.options.onEvent("php-worker-joined", { workers: 1 + this.extraHosts.length });
-      });
+      const booting = this.spawn().then((host) => this.adoptExtra(host, {}));
       this.bootingExtras.push(booting.catch(() => undefined));
     }
+  }
+
+  /**
+   * Waits for a spawned extra worker's boot and adds it to the pool; a worker that failed to boot
+   * is reported (`php-worker-failed`) and terminated, and one that finished after dispose is
+   * terminated. `detail` goes into the `php-worker-joined` event (e.g. `{ reason: "self-call" }`).
+   */
+  private async adoptExtra(host: PhpWorkerHost, detail: Record<string, unknown>): Promise<void> {
+    try {
+      await host.ready;
+    } catch (error) {
+      this.options.onEvent("php-worker-failed", { message: (error as Error).message });
+      await host.terminate();
+      return;
+    }
+    // Terminated only after its boot handshake finished: a worker killed mid-handshake
+    // leaves the lock channel's ports open and the process could not exit.
+    if (this.disposed) return host.terminate();
+    this.extraHosts.push(host);
+    this.options.onEvent("php-worker-joined", { workers: 1 + this.extraHosts.length, ...detail });
   }
 
   /**

@@ -16,9 +16,9 @@ import {
   type CommandRunPlan,
 } from "@wp-codebox/runtime-core";
 import { attachRuntime, type AttachedRuntime } from "@wp-codebox/live/client";
-import { CliExitError } from "../cli-exit-error.js";
 // Types only: run.ts loads the Playground backend, which an attached run never needs.
-import type { RunOptions, RunOutcome } from "./run.js";
+import type { RunOptions } from "./run.js";
+import { toRunOutcome, type RunOutcome } from "./run-outcome.js";
 
 /** Where to attach: `--attach URL` and `--token T` (default `$WP_CODEBOX_TOKEN`). */
 export interface AttachTarget {
@@ -78,15 +78,7 @@ export async function runAttached(options: RunOptions & AttachTarget): Promise<R
       ...(options.interrupt ? { signal: options.interrupt } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     });
-    const error = session.error ? new CliExitError(session.error.code, session.error.message, session.exitCode, session.error.details ?? {}) : undefined;
-    return {
-      runId: session.runId,
-      result: session.command!.result,
-      bundle: session.bundle,
-      ...(error ? { error } : {}),
-      ...(session.runtimeInfo ? { runtimeInfo: session.runtimeInfo } : {}),
-      exitCode: session.exitCode,
-    };
+    return toRunOutcome(session);
   } finally {
     await runtime.dispose();
   }

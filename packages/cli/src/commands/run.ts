@@ -6,17 +6,15 @@ import {
   planRun,
   runSession,
   type CommandRunPlan,
-  type ExecutionResult,
   type ResolvedMount,
-  type RunSessionOutcome,
   type RuntimeBackend,
   type RuntimeCreateSpec,
-  type RuntimeInfo,
   type RuntimePolicy,
-  type SessionBundle,
 } from "@wp-codebox/runtime-core";
 import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
-import { CliExitError } from "../cli-exit-error.js";
+import { toRunOutcome, type RunOutcome } from "./run-outcome.js";
+
+export { toRunOutcome, type RunOutcome };
 
 export { assertUsableArtifactsDir, newRunId } from "@wp-codebox/runtime-core";
 
@@ -89,18 +87,6 @@ export interface PreparedRun {
   plan: CommandRunPlan;
 }
 
-/** What a run produced, in the shape the CLI prints. `error` is set when the command could not run. */
-export interface RunOutcome {
-  runId: string;
-  /** The command's result; a synthetic `status: "error"` result when it could not run or boot failed. */
-  result: ExecutionResult;
-  bundle: SessionBundle;
-  /** Why the command could not run (boot failure, policy denial, interrupt), with the exit code to end with. */
-  error?: CliExitError;
-  runtimeInfo?: RuntimeInfo;
-  /** The CLI exit code of this run. */
-  exitCode: number;
-}
 
 /**
  * Validates a run without booting anything (`planRun` for one command, with the Playground
@@ -156,20 +142,6 @@ function phpExtensionFlags(values: string[]): string[] {
   return values.length === 1 && values[0]!.trim().toLowerCase() === "none" ? [] : values;
 }
 
-/** The session outcome of a single command in the shape `run` prints. */
-export function toRunOutcome(session: RunSessionOutcome): RunOutcome {
-  const error = session.error
-    ? new CliExitError(session.error.code, session.error.message, session.exitCode, session.error.details ?? {})
-    : undefined;
-  return {
-    runId: session.runId,
-    result: session.command!.result,
-    bundle: session.bundle,
-    ...(error ? { error } : {}),
-    ...(session.runtimeInfo ? { runtimeInfo: session.runtimeInfo } : {}),
-    exitCode: session.exitCode,
-  };
-}
 
 /**
  * Boots, runs, writes and verifies the bundle, disposes: `runSession` for a prepared run.
