@@ -310,10 +310,14 @@ describe("run always writes the bundle (fake backend, no boot)", () => {
     assert.equal(outcome.bundle.valid, true);
   });
 
-  it("the default policy grants exactly the command asked for; --policy replaces it", () => {
+  it("the default policy grants exactly the command asked for; --policy replaces it, and one that does not grant the command is refused before boot", () => {
     const dir = join(tmp, "unused");
     assert.deepEqual(prepareRun({ command: "wordpress.rest-request", args: ["route=/"], artifactsDir: dir }).policy.commands, ["wordpress.rest-request"]);
-    const replaced = prepareRun({ command: "wordpress.rest-request", args: ["route=/"], artifactsDir: dir, policy: '{"commands":["wordpress.run-php"]}' });
-    assert.deepEqual(replaced.policy.commands, ["wordpress.run-php"]);
+    const replaced = prepareRun({ command: "wordpress.rest-request", args: ["route=/"], artifactsDir: dir, policy: '{"commands":["wordpress.rest-request","wordpress.run-php"]}' });
+    assert.deepEqual(replaced.policy.commands, ["wordpress.rest-request", "wordpress.run-php"]);
+    assert.throws(
+      () => prepareRun({ command: "wordpress.rest-request", args: ["route=/"], artifactsDir: dir, policy: '{"commands":["wordpress.run-php"]}' }),
+      (error: unknown) => (error as { code?: string }).code === "invalid-policy",
+    );
   });
 });
