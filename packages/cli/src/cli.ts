@@ -230,26 +230,11 @@ function buildProgram(state: CliState): Command {
       const { startServe, formatServeAddress, prepareServe } = await import("./commands/serve.js");
       const asJson = opts.json === true;
       const serveOptions = {
-        ...(opts.wp !== undefined ? { wp: opts.wp as string } : {}),
-        ...(opts.wordpress !== undefined ? { wordpressPath: opts.wordpress as string } : {}),
-        ...(opts.php !== undefined ? { php: opts.php as string } : {}),
-        ...(opts.phpExtension !== undefined ? { phpExtensions: opts.phpExtension as string[] } : {}),
-        mounts: (opts.mount as string[] | undefined) ?? [],
-        plugins: (opts.plugin as string[] | undefined) ?? [],
-        themes: (opts.theme as string[] | undefined) ?? [],
-        ...(opts.policy !== undefined ? { policy: opts.policy as string } : {}),
-        env: (opts.env as string[] | undefined) ?? [],
-        secretEnv: (opts.secretEnv as string[] | undefined) ?? [],
-        ...(opts.wpCliPhar !== undefined ? { wpCliPhar: opts.wpCliPhar as string } : {}),
-        ...(opts.clock !== undefined ? { clock: opts.clock as string } : {}),
-        ...(opts.seed !== undefined ? { seed: opts.seed as string } : {}),
+        ...runtimeRunOptions(opts, io),
         ...(opts.recipe !== undefined ? { recipe: opts.recipe as string } : {}),
         ...(opts.port !== undefined ? { port: opts.port as string } : {}),
         ...(opts.ttl !== undefined ? { ttl: opts.ttl as string } : {}),
         ...(opts.pool !== undefined ? { pool: opts.pool as string } : {}),
-        cwd: io.cwd,
-        processEnv: io.env,
-        onProgress: (message: string) => io.stderr(`wp-codebox: ${message}\n`),
         onEvent: (event: { at: string; type: string; data?: Record<string, unknown> }) => {
           if (asJson) io.stderr(`${JSON.stringify({ event: event.type, at: event.at, ...(event.data ? { data: event.data } : {}) })}\n`);
           else if (!event.type.startsWith("sandbox-lease") && !event.type.startsWith("session-")) io.stderr(`wp-codebox: ${event.type}${event.data ? ` ${JSON.stringify(event.data)}` : ""}\n`);

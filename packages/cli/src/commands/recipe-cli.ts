@@ -67,19 +67,23 @@ export function registerRecipeCommands(program: Command, ctx: RecipeCliContext):
     .action(async (file: string, opts: { artifacts?: string; wpCliPhar?: string; clock?: string; seed?: string; json?: boolean }) => {
       const { runRecipeFile, formatRecipeRun, recipeHasMatrix, runRecipeMatrixFile, formatRecipeMatrixRun, recipeMatrixExit } = await import("./recipe-run.js");
       const { sessionExitError } = await import("../cli-exit-error.js");
+      // What a single recipe run and a matrix run both take from the command line.
+      const recipeRunOptions = (interrupt: AbortSignal) => ({
+        file,
+        cwd: io.cwd,
+        processEnv: io.env,
+        interrupt,
+        ...(opts.artifacts !== undefined ? { artifactsDir: opts.artifacts } : {}),
+        ...(opts.wpCliPhar !== undefined ? { wpCliPhar: opts.wpCliPhar } : {}),
+        ...(opts.clock !== undefined ? { clock: opts.clock } : {}),
+        ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
+        onProgress: (message: string) => io.stderr(`wp-codebox: ${message}\n`),
+      });
       if (recipeHasMatrix(file, io.cwd)) {
         // runtime.matrix: one sandbox and one bundle per (wp, php) cell, then the summary table.
         const matrix = await ctx.withInterrupt((interrupt) =>
           runRecipeMatrixFile({
-            file,
-            cwd: io.cwd,
-            processEnv: io.env,
-            interrupt,
-            ...(opts.artifacts !== undefined ? { artifactsDir: opts.artifacts } : {}),
-            ...(opts.wpCliPhar !== undefined ? { wpCliPhar: opts.wpCliPhar } : {}),
-            ...(opts.clock !== undefined ? { clock: opts.clock } : {}),
-            ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
-            onProgress: (message) => io.stderr(`wp-codebox: ${message}\n`),
+            ...recipeRunOptions(interrupt),
             onCell: (text) => io.stderr(text),
           }),
         );
@@ -91,15 +95,7 @@ export function registerRecipeCommands(program: Command, ctx: RecipeCliContext):
       }
       const outcome = await ctx.withInterrupt((interrupt) =>
         runRecipeFile({
-          file,
-          cwd: io.cwd,
-          processEnv: io.env,
-          interrupt,
-          ...(opts.artifacts !== undefined ? { artifactsDir: opts.artifacts } : {}),
-          ...(opts.wpCliPhar !== undefined ? { wpCliPhar: opts.wpCliPhar } : {}),
-          ...(opts.clock !== undefined ? { clock: opts.clock } : {}),
-          ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
-          onProgress: (message) => io.stderr(`wp-codebox: ${message}\n`),
+          ...recipeRunOptions(interrupt),
         }),
       );
       const report = outcome.recipe!.report;
