@@ -75,11 +75,12 @@ type EmscriptenFs = {
   analyzePath(path: string): { exists: boolean };
 };
 
+/** `lstat`, or undefined when nothing is there. Missing entries are the common case (most files live only in the lower layer), so they are answered without an exception. */
 function lexists(path: string): fs.Stats | undefined {
   try {
-    return fs.lstatSync(path);
+    return fs.lstatSync(path, { throwIfNoEntry: false });
   } catch {
-    return undefined;
+    return undefined; // ENOTDIR: a file where a directory was expected
   }
 }
 
@@ -99,7 +100,23 @@ function join(rel: string, name: string): string {
 
 /** Overlay resolution and layer changes for one mount (host paths only; no Emscripten state). */
 export class CopyOnWriteLayout {
+  /**
+   * `lstat` of lower-layer paths (null: absent). The lower layer is never written, so what it
+   * holds never changes: WordPress stats every file it includes (OPcache checks mtimes), and
+   * asking the host again each time cost ~20 ms of every WordPress load.
+   */
+  private readonly lowerStats = new Map<string, fs.Stats | null>();
+
   constructor(readonly layers: CopyOnWriteLayers) {}
+
+  private lowerStat(rel: string): fs.Stats | undefined {
+    let stat = this.lowerStats.get(rel);
+    if (stat === undefined) {
+      stat = lexists(this.lowerPath(rel)) ?? null;
+      this.lowerStats.set(rel, stat);
+    }
+    return stat ?? undefined;
+  }
 
   upperPath(rel: string): string {
     return rel ? posix.join(this.layers.upper, rel) : this.layers.upper;
@@ -130,18 +147,24 @@ export class CopyOnWriteLayout {
     return false;
   }
 
+  /** The host path `rel` resolves to and its `lstat`, or undefined when it does not exist in the merged view. */
+  resolveStat(rel: string): { path: string; stat: fs.Stats } | undefined {
+    const upper = this.upperPath(rel);
+    const upperStat = lexists(upper);
+    if (upperStat) return { path: upper, stat: upperStat };
+    if (this.hiddenInLower(rel)) return undefined;
+    const lowerStat = this.lowerStat(rel);
+    return lowerStat ? { path: this.lowerPath(rel), stat: lowerStat } : undefined;
+  }
+
   /** The host path `rel` resolves to, or undefined when it does not exist in the merged view. */
   resolve(rel: string): string | undefined {
-    const upper = this.upperPath(rel);
-    if (lexists(upper)) return upper;
-    if (this.hiddenInLower(rel)) return undefined;
-    const lower = this.lowerPath(rel);
-    return lexists(lower) ? lower : undefined;
+    return this.resolveStat(rel)?.path;
   }
 
   /** Whether `rel` exists in the lower layer and is visible. */
   inLower(rel: string): boolean {
-    return !!rel && !this.hiddenInLower(rel) && !!lexists(this.lowerPath(rel));
+    return !!rel && !this.hiddenInLower(rel) && !!this.lowerStat(rel);
   }
 
   /** Merged directory listing (names only). */
@@ -254,8 +277,9 @@ function copyOnWriteFs(FS: EmscriptenFs): unknown {
 
   const nodeOps = {
     getattr(node: EmscriptenNode) {
-      const path = resolved(node);
-      return NODEFS.getattr(() => fs.lstatSync(path), node);
+      const found = layoutOf(node).resolveStat(relOf(node));
+      if (!found) throw error(ENOENT);
+      return NODEFS.getattr(() => found.stat, node);
     },
     setattr(node: EmscriptenNode, attr: { mode?: number; dontFollow?: boolean }) {
       if (attr.mode != null && attr.dontFollow) throw error(52);
@@ -263,9 +287,9 @@ function copyOnWriteFs(FS: EmscriptenFs): unknown {
       NODEFS.setattr(path, node, attr, fs.chmodSync, fs.utimesSync, fs.truncateSync, fs.lstatSync);
     },
     lookup(parent: EmscriptenNode, name: string) {
-      const path = layoutOf(parent).resolve(join(relOf(parent), name));
-      if (path === undefined) throw error(ENOENT);
-      return createNode(parent, name, getMode(path));
+      const found = layoutOf(parent).resolveStat(join(relOf(parent), name));
+      if (!found) throw error(ENOENT);
+      return createNode(parent, name, found.stat.mode);
     },
     mknod(parent: EmscriptenNode, name: string, mode: number) {
       const layout = layoutOf(parent);

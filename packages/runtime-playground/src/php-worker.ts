@@ -117,7 +117,7 @@ const OPCACHE_DIR = "/internal/shared/opcache";
 const FILE_CACHE_ONLY_PHP = new Set(["7.4", "8.0"]);
 
 /**
- * Gives every file under `vfsDir` (except the OPcache folder) an mtime derived from its content.
+ * Gives every PHP script under `vfsDir` (except the OPcache folder) an mtime derived from its content.
  * Playground writes the SQLite integration and its mu-plugins into memory at every boot, so their
  * mtimes would be "now" and the seeded OPcache (which validates timestamps) would miss them every
  * time; with content-derived mtimes the same bytes hit the compiled copy, and changed bytes still
@@ -131,7 +131,8 @@ function stabiliseMtimes(instance: PHP, vfsDir: string): number {
     const path = `${vfsDir}/${name}`;
     if (path === OPCACHE_DIR) continue;
     if (instance.isDir(path)) n += stabiliseMtimes(instance, path);
-    else {
+    else if (path.endsWith(".php")) {
+      // Only scripts: OPcache checks nothing else, and hashing the 30 MB ICU data file of intl cost ~40 ms a boot.
       const digest = createHash("sha256").update(instance.readFileAsBuffer(path)).digest();
       // Seconds in 2001–2017: plausible, never in the future, 2^28 distinct values.
       const seconds = 1_000_000_000 + (digest.readUInt32BE(0) >>> 4);
