@@ -2,7 +2,9 @@
  * The attach client: runtime-core's `Runtime` interface over the live control protocol, so `run`,
  * `episode run`, `collect` and the MCP server drive a `wp-codebox serve` sandbox exactly like a
  * local one. `dispose()` detaches (the sandbox stays up; a pooled one is recycled for the next
- * session). Kept light on purpose (node:http only): it is on the CLI's `--attach` start-up path.
+ * session). While attached, the client renews its session's lease every `leaseMs / 3` on a timer
+ * that never keeps the process alive, so an idle client keeps its sandbox and a dead one loses it
+ * within `leaseMs`. Kept light on purpose (node:http only): it is on the CLI's `--attach` start-up path.
  */
 import { Agent, request as httpRequest, type IncomingMessage } from "node:http";
 import {
@@ -18,7 +20,7 @@ import {
   type RuntimeCreateSpec,
   type RuntimeInfo,
 } from "@wp-codebox/runtime-core";
-import { CONTROL_PREFIX, type ControlDescription, type SessionGrant, type SessionOp } from "./control-protocol.js";
+import { CONTROL_PREFIX, RENEW_OP, type ControlDescription, type SessionGrant, type SessionOp, type SessionRenewal } from "./control-protocol.js";
 import { fromWire, toWire } from "./wire.js";
 
 /** How to reach a `wp-codebox serve` control endpoint. */
@@ -104,20 +106,86 @@ export class ControlConnection {
   }
 }
 
+/** One session as all handles on it (`fork()`) share it: the connection and the lease renewal. */
+interface SessionHold {
+  refs: number;
+  detached: boolean;
+  connection: ControlConnection;
+  /** The server's session lease in ms; 0 = the session never expires (no renewals). */
+  leaseMs: number;
+  /** Renewals the server accepted. */
+  renewals: number;
+  timer?: NodeJS.Timeout;
+  renewing: boolean;
+}
+
+/**
+ * Starts renewing a session's lease every `leaseMs / 3`. The timer is `unref()`ed: renewing never
+ * keeps a finished CLI process alive. A renewal that fails because the server no longer knows the
+ * session (it expired while this process was suspended, or serve restarted) stops the renewals; the
+ * next call then fails with the server's `attach-session-not-found`. Other failures (serve briefly
+ * unreachable) are retried on the next tick.
+ */
+function startRenewing(hold: SessionHold, session: string): void {
+  if (hold.leaseMs <= 0) return;
+  const every = Math.max(1, Math.floor(hold.leaseMs / 3));
+  hold.timer = setInterval(() => {
+    if (hold.renewing || hold.detached) return;
+    hold.renewing = true;
+    hold.connection
+      .call<SessionRenewal>("POST", `/sessions/${encodeURIComponent(session)}/${RENEW_OP}`, {}, AbortSignal.timeout(hold.leaseMs))
+      .then(
+        () => {
+          hold.renewals += 1;
+        },
+        (error: unknown) => {
+          if (error instanceof WpCodeboxError && error.code === "attach-session-not-found") stopRenewing(hold);
+        },
+      )
+      .finally(() => {
+        hold.renewing = false;
+      });
+  }, every);
+  hold.timer.unref();
+}
+
+function stopRenewing(hold: SessionHold): void {
+  if (hold.timer) clearInterval(hold.timer);
+  hold.timer = undefined;
+}
+
 /**
  * A sandbox of a `serve` process, driven over HTTP. Every method maps to one control call; calls of
- * concurrent clients on one sandbox are serialised by the server.
+ * concurrent clients on one sandbox are serialised by the server. The session's lease is renewed in
+ * the background until the last handle on it is disposed.
  */
 export class AttachedRuntime implements Runtime {
   private cachedInfo: RuntimeInfo;
-  private readonly shared: { refs: number; detached: boolean; connection: ControlConnection };
+  private readonly shared: SessionHold;
   private disposed = false;
 
-  /** Use `attachRuntime()`; this wraps a session that already exists. */
-  constructor(connection: ControlConnection, readonly session: string, readonly sandboxId: string, info: RuntimeInfo, readonly loginUrl?: string, shared?: AttachedRuntime["shared"]) {
+  /**
+   * Use `attachRuntime()`; this wraps a session that already exists and starts renewing its lease.
+   * @param leaseMs - the session lease the server granted, in ms (0 = never expires, no renewals).
+   */
+  constructor(connection: ControlConnection, readonly session: string, readonly sandboxId: string, info: RuntimeInfo, readonly loginUrl?: string, leaseMs = 0, shared?: SessionHold) {
     this.cachedInfo = info;
-    this.shared = shared ?? { refs: 0, detached: false, connection };
+    if (shared) this.shared = shared;
+    else {
+      this.shared = { refs: 0, detached: false, connection, leaseMs, renewals: 0, renewing: false };
+      startRenewing(this.shared, session);
+    }
     this.shared.refs += 1;
+  }
+
+  /** The session lease the server granted, in ms (0 = never expires). */
+  get leaseMs(): number {
+    return this.shared.leaseMs;
+  }
+
+  /** Lease renewals the server accepted so far for this session (all handles together). */
+  get renewals(): number {
+    return this.shared.renewals;
   }
 
   /** The control URL this client talks to. */
@@ -177,16 +245,17 @@ export class AttachedRuntime implements Runtime {
 
   /** A second handle on the same session; the session is released when the last handle is disposed. */
   fork(): AttachedRuntime {
-    return new AttachedRuntime(this.shared.connection, this.session, this.sandboxId, this.cachedInfo, this.loginUrl, this.shared);
+    return new AttachedRuntime(this.shared.connection, this.session, this.sandboxId, this.cachedInfo, this.loginUrl, this.shared.leaseMs, this.shared);
   }
 
-  /** Detaches: releases the session (the sandbox stays up; a pooled one is recycled). Idempotent. */
+  /** Detaches: stops the lease renewals and releases the session (the sandbox stays up; a pooled one is recycled). Idempotent. */
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
     this.shared.refs -= 1;
     if (this.shared.refs > 0 || this.shared.detached) return;
     this.shared.detached = true;
+    stopRenewing(this.shared);
     try {
       await this.shared.connection.call("DELETE", `/sessions/${encodeURIComponent(this.session)}`);
     } catch {
@@ -209,7 +278,9 @@ export async function describeControl(options: Omit<AttachOptions, "session">): 
 
 /**
  * Attaches to a `wp-codebox serve` sandbox: takes a session (a pooled server hands out a sandbox
- * of its own; a single-sandbox server shares its one sandbox) and returns it as a `Runtime`.
+ * of its own; a single-sandbox server shares its one sandbox) and returns it as a `Runtime`. Its
+ * lease is renewed in the background until `dispose()`; a process that exits without disposing
+ * leaves the session to expire on the server after its lease.
  * @throws `attach-unreachable` (nothing listens), `attach-unauthorized` (wrong token),
  *   `pool-exhausted` (every pooled sandbox is taken), `attach-session-not-found` (`session` given
  *   and unknown), `invalid-argument` (not a URL).
@@ -222,11 +293,13 @@ export async function attachRuntime(options: AttachOptions): Promise<AttachedRun
   const connection = new ControlConnection(options.control, options.token);
   try {
     if (options.session !== undefined) {
+      // Renewing first tells the lease (and that the session is still open).
+      const renewal = await connection.call<SessionRenewal>("POST", `/sessions/${encodeURIComponent(options.session)}/${RENEW_OP}`, {});
       const info = await connection.call<{ value: RuntimeInfo }>("POST", `/sessions/${encodeURIComponent(options.session)}/info`, {});
-      return new AttachedRuntime(connection, options.session, info.value.id, info.value);
+      return new AttachedRuntime(connection, options.session, info.value.id, info.value, undefined, renewal.leaseMs);
     }
     const grant = await connection.call<SessionGrant>("POST", "/sessions", {});
-    return new AttachedRuntime(connection, grant.session, grant.sandbox.id, grant.sandbox.info, grant.sandbox.loginUrl);
+    return new AttachedRuntime(connection, grant.session, grant.sandbox.id, grant.sandbox.info, grant.sandbox.loginUrl, grant.leaseMs);
   } catch (error) {
     connection.close();
     throw error;

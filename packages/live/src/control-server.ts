@@ -2,12 +2,14 @@
  * The control endpoint of `wp-codebox serve`: JSON over HTTP on 127.0.0.1 with a random bearer
  * token required on every call (protocol: `control-protocol.ts`). Each call on a sandbox runs
  * through that sandbox's serial queue, so concurrent clients are serialised, never interleaved.
+ * Sessions are leases (see `control-protocol.ts`): one that sees no call and no renewal for
+ * `leaseMs` after its last call ended is released as a detach would release it.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomBytes, randomUUID, timingSafeEqual, createHash } from "node:crypto";
 import { WpCodeboxError, serializeError, type ArtifactSpec, type ExecutionSpec, type ObservationSpec } from "@wp-codebox/runtime-core";
-import { CONTROL_PREFIX, SESSION_OPS, type ControlDescription, type SessionGrant, type SessionOp } from "./control-protocol.js";
+import { CONTROL_PREFIX, DEFAULT_SESSION_LEASE_MS, RENEW_OP, SESSION_OPS, type ControlDescription, type SessionGrant, type SessionOp, type SessionRenewal } from "./control-protocol.js";
 import type { PooledSandbox, SandboxPool } from "./sandbox-pool.js";
 import { fromWire, toWire } from "./wire.js";
 
@@ -24,13 +26,34 @@ export interface ControlServerOptions {
   port?: number;
   /** `GET /v1` answer. */
   describe: () => ControlDescription;
-  /** Called on every authenticated call (for the idle TTL). */
+  /** Called on every authenticated call, lease renewals included (for the idle TTL). */
   onActivity?: () => void;
-  /** Called with session events (`session-opened`, `session-closed`, `control-refused`). */
+  /**
+   * Called with session events: `session-opened`, `session-closed` (detached), `session-expired`
+   * (`{ session, sandbox, leaseMs, idleMs }`: released because its lease ran out), `control-refused`.
+   */
   onEvent?: (type: string, data?: Record<string, unknown>) => void;
   /** How long `POST /v1/sessions` waits for a pooled sandbox to become free; default 30000 ms. */
   leaseWaitMs?: number;
+  /**
+   * Session lease in ms: a session expires this long after its last call ended (or its last renewal)
+   * and is released as a detach would release it. Default `DEFAULT_SESSION_LEASE_MS`; 0 = never.
+   */
+  sessionLeaseMs?: number;
 }
+
+/** An open session: the sandbox it holds, its calls in flight and its expiry timer. */
+interface SessionEntry {
+  sandbox: PooledSandbox;
+  /** Calls on this session queued or running; while above 0 the session cannot expire. */
+  calls: number;
+  /** Epoch ms of the last sign of life (grant, renewal, end of a call). */
+  seenAt: number;
+  timer?: NodeJS.Timeout;
+}
+
+/** How many expired session ids are remembered, so a late call hears "expired" rather than "unknown". */
+const EXPIRED_MEMORY = 1024;
 
 export interface ControlServer {
   /** `http://127.0.0.1:PORT` */
@@ -68,7 +91,9 @@ function digest(value: string): Buffer {
 /** Starts the control server; resolves once it listens. */
 export async function startControlServer(options: ControlServerOptions): Promise<ControlServer> {
   const expected = digest(`Bearer ${options.token}`);
-  const sessions = new Map<string, PooledSandbox>();
+  const sessions = new Map<string, SessionEntry>();
+  const expired = new Map<string, number>();
+  const leaseMs = options.sessionLeaseMs ?? DEFAULT_SESSION_LEASE_MS;
   let inFlight = 0;
   let closing = false;
   const authorized = new WeakSet<ServerResponse>();
@@ -126,6 +151,47 @@ export async function startControlServer(options: ControlServerOptions): Promise
     }
   };
 
+  // The lease: (re)started on every sign of life, suspended while a call is in flight.
+  const schedule = (session: string, entry: SessionEntry, delayMs: number): void => {
+    if (entry.timer) clearTimeout(entry.timer);
+    // Checked after the poll phase (setImmediate): if this process was blocked past the deadline,
+    // renewals that arrived meanwhile are read first and count.
+    entry.timer = setTimeout(() => setImmediate(() => expire(session, entry)), delayMs);
+    // The listening server keeps the process up; a lease timer must never do so on its own.
+    entry.timer.unref();
+  };
+  const arm = (session: string, entry: SessionEntry): void => {
+    entry.seenAt = Date.now();
+    if (entry.timer) clearTimeout(entry.timer);
+    entry.timer = undefined;
+    if (leaseMs <= 0 || entry.calls > 0 || closing) return;
+    schedule(session, entry, leaseMs);
+  };
+  const expire = (session: string, entry: SessionEntry): void => {
+    if (sessions.get(session) !== entry || entry.calls > 0 || closing) return;
+    const left = leaseMs - (Date.now() - entry.seenAt);
+    // A timer may fire a millisecond early by the wall clock, or a sign of life came after it was set.
+    if (left > 0) return schedule(session, entry, left);
+    sessions.delete(session);
+    expired.set(session, leaseMs);
+    if (expired.size > EXPIRED_MEMORY) expired.delete(expired.keys().next().value!);
+    options.pool.release(entry.sandbox);
+    options.onEvent?.("session-expired", { session, sandbox: entry.sandbox.id, leaseMs, idleMs: Date.now() - entry.seenAt });
+  };
+  const openSession = (id: string | undefined): SessionEntry => {
+    const entry = sessions.get(id ?? "");
+    if (entry) return entry;
+    const expiredAfter = expired.get(id ?? "");
+    if (expiredAfter !== undefined) {
+      throw new WpCodeboxError(
+        "attach-session-not-found",
+        `Session ${id} expired after ${expiredAfter} ms without calls or lease renewals (its client stopped renewing: it exited without detaching, crashed or was suspended), and its sandbox was released: attach again.`,
+        { session: id, expired: true, leaseMs: expiredAfter },
+      );
+    }
+    throw new WpCodeboxError("attach-session-not-found", `Session ${id} is not open on this server (detached, or the server restarted): attach again.`, { session: id });
+  };
+
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const given = digest(req.headers.authorization ?? "");
     if (!timingSafeEqual(given, expected)) {
@@ -145,36 +211,59 @@ export async function startControlServer(options: ControlServerOptions): Promise
 
     if (parts.length === 1 && req.method === "POST") {
       await readBody(req);
-      const sandbox = await options.pool.lease(options.leaseWaitMs);
+      const sandbox = await options.pool.lease(options.leaseWaitMs).catch((error: unknown) => {
+        if (error instanceof WpCodeboxError && error.code === "pool-exhausted" && leaseMs > 0) {
+          throw new WpCodeboxError("pool-exhausted", `${error.message} A session whose client went away without detaching is released ${leaseMs} ms after its last call.`, { ...error.details, leaseMs });
+        }
+        throw error;
+      });
       const session = `session-${randomUUID()}`;
-      sessions.set(session, sandbox);
-      options.onEvent?.("session-opened", { session, sandbox: sandbox.id });
+      const entry: SessionEntry = { sandbox, calls: 0, seenAt: Date.now() };
+      sessions.set(session, entry);
+      arm(session, entry);
+      options.onEvent?.("session-opened", { session, sandbox: sandbox.id, leaseMs });
       const loginUrl = sandbox.runtime.loginUrl ? await sandbox.runtime.loginUrl() : undefined;
-      const grant: SessionGrant = { session, sandbox: { id: sandbox.id, info: sandbox.runtime.info(), ...(loginUrl ? { loginUrl } : {}) } };
+      const grant: SessionGrant = { session, leaseMs, sandbox: { id: sandbox.id, info: sandbox.runtime.info(), ...(loginUrl ? { loginUrl } : {}) } };
       return send(res, 200, grant);
     }
-    const sandbox = sessions.get(parts[1] ?? "");
-    if (!sandbox) {
-      throw new WpCodeboxError("attach-session-not-found", `Session ${parts[1]} is not open on this server (detached, or the server restarted): attach again.`, { session: parts[1] });
-    }
+    const session = parts[1] ?? "";
+    const entry = openSession(session);
+    const sandbox = entry.sandbox;
+    // Any call naming the session is a sign of life, counted as soon as its headers are read.
+    arm(session, entry);
     if (parts.length === 2 && req.method === "DELETE") {
-      sessions.delete(parts[1]!);
+      if (entry.timer) clearTimeout(entry.timer);
+      sessions.delete(session);
       options.pool.release(sandbox);
-      options.onEvent?.("session-closed", { session: parts[1], sandbox: sandbox.id });
+      options.onEvent?.("session-closed", { session, sandbox: sandbox.id });
       return send(res, 200, { released: true });
+    }
+    if (parts.length === 3 && req.method === "POST" && parts[2] === RENEW_OP) {
+      await readBody(req);
+      const renewal: SessionRenewal = { leaseMs };
+      return send(res, 200, renewal);
     }
     const op = parts[2] as SessionOp;
     if (parts.length === 3 && req.method === "POST" && (SESSION_OPS as readonly string[]).includes(op)) {
-      const body = await readBody(req);
-      // A client that goes away (Ctrl-C, aborted signal) stops its command: the sandbox records it as timed out.
-      const controller = new AbortController();
-      res.on("close", () => {
-        if (!res.writableFinished) controller.abort("client-gone");
-      });
-      const value = await sandbox.queue.run(() => (controller.signal.aborted ? Promise.reject(new WpCodeboxError("runtime-disposed", "The client went away before its call ran.")) : sessionOp(sandbox, op, body.spec, controller.signal)));
-      return send(res, 200, { value: value ?? null });
+      // In flight from here: the lease waits for the call (queued or running) to end.
+      entry.calls += 1;
+      arm(session, entry);
+      try {
+        const body = await readBody(req);
+        // A client that goes away (Ctrl-C, aborted signal) stops its command: the sandbox records it as timed out.
+        const controller = new AbortController();
+        res.on("close", () => {
+          if (!res.writableFinished) controller.abort("client-gone");
+        });
+        const value = await sandbox.queue.run(() => (controller.signal.aborted ? Promise.reject(new WpCodeboxError("runtime-disposed", "The client went away before its call ran.")) : sessionOp(sandbox, op, body.spec, controller.signal)));
+        return send(res, 200, { value: value ?? null });
+      } finally {
+        entry.calls -= 1;
+        // Counted from the end of the call, and only while the session is still open.
+        if (sessions.get(session) === entry) arm(session, entry);
+      }
     }
-    throw new WpCodeboxError("attach-not-found", `No such control call: ${req.method} ${url.pathname}. Operations: ${SESSION_OPS.join(", ")}.`);
+    throw new WpCodeboxError("attach-not-found", `No such control call: ${req.method} ${url.pathname}. Operations: ${[...SESSION_OPS, RENEW_OP].join(", ")}.`);
   };
 
   const server: Server = createServer((req, res) => {
@@ -201,6 +290,7 @@ export async function startControlServer(options: ControlServerOptions): Promise
     close: () =>
       new Promise<void>((resolve) => {
         closing = true;
+        for (const entry of sessions.values()) if (entry.timer) clearTimeout(entry.timer);
         server.closeAllConnections?.();
         server.close(() => resolve());
       }),

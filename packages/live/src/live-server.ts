@@ -1,11 +1,14 @@
 /**
  * `startLiveServer`: what `wp-codebox serve` runs. Boots one sandbox (or a pool of N), starts the
  * control server with a fresh token, and disposes everything on `close()` or after `ttlMs` without
- * activity (control calls and site requests both count; a running call always does).
+ * activity (control calls and site requests both count; a running call always does). Lease
+ * renewals count too: a client that renews is attached and alive (an agent thinking between calls,
+ * a developer's script between steps), so serve stays up for it; once it stops renewing, its
+ * session expires after `sessionLeaseMs` and the TTL counts from its last sign of life.
  */
 import { randomUUID } from "node:crypto";
 import type { RuntimeBackend, RuntimeCreateSpec } from "@wp-codebox/runtime-core";
-import type { ControlDescription } from "./control-protocol.js";
+import { DEFAULT_SESSION_LEASE_MS, type ControlDescription } from "./control-protocol.js";
 import { newControlToken, startControlServer, type ControlServer } from "./control-server.js";
 import type { LiveRuntime } from "./live-runtime.js";
 import { SandboxPool } from "./sandbox-pool.js";
@@ -30,6 +33,12 @@ export interface LiveServerOptions {
   token?: string;
   /** How long taking a session waits for a pooled sandbox to become free; default 30000 ms. */
   leaseWaitMs?: number;
+  /**
+   * Session lease in ms: a session without calls or renewals for this long after its last call
+   * ended is released as a detach would release it (event `session-expired`). Default
+   * `DEFAULT_SESSION_LEASE_MS` (60 s); 0 = sessions never expire.
+   */
+  sessionLeaseMs?: number;
   onEvent?: (event: LiveEvent) => void;
 }
 
@@ -90,6 +99,7 @@ export async function startLiveServer(options: LiveServerOptions): Promise<LiveS
     primaryLogin = first.runtime.loginUrl ? await first.runtime.loginUrl() : undefined;
     const token = options.token ?? newControlToken();
     const ttlMs = options.ttlMs ?? 0;
+    const leaseMs = options.sessionLeaseMs ?? DEFAULT_SESSION_LEASE_MS;
     const describe = (): ControlDescription => ({
       id,
       url: first.runtime.info().siteUrl,
@@ -97,6 +107,7 @@ export async function startLiveServer(options: LiveServerOptions): Promise<LiveS
       mode: pool.mode,
       pool: pool.counts(),
       ttlMs,
+      leaseMs,
     });
     control = await startControlServer({
       pool,
@@ -104,6 +115,7 @@ export async function startLiveServer(options: LiveServerOptions): Promise<LiveS
       ...(options.port !== undefined ? { port: options.port } : {}),
       describe,
       ...(options.leaseWaitMs !== undefined ? { leaseWaitMs: options.leaseWaitMs } : {}),
+      sessionLeaseMs: leaseMs,
       onActivity: () => {
         lastActivity = Date.now();
       },
@@ -125,7 +137,7 @@ export async function startLiveServer(options: LiveServerOptions): Promise<LiveS
       timer.unref();
     }
     const address: LiveServerAddress = { id, url: first.runtime.info().siteUrl, ...(primaryLogin ? { loginUrl: primaryLogin } : {}), control: control.url, token };
-    event("live-ready", { id, url: address.url, control: address.control, mode: pool.mode, pool: pool.size, ttlMs });
+    event("live-ready", { id, url: address.url, control: address.control, mode: pool.mode, pool: pool.size, ttlMs, leaseMs });
     return { ...address, pool, closed, close };
   } catch (error) {
     await close("boot-failed");
