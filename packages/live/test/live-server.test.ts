@@ -1,12 +1,13 @@
 /**
  * The live server and attach client over a fake in-memory backend (no WordPress): token checks,
- * serialised calls, TTL expiry (asserted on events), pool hand-out and recycling, bytes on the wire.
+ * serialised calls, TTL expiry (asserted on events), pool hand-out and recycling, bytes on the wire,
+ * session leases (expiry of an abandoned session, renewals, long calls).
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { WpCodeboxError, type ExecutionResult, type ExecutionSpec, type RuntimeArtifacts, type RuntimeBackend, type RuntimeInfo } from "@wp-codebox/runtime-core";
-import { attachRuntime, describeControl, startLiveServer, type LiveEvent, type LiveRuntime } from "../src/index.js";
+import { DEFAULT_SESSION_LEASE_MS, attachRuntime, describeControl, startLiveServer, type LiveEvent, type LiveRuntime, type LiveServer } from "../src/index.js";
 
 interface FakeStats {
   created: number;
@@ -75,6 +76,17 @@ function fakeBackend(stats: FakeStats, options: { recycle?: boolean } = {}): Run
 }
 
 const newStats = (): FakeStats => ({ created: 0, disposed: 0, recycled: 0, running: 0, maxRunning: 0, aborted: 0 });
+
+/** Waits (polling) until `condition` holds; the test's own timeout bounds it. */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((r) => setTimeout(r, 5));
+}
+
+/** One control call with plain fetch: a client that never renews and never detaches. */
+async function raw(live: LiveServer, method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, any> }> {
+  const response = await fetch(`${live.control}/v1${path}`, { method, headers: { authorization: `Bearer ${live.token}`, "content-type": "application/json" }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  return { status: response.status, json: (await response.json()) as Record<string, any> };
+}
 
 describe("live server (fake backend)", () => {
   it("refuses a wrong or missing token with attach-unauthorized, on every path", async () => {
@@ -191,5 +203,119 @@ describe("live server (fake backend)", () => {
       await live.close();
     }
     assert.equal(stats.disposed, stats.created);
+  });
+
+  it("releases a session whose client stopped renewing: session-expired, and a pool of 1 hands the sandbox out again", async () => {
+    const stats = newStats();
+    const events: LiveEvent[] = [];
+    const live = await startLiveServer({ backend: fakeBackend(stats), spec: {}, pool: 1, sessionLeaseMs: 300, leaseWaitMs: 5_000, onEvent: (e) => events.push(e) });
+    try {
+      assert.equal((await describeControl({ control: live.control, token: live.token })).leaseMs, 300);
+      // A client that takes a session and dies: one POST, then nothing.
+      const grant = await raw(live, "POST", "/sessions");
+      assert.equal(grant.status, 200);
+      assert.equal(grant.json.leaseMs, 300);
+      const abandoned = grant.json.session as string;
+      assert.equal((await raw(live, "POST", `/sessions/${abandoned}/execute`, { spec: { command: "echo", args: ["before"] } })).status, 200);
+      // Still held: the next session is refused, and told why the sandbox may come back.
+      await assert.rejects(
+        attachRuntime({ control: live.control, token: live.token }),
+        (e: WpCodeboxError) => e.code === "pool-exhausted" && /released 300 ms after its last call/.test(e.message),
+      );
+      await until(() => events.some((e) => e.type === "session-expired"));
+      const expiredEvent = events.find((e) => e.type === "session-expired")!;
+      assert.equal(expiredEvent.data?.session, abandoned);
+      assert.equal(expiredEvent.data?.leaseMs, 300);
+      assert.ok((expiredEvent.data?.idleMs as number) >= 300, JSON.stringify(expiredEvent));
+      assert.ok(!events.some((e) => e.type === "session-closed"), "expired, not detached");
+
+      const next = await attachRuntime({ control: live.control, token: live.token });
+      assert.equal(next.sandboxId, grant.json.sandbox.id, "the pool of 1 hands the same sandbox out again");
+      assert.equal((await next.collectArtifacts()).results.length, 0, "recycled like a detached one");
+      assert.equal(stats.recycled, 1);
+      const late = await raw(live, "POST", `/sessions/${abandoned}/execute`, { spec: { command: "echo", args: ["after"] } });
+      assert.equal(late.status, 404);
+      assert.equal(late.json.error.code, "attach-session-not-found");
+      assert.match(late.json.error.message, /expired after 300 ms without calls/);
+      await next.dispose();
+    } finally {
+      await live.close();
+    }
+    assert.equal(stats.disposed, stats.created);
+  });
+
+  it("a client that renews keeps its session across several lease periods", async () => {
+    const stats = newStats();
+    const events: LiveEvent[] = [];
+    const live = await startLiveServer({ backend: fakeBackend(stats), spec: {}, pool: 1, sessionLeaseMs: 300, onEvent: (e) => events.push(e) });
+    try {
+      const a = await attachRuntime({ control: live.control, token: live.token });
+      assert.equal(a.leaseMs, 300);
+      const fork = a.fork();
+      // Nine renewals at one per 100 ms: three lease periods without a single call.
+      await until(() => a.renewals >= 9);
+      assert.equal(fork.renewals, a.renewals, "one renewal timer per session, shared by its handles");
+      assert.deepEqual(events.filter((e) => e.type === "session-expired"), []);
+      assert.equal((await a.execute({ command: "echo", args: ["alive"] })).stdout, "alive");
+      await fork.dispose();
+      await a.dispose();
+      const renewalsAtDetach = a.renewals;
+      assert.ok(events.some((e) => e.type === "session-closed"));
+      // After detaching nothing renews: the next attach takes the recycled sandbox.
+      const b = await attachRuntime({ control: live.control, token: live.token });
+      assert.equal(b.sandboxId, a.sandboxId);
+      await until(() => b.renewals >= 2);
+      assert.equal(a.renewals, renewalsAtDetach, "a detached client stopped renewing");
+      await b.dispose();
+    } finally {
+      await live.close();
+    }
+    assert.deepEqual(events.filter((e) => e.type === "session-expired"), []);
+  });
+
+  it("a call longer than the lease never expires its session; the lease counts from the end of the call", async () => {
+    const stats = newStats();
+    const events: LiveEvent[] = [];
+    const live = await startLiveServer({ backend: fakeBackend(stats), spec: {}, pool: 1, sessionLeaseMs: 300, onEvent: (e) => events.push(e) });
+    try {
+      // No renewals at all: only the call in flight holds the session.
+      const grant = await raw(live, "POST", "/sessions");
+      const session = grant.json.session as string;
+      const long = await raw(live, "POST", `/sessions/${session}/execute`, { spec: { command: "echo", args: ["wait=1200"] } });
+      assert.equal(long.status, 200, JSON.stringify(long.json));
+      assert.equal(long.json.value.status, "ok");
+      events.push({ at: new Date().toISOString(), type: "test-call-returned" });
+      assert.equal((await raw(live, "POST", `/sessions/${session}/info`)).status, 200, "still open right after a call four leases long");
+      await until(() => events.some((e) => e.type === "session-expired"));
+      const types = events.map((e) => e.type);
+      assert.ok(types.indexOf("session-expired") > types.indexOf("test-call-returned"), types.join(","));
+    } finally {
+      await live.close();
+    }
+  });
+
+  it("a lease of 0 never expires; the default lease is 60 s", async () => {
+    assert.equal(DEFAULT_SESSION_LEASE_MS, 60_000);
+    const stats = newStats();
+    const live = await startLiveServer({ backend: fakeBackend(stats), spec: {}, sessionLeaseMs: 0 });
+    try {
+      const a = await attachRuntime({ control: live.control, token: live.token });
+      assert.equal(a.leaseMs, 0);
+      const again = await attachRuntime({ control: live.control, token: live.token, session: a.session });
+      assert.equal(again.leaseMs, 0, "a re-attached session learns its lease from a renewal");
+      await again.dispose();
+      await a.dispose();
+      assert.equal((await describeControl({ control: live.control, token: live.token })).leaseMs, 0);
+    } finally {
+      await live.close();
+    }
+    const live2 = await startLiveServer({ backend: fakeBackend(stats), spec: {} });
+    try {
+      const b = await attachRuntime({ control: live2.control, token: live2.token });
+      assert.equal(b.leaseMs, DEFAULT_SESSION_LEASE_MS);
+      await b.dispose();
+    } finally {
+      await live2.close();
+    }
   });
 });
