@@ -213,6 +213,7 @@ function buildProgram(state: CliState): Command {
       .option("--port <n>", "control endpoint port on 127.0.0.1 (default: any free port)")
       .option("--ttl <duration>", 'dispose everything after this long without activity (control calls or site requests), e.g. 30m, 90s; "0" = never (default 30m)')
       .option("--pool <n>", "keep N sandboxes booted from the same spec; each --attach session takes one, a returned one is reset in the background (default: one shared sandbox)")
+      .option("--session-lease <duration>", 'release an --attach session whose client sent no call and no lease renewal for this long after its last call (a killed client), e.g. 30s, 2m; at least 1s; "0" = never (default 60s)')
       .option("--json", 'print one JSON line {"url", "loginUrl", "control", "token", "id"} on stdout once the site is ready; events go to stderr as JSON lines'),
   )
     .addHelpText(
@@ -235,9 +236,11 @@ function buildProgram(state: CliState): Command {
         ...(opts.port !== undefined ? { port: opts.port as string } : {}),
         ...(opts.ttl !== undefined ? { ttl: opts.ttl as string } : {}),
         ...(opts.pool !== undefined ? { pool: opts.pool as string } : {}),
+        ...(opts.sessionLease !== undefined ? { sessionLease: opts.sessionLease as string } : {}),
         onEvent: (event: { at: string; type: string; data?: Record<string, unknown> }) => {
           if (asJson) io.stderr(`${JSON.stringify({ event: event.type, at: event.at, ...(event.data ? { data: event.data } : {}) })}\n`);
-          else if (!event.type.startsWith("sandbox-lease") && !event.type.startsWith("session-")) io.stderr(`wp-codebox: ${event.type}${event.data ? ` ${JSON.stringify(event.data)}` : ""}\n`);
+          // Routine session events stay quiet; an expired one is worth a line (a client died holding a sandbox).
+          else if (!event.type.startsWith("sandbox-lease") && (!event.type.startsWith("session-") || event.type === "session-expired")) io.stderr(`wp-codebox: ${event.type}${event.data ? ` ${JSON.stringify(event.data)}` : ""}\n`);
         },
       };
       const { ttlMs } = await prepareServe(serveOptions);

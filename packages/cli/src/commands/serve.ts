@@ -23,7 +23,34 @@ export interface ServeOptions extends Omit<RunOptions, "command" | "args" | "tim
   ttl?: string;
   /** Warm pool size; default 0 = one shared sandbox. */
   pool?: string | number;
+  /**
+   * Session lease (`60s`, `2m`; `0` = sessions never expire): a session whose client makes no call
+   * and sends no renewal for this long after its last call is released (default 60s).
+   */
+  sessionLease?: string;
   onEvent?: (event: LiveEvent) => void;
+}
+
+/** Shortest `--session-lease` other than 0, in ms: clients renew every third of it over HTTP. */
+export const MIN_SESSION_LEASE_MS = 1_000;
+
+/**
+ * Parses `--session-lease` with the duration syntax of `--ttl`.
+ * @returns ms; `undefined` when not given (the live server's default applies).
+ * @throws `invalid-argument` naming the flag, for text that is not a duration or a lease shorter than 1 s (other than 0).
+ */
+function sessionLeaseOption(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  let ms: number;
+  try {
+    ms = parseDuration(value);
+  } catch (error) {
+    throw new WpCodeboxError("invalid-argument", `--session-lease ${value}: ${(error as Error).message}`, { sessionLease: value });
+  }
+  if (ms !== 0 && ms < MIN_SESSION_LEASE_MS) {
+    throw new WpCodeboxError("invalid-argument", `--session-lease ${value}: a lease must be at least 1s (clients renew it every third of it), or 0 for sessions that never expire.`, { sessionLease: value });
+  }
+  return ms;
 }
 
 function integerOption(name: string, value: string | number | undefined, min: number, max: number): number | undefined {
@@ -40,7 +67,7 @@ function integerOption(name: string, value: string | number | undefined, min: nu
  * `run` validates them. Policy: `--policy`, else every runnable command (like the backend default).
  * @throws the codes `run` throws for runtime flags, `invalid-recipe`, `invalid-argument`, `invalid-duration`.
  */
-export async function prepareServe(options: ServeOptions): Promise<{ spec: RuntimeCreateSpec; port?: number; ttlMs: number; pool: number }> {
+export async function prepareServe(options: ServeOptions): Promise<{ spec: RuntimeCreateSpec; port?: number; ttlMs: number; pool: number; sessionLeaseMs?: number }> {
   const cwd = options.cwd ?? process.cwd();
   const processEnv = options.processEnv ?? process.env;
   let base: Partial<RunOptions> = {};
@@ -86,7 +113,8 @@ export async function prepareServe(options: ServeOptions): Promise<{ spec: Runti
   const ttlMs = parseDuration(options.ttl ?? DEFAULT_SERVE_TTL);
   const port = integerOption("port", options.port, 1, 65535);
   const pool = integerOption("pool", options.pool, 0, 32) ?? 0;
-  return { spec, ...(port !== undefined ? { port } : {}), ttlMs, pool };
+  const sessionLeaseMs = sessionLeaseOption(options.sessionLease);
+  return { spec, ...(port !== undefined ? { port } : {}), ttlMs, pool, ...(sessionLeaseMs !== undefined ? { sessionLeaseMs } : {}) };
 }
 
 /**
@@ -94,7 +122,7 @@ export async function prepareServe(options: ServeOptions): Promise<{ spec: Runti
  * @throws what `prepareServe` and the backend throw (nothing is left running then).
  */
 export async function startServe(options: ServeOptions): Promise<LiveServer> {
-  const { spec, port, ttlMs, pool } = await prepareServe(options);
+  const { spec, port, ttlMs, pool, sessionLeaseMs } = await prepareServe(options);
   const cwd = options.cwd ?? process.cwd();
   return startLiveServer({
     backend: createPlaygroundBackend({ cwd: resolve(cwd), ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}) }),
@@ -102,6 +130,7 @@ export async function startServe(options: ServeOptions): Promise<LiveServer> {
     pool,
     ...(port !== undefined ? { port } : {}),
     ttlMs,
+    ...(sessionLeaseMs !== undefined ? { sessionLeaseMs } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   });
 }
