@@ -1,18 +1,20 @@
 /**
  * Integration: a warm pool of two real WordPress sandboxes. Sessions get distinct sandboxes; a
  * returned one is recycled by reset (no re-boot) and the next session sees none of the previous
- * one's site changes or records.
+ * one's site changes or records. Sessions hold a short lease (1.5 s): the attach clients renew it
+ * while the test works, and a session whose client went silent is released and recycled.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
 import { attachRuntime, startLiveServer, type LiveEvent, type LiveServer } from "../src/index.js";
 
+const LEASE_MS = 1_500;
 let live: LiveServer;
 const events: LiveEvent[] = [];
 
 before(async () => {
-  live = await startLiveServer({ backend: createPlaygroundBackend(), spec: {}, pool: 2, leaseWaitMs: 120_000, onEvent: (e) => events.push(e) });
+  live = await startLiveServer({ backend: createPlaygroundBackend(), spec: {}, pool: 2, leaseWaitMs: 120_000, sessionLeaseMs: LEASE_MS, onEvent: (e) => events.push(e) });
 });
 after(async () => {
   await live?.close();
@@ -46,5 +48,35 @@ describe("serve --pool with real WordPress", { timeout: 300_000 }, () => {
     assert.equal(recycled?.data?.how, "reset");
     assert.equal(events.filter((e) => e.type === "sandbox-booted").length, 2, "no re-boot");
     await Promise.all([b.dispose(), c.dispose()]);
+  });
+
+  it("a PHP call longer than the lease keeps its session; once its client is silent the sandbox is released and reset", async () => {
+    const call = async (method: string, path: string, body?: unknown) => {
+      const response = await fetch(`${live.control}/v1${path}`, { method, headers: { authorization: `Bearer ${live.token}` }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+      return { status: response.status, json: (await response.json()) as Record<string, any> };
+    };
+    // A client that never renews: only its call in flight holds the session.
+    const grant = await call("POST", "/sessions");
+    assert.equal(grant.status, 200, JSON.stringify(grant.json));
+    assert.equal(grant.json.leaseMs, LEASE_MS);
+    const session = grant.json.session as string;
+    const sandbox = grant.json.sandbox.id as string;
+    const slept = await call("POST", `/sessions/${session}/execute`, { spec: php(`<?php update_option('lease_marker', 'held'); usleep(${LEASE_MS * 2} * 1000); echo 'slept';`) });
+    assert.equal(slept.status, 200, JSON.stringify(slept.json));
+    assert.equal(slept.json.value.stdout, "slept");
+    assert.ok(!events.some((e) => e.type === "session-expired" && e.data?.session === session), "not expired during its call");
+    const recycledBefore = events.filter((e) => e.type === "sandbox-recycled" && e.data?.sandbox === sandbox).length;
+    // Then the client goes silent: the session expires and the sandbox is recycled like a detached one.
+    while (!events.some((e) => e.type === "session-expired" && e.data?.session === session)) await new Promise((r) => setTimeout(r, 20));
+    while (events.filter((e) => e.type === "sandbox-recycled" && e.data?.sandbox === sandbox).length === recycledBefore) await new Promise((r) => setTimeout(r, 20));
+    const late = await call("POST", `/sessions/${session}/info`);
+    assert.equal(late.json.error?.code, "attach-session-not-found");
+    // Both sandboxes are free again; the recycled one has forgotten the silent client's change.
+    const x = await attachRuntime({ control: live.control, token: live.token });
+    const y = await attachRuntime({ control: live.control, token: live.token });
+    const mine = x.sandboxId === sandbox ? x : y;
+    assert.equal(mine.sandboxId, sandbox);
+    assert.equal((await mine.execute(php("<?php var_export(get_option('lease_marker'));"))).stdout, "false");
+    await Promise.all([x.dispose(), y.dispose()]);
   });
 });
