@@ -1,7 +1,9 @@
 /**
  * Integration: `wp-codebox serve` in one process, `run --attach`, `episode run --attach` and
  * `collect --attach` from others, against real WordPress. One serve process for the whole file
- * (one boot); the TTL path is covered in packages/live/test/live-server.test.ts.
+ * (one boot); the TTL path is covered in packages/live/test/live-server.test.ts. A second serve
+ * (`--pool 1 --session-lease 1s`) checks that a `run --attach` killed with SIGKILL does not keep
+ * the only pooled sandbox.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -155,5 +157,62 @@ describe("wp-codebox serve + --attach from separate processes", { timeout: 240_0
     const after = await spawnCli(["collect", "--attach", address.control, "--token", address.token, "--artifacts", join(tmp, "too-late")]);
     assert.equal(after.code, 3, show(after));
     assert.match(after.stderr, /^error\[attach-unreachable\]/m);
+  });
+});
+
+describe("serve --session-lease", { timeout: 240_000 }, () => {
+  it("refuses a lease that is not a duration, or shorter than 1s, before booting (exit 2)", async () => {
+    const garbage = await spawnCli(["serve", "--session-lease", "soon"]);
+    assert.equal(garbage.code, 2, show(garbage));
+    assert.match(garbage.stderr, /^error\[invalid-argument\]: --session-lease soon: Invalid duration/m);
+    const short = await spawnCli(["serve", "--session-lease", "200ms"]);
+    assert.equal(short.code, 2, show(short));
+    assert.match(short.stderr, /^error\[invalid-argument\]: --session-lease 200ms: a lease must be at least 1s/m);
+  });
+
+  it("a run --attach killed mid-call gives its pooled sandbox back after the lease; the next run --attach gets it", async () => {
+    const pooled = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, "serve", "--json", "--pool", "1", "--session-lease", "1s", "--ttl", "5m"], { cwd: REPO_ROOT, stdio: ["pipe", "pipe", "pipe"] });
+    let stderr = "";
+    pooled.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    const events = (): Array<{ event: string; data?: Record<string, unknown> }> => stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+    const waitFor = async (type: string, count = 1): Promise<void> => {
+      while (events().filter((e) => e.event === type).length < count) {
+        if (pooled.exitCode !== null) throw new Error(`serve exited ${pooled.exitCode}:\n${stderr}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        pooled.stdout.setEncoding("utf8").on("data", (d: string) => {
+          out += d;
+          if (out.includes("\n")) resolve(out.slice(0, out.indexOf("\n")));
+        });
+        pooled.on("close", (code) => reject(new Error(`serve exited ${code}:\n${stderr}`)));
+      });
+      const served = JSON.parse(line) as { control: string; token: string };
+      const env = { ...process.env, WP_CODEBOX_TOKEN: served.token };
+      const victim = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, "run", "--attach", served.control, "--command", "wordpress.run-php", "--arg", "code=<?php usleep(10000000);", "--artifacts", join(tmp, "killed")], { cwd: REPO_ROOT, env, stdio: "ignore" });
+      const victimGone = new Promise((resolve) => victim.on("close", resolve));
+      await waitFor("session-opened");
+      // Give the command a moment to start (mid-call is the interesting case, not a requirement).
+      await new Promise((r) => setTimeout(r, 500));
+      victim.kill("SIGKILL");
+      await victimGone;
+      await waitFor("session-expired");
+      const expired = events().find((e) => e.event === "session-expired")!;
+      assert.equal(expired.data?.leaseMs, 1000);
+      assert.ok(!events().some((e) => e.event === "session-closed"), "the killed client never detached");
+      const next = await spawnCli(["run", "--attach", served.control, "--command", "wordpress.run-php", "--arg", "code=<?php echo 'pool is free';", "--artifacts", join(tmp, "after-kill")], { env: { WP_CODEBOX_TOKEN: served.token } });
+      assert.equal(next.code, 0, show(next));
+      assert.equal(next.stdout, "pool is free");
+      await waitFor("session-closed");
+    } finally {
+      if (pooled.exitCode === null) {
+        const gone = new Promise((resolve) => pooled.on("close", resolve));
+        pooled.kill("SIGTERM");
+        await gone;
+      }
+    }
   });
 });
