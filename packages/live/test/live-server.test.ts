@@ -294,6 +294,20 @@ describe("live server (fake backend)", () => {
     }
   });
 
+  it("lease renewals count as activity for the TTL: serve stays up while a client is attached, stops after it detaches", async () => {
+    const stats = newStats();
+    const events: LiveEvent[] = [];
+    const live = await startLiveServer({ backend: fakeBackend(stats), spec: {}, ttlMs: 400, sessionLeaseMs: 300, onEvent: (e) => events.push(e) });
+    const a = await attachRuntime({ control: live.control, token: live.token });
+    // Twelve renewals at one per 100 ms: three TTLs without a call.
+    await until(() => a.renewals >= 12);
+    assert.deepEqual(events.filter((e) => e.type === "ttl-expired"), [], "an attached, renewing client keeps serve up");
+    assert.equal((await a.execute({ command: "echo", args: ["still here"] })).stdout, "still here");
+    await a.dispose();
+    assert.equal(await live.closed, "ttl-expired");
+    assert.equal(stats.disposed, stats.created);
+  });
+
   it("a lease of 0 never expires; the default lease is 60 s", async () => {
     assert.equal(DEFAULT_SESSION_LEASE_MS, 60_000);
     const stats = newStats();

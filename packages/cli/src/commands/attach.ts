@@ -1,7 +1,9 @@
 /**
  * The `--attach` side of the CLI: `run --attach`, `episode run --attach` and `collect --attach`
  * drive a `wp-codebox serve` sandbox through the attach client (a `Runtime` over HTTP) with the
- * same code paths as a local sandbox, so results and bundles are identical in shape.
+ * same code paths as a local sandbox, so results and bundles are identical in shape. While
+ * attached, the client renews its session's lease in the background; a process killed before it
+ * detaches loses its session (and a pooled sandbox goes back) after serve's `--session-lease`.
  */
 import { resolve } from "node:path";
 import {
