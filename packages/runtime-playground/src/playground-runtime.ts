@@ -339,6 +339,7 @@ export class PlaygroundRuntime implements Runtime {
       },
       resolveActor: (as) => this.actors.resolveActor(as),
       authFor: (actor) => this.actors.authFor(actor),
+      wrapperUser: (as) => this.actors.wrapperUser(as),
       writeSandboxFile: async (path, data) => {
         await this.pool.primary.call({ op: "write-file", path, data });
       },

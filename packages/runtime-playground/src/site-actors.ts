@@ -51,7 +51,7 @@ export class SiteActors {
 
   /** The id of the administrator (`ref` null), of user id `ref` (digits) or of login `ref`; 0 when there is none. */
   private async userId(ref: string | null): Promise<number> {
-    const r = (await this.phpJsonCall(phpProgram({ wp_codebox_user_ref: phpValue(ref, "as=user:") }, "actors/resolve-user.php"))) as { id: number };
+    const r = (await this.phpJsonCall(phpProgram({ wp_codebox_user_ref: phpValue(ref, "as=user:") }, "actors/admin-user.php", "actors/resolve-user.php"))) as { id: number };
     return r.id;
   }
 
@@ -72,6 +72,18 @@ export class SiteActors {
     const id = await this.userId(m[1]!);
     if (!id) throw new WpCodeboxError("invalid-argument", `as=${value}: no such WordPress user. Create it first (wp_insert_user) or use as=admin.`);
     return { userId: id, label: value };
+  }
+
+  /**
+   * The user a PHP wrapper switches to (`phpWrapper`): the id when it is known without asking
+   * WordPress, or `"admin"` for an administrator not looked up yet, whom the wrapper finds in the
+   * same request (a one-shot run-php then loads WordPress once, not twice).
+   * @throws like `resolveActor`.
+   */
+  async wrapperUser(as: string | undefined): Promise<number | "admin"> {
+    const value = as ?? "admin";
+    if (value === "admin") return this.adminUserId ?? "admin";
+    return (await this.resolveActor(value)).userId;
   }
 
   /**

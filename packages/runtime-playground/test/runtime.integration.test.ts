@@ -37,6 +37,19 @@ test("run-php loads WordPress and prints the bundled version", async () => {
   assert.equal(runtime.info().wordpressVersion, "6.5.5");
 });
 
+test("run-php acts as the administrator by default, found in the same request before any lookup, and later from the cache", async () => {
+  // This file's first commands never resolved an actor: the wrapper finds the administrator itself.
+  const first = await runPhp("<?php echo json_encode([wp_get_current_user()->user_login, current_user_can('manage_options')]);");
+  assert.deepEqual(first.json, ["admin", true]);
+  // An HTTP request resolves (and caches) the administrator's id; run-php then switches to that id.
+  const page = await runtime.execute({ command: "wordpress.http-request", args: ["path=/wp-admin/index.php", "as=admin"] });
+  assert.equal(page.status, "ok");
+  const cached = await runPhp("<?php echo wp_get_current_user()->user_login;");
+  assert.equal(cached.stdout, "admin");
+  const anonymous = await runPhp("<?php echo get_current_user_id();", ["as=anonymous"]);
+  assert.equal(anonymous.stdout, "0");
+});
+
 test("corpus 1: a fatal after WordPress loads is php-fatal with message, file and line", async () => {
   const result = await runPhp("<?php\nundefined_function_xyz();");
   assert.equal(result.status, "error");

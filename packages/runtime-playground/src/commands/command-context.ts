@@ -34,6 +34,8 @@ export interface CommandContext {
   /** Resolves `admin` / `anonymous` / `user:<id|login>` to a user id. @throws invalid-argument */
   resolveActor(as: string | undefined): Promise<Actor>;
   authFor(actor: Actor): Promise<ActorAuth>;
+  /** What `phpWrapper` takes as `user` for `as`: a user id, or "admin" when the wrapper can look the administrator up itself. @throws invalid-argument */
+  wrapperUser(as: string | undefined): Promise<number | "admin">;
   writeSandboxFile(path: string, data: string | Uint8Array): Promise<void>;
   /** Reads a file of the sandbox's filesystem; null when it does not exist. */
   readSandboxFile(path: string): Promise<Uint8Array | null>;

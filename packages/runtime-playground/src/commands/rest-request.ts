@@ -17,11 +17,11 @@ export const restRequest: CommandHandler = async (ctx, args) => {
   if (params === null || typeof params !== "object" || Array.isArray(params)) {
     throw new WpCodeboxError("invalid-json-arg", "params-json must be a JSON object of query parameters.");
   }
-  const actor = await ctx.resolveActor(args.as);
+  const user = await ctx.wrapperUser(args.as);
   const request = { method, route, params, body: body ?? null };
   const file = "/internal/wp-codebox/code/rest-request.php";
   await ctx.writeSandboxFile(file, phpProgram({ wp_codebox_rest: phpValue(request, "rest-request") }, "commands/rest-request.php"));
-  const outcome = outcomeFromRun(await ctx.runPhp(phpWrapper(file, { bootstrap: "wordpress", userId: actor.userId })));
+  const outcome = outcomeFromRun(await ctx.runPhp(phpWrapper(file, { bootstrap: "wordpress", user })));
   if (outcome.status !== "ok") return outcome;
   const json = outcome.json as { status: number } | undefined;
   if (!json || typeof json.status !== "number") {

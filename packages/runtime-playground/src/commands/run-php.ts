@@ -8,6 +8,7 @@ import { WpCodeboxError } from "@wp-codebox/runtime-core";
 import { parseJsonMaybe, text, type CommandHandler, type CommandOutcome } from "./command-context.js";
 import type { PhpFatal, WorkerRunResult } from "../php-worker-protocol.js";
 import { phpValue } from "../php-value.js";
+import { phpAsset } from "../php-assets.js";
 import { fatalFromOutput } from "../php-fatal.js";
 import { missingExtensionHint } from "../php-extensions.js";
 
@@ -24,12 +25,17 @@ export function withFatalRecorder(program: string): string {
   return program.replace(/^<\?php\s*/, `<?php\n${FATAL_RECORDER}\n`);
 }
 
-/** Builds the PHP wrapper that loads WordPress (optionally), picks the user and runs `file`. */
-export function phpWrapper(file: string, options: { bootstrap: "wordpress" | "none"; userId: number }): string {
+/**
+ * Builds the PHP wrapper that loads WordPress (optionally), switches to `user` and runs `file`.
+ * `user` is a user id, or `"admin"` to look the administrator up in the same request.
+ */
+export function phpWrapper(file: string, options: { bootstrap: "wordpress" | "none"; user: number | "admin" }): string {
   const lines = ["<?php", FATAL_RECORDER];
   if (options.bootstrap === "wordpress") {
     // Like WP-CLI, make the plugin API (activate_plugin, get_plugins, …) available.
-    lines.push("require_once '/wordpress/wp-load.php';", "require_once ABSPATH . 'wp-admin/includes/plugin.php';", `wp_set_current_user(${phpValue(options.userId)});`);
+    lines.push("require_once '/wordpress/wp-load.php';", "require_once ABSPATH . 'wp-admin/includes/plugin.php';");
+    if (options.user === "admin") lines.push(phpAsset("actors/admin-user.php").replace(/^<\?php\s*/, ""), "wp_set_current_user(wp_codebox_admin_user_id());");
+    else lines.push(`wp_set_current_user(${phpValue(options.user)});`);
   }
   lines.push(`require ${phpValue(file)};`);
   return lines.join("\n");
@@ -101,8 +107,8 @@ export const runPhp: CommandHandler = async (ctx, args) => {
   // Bare statements are accepted too: `echo 1;` runs as `<?php echo 1;`.
   if (!/^\s*<\?(php|=)?/.test(source) && !source.startsWith("#!")) source = `<?php\n${source}`;
   const bootstrap = args.bootstrap === "none" ? "none" : "wordpress";
-  const actor = bootstrap === "wordpress" ? await ctx.resolveActor(args.as) : { userId: 0, label: "anonymous" };
+  const user = bootstrap === "wordpress" ? await ctx.wrapperUser(args.as) : 0;
   await ctx.writeSandboxFile(file, source);
-  const run = await ctx.runPhp(phpWrapper(file, { bootstrap, userId: actor.userId }));
+  const run = await ctx.runPhp(phpWrapper(file, { bootstrap, user }));
   return outcomeFromRun(run);
 };
