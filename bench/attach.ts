@@ -6,10 +6,12 @@
  *    bundle written and verified) and start → result on stdout.
  * 2. Today's one-shot `wp-codebox run` (boot, run, bundle, dispose): whole process.
  * 3. Plain `@wp-playground/cli` `runCLI` on the same installed site: process start → first result.
- * 4. Through the attach client (in this process): episode `reset()` median (after 20 inserts each)
- *    and a WordPress-loading run-php median.
+ * 4. Through the attach client (in this process): episode `reset()` median (after 20 inserts each),
+ *    a WordPress-loading run-php median, and a bare run-php median (`bootstrap=none`: the call
+ *    without WordPress, so the difference is WordPress's own load).
  * 5. Floors, in the same run: `node -e ""` (Node start) and `wp-codebox --version` (Node start plus
- *    the CLI entry).
+ *    the CLI entry), and the one-shot run with `--php-extension none` (what loading intl, on by
+ *    default as in Playground's CLI, costs the one-shot path).
  *
  * Beside wall times it prints CPU time: of each child process (all threads, from
  * bench/cpu-preload.cjs) and of the serve process per call (from /proc, Linux only). On a shared
@@ -141,6 +143,13 @@ async function main(): Promise<void> {
       if (r.status !== "ok") throw new Error(`run-php failed: ${r.stderr}`);
     }
     const serveCpuPerRun = (processCpuMs(serve.pid!) - serveCpuBeforeRuns) / (SAMPLES * 3);
+    const bareRuns: number[] = [];
+    for (let i = 0; i < SAMPLES * 3; i++) {
+      const t = performance.now();
+      const r = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo 1;", "bootstrap=none"] });
+      bareRuns.push(performance.now() - t);
+      if (r.status !== "ok") throw new Error(`bare run-php failed: ${r.stderr}`);
+    }
     const resets: number[] = [];
     let serveCpuInResets = 0;
     for (let i = 0; i < SAMPLES + 3; i++) {
@@ -166,6 +175,12 @@ async function main(): Promise<void> {
       if (run.code !== 0) throw new Error(`one-shot run failed: ${run.stderr}`);
       oneShot.push(run);
     }
+    const oneShotNoIntl: Timed[] = [];
+    for (let i = 0; i < ONE_SHOT_SAMPLES; i++) {
+      const run = await timed([BIN, "run", "--php-extension", "none", "--command", "wordpress.run-php", "--arg", `code=${WP_CODE}`, "--artifacts", join(work, `one-shot-none-${i}`)]);
+      if (run.code !== 0) throw new Error(`one-shot run without intl failed: ${run.stderr}`);
+      oneShotNoIntl.push(run);
+    }
 
     // 3. Plain runCLI on the installed site.
     const sites = join(resolveCacheDir(), "sites");
@@ -188,12 +203,14 @@ async function main(): Promise<void> {
     console.log(`WordPress-loading run-php, from process start (wall medians; load average now ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores):`);
     console.log(`  run --attach (pooled serve sandbox), start → exit:   ${ms(attachExit)}   (→ result on stdout ${ms(med(attachRuns, (r) => r.firstStdoutMs))}; min ${ms(Math.min(...attachRuns.map((r) => r.exitMs)))}; CPU ${ms(med(attachRuns, (r) => r.cpuMs))}; command in the sandbox ${ms(median(attachRuns.map((_, i) => commandMs(join(work, `attach-${i}`)))))}; n=${attachRuns.length})`);
     console.log(`  one-shot run (boot, run, bundle, dispose), start → exit: ${ms(oneShotExit)}   (min ${ms(Math.min(...oneShot.map((r) => r.exitMs)))}; CPU ${ms(med(oneShot, (r) => r.cpuMs))}; boot ${ms(bootMs)}; command ${ms(median(oneShot.map((_, i) => commandMs(join(work, `one-shot-${i}`)))))}; n=${oneShot.length})`);
+    console.log(`  one-shot run without intl (--php-extension none):    ${ms(med(oneShotNoIntl, (r) => r.exitMs))}   (min ${ms(Math.min(...oneShotNoIntl.map((r) => r.exitMs)))}; CPU ${ms(med(oneShotNoIntl, (r) => r.cpuMs))}; n=${oneShotNoIntl.length})`);
     console.log(runCli.length ? `  plain runCLI, start → first result:                  ${ms(runCliFirst)}   (min ${ms(Math.min(...runCli.map((r) => r.firstStdoutMs)))}; CPU to exit ${ms(med(runCli, (r) => r.cpuMs))}; n=${runCli.length})` : "  plain runCLI: no installed PHP 8.3 site in the cache");
     console.log(`  floors: node -e "" ${ms(med(nodeStart, (r) => r.exitMs))} (CPU ${ms(med(nodeStart, (r) => r.cpuMs))}); wp-codebox --version ${ms(med(cliStart, (r) => r.exitMs))} (CPU ${ms(med(cliStart, (r) => r.cpuMs))})`);
     console.log(`  ratios (wall): one-shot / attach ${(oneShotExit / attachExit).toFixed(1)}x, runCLI / attach ${(runCliFirst / attachExit).toFixed(1)}x, runCLI / one-shot ${(runCliFirst / oneShotExit).toFixed(2)}x`);
     console.log(`  ratios (CPU):  one-shot / attach ${(med(oneShot, (r) => r.cpuMs) / med(attachRuns, (r) => r.cpuMs)).toFixed(1)}x, runCLI / attach ${(med(runCli, (r) => r.cpuMs) / med(attachRuns, (r) => r.cpuMs)).toFixed(1)}x`);
     console.log(`Through the attach client (HTTP round trip included):`);
     console.log(`  WordPress-loading run-php median of ${runs.length}: ${ms(median(runs))}   (min ${ms(Math.min(...runs))}; serve CPU per call ${ms(serveCpuPerRun)})`);
+    console.log(`  bare run-php (bootstrap=none, no WordPress) median of ${bareRuns.length}: ${ms(median(bareRuns))}   (min ${ms(Math.min(...bareRuns))})`);
     console.log(`  episode reset() after 20 inserts, median of ${resets.length}: ${ms(median(resets))}   (min ${ms(Math.min(...resets))}; inside the sandbox ${ms(innerResets.length ? median(innerResets) : NaN)}; serve CPU per reset ${ms(serveCpuInResets / resets.length)})`);
   } finally {
     rmSync(work, { recursive: true, force: true });
