@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { PhpWorkerHost } from "./php-worker-host.js";
 import { sqliteIntegrationZipPath } from "./sqlite-integration.js";
+import { seedPackPath } from "./opcache-seed.js";
 import { baseConstants } from "./wordpress-constants.js";
 import type { WorkerRunResult } from "./php-worker-protocol.js";
 
@@ -89,6 +90,7 @@ echo json_encode(['version' => get_bloginfo('version'), 'admin' => (bool) get_us
   writeFileSync(join(staging, STAMP), JSON.stringify({ release: tree.release, php, createdAt: new Date().toISOString() }));
   try {
     rmSync(opcacheDirFor(dir), { recursive: true, force: true });
+    rmSync(seedPackPath(opcacheDirFor(dir)), { force: true }); // packed from the folder replaced here
     renameSync(opcacheDirFor(staging), opcacheDirFor(dir));
     renameSync(staging, dir);
   } catch (error) {

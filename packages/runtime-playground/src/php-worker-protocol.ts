@@ -34,10 +34,11 @@ export interface WorkerBootOptions {
   /** Host directory mounted at `/workspace`. */
   workspaceDir?: string;
   /**
-   * Host directory with a saved OPcache file cache (compiled core scripts). It is copied into the
-   * in-memory filesystem at boot, so the first WordPress load skips compilation.
+   * Host file with a saved OPcache file cache (compiled core scripts), packed (opcache-seed.ts).
+   * Its files go into the in-memory file cache folder at boot, so the first WordPress load skips
+   * compilation.
    */
-  opcacheSeedDir?: string;
+  opcacheSeedPack?: string;
   /** Extra NODEFS mounts applied after the core mounts, in order. */
   mounts: WorkerMount[];
   installMode: "install-from-existing-files-if-needed" | "do-not-attempt-installing";

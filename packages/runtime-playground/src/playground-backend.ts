@@ -25,6 +25,7 @@ import { existsSync } from "node:fs";
 import { resolveCacheDir } from "./cache-dir.js";
 import { ensureCustomWordPressTree, ensureWordPressTree, findWordPressBuild } from "./wordpress-builds.js";
 import { ensureInstalledSite, opcacheDirFor } from "./installed-site.js";
+import { ensureSeedPack } from "./opcache-seed.js";
 import { sqliteIntegrationZipPath } from "./sqlite-integration.js";
 import { baseConstants } from "./wordpress-constants.js";
 import { PlaygroundRuntime } from "./playground-runtime.js";
@@ -186,10 +187,10 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
         wordpressSource = { requested: release.requested, release: release.release, checksum: release.checksum, fetched: release.fetched };
       }
       const site = await ensureInstalledSite(tree, php, cacheDir, spec.onProgress);
-      const opcacheSeedDir = opcacheDirFor(site.dir);
+      const opcacheSeedPack = ensureSeedPack(opcacheDirFor(site.dir));
       return PlaygroundRuntime.boot({
         siteDir: site.dir,
-        opcacheSeedDir: existsSync(opcacheSeedDir) ? opcacheSeedDir : undefined,
+        opcacheSeedPack,
         wordpressRelease: tree.release,
         ...(wordpressSource ? { wordpressSource } : {}),
         phpVersion: php,

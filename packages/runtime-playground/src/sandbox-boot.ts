@@ -20,7 +20,8 @@ import { DEFERRED_REQUESTS_DIR, fastForwardCronPhp } from "./site-php.js";
 /** Everything the backend resolved before boot. */
 export interface PlaygroundRuntimeSetup {
   siteDir: string;
-  opcacheSeedDir?: string;
+  /** The installed site's packed OPcache seed (opcache-seed.ts), when it has one. */
+  opcacheSeedPack?: string;
   wordpressRelease: string;
   /** Set when WordPress came from a release mirror (`--wp` beyond the bundled builds). */
   wordpressSource?: { requested: string; release: string; checksum: { algorithm: string; value: string; url: string }; fetched: boolean };
@@ -148,7 +149,7 @@ export function workerBootOptions(
     coreLayers: sandboxCoreLayers(sandboxDir),
     contentDir: sandboxContentDir(sandboxDir),
     workspaceDir: sandboxWorkspaceDir(sandboxDir),
-    opcacheSeedDir: setup.opcacheSeedDir,
+    opcacheSeedPack: setup.opcacheSeedPack,
     installMode: "do-not-attempt-installing",
     sqliteZipPath: setup.sqliteZipPath,
     // Through Playground's constants file (JSON), never spliced into PHP source.

@@ -18,6 +18,17 @@ after(async () => {
   await runtime?.dispose();
 });
 
+test("the first WordPress load of a fresh sandbox comes from the seeded OPcache, not the compiler", async () => {
+  // This file's first command: nothing was compiled in this worker yet. Core scripts come from the
+  // installer's packed seed (file-cache hits); only sandbox-specific files are compiled.
+  const result = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php $s = opcache_get_status(false)['opcache_statistics']; echo json_encode(['hits' => $s['hits'], 'misses' => $s['misses'], 'files' => count(get_included_files())]);"] });
+  assert.equal(result.status, "ok", result.stderr);
+  const stats = result.json as { hits: number; misses: number; files: number };
+  assert.ok(stats.files > 300, `WordPress loaded (${stats.files} files)`);
+  assert.ok(stats.hits > stats.files * 0.8, `most scripts were seeded: ${JSON.stringify(stats)}`);
+  assert.ok(stats.misses < 50, `few scripts compiled: ${JSON.stringify(stats)}`);
+});
+
 test("back-to-back run-php calls with different code each run their own code", async () => {
   const outputs: string[] = [];
   for (const word of ["alpha", "beta", "gamma", "delta"]) {
