@@ -184,7 +184,7 @@ async function main(): Promise<void> {
 
     // 3. Plain runCLI on the installed site.
     const sites = join(resolveCacheDir(), "sites");
-    const site = readdirSync(sites).find((d) => d.includes("php-8.3") && !d.endsWith(".opcache") && !d.includes(".staging"));
+    const site = readdirSync(sites).find((d) => d.includes("php-8.3") && existsSync(join(sites, d, ".wp-codebox-site.json")));
     const runCli: Timed[] = [];
     if (site) {
       for (let i = 0; i < ONE_SHOT_SAMPLES; i++) {

@@ -10,7 +10,7 @@ import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { createRuntimeEpisode } from "@wp-codebox/runtime-core";
 import { createPlaygroundBackend, resolveCacheDir } from "@wp-codebox/runtime-playground";
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 10);
 const REBOOT_SAMPLES = Math.max(1, Math.min(SAMPLES, 3));
@@ -49,7 +49,7 @@ async function main(): Promise<void> {
 
   // 3. Plain runCLI boot on the same installed site (no copy, mounted from the host).
   const sites = join(resolveCacheDir(), "sites");
-  const site = readdirSync(sites).find((d) => d.includes("php-8.3") && !d.endsWith(".opcache"));
+  const site = readdirSync(sites).find((d) => d.includes("php-8.3") && existsSync(join(sites, d, ".wp-codebox-site.json")));
   const runCliBoots: number[] = [];
   if (site) {
     const { runCLI } = await import("@wp-playground/cli");
