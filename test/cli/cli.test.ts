@@ -247,6 +247,25 @@ describe("wp-codebox argv → outcome (no boot)", { concurrency: 2 }, () => {
   });
 });
 
+describe("a reader that closes stdout early (wp-codebox … | head)", { concurrency: 1 }, () => {
+  // The read end is closed before the CLI writes anything, so every write fails with EPIPE.
+  for (const argv of [["run", "--help"], ["schema", "recipe"], ["commands", "--json"]]) {
+    it(`${argv.join(" ")}: exit 0, nothing on stderr`, async () => {
+      const run = await spawnCli(argv, { closeStdout: true });
+      assert.equal(run.signal, null, show(run));
+      assert.equal(run.stderr, "", show(run));
+      assert.equal(run.code, 0, show(run));
+    });
+  }
+
+  it("a failing command keeps its own exit code and error line", async () => {
+    const run = await spawnCli(["schema", "nope", "--json"], { closeStdout: true });
+    assert.equal(run.code, 2, show(run));
+    assert.match(run.stderr, /^error\[invalid-argument\]: Unknown schema "nope"/m);
+    assert.doesNotMatch(run.stderr, /EPIPE|at .*\(/, show(run));
+  });
+});
+
 describe("run always writes the bundle (fake backend, no boot)", () => {
   const fakeRuntime = (execute: Runtime["execute"], disposed: { count: number }): Runtime => {
     const artifacts = fakeArtifacts();

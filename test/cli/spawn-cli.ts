@@ -13,8 +13,12 @@ export interface CliRun {
   durationMs: number;
 }
 
-/** Runs `wp-codebox <argv>` from source and collects its output. */
-export function spawnCli(argv: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; entry?: string[] } = {}): Promise<CliRun> {
+/**
+ * Runs `wp-codebox <argv>` from source and collects its output.
+ * @param options.closeStdout - close the reading end of stdout at once, as `| head -0` would: the
+ *   CLI's writes then fail with EPIPE; `stdout` stays "".
+ */
+export function spawnCli(argv: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; entry?: string[]; closeStdout?: boolean } = {}): Promise<CliRun> {
   const started = Date.now();
   const entry = options.entry ?? ["--conditions=source", "--import", "tsx", MAIN];
   return new Promise((resolve, reject) => {
@@ -26,7 +30,8 @@ export function spawnCli(argv: string[], options: { cwd?: string; env?: NodeJS.P
     });
     let stdout = "";
     let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    if (options.closeStdout) child.stdout.destroy();
+    else child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
     child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
     child.on("error", reject);
     child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr, durationMs: Date.now() - started }));
