@@ -1,7 +1,8 @@
 /**
  * Integration (corpus case 18): PHP extensions. `run --php-extension intl` sorts with `Collator`
  * in real WordPress; a recipe's `runtime.extensions: []` runs without intl and the fatal says how
- * to turn it on; unknown names are exit 2 with the list before anything boots (run, recipe); `doctor`
+ * to turn it on; unknown names, and `none` beside other names, are exit 2 before anything boots
+ * (run, recipe); `doctor`
  * lists what each PHP version can load. In-process through `runCli`; two boots.
  */
 import { after, test } from "node:test";
@@ -66,6 +67,19 @@ test("an extension the PHP build does not ship is exit 2 with the list, before b
   const validate = await cli(["recipe", "validate", file]);
   assert.equal(validate.code, 2, validate.show());
   assert.match(validate.stderr, /\/runtime\/extensions: php-extension-unavailable: PHP extension imagick is not available .*Available: intl/);
+});
+
+test('--php-extension none beside another name is exit 2 invalid-argument saying none cannot be combined, before boot (run and recipe)', async () => {
+  const run = await cli(["run", "--php-extension", "none", "--php-extension", "intl", "--command", "wordpress.run-php", "--arg", "code=<?php echo 1;", "--artifacts", join(scratch, "never-none")]);
+  assert.equal(run.code, 2, run.show());
+  assert.match(run.stderr, /^error\[invalid-argument\]: PHP extension "none" \(load no extension\) cannot be combined with other extensions \(intl\)/m);
+  assert.doesNotMatch(run.stderr, /not available|Booted WordPress/);
+
+  const file = join(scratch, "none-and-intl.json");
+  writeFileSync(file, JSON.stringify({ schema: "wp-codebox/workspace-recipe/v1", runtime: { extensions: ["none", "intl"] }, steps: [{ command: "wordpress.run-php", args: { code: "1" } }] }));
+  const validate = await cli(["recipe", "validate", file]);
+  assert.equal(validate.code, 2, validate.show());
+  assert.match(validate.stderr, /\/runtime\/extensions: invalid-argument: PHP extension "none" \(load no extension\) cannot be combined/);
 });
 
 test("doctor lists the extensions each PHP version can load and the default", async () => {

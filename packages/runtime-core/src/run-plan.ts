@@ -546,7 +546,9 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
       preflight = options.backend?.preflight?.(createSpec);
     } catch (error) {
       const code = error instanceof WpCodeboxError ? error.code : "";
-      at(code === "php-extension-unavailable" ? "/runtime/extensions" : code.startsWith("php-") ? "/runtime/php" : "/runtime", error);
+      // `none` beside other extensions is an invalid-argument about the extensions list too.
+      const aboutExtensions = code === "php-extension-unavailable" || (error instanceof WpCodeboxError && error.details.option === "extensions");
+      at(aboutExtensions ? "/runtime/extensions" : code.startsWith("php-") ? "/runtime/php" : "/runtime", error);
     }
   }
   if (issues.length > 0) throw invalidEpisodeScriptError(issues, path);

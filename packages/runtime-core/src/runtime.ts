@@ -58,8 +58,9 @@ export interface RuntimeCreateSpec {
   php?: string;
   /**
    * PHP extensions to load, from those the PHP build ships (`intl`; `redis`, `memcached` where the
-   * engine has JSPI). Default `["intl"]`; `[]` loads none. Unknown names are refused before boot
-   * with `php-extension-unavailable`.
+   * engine has JSPI). Default `["intl"]`; `[]` (or `["none"]`) loads none. Unknown names are
+   * refused before boot with `php-extension-unavailable`; `none` beside other names with
+   * `invalid-argument`.
    */
   extensions?: string[];
   mounts?: MountSpec[];

@@ -46,17 +46,31 @@ export function availablePhpExtensions(phpVersion: string): string[] {
     .sort();
 }
 
+/** The name that asks for no extension at all (`--php-extension none`), the same as an empty list. */
+export const NO_PHP_EXTENSIONS = "none";
+
 /**
  * Resolves what a create spec asks for into the list to load.
- * @param requested - names from `--php-extension` / `runtime.extensions`; `undefined` = the default.
+ * @param requested - names from `--php-extension` / `runtime.extensions`; `undefined` = the default;
+ *   `[]` or `["none"]` = no extension.
  * @returns the names, deduplicated, in request order.
- * @throws WpCodeboxError `php-extension-unavailable` (exit 2) naming every unknown one and listing
- *   the available ones.
+ * @throws WpCodeboxError `invalid-argument` (exit 2) when `none` is combined with other names
+ *   (details `{ option: "extensions", requested }`); `php-extension-unavailable` (exit 2) naming
+ *   every unknown one and listing the available ones.
  */
 export function resolvePhpExtensions(requested: readonly string[] | undefined, phpVersion: string): string[] {
   const available = availablePhpExtensions(phpVersion);
   if (requested === undefined) return DEFAULT_PHP_EXTENSIONS.filter((name) => available.includes(name));
   const names = [...new Set(requested.map((n) => n.trim().toLowerCase()))];
+  if (names.includes(NO_PHP_EXTENSIONS)) {
+    const others = names.filter((n) => n !== NO_PHP_EXTENSIONS);
+    if (others.length === 0) return [];
+    throw new WpCodeboxError(
+      "invalid-argument",
+      `PHP extension "none" (load no extension) cannot be combined with other extensions (${others.join(", ")}): give none alone, or only the extensions to load.`,
+      { option: "extensions", requested: names },
+    );
+  }
   const unknown = names.filter((n) => !available.includes(n));
   if (unknown.length) {
     throw new WpCodeboxError(

@@ -46,3 +46,16 @@ test("a fatal about a class or function of an extension that is not loaded says 
   assert.equal(missingExtensionHint('Uncaught Error: Class "My\\Thing" not found'), "");
   assert.equal(missingExtensionHint("Uncaught Error: Call to undefined function corpus_boom()"), "");
 });
+
+test('"none" alone loads none; beside other names it is invalid-argument saying it cannot be combined', () => {
+  assert.deepEqual(resolvePhpExtensions(["none"], "8.3"), []);
+  assert.deepEqual(resolvePhpExtensions(["None", "none"], "8.3"), []);
+  for (const requested of [["none", "intl"], ["intl", "none"], ["none", "imagick"]]) {
+    assert.throws(
+      () => resolvePhpExtensions(requested, "8.3"),
+      (e: Error & { code?: string; details?: Record<string, unknown> }) =>
+        e.code === "invalid-argument" && /"none" \(load no extension\) cannot be combined with other extensions/.test(e.message) && !/not available/.test(e.message) && e.details?.option === "extensions",
+      requested.join(","),
+    );
+  }
+});

@@ -137,7 +137,10 @@ export function prepareRun(options: RunOptions): PreparedRun {
   };
 }
 
-/** `--php-extension` values as a create spec's `extensions`: `none` alone means load none. */
+/**
+ * `--php-extension` values as a create spec's `extensions`: `none` alone means load none; `none`
+ * beside other names is left for the backend's preflight to refuse (`invalid-argument`).
+ */
 function phpExtensionFlags(values: string[]): string[] {
   return values.length === 1 && values[0]!.trim().toLowerCase() === "none" ? [] : values;
 }

@@ -230,7 +230,8 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
           if (!(error instanceof WpCodeboxError)) throw error;
           const isPhp = error.code.startsWith("php-");
           const pointer =
-            error.code === "php-extension-unavailable" ? "/runtime/extensions"
+            // `none` beside other extensions is an invalid-argument about the extensions list too.
+            error.code === "php-extension-unavailable" || error.details.option === "extensions" ? "/runtime/extensions"
             : isPhp ? (matrix?.php ? `/runtime/matrix/php/${j}` : "/runtime/php")
             : matrix?.wp ? `/runtime/matrix/wp/${i}` : "/runtime/wp";
           if (!seen.has(pointer)) at(pointer, `${error.code}: ${error.message}`);
