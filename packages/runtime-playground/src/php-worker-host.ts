@@ -4,6 +4,7 @@
  */
 import { Worker } from "node:worker_threads";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
+import { cutAtCharacter } from "./utf8-cut.js";
 import type { DeferredRequest, WorkerBootOptions, WorkerEvent, WorkerRequest, WorkerResponse } from "./php-worker-protocol.js";
 import type { WorkClock } from "./work-clock.js";
 
@@ -126,11 +127,15 @@ export class PhpWorkerHost {
    */
   partialOutput(): { stdout: string; stderr: string; stdoutBytes: number; stderrBytes: number } {
     const decoder = new TextDecoder();
-    const join = (parts: Uint8Array[]) => decoder.decode(Buffer.concat(parts.map((p) => new Uint8Array(p.buffer, p.byteOffset, p.byteLength))));
+    // Capped output is cut at the last complete character, as for a finished run.
+    const join = (parts: Uint8Array[], total: number) => {
+      const bytes = Buffer.concat(parts.map((p) => new Uint8Array(p.buffer, p.byteOffset, p.byteLength)));
+      return decoder.decode(cutAtCharacter(bytes, total > bytes.byteLength));
+    };
     const all = [...this.output.entries()].sort(([a], [b]) => a - b).map(([, e]) => e);
     return {
-      stdout: all.map((e) => join(e.stdout)).join(""),
-      stderr: all.map((e) => join(e.stderr)).join(""),
+      stdout: all.map((e) => join(e.stdout, e.stdoutBytes)).join(""),
+      stderr: all.map((e) => join(e.stderr, e.stderrBytes)).join(""),
       stdoutBytes: all.reduce((n, e) => n + e.stdoutBytes, 0),
       stderrBytes: all.reduce((n, e) => n + e.stderrBytes, 0),
     };

@@ -20,6 +20,7 @@ import { phpNetworkGuardPreRun } from "./php-network-guard.js";
 import { installDeterminism, markWork, virtualClockUs } from "./php-determinism.js";
 import { DEFERRED_REQUESTS_DIR, selfCallMuPlugin } from "./site-php.js";
 import { errorMessage } from "@wp-codebox/runtime-core";
+import { cutAtCharacter } from "./utf8-cut.js";
 
 // Baseline-compile PHP's WebAssembly only (Liftoff): TurboFan tier-up spent ~0.8 s of CPU on the
 // first WordPress load, on two cores competing with the run itself, and steady-state requests
@@ -110,7 +111,8 @@ async function readCapped(stream: ReadableStream<Uint8Array>, capBytes: number):
     data.set(c, offset);
     offset += c.byteLength;
   }
-  return { data, bytes, truncated: bytes > kept };
+  // A cap that falls inside a multi-byte character keeps the text before it (`bytes` stays the true total).
+  return { data: cutAtCharacter(data, bytes > kept), bytes, truncated: bytes > kept };
 }
 
 const OPCACHE_DIR = "/internal/shared/opcache";

@@ -94,6 +94,17 @@ test("corpus 3: huge output is capped with the total byte count recorded", async
   assert.equal(result.stdout.length, 10 * 1024 * 1024);
 });
 
+test("a cap that falls inside a multi-byte character cuts before it: no U+FFFD, true byte count kept", async () => {
+  const cap = 10 * 1024 * 1024;
+  // Two of the emoji's four bytes fit under the cap.
+  const result = await runPhp(`<?php echo str_repeat('x', ${cap - 2}) . "\u{1F600}" . 'tail';`);
+  assert.equal(result.status, "ok");
+  assert.equal(result.stdoutBytes, cap - 2 + 4 + 4);
+  assert.equal(result.truncated?.stdout, true);
+  assert.equal(result.stdout.length, cap - 2);
+  assert.ok(!result.stdout.includes("\uFFFD"), "the cut character does not decode to U+FFFD");
+});
+
 test("corpus 6: activating a plugin that fatals leaves it inactive and the runtime keeps serving", async () => {
   // WordPress includes the plugin file during activate_plugin(); its fatal ends that PHP request,
   // which the result reports with the plugin's file and line. Nothing is left half-activated.

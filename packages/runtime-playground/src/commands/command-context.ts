@@ -76,7 +76,10 @@ export type CommandOutcome = Pick<ExecutionResult, "exitCode" | "stdout" | "stde
 export type CommandHandler = (ctx: CommandContext, args: Record<string, string>) => Promise<CommandOutcome>;
 
 const decoder = new TextDecoder();
-/** Decodes capped bytes as UTF-8 (a cut multi-byte character becomes U+FFFD). */
+/**
+ * Decodes captured bytes as UTF-8. Capped output already ends at a complete character (the worker
+ * cuts it there), so U+FFFD only stands for bytes the program printed that are not UTF-8.
+ */
 export function text(bytes: Uint8Array): string {
   return decoder.decode(bytes);
 }
