@@ -105,6 +105,21 @@ test("a cap that falls inside a multi-byte character cuts before it: no U+FFFD, 
   assert.ok(!result.stdout.includes("\uFFFD"), "the cut character does not decode to U+FFFD");
 });
 
+test("run-php defines STDIN, STDOUT and STDERR as the PHP command line does; writes land in stdout and stderr", async () => {
+  const result = await runPhp(
+    "<?php fwrite(STDERR, \"to STDERR\\n\"); fwrite(STDOUT, \"to STDOUT\\n\"); fwrite(fopen('php://stderr', 'w'), \"to php://stderr\\n\"); echo json_encode([is_resource(STDIN), is_resource(STDOUT), is_resource(STDERR)]);",
+  );
+  assert.equal(result.status, "ok", JSON.stringify(result.error));
+  assert.match(result.stderr, /^to STDERR\n/m);
+  assert.match(result.stderr, /^to php:\/\/stderr\n/m);
+  assert.match(result.stdout, /^to STDOUT\n/m);
+  assert.match(result.stdout, /\[true,true,true\]$/);
+  const bare = await runPhp("<?php fwrite(STDERR, 'bare'); echo defined('STDIN') ? 'ok' : 'missing';", ["bootstrap=none"]);
+  assert.equal(bare.status, "ok", JSON.stringify(bare.error));
+  assert.equal(bare.stdout, "ok");
+  assert.equal(bare.stderr, "bare");
+});
+
 test("corpus 6: activating a plugin that fatals leaves it inactive and the runtime keeps serving", async () => {
   // WordPress includes the plugin file during activate_plugin(); its fatal ends that PHP request,
   // which the result reports with the plugin's file and line. Nothing is left half-activated.

@@ -20,17 +20,28 @@ export const FATAL_RECORDER = `register_shutdown_function(static function () {
   if ($e !== null && ($e['type'] & ${FATAL_MASK})) { @file_put_contents('/internal/wp-codebox/last-error.json', json_encode($e)); }
 });`;
 
+/**
+ * PHP prelude that defines `STDIN`, `STDOUT` and `STDERR` as the PHP command line does. php-wasm
+ * runs code through its own entry rather than the CLI's script runner, which is what defines them,
+ * so `fwrite(STDERR, …)` would otherwise be a fatal "Undefined constant". Writes to them land in
+ * the result's `stdout` and `stderr`.
+ */
+export const STDIO_CONSTANTS = `if (!defined('STDIN')) define('STDIN', fopen('php://stdin', 'r'));
+if (!defined('STDOUT')) define('STDOUT', fopen('php://stdout', 'w'));
+if (!defined('STDERR')) define('STDERR', fopen('php://stderr', 'w'));`;
+
 /** The program with `FATAL_RECORDER` right after its opening `<?php` tag (for internal helpers, so a fatal is reported with file and line). */
 export function withFatalRecorder(program: string): string {
   return program.replace(/^<\?php\s*/, `<?php\n${FATAL_RECORDER}\n`);
 }
 
 /**
- * Builds the PHP wrapper that loads WordPress (optionally), switches to `user` and runs `file`.
+ * Builds the PHP wrapper that defines the standard stream constants (`STDIO_CONSTANTS`), loads
+ * WordPress (optionally), switches to `user` and runs `file`.
  * `user` is a user id, or `"admin"` to look the administrator up in the same request.
  */
 export function phpWrapper(file: string, options: { bootstrap: "wordpress" | "none"; user: number | "admin" }): string {
-  const lines = ["<?php", FATAL_RECORDER];
+  const lines = ["<?php", FATAL_RECORDER, STDIO_CONSTANTS];
   if (options.bootstrap === "wordpress") {
     // Like WP-CLI, make the plugin API (activate_plugin, get_plugins, …) available.
     lines.push("require_once '/wordpress/wp-load.php';", "require_once ABSPATH . 'wp-admin/includes/plugin.php';");
