@@ -16,15 +16,20 @@ export interface Redactor {
   readonly redactions: number;
 }
 
-/** `(prefix)(value)` patterns; the value group is replaced, the prefix kept. */
+/**
+ * `(prefix)(value)` patterns; the value group is replaced, the prefix kept. The cookie, nonce and
+ * header values stop at a backslash: in JSON-escaped text (`href=\"…?_wpnonce=abc\"`, the way a
+ * result's HTML sits in commands.jsonl) the backslash belongs to the escaped quote, and taking it
+ * would leave a bare `"` that ends the JSON string early.
+ */
 const PATTERNS: readonly RegExp[] = [
   // WordPress auth cookies: wordpress_logged_in_<hash>=…, wordpress_sec_<hash>=…, wordpress_<hash>=…
-  /(\bwordpress_(?:logged_in_|sec_)?[0-9a-f]{0,64}=)([^;\s"'&,]+)/gi,
+  /(\bwordpress_(?:logged_in_|sec_)?[0-9a-f]{0,64}=)([^;\s"'&,\\]+)/gi,
   // Nonces in query strings / form bodies / headers.
-  /(\b_wpnonce=)([^&\s"';]+)/gi,
-  /(\bx-wp-nonce:\s*)([^\s"';,]+)/gi,
+  /(\b_wpnonce=)([^&\s"';\\]+)/gi,
+  /(\bx-wp-nonce:\s*)([^\s"';,\\]+)/gi,
   // Authorization headers.
-  /(\bauthorization:\s*(?:bearer|basic)\s+)([^\s"';,]+)/gi,
+  /(\bauthorization:\s*(?:bearer|basic)\s+)([^\s"';,\\]+)/gi,
   // JSON string fields whose name says they carry a credential.
   // (`password`, `user_pass`, `access-token`, `api_key`, `_wpnonce`; not `compass` or `bypass`).
   /("_?(?:[a-z0-9]+[_-])*(?:password|passwd|pass|pwd|secret|token|nonce|wpnonce|api[_-]?key)"\s*:\s*")((?:[^"\\]|\\.)*)(?=")/gi,

@@ -49,3 +49,18 @@ test("a secret is redacted in its JSON-escaped and URL-encoded forms too", async
     assert.ok(!out.includes("cd+ef") && !out.includes("cd%2Bef"), `${text} → ${out}`);
   }
 });
+
+test("credential patterns in JSON-escaped text keep the JSON valid (a backslash before a quote is not part of the value)", () => {
+  const r = createRedactor([]);
+  const html = [
+    '<a href="comment.php?action=approvecomment&_wpnonce=9f8e7d6c5b">',
+    '<img data-cookie="wordpress_logged_in_0123abcd=admin%7C1700%7Ctok">',
+    "<b>_wpnonce=1a2b3c4d5e\\</b>",
+  ].join(" ");
+  // Once escaped (a result line in commands.jsonl) and twice (that line inside a JSON string): both must still parse.
+  for (const text of [JSON.stringify({ stdout: html }), JSON.stringify({ line: JSON.stringify({ stdout: html }) })]) {
+    const redacted = r.redact(text);
+    assert.doesNotThrow(() => JSON.parse(redacted), redacted);
+    assert.doesNotMatch(redacted, /9f8e7d6c5b|admin%7C1700|1a2b3c4d5e/, redacted);
+  }
+});
