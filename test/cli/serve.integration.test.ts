@@ -153,6 +153,15 @@ describe("wp-codebox serve + --attach from separate processes", { timeout: 240_0
     const types = events.map((e) => e.event);
     assert.ok(types.includes("signal"), types.join(","));
     assert.ok(types.indexOf("live-disposed") > types.indexOf("signal"), types.join(","));
+    // --json: stderr is machine-readable too, boot progress included (no plain "wp-codebox: …" lines).
+    const lines = serveStderr.split("\n").filter((l) => l !== "");
+    for (const line of lines) {
+      let event: { event?: unknown; at?: unknown };
+      assert.doesNotThrow(() => (event = JSON.parse(line)), `stderr line is not JSON: ${line}`);
+      assert.equal(typeof event!.event, "string", line);
+      assert.match(String(event!.at), /^\d{4}-\d\d-\d\dT/, line);
+    }
+    assert.ok(events.some((e) => e.event === "progress" && typeof (e as { data?: { message?: unknown } }).data?.message === "string"), types.join(","));
     assert.deepEqual(readdirSync(sandboxTmp).filter((n) => n.startsWith("wp-codebox-")), []);
     const after = await spawnCli(["collect", "--attach", address.control, "--token", address.token, "--artifacts", join(tmp, "too-late")]);
     assert.equal(after.code, 3, show(after));
@@ -165,6 +174,13 @@ describe("serve --session-lease", { timeout: 240_000 }, () => {
     const garbage = await spawnCli(["serve", "--session-lease", "soon"]);
     assert.equal(garbage.code, 2, show(garbage));
     assert.match(garbage.stderr, /^error\[invalid-argument\]: --session-lease soon: Invalid duration/m);
+    const json = await spawnCli(["serve", "--json", "--session-lease", "soon"]);
+    assert.equal(json.code, 2, show(json));
+    const lines = json.stderr.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { event: string; data?: { code?: string; message?: string } });
+    assert.deepEqual(lines.map((l) => l.event), ["error"], show(json));
+    assert.equal(lines[0]!.data?.code, "invalid-argument");
+    assert.match(lines[0]!.data?.message ?? "", /^--session-lease soon: Invalid duration/);
+    assert.equal(JSON.parse(json.stdout).error.code, "invalid-argument");
     const short = await spawnCli(["serve", "--session-lease", "200ms"]);
     assert.equal(short.code, 2, show(short));
     assert.match(short.stderr, /^error\[invalid-argument\]: --session-lease 200ms: a lease must be at least 1s/m);

@@ -20,6 +20,11 @@ interface CliState {
   io: CliIo;
   /** True once a `--json` document went to stdout (the catch then adds none). */
   jsonEmitted: boolean;
+  /**
+   * True for `serve --json`: every stderr line is a JSON event `{"event", "at", "data"?}`
+   * (progress and the final error too), so a supervisor can parse both streams.
+   */
+  jsonEvents: boolean;
   /** Installed by `run`; removed when it ends. */
   installSignalHandlers: (onSignal: (signal: NodeJS.Signals) => void) => () => void;
 }
@@ -44,6 +49,11 @@ function version(): string {
 
 function examples(lines: string[]): string {
   return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join("\n")}\n`;
+}
+
+/** One stderr line of `serve --json`: `{"event": type, "at": ISO-8601, "data"?: {…}}`. */
+function jsonEvent(io: CliIo, type: string, data?: Record<string, unknown>, at = new Date().toISOString()): void {
+  io.stderr(`${JSON.stringify({ event: type, at, ...(data ? { data } : {}) })}\n`);
 }
 
 function json(state: CliState, value: unknown): void {
@@ -214,7 +224,7 @@ function buildProgram(state: CliState): Command {
       .option("--ttl <duration>", 'dispose everything after this long without activity (control calls or site requests), e.g. 30m, 90s; "0" = never (default 30m)')
       .option("--pool <n>", "keep N sandboxes booted from the same spec; each --attach session takes one, a returned one is reset in the background (default: one shared sandbox)")
       .option("--session-lease <duration>", 'release an --attach session whose client sent no call and no lease renewal for this long after its last call (a killed client), e.g. 30s, 2m; at least 1s; "0" = never (default 60s)')
-      .option("--json", 'print one JSON line {"url", "loginUrl", "control", "token", "id"} on stdout once the site is ready; events go to stderr as JSON lines'),
+      .option("--json", 'print one JSON line {"url", "loginUrl", "control", "token", "id"} on stdout once the site is ready; stderr then carries only JSON lines {"event", "at", "data"}: events, progress, the error'),
   )
     .addHelpText(
       "after",
@@ -232,13 +242,15 @@ function buildProgram(state: CliState): Command {
       const asJson = opts.json === true;
       const serveOptions = {
         ...runtimeRunOptions(opts, io),
+        // Boot progress as events too: with --json nothing on stderr is plain text.
+        ...(asJson ? { onProgress: (message: string) => jsonEvent(io, "progress", { message }) } : {}),
         ...(opts.recipe !== undefined ? { recipe: opts.recipe as string } : {}),
         ...(opts.port !== undefined ? { port: opts.port as string } : {}),
         ...(opts.ttl !== undefined ? { ttl: opts.ttl as string } : {}),
         ...(opts.pool !== undefined ? { pool: opts.pool as string } : {}),
         ...(opts.sessionLease !== undefined ? { sessionLease: opts.sessionLease as string } : {}),
         onEvent: (event: { at: string; type: string; data?: Record<string, unknown> }) => {
-          if (asJson) io.stderr(`${JSON.stringify({ event: event.type, at: event.at, ...(event.data ? { data: event.data } : {}) })}\n`);
+          if (asJson) jsonEvent(io, event.type, event.data, event.at);
           // Routine session events stay quiet; an expired one is worth a line (a client died holding a sandbox).
           else if (!event.type.startsWith("sandbox-lease") && (!event.type.startsWith("session-") || event.type === "session-expired")) io.stderr(`wp-codebox: ${event.type}${event.data ? ` ${JSON.stringify(event.data)}` : ""}\n`);
         },
@@ -246,7 +258,8 @@ function buildProgram(state: CliState): Command {
       const { ttlMs } = await prepareServe(serveOptions);
       const live = await startServe(serveOptions);
       const removeHandlers = state.installSignalHandlers((signal) => {
-        io.stderr(`${asJson ? JSON.stringify({ event: "signal", signal }) : `\nwp-codebox: ${signal} received: disposing the sandbox`}\n`);
+        if (asJson) jsonEvent(io, "signal", { signal });
+        else io.stderr(`\nwp-codebox: ${signal} received: disposing the sandbox\n`);
         void live.close(signal);
       });
       try {
@@ -525,6 +538,8 @@ export async function runCli(argv: readonly string[], options: RunCliOptions = {
   const state: CliState = {
     io: options.io ?? processIo(),
     jsonEmitted: false,
+    // Decided from argv, so a usage error before the action runs is an event line too.
+    jsonEvents: argv[0] === "serve" && argv.includes("--json"),
     installSignalHandlers: options.installSignalHandlers ?? defaultSignalHandlers,
   };
   const { io } = state;
@@ -540,8 +555,11 @@ export async function runCli(argv: readonly string[], options: RunCliOptions = {
       error = usage;
     }
     const failure = describeFailure(error);
-    io.stderr(`error[${failure.code}]: ${failure.message}\n`);
-    if (failure.exitCode === EXIT_CODES.internal) {
+    if (state.jsonEvents) {
+      const { code, message, details } = jsonError(error);
+      jsonEvent(io, "error", { code, message, ...(details ? { details } : {}), exitCode: failure.exitCode });
+    } else io.stderr(`error[${failure.code}]: ${failure.message}\n`);
+    if (failure.exitCode === EXIT_CODES.internal && !state.jsonEvents) {
       io.stderr(
         "This is a bug in wp-codebox, not in your input: please report it with the command you ran and this output." +
           (io.env.WP_CODEBOX_DEBUG && error instanceof Error && error.stack ? `\n${error.stack}` : " (Set WP_CODEBOX_DEBUG=1 for a stack trace.)") +
