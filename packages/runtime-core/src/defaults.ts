@@ -9,6 +9,9 @@ export const DEFAULT_COMMAND_TIMEOUT_MS = 60_000;
 /** Output cap per stream (stdout, stderr), in bytes: 10 MiB. */
 export const DEFAULT_OUTPUT_CAP_BYTES = 10 * 1024 * 1024;
 
+/** Longest PHP output a boot failure's message quotes as its cause, in characters (the rest is cut with "…"). */
+export const BOOT_FAILURE_CAUSE_MAX_CHARS = 2000;
+
 /** Per-step browser timeout, in ms (the `step-timeout` arg). */
 export const DEFAULT_BROWSER_STEP_TIMEOUT_MS = 15_000;
 

@@ -4,6 +4,7 @@
  * userland code can run any more), and from a WebAssembly stack overflow, where PHP itself
  * never gets to report anything.
  */
+import { BOOT_FAILURE_CAUSE_MAX_CHARS, errorMessage } from "@wp-codebox/runtime-core";
 import type { PhpFatal } from "./php-worker-protocol.js";
 
 /**
@@ -48,4 +49,50 @@ export function wasmStackOverflowFatal(where: string, how: string): PhpFatal {
     file: where,
     line: 0,
   };
+}
+
+/** What PHP printed in a php-wasm `PHP.run()` that ended with a non-zero exit code. */
+export interface PhpRunFailure {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Reads php-wasm's `PHPExecutionFailureError` (thrown by `PHP.run()` on a non-zero exit code, which
+ * WordPress's boot uses to install and check the site): from its `response`, or, when only the
+ * message survived, from the message's `=== Stdout ===` / `=== Stderr ===` template.
+ * @returns `undefined` for any other error.
+ */
+export function phpRunFailure(error: unknown): PhpRunFailure | undefined {
+  const response = (error as { response?: { exitCode?: unknown; text?: unknown; errors?: unknown } } | undefined)?.response;
+  if (response && typeof response.exitCode === "number") {
+    return { exitCode: response.exitCode, stdout: typeof response.text === "string" ? response.text : "", stderr: typeof response.errors === "string" ? response.errors : "" };
+  }
+  const m = /PHP\.run\(\) failed with exit code (\d+)\.\s*=== Stdout ===\n ?([\s\S]*?)\n*=== Stderr ===\n ?([\s\S]*)$/.exec(errorMessage(error));
+  return m ? { exitCode: Number(m[1]), stdout: m[2]!, stderr: m[3]! } : undefined;
+}
+
+/**
+ * The message of a boot failure: for a PHP run that failed while WordPress booted, what PHP said
+ * (its fatal error with file:line, else its output on one line, capped at
+ * `BOOT_FAILURE_CAUSE_MAX_CHARS`) instead of php-wasm's template with its empty sections; any
+ * other error's own message.
+ * @example "PHP exited with code 255: Uncaught RuntimeException: boom (/wordpress/wp-content/mu-plugins/boom.php:2)"
+ */
+export function bootFailureMessage(error: unknown): string {
+  const run = phpRunFailure(error);
+  if (!run) return errorMessage(error);
+  const head = `PHP exited with code ${run.exitCode}`;
+  const fatal = fatalFromOutput(`${run.stderr}\n${run.stdout}`);
+  if (fatal) return `${head}: ${fatal.message.split("\n")[0]} (${fatal.file}:${fatal.line})`;
+  const said = [run.stderr, run.stdout]
+    .flatMap((text) => text.split("\n"))
+    .map((line) => line.trim())
+    .filter((line) => line !== "")
+    .join(" ");
+  if (said === "") {
+    return `${head} and printed nothing: code WordPress loads (a must-use plugin, a drop-in such as db.php or object-cache.php, wp-config.php) probably ended the request with exit or die.`;
+  }
+  return `${head}: ${said.length > BOOT_FAILURE_CAUSE_MAX_CHARS ? `${said.slice(0, BOOT_FAILURE_CAUSE_MAX_CHARS)}…` : said}`;
 }

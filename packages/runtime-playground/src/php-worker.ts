@@ -12,7 +12,7 @@ import { loadNodeRuntime, createNodeFsMountHandler } from "@php-wasm/node";
 import { __private__dont__use, consumeAPISync, type FileLockManager, type PHP, type PHPRequestHandler } from "@php-wasm/universal";
 import { bootWordPressAndRequestHandler } from "@wp-playground/wordpress";
 import { createReadOnlyNodeFsMountHandler } from "./read-only-node-fs.js";
-import { fatalFromOutput, wasmStackOverflow, wasmStackOverflowFatal } from "./php-fatal.js";
+import { bootFailureMessage, fatalFromOutput, wasmStackOverflow, wasmStackOverflowFatal } from "./php-fatal.js";
 import { createCopyOnWriteMountHandler } from "./copy-on-write-fs.js";
 import { unpackSeed } from "./opcache-seed.js";
 import type { CappedStream, DeferredRequest, PhpFatal, RequestReport, WorkerBootOptions, WorkerMount, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
@@ -481,5 +481,6 @@ port.on("message", (request: WorkerRequest) => {
 });
 
 boot().catch((error: unknown) => {
-  post({ event: "boot-failed", error: { message: errorMessage(error), stack: (error as Error | undefined)?.stack } });
+  // What PHP said, not php-wasm's "=== Stdout === … === Stderr ===" template around it.
+  post({ event: "boot-failed", error: { message: bootFailureMessage(error), stack: (error as Error | undefined)?.stack } });
 });

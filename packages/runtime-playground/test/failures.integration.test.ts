@@ -3,16 +3,18 @@
  * HTTP request (REST route, shortcode on a page, admin page, admin-ajax) or a browser page load is
  * `php-fatal` with message, file and line; unbounded recursion is `php-fatal`, never a bare exit
  * code; database errors are listed per command in `result.dbErrors` and counted in review.json.
- * One real WordPress booted for the whole file.
+ * One real WordPress booted for the whole file, plus one boot that fails (a must-use plugin that
+ * throws while WordPress installs) to check the boot-failed message carries PHP's own error.
  */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { verifyArtifactBundle, writeArtifactBundle, type ExecutionResult } from "@wp-codebox/runtime-core";
-import { createPlaygroundBackend, findChromium, type PlaygroundRuntime } from "@wp-codebox/runtime-playground";
+import { createPlaygroundBackend, findChromium, findWordPressBuild, type PlaygroundRuntime } from "@wp-codebox/runtime-playground";
+import { extractZip } from "../src/zip.js";
 
 const fixtures = fileURLToPath(new URL("../../../test/fixtures/plugins/", import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-failures-"));
@@ -138,4 +140,18 @@ test("a fatal in a browser page load is recorded against the step that caused it
   const step1 = String(records.content).trim().split("\n").map((l) => JSON.parse(l) as { index: number; phpFatals?: { url: string; status: number; line: number }[] }).find((r) => r.index === 1)!;
   assert.equal(step1.phpFatals?.[0]?.status, 500);
   assert.equal(step1.phpFatals?.[0]?.line, 17);
+});
+
+test("a boot that fails in PHP says what PHP said (message, file:line), not php-wasm's empty Stdout/Stderr template", async () => {
+  // Your own WordPress with a must-use plugin that throws: the installer's first WordPress load fails.
+  const wordpress = join(scratch, "wordpress-boom");
+  extractZip(findWordPressBuild().zipPath, wordpress);
+  mkdirSync(join(wordpress, "wp-content", "mu-plugins"), { recursive: true });
+  writeFileSync(join(wordpress, "wp-content", "mu-plugins", "boom.php"), "<?php\nthrow new RuntimeException('boom while booting');\n");
+  await assert.rejects(createPlaygroundBackend({ cacheDir: join(scratch, "cache") }).create({ wordpress: { path: wordpress }, extensions: [] }), (error: Error & { code?: string }) => {
+    assert.equal(error.code, "boot-failed");
+    assert.match(error.message, /PHP exited with code 255: Uncaught RuntimeException: boom while booting \(\/wordpress\/wp-content\/mu-plugins\/boom\.php:2\)/);
+    assert.doesNotMatch(error.message, /=== Std(out|err) ===/);
+    return true;
+  });
 });
