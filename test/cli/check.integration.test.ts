@@ -136,3 +136,23 @@ test("check on a plugin that ends PHP while it loads: a failed activation, not a
   assert.match(report.findings[0]!.message, /exit or die/);
   assert.equal((await verifyArtifactBundle(out)).valid, true);
 });
+
+test("check on a plugin whose admin page never finishes: a timeout finding for that page, and the later surfaces still run", async () => {
+  const out = join(scratch, "hang");
+  const run = await cli(["check", "test/fixtures/plugins/check-hang", "--surface-timeout", "5s", "--artifacts", out, "--json"]);
+  assert.equal(run.code, 1, run.show());
+  const report = JSON.parse(run.stdout) as PluginCheckReport;
+  assert.equal(report.status, "failed");
+  assert.deepEqual(report.findings.map((f) => [f.severity, f.kind, f.surface]), [["error", "timeout", "admin-page:/wp-admin/tools.php?page=check-hang"]], JSON.stringify(report.findings, null, 2));
+  assert.match(report.findings[0]!.message, /did not finish within 5s .*stopped and replaced/);
+  const byId = Object.fromEntries(report.surfaces.map((s) => [s.id, s.status]));
+  assert.equal(byId["admin-page:/wp-admin/tools.php?page=check-hang"], "failed");
+  // The check went on with a new worker: the REST route after the hung page was exercised and passed.
+  assert.equal(byId["rest-route:/check-hang/v1/ok"], "passed", JSON.stringify(report.surfaces, null, 2));
+  assert.equal(report.surfaces.find((s) => s.id === "rest-route:/check-hang/v1/ok")?.httpStatus, 200);
+  assert.equal(byId.uninstall, "passed");
+  const evidence = report.findings[0]!.evidence;
+  assert.ok(existsSync(join(out, evidence)), `evidence ${evidence} is in the bundle`);
+  assert.equal((await verifyArtifactBundle(out)).valid, true);
+});
+

@@ -8,7 +8,7 @@ import { isAbsolute, resolve } from "node:path";
 import { Type, type Static } from "@sinclair/typebox";
 import { WpCodeboxError } from "./errors.js";
 import { parseDuration } from "./durations.js";
-import { BROWSER_COMMAND_TIMEOUT_MARGIN_MS, DEFAULT_BROWSER_TOTAL_TIMEOUT_MS, DEFAULT_CHECK_TIMEOUT_MS, DEFAULT_COMMAND_TIMEOUT_MS, DEFAULT_PHPUNIT_TIMEOUT_MS } from "./defaults.js";
+import { BROWSER_COMMAND_TIMEOUT_MARGIN_MS, DEFAULT_BROWSER_TOTAL_TIMEOUT_MS, DEFAULT_CHECK_SURFACE_TIMEOUT_MS, DEFAULT_CHECK_TIMEOUT_MS, DEFAULT_COMMAND_TIMEOUT_MS, DEFAULT_PHPUNIT_TIMEOUT_MS } from "./defaults.js";
 
 /** Schema id of `commandCatalog()` output (`wp-codebox commands --json`). */
 export const COMMAND_CATALOG_SCHEMA_ID = "wp-codebox/command-catalog/v1";
@@ -294,6 +294,7 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
       arg("browser", "boolean", 'Also open every admin page the plugin added in Chromium and report JavaScript errors, console errors and failed requests (default "false").'),
       arg("fail-on", "enum", 'Lowest severity that makes the command fail (default "error").', { values: ["error", "warning", "notice"] }),
       arg("uninstall", "boolean", 'Deactivate and uninstall at the end and list what the plugin left behind (default "true").'),
+      arg("surface-timeout", "duration", `Limit of each surface (an admin page, a REST route, a front-end visit, a cron hook) (default "${DEFAULT_CHECK_SURFACE_TIMEOUT_MS / 1000}s"). A surface that takes longer is a "timeout" error finding; its PHP worker is stopped and replaced, and the check goes on.`),
     ],
     output: {
       description: 'files/check/report.json (wp-codebox/plugin-check-report/v1) and files/check/junit.xml; status "error" (check-failed) when a finding is at or above fail-on.',

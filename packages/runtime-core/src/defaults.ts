@@ -24,6 +24,13 @@ export const DEFAULT_BROWSER_TOTAL_TIMEOUT_MS = 120_000;
  */
 export const DEFAULT_CHECK_TIMEOUT_MS = 600_000;
 
+/**
+ * Default limit of one surface of `wordpress.check` in ms (the `surface-timeout` arg): an admin
+ * page, a REST route, a front-end visit or a cron hook that takes longer is a `timeout` finding,
+ * and the check goes on with the next surface instead of spending its whole limit on one hang.
+ */
+export const DEFAULT_CHECK_SURFACE_TIMEOUT_MS = 60_000;
+
 /** Default wall-clock limit of a test suite (`wordpress.phpunit`) in ms: 10 minutes. */
 export const DEFAULT_PHPUNIT_TIMEOUT_MS = 600_000;
 

@@ -340,6 +340,20 @@ export class PlaygroundRuntime implements Runtime {
       resolveActor: (as) => this.actors.resolveActor(as),
       authFor: (actor) => this.actors.authFor(actor),
       wrapperUser: (as) => this.actors.wrapperUser(as),
+      withDeadline: async <T>(timeoutMs: number, work: () => Promise<T>) => {
+        let timer: NodeJS.Timeout | undefined;
+        const deadline = new Promise<"timed-out">((resolve) => (timer = setTimeout(() => resolve("timed-out"), timeoutMs)));
+        const running = work().then((value) => ({ value }));
+        running.catch(() => undefined); // the call in flight fails when its worker is replaced below
+        try {
+          const winner = await Promise.race([running, deadline]);
+          if (winner !== "timed-out") return { done: true as const, value: winner.value };
+        } finally {
+          clearTimeout(timer);
+        }
+        await this.replaceWorker("deadline");
+        return { done: false as const };
+      },
       writeSandboxFile: async (path, data) => {
         await this.pool.primary.call({ op: "write-file", path, data });
       },

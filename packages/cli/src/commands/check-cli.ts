@@ -30,6 +30,7 @@ export function registerCheckCommand(program: Command, ctx: CheckCliContext): vo
         .option("--browser", "also open every admin page it adds in Chromium (JavaScript errors, console errors, failed requests)")
         .option("--fail-on <severity>", "lowest severity that fails the check: error, warning or notice", "error")
         .option("--timeout <duration>", "wall-clock limit of the whole check (default 10m)")
+        .option("--surface-timeout <duration>", "limit of each surface: an admin page, REST route, front-end visit or cron hook that takes longer is a timeout finding, and the check goes on (default 60s)")
         .option("--artifacts <dir>", "bundle directory, created; refused if it exists and is not empty (default ./wp-codebox-artifacts/<run id>)")
         .option("--json", "print the report (wp-codebox/plugin-check-report/v1) on stdout"),
     )
@@ -47,6 +48,7 @@ export function registerCheckCommand(program: Command, ctx: CheckCliContext): vo
         browser: opts.browser === true,
         failOn: opts.failOn as string,
         ...(opts.timeout !== undefined ? { timeout: opts.timeout as string } : {}),
+        ...(opts.surfaceTimeout !== undefined ? { surfaceTimeout: opts.surfaceTimeout as string } : {}),
         ...(opts.artifacts !== undefined ? { artifactsDir: opts.artifacts as string } : {}),
       });
       if (opts.json === true && report) ctx.printJson(report);

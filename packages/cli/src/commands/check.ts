@@ -17,6 +17,8 @@ export interface PluginCheckOptions extends Omit<RunOptions, "command" | "args" 
   browser?: boolean;
   /** `error` (default), `warning` or `notice`. */
   failOn?: string;
+  /** Limit of each surface, a duration ("60s", "90000"); default the catalog's (60 s). */
+  surfaceTimeout?: string;
 }
 
 /** What a check produced: the run (result, bundle) and, when the check ran, its report. */
@@ -42,11 +44,11 @@ export async function runPluginCheck(options: PluginCheckOptions): Promise<Plugi
   }
   const name = basename(source);
   const { runCommand } = await import("./run.js");
-  const { pluginDir: _plugin, browser, failOn: _failOn, ...runtime } = options;
+  const { pluginDir: _plugin, browser, failOn: _failOn, surfaceTimeout, ...runtime } = options;
   const outcome = await runCommand({
     ...runtime,
     command: "wordpress.check",
-    args: [`plugin=${name}`, `browser=${browser === true}`, `fail-on=${failOn}`],
+    args: [`plugin=${name}`, `browser=${browser === true}`, `fail-on=${failOn}`, ...(surfaceTimeout !== undefined ? [`surface-timeout=${surfaceTimeout}`] : [])],
     // Mounted, not activated: the check activates it itself, after the inventory of the site without it.
     mounts: [...(options.mounts ?? []), `${source}:/wordpress/wp-content/plugins/${name}:ro`],
   });

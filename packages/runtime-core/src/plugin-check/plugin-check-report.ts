@@ -15,7 +15,9 @@ export type CheckSeverity = (typeof CHECK_SEVERITIES)[number];
 /**
  * Kinds of finding. PHP kinds follow PHP's error levels; `deprecated` covers both PHP's
  * E_DEPRECATED and WordPress's `_deprecated_*()` notices; `doing-it-wrong` is WordPress's
- * `_doing_it_wrong()`; `http-error` is a response ≥ 500 with no PHP fatal to explain it.
+ * `_doing_it_wrong()`; `http-error` is a response ≥ 500 with no PHP fatal to explain it;
+ * `timeout` is a surface that did not finish within the per-surface limit (its PHP worker was
+ * stopped and replaced).
  */
 export const CHECK_FINDING_KINDS = [
   "php-fatal",
@@ -25,6 +27,7 @@ export const CHECK_FINDING_KINDS = [
   "doing-it-wrong",
   "db-error",
   "http-error",
+  "timeout",
   "js-error",
   "console-error",
   "failed-request",

@@ -36,6 +36,13 @@ export interface CommandContext {
   authFor(actor: Actor): Promise<ActorAuth>;
   /** What `phpWrapper` takes as `user` for `as`: a user id, or "admin" when the wrapper can look the administrator up itself. @throws invalid-argument */
   wrapperUser(as: string | undefined): Promise<number | "admin">;
+  /**
+   * Runs `work` (PHP requests) against a limit in ms. When it passes, the primary PHP worker is
+   * stopped and replaced on the same files (PHP cannot be interrupted from inside), the call in
+   * flight fails, and `{ done: false }` comes back; the runtime goes on with the new worker.
+   * @throws what `work` throws before the limit.
+   */
+  withDeadline<T>(timeoutMs: number, work: () => Promise<T>): Promise<{ done: true; value: T } | { done: false }>;
   writeSandboxFile(path: string, data: string | Uint8Array): Promise<void>;
   /** Reads a file of the sandbox's filesystem; null when it does not exist. */
   readSandboxFile(path: string): Promise<Uint8Array | null>;

@@ -10,10 +10,13 @@
  * It then deactivates and uninstalls the plugin and lists what it left behind. Every problem
  * becomes a finding that points at the bundle file proving it (`files/check/…`).
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { randomBytes } from "node:crypto";
 import {
+  DEFAULT_CHECK_SURFACE_TIMEOUT_MS,
   WpCodeboxError,
   buildPluginCheckReport,
+  parseDuration,
   diffInventory,
   findingKey,
   findingsFromProblems,
@@ -44,6 +47,18 @@ const EVIDENCE_CAP_BYTES = 512 * 1024;
 
 type Surface = Omit<CheckSurface, "findings" | "status">;
 
+/** The surface whose work is running; `abandoned` once its time limit passed. */
+const surfaceScope = new AsyncLocalStorage<{ abandoned: boolean }>();
+
+/**
+ * Refuses PHP work from a surface whose time limit passed: its closure may still be running (a
+ * browser step answered by the killed worker), and its requests must not mix with the next
+ * surface's (draining the problem log would take the next surface's problems).
+ */
+function assertSurfaceLive(): void {
+  if (surfaceScope.getStore()?.abandoned) throw new WpCodeboxError("timeout", "This surface ran out of time; its remaining work is dropped.");
+}
+
 /** State of one check run: evidence files, raw findings and surfaces, in the order they happened. */
 class CheckRun {
   readonly files: ArtifactFile[] = [];
@@ -52,6 +67,8 @@ class CheckRun {
   private fileNumber = 0;
   private adminAuth: ActorAuth | undefined;
   adminId = 1;
+  /** Limit of each surface in ms (`surface-timeout`). */
+  surfaceTimeoutMs = DEFAULT_CHECK_SURFACE_TIMEOUT_MS;
 
   constructor(
     readonly ctx: CommandContext,
@@ -72,6 +89,7 @@ class CheckRun {
 
   /** Runs one step of `php/plugin-check/actions.php`; a fatal becomes a finding on `surface`. */
   async action<T>(surface: string, op: string, params: Record<string, unknown>): Promise<{ result: T | undefined; output: string; evidence: string }> {
+    assertSurfaceLive();
     const run = await this.ctx.runPhp(phpProgram({ wp_codebox_check_action: phpValue({ op, userId: this.adminId, ...params }) }, "plugin-check/actions.php"));
     const stdout = text(run.stdout.data);
     const stderr = text(run.stderr.data);
@@ -98,6 +116,7 @@ class CheckRun {
   }
 
   async readLog(path: string): Promise<Record<string, unknown>[]> {
+    assertSurfaceLive();
     const run = await this.ctx.runPhp(`<?php $p = ${phpValue(path)}; $d = @file_get_contents($p); if ($d !== false) { @unlink($p); echo $d; }`);
     return text(run.stdout.data)
       .split("\n")
@@ -133,6 +152,7 @@ class CheckRun {
 
   /** An HTTP request to the sandbox as admin or anonymously; the body is kept as evidence. */
   async request(surface: string, method: string, path: string, actor: "admin" | "anonymous"): Promise<{ status: number; body: string; evidence: string }> {
+    assertSurfaceLive();
     const headers: Record<string, string> = {};
     if (actor === "admin") {
       const auth = await this.auth();
@@ -155,11 +175,29 @@ class CheckRun {
     }
   }
 
-  /** Times one surface; `work` returns its target details. */
+  /**
+   * Times one surface; `work` returns its target details. Work that outlasts `surfaceTimeoutMs` is
+   * a `timeout` finding: the PHP worker is stopped and replaced (PHP cannot be interrupted from
+   * inside), what the recorder logged before the hang is kept, and the check goes on.
+   */
   async surface(surface: Omit<Surface, "durationMs">, work: () => Promise<Partial<Surface> | void>): Promise<void> {
     const started = Date.now();
-    const extra = (await work()) ?? {};
-    this.surfaces.push({ ...surface, ...extra, durationMs: Date.now() - started });
+    const scope = { abandoned: false };
+    const outcome = await this.ctx.withDeadline(this.surfaceTimeoutMs, () => surfaceScope.run(scope, work));
+    if (!outcome.done) {
+      scope.abandoned = true;
+      const seconds = this.surfaceTimeoutMs / 1000;
+      const evidence = this.evidence("timeouts", `${surface.id}.json`, `${JSON.stringify({ ...surface, limitMs: this.surfaceTimeoutMs, workerReplaced: true }, null, 2)}\n`, "application/json");
+      this.findings.push({
+        severity: "error",
+        kind: "timeout",
+        surface: surface.id,
+        message: `${surface.kind} ${surface.target} did not finish within ${seconds}s (surface-timeout): its PHP worker was stopped and replaced, and the check went on. Look for an endless loop or a request that waits on something that never answers.`,
+        evidence,
+      });
+      await this.settle(surface.id);
+    }
+    this.surfaces.push({ ...surface, ...(outcome.done ? (outcome.value ?? {}) : {}), durationMs: Date.now() - started });
   }
 
   /** A response ≥ 500 that no PHP fatal explains is a finding of its own. */
@@ -185,6 +223,7 @@ export const pluginCheck: CommandHandler = async (ctx, args) => {
   const failOn = (args["fail-on"] ?? "error") as CheckSeverity;
   const check = new CheckRun(ctx, randomBytes(16).toString("hex"));
   check.adminId = (await ctx.resolveActor("admin")).userId;
+  if (args["surface-timeout"] !== undefined) check.surfaceTimeoutMs = parseDuration(args["surface-timeout"]);
 
   // 1. Which plugin, and the recorder.
   const resolved = await check.action<{ error?: string; file: string; dir: string; name: string; version: string; active: boolean }>("resolve", "resolve", { plugin: args.plugin });
