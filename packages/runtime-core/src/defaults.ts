@@ -86,3 +86,11 @@ export const SELF_CALL_SETTLE_TIMEOUT_MS = 30_000;
  * worker that answers it may have to boot first.
  */
 export const SELF_CALL_MIN_TIMEOUT_MS = 60_000;
+
+/**
+ * Shortest secret, in characters (code points), whose transformed forms are redacted too: base64,
+ * base64url, hex and other letter cases. These forms use a small alphabet, so for a shorter value
+ * they turn up by chance in unrelated text; the value itself and its escaped forms (JSON, URL,
+ * HTML) are redacted at any length.
+ */
+export const SECRET_ENCODED_FORMS_MIN_CHARS = 8;

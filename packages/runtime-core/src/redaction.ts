@@ -2,6 +2,7 @@
  * Secret redaction for every text artifact: declared secret values plus well-known
  * WordPress credentials (auth cookies, nonces, password/token JSON fields, Authorization headers).
  */
+import { SECRET_ENCODED_FORMS_MIN_CHARS } from "./defaults.js";
 
 /** What replaces a redacted value. */
 export const REDACTED = "[REDACTED]";
@@ -12,9 +13,27 @@ export interface Redactor {
   redact(text: string): string;
   /** Deep copy of a JSON-like value with every string (not keys) redacted. */
   redactValue<T>(value: T): T;
+  /**
+   * `value` as JSON text (`space` as for `JSON.stringify`) with every string, key, and number or
+   * boolean whose text holds a secret redacted (such a number becomes the string `"[REDACTED]"`),
+   * then the text redacted again for patterns that span it; always valid JSON.
+   */
+  redactJson(value: unknown, space?: number): string;
   /** Replacements made so far, across all calls. */
   readonly redactions: number;
 }
+
+/**
+ * Where a credential name starts: not after a letter, digit, `_` or `-`, except right after a
+ * JSON escape (`\n`, `\r`, `\t`): in JSON-escaped text a header on its own line follows a literal
+ * `\n`, and there is no word boundary between that `n` and the name.
+ */
+const NAME_START = String.raw`(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))`;
+/**
+ * Between a header name and its value: `: ` as sent, or a quoted name and value as code writes them
+ * (`'X-WP-Nonce': "abc"`, `"Authorization" => 'Bearer abc'`), quotes possibly JSON-escaped (`\"`).
+ */
+const HEADER_SEP = String.raw`(?:\\*["'])?\s*(?::|=>)\s*(?:\\*["'])?`;
 
 /**
  * `(prefix)(value)` patterns; the value group is replaced, the prefix kept. The cookie, nonce and
@@ -24,12 +43,13 @@ export interface Redactor {
  */
 const PATTERNS: readonly RegExp[] = [
   // WordPress auth cookies: wordpress_logged_in_<hash>=…, wordpress_sec_<hash>=…, wordpress_<hash>=…
-  /(\bwordpress_(?:logged_in_|sec_)?[0-9a-f]{0,64}=)([^;\s"'&,\\]+)/gi,
+  new RegExp(String.raw`(${NAME_START}wordpress_(?:logged_in_|sec_)?[0-9a-f]{0,64}=)([^;\s"'&,\\]+)`, "gi"),
   // Nonces in query strings / form bodies / headers.
-  /(\b_wpnonce=)([^&\s"';\\]+)/gi,
-  /(\bx-wp-nonce:\s*)([^\s"';,\\]+)/gi,
-  // Authorization headers.
-  /(\bauthorization:\s*(?:bearer|basic)\s+)([^\s"';,\\]+)/gi,
+  new RegExp(String.raw`(${NAME_START}_wpnonce=)([^&\s"';\\]+)`, "gi"),
+  new RegExp(String.raw`(${NAME_START}x-wp-nonce${HEADER_SEP})([^\s"';,\\]+)`, "gi"),
+  // Authorization headers: `Authorization: Bearer tok`; quoted, the scheme is optional (`"Authorization": "tok"`).
+  new RegExp(String.raw`(${NAME_START}authorization:\s*(?:bearer|basic)\s+)([^\s"';,\\]+)`, "gi"),
+  new RegExp(String.raw`(${NAME_START}authorization(?:\\*["'])\s*(?::|=>)\s*\\*["'](?:[a-z][\w-]*\s+)?)([^\s"';,\\]+)`, "gi"),
   // JSON string fields whose name says they carry a credential.
   // (`password`, `user_pass`, `access-token`, `api_key`, `_wpnonce`; not `compass` or `bypass`).
   /("_?(?:[a-z0-9]+[_-])*(?:password|passwd|pass|pwd|secret|token|nonce|wpnonce|api[_-]?key)"\s*:\s*")((?:[^"\\]|\\.)*)(?=")/gi,
@@ -37,39 +57,198 @@ const PATTERNS: readonly RegExp[] = [
   /("[a-z][a-zA-Z0-9]*(?:Password|Token|Secret|Nonce|ApiKey)"\s*:\s*")((?:[^"\\]|\\.)*)(?=")/g,
 ];
 
-/**
- * The forms a secret takes once a program prints it: as is, JSON-escaped (JavaScript and PHP's
- * `json_encode`, which also escapes `/` and non-ASCII as `\uXXXX`), and URL-encoded (`rawurlencode`
- * and `urlencode`). Each is redacted wherever it occurs.
- */
-export function encodedForms(secret: string): string[] {
-  const json = JSON.stringify(secret).slice(1, -1);
-  const phpJson = json.replace(/\//g, "\\/").replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-  const uri = encodeURIComponent(secret);
-  const form = uri.replace(/%20/g, "+");
-  const php = uri.replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  return [...new Set([secret, json, phpJson, uri, form, php, php.replace(/%20/g, "+")])];
+/** One form of a secret to look for; `caseless` ones match in any letter case. */
+interface SecretForm {
+  text: string;
+  caseless: boolean;
+}
+
+/** How many JSON-escaping layers are undone: printed `json_encode(json_encode($s))` inside a JSON artifact is three. */
+const JSON_DEPTH = 3;
+
+/** `\uXXXX` for every UTF-16 unit above ASCII, as PHP's `json_encode` writes them (lower-case hex). */
+const escapeNonAscii = (s: string): string => s.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+const jsonBody = (s: string): string => JSON.stringify(s).slice(1, -1);
+/** JavaScript's `JSON.stringify` and the four `json_encode` flag combinations (slashes and non-ASCII escaped or not). */
+const JSON_ESCAPES: readonly ((s: string) => string)[] = [
+  jsonBody,
+  (s) => escapeNonAscii(jsonBody(s)),
+  (s) => jsonBody(s).replace(/\//g, "\\/"),
+  (s) => escapeNonAscii(jsonBody(s)).replace(/\//g, "\\/"),
+];
+
+const hexEscape = (c: string): string => `%${c.charCodeAt(0).toString(16).toUpperCase()}`;
+/** JavaScript's `encodeURIComponent`, PHP's `rawurlencode` and `urlencode`, and form encoding (space as `+`). */
+function urlForms(s: string): string[] {
+  const uri = encodeURIComponent(s);
+  const raw = uri.replace(/[!'()*]/g, hexEscape);
+  return [uri, uri.replace(/%20/g, "+"), raw, raw.replace(/~/g, hexEscape).replace(/%20/g, "+")];
 }
 
 /**
- * Builds a redactor for the given secret values (and their encoded forms, see `encodedForms`). Every non-empty value is replaced wherever it
- * occurs (longest first, so a secret containing another is redacted whole); then the credential
- * patterns run. Already-redacted values are not counted twice.
+ * HTML escapes: `htmlspecialchars` (`&#039;`, or `&apos;` with ENT_HTML5, or quotes left alone),
+ * `esc_html` (which does not encode the `&` of an existing entity again), and the `&#39;` / `&#x27;`
+ * of JavaScript escapers.
+ */
+function htmlForms(s: string): string[] {
+  const out: string[] = [];
+  for (const amp of [/&/g, /&(?!(?:#\d+|#x[0-9a-f]+|[a-z][a-z0-9]*);)/gi]) {
+    for (const apos of ["&#039;", "&#39;", "&#x27;", "&apos;", "'"]) {
+      for (const quot of ["&quot;", '"']) {
+        out.push(s.replace(amp, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, quot).replace(/'/g, apos));
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Base64 of the value's UTF-8 bytes, standard and URL-safe alphabets, padded and not; and, for the
+ * value inside a longer base64 text (`base64_encode("token=$secret")`), the characters that depend
+ * on its bytes alone at each of the three byte alignments.
+ */
+function base64Forms(bytes: Buffer): string[] {
+  const out: string[] = [];
+  const full = bytes.toString("base64");
+  out.push(full, full.replace(/=+$/, ""));
+  for (let shift = 0; shift < 3; shift++) {
+    const shifted = Buffer.concat([Buffer.alloc(shift), bytes]).toString("base64");
+    const first = Math.ceil((shift * 8) / 6);
+    const last = Math.floor(((shift + bytes.length) * 8) / 6);
+    if (last - first >= 4) out.push(shifted.slice(first, last));
+  }
+  return out.flatMap((b) => [b, b.replace(/\+/g, "-").replace(/\//g, "_")]);
+}
+
+/**
+ * The forms a secret takes once a program prints it, each redacted wherever it occurs:
+ * - always: the value as is; JSON-escaped (JavaScript, and PHP's `json_encode` with `/` escaped as
+ *   `\/` and non-ASCII as `\uXXXX`, or not), up to three layers deep (a value printed with
+ *   `json_encode(json_encode(…))` inside a JSON artifact); URL-encoded (`encodeURIComponent`,
+ *   `rawurlencode`, `urlencode`); HTML-escaped (`esc_html`, `htmlspecialchars`: `&amp;`, `&quot;`,
+ *   `&#039;`/`&#39;`/`&#x27;`/`&apos;`, `&lt;`, `&gt;`). These rewrite only the characters that need
+ *   it, so they are as specific as the value;
+ * - for a secret of at least `SECRET_ENCODED_FORMS_MIN_CHARS` (8) characters only: the above in any
+ *   letter case (`strtoupper`, `strtolower`, `ucfirst`, and `mb_strtoupper` also inside escapes), base64 and base64url of its UTF-8 bytes
+ *   (padded or not, alone or inside a longer base64 text), and hex (`bin2hex`, either case); each
+ *   also URL-encoded and JSON-escaped. A shorter value's base64 or hex is a few characters of a
+ *   small alphabet that turn up by chance, and redacting them would destroy unrelated text.
+ * @returns the distinct forms (any order); the caseless ones in the case they were computed.
+ */
+export function encodedForms(secret: string): string[] {
+  return secretForms(secret).map((f) => f.text);
+}
+
+function secretForms(secret: string): SecretForm[] {
+  const long = [...secret].length >= SECRET_ENCODED_FORMS_MIN_CHARS;
+  const forms = new Map<string, boolean>();
+  const add = (text: string, caseless: boolean): void => {
+    if (text.length > 0 && !forms.has(text)) forms.set(text, caseless);
+  };
+  const printed: SecretForm[] = [];
+  for (const text of [secret, ...urlForms(secret), ...htmlForms(secret)]) printed.push({ text, caseless: long });
+  if (long) {
+    const bytes = Buffer.from(secret, "utf8");
+    for (const b of base64Forms(bytes)) for (const text of [b, ...urlForms(b)]) printed.push({ text, caseless: false });
+    printed.push({ text: bytes.toString("hex"), caseless: true });
+    // Caseless matching covers another case of the text itself, not of its escapes: `mb_strtoupper`
+    // turns `ä` (`\u00e4`, `%C3%A4`) into `Ä` (`\u00c4`, `%C3%84`).
+    for (const cased of new Set([secret.toUpperCase(), secret.toLowerCase()])) {
+      if (cased !== secret && /[^\x00-\x7f]/.test(cased)) for (const text of [cased, ...urlForms(cased)]) printed.push({ text, caseless: true });
+    }
+  }
+  for (const form of printed) {
+    let layer = new Set([form.text]);
+    add(form.text, form.caseless);
+    for (let depth = 0; depth < JSON_DEPTH; depth++) {
+      const next = new Set<string>();
+      for (const text of layer) for (const escape of JSON_ESCAPES) next.add(escape(text));
+      for (const text of next) add(text, form.caseless);
+      layer = next;
+    }
+  }
+  return [...forms].map(([text, caseless]) => ({ text, caseless }));
+}
+
+/** Index of the backslash that starts the JSON escape (`\x` or `\uXXXX`) covering `p` (`q < p < q + length`), else `p`. */
+function escapeStart(text: string, p: number): number {
+  for (let q = p - 1; q >= Math.max(0, p - 5); q--) {
+    if (text[q] !== "\\") continue;
+    let run = 1;
+    while (q - run >= 0 && text[q - run] === "\\") run++;
+    if (run % 2 === 0) return p; // an escaped backslash: plain text from here on
+    const length = text[q + 1] === "u" && /^[0-9a-fA-F]{4}$/.test(text.slice(q + 2, q + 6)) ? 6 : 2;
+    return q + length > p ? q : p;
+  }
+  return p;
+}
+
+/** `[start, end)` widened to whole JSON escapes, so that replacing it never leaves half of `\"` or `\u20ac` behind. */
+function widen(text: string, start: number, end: number): [number, number] {
+  const s = escapeStart(text, start);
+  const q = escapeStart(text, end);
+  const e = q < end ? q + (text[q + 1] === "u" && /^[0-9a-fA-F]{4}$/.test(text.slice(q + 2, q + 6)) ? 6 : 2) : end;
+  return [s, e];
+}
+
+const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+
+/**
+ * Builds a redactor for the given secret values and their encoded forms (see `encodedForms` for the
+ * forms and the minimum length). Every occurrence of every form is found, overlapping ones merge,
+ * and each stretch is replaced by one `[REDACTED]`, widened to whole JSON escapes so that escaped
+ * text (commands.jsonl) stays valid JSON; then the credential patterns run. Text already inside a
+ * `[REDACTED]` is left alone and not counted again.
  * @param secrets - literal values (secret env values, tokens). Empty strings are ignored.
- * @returns `{ redact, redactValue, redactions }`.
+ * @returns `{ redact, redactValue, redactJson, redactions }`.
  * @example createRedactor(["s3cret"]).redact("token=s3cret") // "token=[REDACTED]"
  */
 export function createRedactor(secrets: readonly string[]): Redactor {
-  const values = [...new Set(secrets.filter((s) => typeof s === "string" && s.length > 0).flatMap(encodedForms))].sort((a, b) => b.length - a.length);
-  let count = 0;
-  const redact = (text: string): string => {
-    let out = text;
-    for (const secret of values) {
-      if (!out.includes(secret)) continue;
-      const parts = out.split(secret);
-      count += parts.length - 1;
-      out = parts.join(REDACTED);
+  const forms = new Map<string, SecretForm>();
+  for (const secret of new Set(secrets.filter((s) => typeof s === "string" && s.length > 0))) {
+    for (const form of secretForms(secret)) {
+      const seen = forms.get(form.text);
+      if (!seen || (form.caseless && !seen.caseless)) forms.set(form.text, form);
     }
+  }
+  const exact = [...forms.values()].filter((f) => !f.caseless).map((f) => f.text);
+  const caseless = [...forms.values()].filter((f) => f.caseless).map((f) => new RegExp(escapeRegExp(f.text), "gi"));
+  let count = 0;
+
+  const redactSecrets = (text: string): string => {
+    const found: [number, number][] = [];
+    for (const needle of exact) {
+      for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + 1)) found.push([i, i + needle.length]);
+    }
+    for (const re of caseless) {
+      re.lastIndex = 0;
+      for (let m = re.exec(text); m; m = re.exec(text)) {
+        found.push([m.index, m.index + m[0].length]);
+        re.lastIndex = m.index + 1;
+      }
+    }
+    if (found.length === 0) return text;
+    const markers: number[] = [];
+    for (let i = text.indexOf(REDACTED); i !== -1; i = text.indexOf(REDACTED, i + 1)) markers.push(i);
+    const inMarker = ([s, e]: [number, number]): boolean => markers.some((m) => m <= s && e <= m + REDACTED.length);
+    const spans = found
+      .filter((span) => !inMarker(span))
+      .map(([s, e]) => widen(text, s, e))
+      .sort((a, b) => a[0] - b[0] || b[1] - a[1]);
+    let out = "";
+    let at = 0;
+    for (let i = 0; i < spans.length; ) {
+      let [start, end] = spans[i]!;
+      for (i++; i < spans.length && spans[i]![0] < end; i++) end = Math.max(end, spans[i]![1]);
+      out += text.slice(at, start) + REDACTED;
+      at = end;
+      count += 1;
+    }
+    return out + text.slice(at);
+  };
+
+  const redact = (text: string): string => {
+    let out = forms.size > 0 ? redactSecrets(text) : text;
     for (const pattern of PATTERNS) {
       out = out.replace(pattern, (match: string, prefix: string, value: string) => {
         if (value === "" || value === REDACTED) return match;
@@ -89,9 +268,36 @@ export function createRedactor(secrets: readonly string[]): Redactor {
     }
     return value;
   };
+  const redactJson = (value: unknown, space?: number): string => {
+    const deep = (v: unknown): unknown => {
+      if (typeof v === "string") return redact(v);
+      if (typeof v === "number" || typeof v === "boolean") {
+        const text = String(v);
+        const redacted = redact(text);
+        return redacted === text ? v : redacted;
+      }
+      if (Array.isArray(v)) return v.map(deep);
+      if (v !== null && typeof v === "object" && !(v instanceof Uint8Array)) {
+        const out: Record<string, unknown> = {};
+        for (const [k, x] of Object.entries(v as Record<string, unknown>)) out[redact(k)] = deep(x);
+        return out;
+      }
+      return v;
+    };
+    const text = JSON.stringify(deep(value), null, space);
+    const redacted = redact(text);
+    try {
+      JSON.parse(redacted);
+      return redacted;
+    } catch {
+      // A form matched JSON punctuation (a secret like `",`): every string, key and number is already redacted.
+      return text;
+    }
+  };
   return {
     redact,
     redactValue,
+    redactJson,
     get redactions() {
       return count;
     },

@@ -64,3 +64,136 @@ test("credential patterns in JSON-escaped text keep the JSON valid (a backslash 
     assert.doesNotMatch(redacted, /9f8e7d6c5b|admin%7C1700|1a2b3c4d5e/, redacted);
   }
 });
+
+// ---- Every form a printed secret can take -------------------------------------------------------
+
+/** PHP's json_encode with default flags: `/` as `\/`, non-ASCII as lower-case `\uXXXX`. */
+const phpJson = (s: string): string =>
+  JSON.stringify(s)
+    .replace(/\//g, "\\/")
+    .replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+const rawurlencode = (s: string): string => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+const htmlspecialchars = (s: string, apos = "&#039;"): string =>
+  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, apos);
+/** PHP 8's strtoupper: ASCII letters only. */
+const strtoupper = (s: string): string => s.replace(/[a-z]/g, (c) => c.toUpperCase());
+const b64 = (s: string): string => Buffer.from(s, "utf8").toString("base64");
+
+/** How a program prints the secret. `long`: only redacted for secrets of 8 or more characters. */
+const FORMS: { name: string; long?: boolean; print: (s: string) => string }[] = [
+  { name: "raw", print: (s) => s },
+  { name: "JSON.stringify", print: (s) => JSON.stringify(s) },
+  { name: "json_encode", print: phpJson },
+  { name: "json_encode(json_encode())", print: (s) => phpJson(phpJson(s)) },
+  { name: "json_encode(json_encode()) inside commands.jsonl", print: (s) => JSON.stringify({ stdout: phpJson(phpJson(s)) }) },
+  { name: "encodeURIComponent", print: encodeURIComponent },
+  { name: "rawurlencode", print: rawurlencode },
+  { name: "urlencode", print: (s) => rawurlencode(s).replace(/~/g, "%7E").replace(/%20/g, "+") },
+  { name: "htmlspecialchars / esc_html (&#039;)", print: (s) => htmlspecialchars(s) },
+  { name: "HTML escape with &#39;", print: (s) => htmlspecialchars(s, "&#39;") },
+  { name: "esc_html inside JSON", print: (s) => JSON.stringify({ html: `<p>${htmlspecialchars(s)}</p>` }) },
+  { name: "base64_encode / btoa", long: true, print: b64 },
+  { name: "base64 without padding", long: true, print: (s) => b64(s).replace(/=+$/, "") },
+  { name: "base64url", long: true, print: (s) => Buffer.from(s, "utf8").toString("base64url") },
+  { name: "base64 inside JSON (slashes escaped)", long: true, print: (s) => phpJson(b64(s)) },
+  { name: "base64 URL-encoded", long: true, print: (s) => encodeURIComponent(b64(s)) },
+  // Inside a longer base64 text, at each of the three byte alignments: the middle depends on the secret alone.
+  ...["t=", "to=", "tok="].map((prefix) => ({ name: `base64_encode("${prefix}" . $secret)`, long: true, print: (s: string) => b64(prefix + s + "&x=1") })),
+  { name: "bin2hex", long: true, print: (s) => Buffer.from(s, "utf8").toString("hex") },
+  { name: "strtoupper(bin2hex())", long: true, print: (s) => Buffer.from(s, "utf8").toString("hex").toUpperCase() },
+  { name: "strtoupper", long: true, print: strtoupper },
+  { name: "strtolower", long: true, print: (s) => s.replace(/[A-Z]/g, (c) => c.toLowerCase()) },
+  { name: "ucfirst", long: true, print: (s) => strtoupper(s.slice(0, 1)) + s.slice(1) },
+  { name: "strtoupper inside json_encode", long: true, print: (s) => phpJson(strtoupper(s)) },
+  { name: "mb_strtoupper", long: true, print: (s) => s.toUpperCase() },
+  { name: "mb_strtoupper inside json_encode", long: true, print: (s) => phpJson(s.toUpperCase()) },
+  { name: "mb_strtolower URL-encoded", long: true, print: (s) => rawurlencode(s.toLowerCase()) },
+];
+
+/** Hostile secrets: `/`, `+`, `=`, quotes, `&`, `<>`, a backslash, non-ASCII and astral characters; 8 characters and more. */
+const LONG_SECRETS = ["ab/cd+ef==", `p"a'ss&<w>rd`, "pässwörd€🔑", "back\\slash/+=~!*", "n0t-A-r3al-T0k3n"];
+/** 1–3 characters: only the value and its escaped forms are redacted (the minimum-length rule). */
+const SHORT_SECRETS = ["x", "é&", `/"+`];
+
+for (const secret of [...LONG_SECRETS, ...SHORT_SECRETS]) {
+  const long = [...secret].length >= 8;
+  test(`secret ${JSON.stringify(secret)}: redacted in every form${long ? "" : " that applies below 8 characters"}`, () => {
+    for (const form of FORMS.filter((f) => long || !f.long)) {
+      const printed = form.print(secret);
+      const text = `before ${printed} after`;
+      const r = createRedactor([secret]);
+      const out = r.redact(text);
+      assert.ok(out.includes("[REDACTED]"), `${form.name}: ${text} → ${out}`);
+      assert.ok(!out.includes(printed), `${form.name}: ${text} → ${out}`);
+      assert.ok(out.startsWith("before ") && out.endsWith(" after"), `${form.name}: surroundings kept: ${out}`);
+      if (!form.name.startsWith("base64_encode(")) assert.ok(!out.includes(secret), `${form.name}: ${out}`);
+      if (printed.startsWith("{")) assert.doesNotThrow(() => JSON.parse(out.slice("before ".length, -" after".length)), `${form.name}: ${out}`);
+    }
+  });
+}
+
+test("below 8 characters, base64, hex and other letter cases are left alone: they occur by chance", () => {
+  const r = createRedactor(["abc"]);
+  assert.equal(r.redact("YWJj 616263 ABC Abc"), "YWJj 616263 ABC Abc");
+  assert.equal(r.redact("xabcx"), "x[REDACTED]x", "the value itself is redacted at any length");
+  assert.equal(r.redactions, 1);
+});
+
+test("from 8 characters, a secret is redacted in any letter case, and overlapping forms become one [REDACTED]", () => {
+  const r = createRedactor(["Hunter2Hunter2"]);
+  assert.equal(r.redact("HUNTER2HUNTER2 hunter2hunter2 hUnTeR2hUnTeR2"), "[REDACTED] [REDACTED] [REDACTED]");
+  assert.equal(r.redactions, 3);
+  const overlapping = createRedactor(["abcdefgh", "efghijkl"]);
+  assert.equal(overlapping.redact("abcdefghijkl"), "[REDACTED]");
+  const marker = createRedactor(["redacted"]);
+  assert.equal(marker.redact("[REDACTED] redacted"), "[REDACTED] [REDACTED]", "the marker itself is not redacted again");
+  assert.equal(marker.redactions, 1);
+});
+
+test("a match that starts or ends inside a JSON escape takes the whole escape, so the JSON still parses", () => {
+  // "nabcdefgh" occurs in the escaped text of "\nabcdefgh" (the n of \n); "abcdefg\\" ends in half of a \\ pair.
+  for (const [secret, value] of [
+    ["nabcdefgh", "x\nabcdefgh"],
+    ["abcdefg\\", "abcdefg\\\\y"],
+    ["u20acabcd", "€abcd x\\u20acabcd"],
+    ["abcdefgh\\", 'abcdefgh\\"'],
+  ] as const) {
+    const r = createRedactor([secret]);
+    const out = r.redact(JSON.stringify({ v: value }));
+    assert.doesNotThrow(() => JSON.parse(out), `${secret}: ${out}`);
+    assert.ok(!out.includes(secret), `${secret}: ${out}`);
+  }
+});
+
+test("redactJson: always valid JSON, even for a secret that is a number or JSON punctuation", () => {
+  const pin = createRedactor(["12345678"]);
+  assert.deepEqual(JSON.parse(pin.redactJson({ id: 12345678, n: 1, s: "pin 12345678" })), { id: "[REDACTED]", n: 1, s: "pin [REDACTED]" });
+  for (const secret of ['","', '":', "true", '"abc', 'abc"']) {
+    const r = createRedactor([secret]);
+    const value = { stdout: `x${secret}y`, ok: true, [`k${secret}`]: 1, list: ["abc", "a"] };
+    const out = r.redactJson(value);
+    assert.doesNotThrow(() => JSON.parse(out), `${secret}: ${out}`);
+    assert.ok(!JSON.stringify(JSON.parse(out)).includes(JSON.stringify(`x${secret}y`).slice(1, -1)), `${secret}: ${out}`);
+  }
+});
+
+test("header patterns: at a line start inside JSON-escaped text, and with quoted names and values", () => {
+  const r = createRedactor([]);
+  const headers = "HTTP/1.1 200\nX-WP-Nonce: 9f8e7d6c5b\nAuthorization: Bearer tok.en.value\n_wpnonce=1a2b3c4d5e\nwordpress_logged_in_ab12=admin%7Ctok";
+  for (const text of [JSON.stringify({ raw: headers }), JSON.stringify({ line: JSON.stringify({ raw: headers }) })]) {
+    const out = r.redact(text);
+    assert.doesNotMatch(out, /9f8e7d6c5b|tok\.en\.value|1a2b3c4d5e|admin%7Ctok/, out);
+    assert.doesNotThrow(() => JSON.parse(out), out);
+  }
+  const quoted: [string, string][] = [
+    [`'X-WP-Nonce': "9f8e7d6c5b"`, `'X-WP-Nonce': "[REDACTED]"`],
+    [`"x-wp-nonce":"9f8e7d6c5b"`, `"x-wp-nonce":"[REDACTED]"`],
+    [`'X-WP-Nonce' => '9f8e7d6c5b'`, `'X-WP-Nonce' => '[REDACTED]'`],
+    [`"Authorization": "Bearer tok.en"`, `"Authorization": "Bearer [REDACTED]"`],
+    [`'Authorization' => 'Basic dXNlcjpwYXNz'`, `'Authorization' => 'Basic [REDACTED]'`],
+    [`"Authorization": "tok.en"`, `"Authorization": "[REDACTED]"`],
+    [String.raw`{\"Authorization\": \"Bearer tok.en\", \"X-WP-Nonce\": \"9f8e7d6c5b\"}`, String.raw`{\"Authorization\": \"Bearer [REDACTED]\", \"X-WP-Nonce\": \"[REDACTED]\"}`],
+  ];
+  for (const [text, expected] of quoted) assert.equal(r.redact(text), expected);
+  assert.equal(r.redact("the authorization: header"), "the authorization: header", "prose without a scheme is left alone");
+});

@@ -293,7 +293,7 @@ async function prepareDirectory(root: string): Promise<void> {
 }
 
 function jsonLines(values: readonly unknown[], redactor: Redactor): Uint8Array {
-  return encoder.encode(values.map((v) => redactor.redact(JSON.stringify(redactor.redactValue(v))) + "\n").join(""));
+  return encoder.encode(values.map((v) => redactor.redactJson(v) + "\n").join(""));
 }
 
 function jsonFile(value: unknown): Uint8Array {
@@ -301,9 +301,34 @@ function jsonFile(value: unknown): Uint8Array {
 }
 
 function redactContent(content: Uint8Array | string, contentType: string, redactor: Redactor): Uint8Array {
-  if (typeof content === "string") return encoder.encode(redactor.redact(content));
-  if (!isTextContentType(contentType)) return content;
-  return encoder.encode(redactor.redact(decoder.decode(content)));
+  if (typeof content !== "string" && !isTextContentType(contentType)) return content;
+  return encoder.encode(redactText(typeof content === "string" ? content : decoder.decode(content), contentType, redactor));
+}
+
+/**
+ * Redacts a text file. A JSON (or JSON-lines) file that parsed before and would not after (a secret
+ * that matched a number or JSON punctuation) is redacted value by value instead, so it stays JSON.
+ */
+function redactText(text: string, contentType: string, redactor: Redactor): string {
+  if (contentType === NDJSON_TYPE) return text.split("\n").map((line) => redactJsonText(line, redactor)).join("\n");
+  if (contentType === JSON_TYPE) return redactJsonText(text, redactor, 2);
+  return redactor.redact(text);
+}
+
+/** One JSON document as text, redacted; re-serialised value by value (`space`) only when the plain redaction broke it (its count then includes both passes). */
+function redactJsonText(text: string, redactor: Redactor, space?: number): string {
+  const redacted = redactor.redact(text);
+  if (text.trim() === "" || parses(redacted) || !parses(text)) return redacted;
+  return redactor.redactJson(JSON.parse(text), space) + (text.endsWith("\n") ? "\n" : "");
+}
+
+function parses(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Name → path (or paths, when several files share a kind), named by `artifactName(kind)`. */
