@@ -3,12 +3,12 @@
  * queue URL, the concurrency decision and progress output.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { BATCH_REPORT_SCHEMA, WpCodeboxError, validateAgainstSchema, type BatchTaskResult } from "@wp-codebox/runtime-core";
-import { applyRuntimeOverrides, buildReport, createProgress, decideConcurrency, parseQueueUrl, renderJUnit, validateTaskLines, xmlEscape } from "@wp-codebox/batch";
+import { applyRuntimeOverrides, buildReport, createProgress, decideConcurrency, parseQueueUrl, readCgroupLimits, renderJUnit, validateTaskLines, xmlEscape } from "@wp-codebox/batch";
 
 const dir = mkdtempSync(join(tmpdir(), "wp-codebox-batch-unit-"));
 writeFileSync(join(dir, "ok.json"), JSON.stringify({ schema: "wp-codebox/workspace-recipe/v1", steps: [{ command: "wordpress.run-php", args: { code: "<?php echo 1;" } }] }));
@@ -177,12 +177,87 @@ test("queue URLs: host, port, db, password hidden in display; other schemes refu
 
 test("concurrency: one per core by default, capped by available memory", () => {
   const gib = 2 ** 30;
-  assert.equal(decideConcurrency(undefined, { cores: 2, availableBytes: 16 * gib }).concurrency, 2);
-  assert.equal(decideConcurrency(8, { cores: 2, availableBytes: 16 * gib }).concurrency, 8);
-  const low = decideConcurrency(8, { cores: 8, availableBytes: 2 * gib });
+  const none = {};
+  assert.equal(decideConcurrency(undefined, { cores: 2, availableBytes: 16 * gib, cgroup: none }).concurrency, 2);
+  assert.equal(decideConcurrency(8, { cores: 2, availableBytes: 16 * gib, cgroup: none }).concurrency, 8);
+  const low = decideConcurrency(8, { cores: 8, availableBytes: 2 * gib, cgroup: none });
   assert.equal(low.concurrency, 2);
   assert.equal(low.lowered?.requested, 8);
-  assert.equal(decideConcurrency(undefined, { cores: 4, availableBytes: 0.5 * gib }).concurrency, 1);
+  assert.equal(decideConcurrency(undefined, { cores: 4, availableBytes: 0.5 * gib, cgroup: none }).concurrency, 1);
+});
+
+test("concurrency: a cgroup's CPU quota and memory limit lower the host's numbers", () => {
+  const gib = 2 ** 30;
+  const rows: { name: string; cgroup: { cpus?: number; memoryAvailableBytes?: number }; requested?: number; concurrency: number; cores: number; availableBytes: number }[] = [
+    { name: "no limits: the host's numbers", cgroup: {}, concurrency: 8, cores: 8, availableBytes: 32 * gib },
+    { name: "CPU quota of 2", cgroup: { cpus: 2 }, concurrency: 2, cores: 2, availableBytes: 32 * gib },
+    { name: "memory limit leaves 3 GiB: (3 - 1) / 0.5 = 4 slots", cgroup: { memoryAvailableBytes: 3 * gib }, concurrency: 4, cores: 8, availableBytes: 3 * gib },
+    { name: "both: the tighter wins", cgroup: { cpus: 6, memoryAvailableBytes: 2 * gib }, concurrency: 2, cores: 6, availableBytes: 2 * gib },
+    { name: "a cgroup limit above the host's numbers changes nothing", cgroup: { cpus: 64, memoryAvailableBytes: 256 * gib }, concurrency: 8, cores: 8, availableBytes: 32 * gib },
+    { name: "a requested value is capped by the cgroup's memory", cgroup: { memoryAvailableBytes: 2 * gib }, requested: 8, concurrency: 2, cores: 8, availableBytes: 2 * gib },
+    { name: "nothing left: still one", cgroup: { memoryAvailableBytes: 0 }, concurrency: 1, cores: 8, availableBytes: 0 },
+  ];
+  for (const row of rows) {
+    const d = decideConcurrency(row.requested, { cores: 8, availableBytes: 32 * gib, cgroup: row.cgroup });
+    assert.deepEqual({ concurrency: d.concurrency, cores: d.cores, availableBytes: d.availableBytes }, { concurrency: row.concurrency, cores: row.cores, availableBytes: row.availableBytes }, row.name);
+  }
+  assert.match(decideConcurrency(8, { cores: 8, availableBytes: 32 * gib, cgroup: { memoryAvailableBytes: 2 * gib } }).lowered?.reason ?? "", /2048 MiB available \(the cgroup memory limit less its usage\) holds 2 sandbox/);
+});
+
+test("readCgroupLimits: v1 and v2 files, read from a fake cgroup tree", () => {
+  const gib = 2 ** 30;
+  const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-cgroup-"));
+  try {
+    const rows: { name: string; files: Record<string, string>; self?: string; expected: { memoryAvailableBytes?: number; cpus?: number; version?: 1 | 2 } }[] = [
+      { name: "no cgroup filesystem", files: {}, expected: {} },
+      { name: "v2, nothing limited", files: { "cgroup.controllers": "cpu memory", "memory.max": "max\n", "memory.current": "1000\n", "cpu.max": "max 100000\n" }, expected: { version: 2 } },
+      {
+        name: "v2 limits: 4 GiB less 1 GiB used, quota 150000/100000 → 2 CPUs",
+        files: { "cgroup.controllers": "cpu memory", "memory.max": `${4 * gib}\n`, "memory.current": `${gib}\n`, "cpu.max": "150000 100000\n" },
+        expected: { version: 2, memoryAvailableBytes: 3 * gib, cpus: 2 },
+      },
+      { name: "v2, quota below one CPU rounds up to 1", files: { "cgroup.controllers": "cpu", "cpu.max": "50000 100000" }, expected: { version: 2, cpus: 1 } },
+      { name: "v2, usage above the limit: nothing left", files: { "cgroup.controllers": "memory", "memory.max": "100", "memory.current": "150" }, expected: { version: 2, memoryAvailableBytes: 0 } },
+      {
+        name: "v2, the process's own cgroup is tighter than the root",
+        files: { "cgroup.controllers": "cpu memory", "memory.max": `${8 * gib}`, "app/job/memory.max": `${2 * gib}`, "app/job/memory.current": `${gib / 2}`, "app/cpu.max": "300000 100000", "self": "0::/app/job\n" },
+        self: "self",
+        expected: { version: 2, memoryAvailableBytes: 1.5 * gib, cpus: 3 },
+      },
+      {
+        name: "v2, own cgroup not under root (inside a container): the root's limits",
+        files: { "cgroup.controllers": "memory", "memory.max": `${2 * gib}`, "memory.current": "0", "self": "0::/elsewhere\n" },
+        self: "self",
+        expected: { version: 2, memoryAvailableBytes: 2 * gib },
+      },
+      { name: "v2, unreadable garbage is no limit", files: { "cgroup.controllers": "", "memory.max": "lots", "cpu.max": "x y" }, expected: { version: 2 } },
+      {
+        name: "v1 limits: memory/ and cpu/",
+        files: { "memory/memory.limit_in_bytes": `${6 * gib}`, "memory/memory.usage_in_bytes": `${2 * gib}`, "cpu/cpu.cfs_quota_us": "200000", "cpu/cpu.cfs_period_us": "100000" },
+        expected: { version: 1, memoryAvailableBytes: 4 * gib, cpus: 2 },
+      },
+      { name: "v1 without a quota (-1) and the 'unlimited' memory value", files: { "memory/memory.limit_in_bytes": "9223372036854771712", "memory/memory.usage_in_bytes": "0", "cpu/cpu.cfs_quota_us": "-1", "cpu/cpu.cfs_period_us": "100000" }, expected: { version: 1, memoryAvailableBytes: 9223372036854771712 } },
+      { name: "v1 with cpu,cpuacct", files: { "cpu,cpuacct/cpu.cfs_quota_us": "400000", "cpu,cpuacct/cpu.cfs_period_us": "100000" }, expected: { version: 1, cpus: 4 } },
+      {
+        name: "v1, the memory cgroup named in /proc/self/cgroup",
+        files: { "memory/memory.limit_in_bytes": "9223372036854771712", "memory/box/memory.limit_in_bytes": `${3 * gib}`, "memory/box/memory.usage_in_bytes": `${gib}`, "self": "4:memory:/box\n1:cpu:/\n0::/\n" },
+        self: "self",
+        expected: { version: 1, memoryAvailableBytes: 2 * gib },
+      },
+    ];
+    rows.forEach((row, i) => {
+      const root = join(scratch, String(i));
+      mkdirSync(root, { recursive: true });
+      for (const [path, content] of Object.entries(row.files)) {
+        mkdirSync(join(root, path, ".."), { recursive: true });
+        writeFileSync(join(root, path), content);
+      }
+      const limits = readCgroupLimits({ root, self: join(root, row.self ?? "no-such-file") });
+      assert.deepEqual(limits, row.expected, row.name);
+    });
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
 });
 
 test("progress without a terminal prints one line per task with counts and ETA", () => {
