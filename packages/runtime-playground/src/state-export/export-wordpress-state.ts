@@ -89,7 +89,8 @@ export async function exportWordPressState(
   for (const section of config.sections) {
     const data = output.sections[section];
     sections[section] = sectionSummary(section, data, output.abilitiesAvailable === true);
-    const content = redactor.redact(`${JSON.stringify({ schema: WORDPRESS_STATE_SECTION_SCHEMA, version: 1, section, data }, null, 2)}\n`);
+    // redactJson, not redact on the text: a secret that is also a number (a PIN, an id) must not leave invalid JSON.
+    const content = `${redactor.redactJson({ schema: WORDPRESS_STATE_SECTION_SCHEMA, version: 1, section, data }, 2)}\n`;
     const bytes = Buffer.byteLength(content, "utf8");
     const sha256 = sha256Hex(content);
     const path = `${options.directory}/${section}.json`;
