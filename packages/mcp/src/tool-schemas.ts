@@ -33,9 +33,17 @@ export function catalogToolCommands(): CommandDefinition[] {
 }
 
 /**
- * The JSON Schema of one catalog argument. Every value may be given as the catalog's string form;
- * `integer` and `boolean` args also take JSON numbers/booleans, `json` args a JSON value (sent as
- * its JSON text; a string is taken as inline JSON text or `@path`), `list` args an array of strings.
+ * The JSON Schema of one catalog argument, in the subset of JSON Schema that strict
+ * function-calling clients accept (OpenAI, Gemini): one `type` per schema, never a list of types,
+ * `items` on every array. Each argument gets ONE canonical type:
+ * - `integer` → `integer`, `boolean` → `boolean`, `enum` → `string` with `enum`;
+ * - `list` → an array of strings;
+ * - `json` → a string holding the JSON text (or `@path` of a JSON file): the catalog reads JSON
+ *   args from text, and a free-form object or array schema is what those clients refuse;
+ * - everything else (text, path, url, duration, actor, viewport) → `string`.
+ * The schema is what clients see, not the validator: `toolInputToArgs` still takes the catalog's
+ * string form of any argument (`"5"`, `"true"`, `"a,b"`) and a JSON object/array for a `json`
+ * argument, and the catalog parser checks every value on the call.
  */
 export function argumentSchema(arg: CommandArgument): Record<string, unknown> {
   const description = arg.description;
@@ -43,13 +51,13 @@ export function argumentSchema(arg: CommandArgument): Record<string, unknown> {
     case "enum":
       return { type: "string", enum: [...(arg.values ?? [])], description };
     case "integer":
-      return { type: ["integer", "string"], description };
+      return { type: "integer", description };
     case "boolean":
-      return { type: ["boolean", "string"], description };
+      return { type: "boolean", description };
     case "json":
-      return { type: ["object", "array", "string"], description: `${description} A JSON object/array, or a string holding JSON text or @path.` };
+      return { type: "string", description: `${description} Pass the JSON text as a string (a JSON object or array value is accepted too).` };
     case "list":
-      return { type: ["array", "string"], items: { type: "string" }, description: `${description} An array of strings or one comma-separated string.` };
+      return { type: "array", items: { type: "string" }, description };
     default:
       return { type: "string", description };
   }
