@@ -12,6 +12,14 @@ export const DEFAULT_OUTPUT_CAP_BYTES = 10 * 1024 * 1024;
 /** Longest PHP output a boot failure's message quotes as its cause, in characters (the rest is cut with "…"). */
 export const BOOT_FAILURE_CAUSE_MAX_CHARS = 2000;
 
+/**
+ * Largest artifact file read back on its own, in bytes (5 MiB): the control protocol's
+ * `read-artifact` and the screenshots an MCP tool result carries as image content. Smaller than
+ * the output cap because an image goes base64-encoded into one protocol message, and model APIs
+ * commonly refuse images over 5 MB; a larger file is still in the bundle.
+ */
+export const ARTIFACT_READ_CAP_BYTES = 5 * 1024 * 1024;
+
 /** Per-step browser timeout, in ms (the `step-timeout` arg). */
 export const DEFAULT_BROWSER_STEP_TIMEOUT_MS = 15_000;
 

@@ -47,6 +47,10 @@ export const ERROR_CODES = {
   "check-failed": "sandbox",
   "bundle-invalid": "sandbox",
   "invalid-artifact-path": "internal",
+  /** A single artifact read named no file of the runtime (or an unsafe path). */
+  "artifact-not-found": "input",
+  /** A single artifact read hit its byte limit; the file is still in the bundle. */
+  "artifact-too-large": "input",
   "internal-error": "internal",
   "invalid-episode-action": "input",
   "episode-not-started": "input",

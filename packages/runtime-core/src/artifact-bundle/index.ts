@@ -4,3 +4,4 @@ export { BUNDLE_PATHS, BUNDLE_KINDS, artifactName, bundlePathProblem, computeBun
 export * from "./bundle-file-validators.js";
 export * from "./write-artifact-bundle.js";
 export * from "./verify-artifact-bundle.js";
+export * from "./read-artifact.js";
