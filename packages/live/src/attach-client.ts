@@ -9,6 +9,7 @@
 import { Agent, request as httpRequest, type IncomingMessage } from "node:http";
 import {
   WpCodeboxError,
+  type ArtifactFileRead,
   type ArtifactSpec,
   type ErrorCode,
   type ExecutionResult,
@@ -20,7 +21,7 @@ import {
   type RuntimeCreateSpec,
   type RuntimeInfo,
 } from "@wp-codebox/runtime-core";
-import { CONTROL_PREFIX, RENEW_OP, type ControlDescription, type SessionGrant, type SessionOp, type SessionRenewal } from "./control-protocol.js";
+import { CONTROL_PREFIX, RENEW_OP, type ArtifactReadSpec, type ControlDescription, type SessionGrant, type SessionOp, type SessionRenewal } from "./control-protocol.js";
 import { fromWire, toWire } from "./wire.js";
 
 /** How to reach a `wp-codebox serve` control endpoint. */
@@ -241,6 +242,17 @@ export class AttachedRuntime implements Runtime {
   /** Everything done in the sandbox so far, for `writeArtifactBundle`. */
   collectArtifacts(spec?: ArtifactSpec): Promise<RuntimeArtifacts> {
     return this.op<RuntimeArtifacts>("collect-artifacts", spec ?? {});
+  }
+
+  /**
+   * One artifact file of the sandbox (`read-artifact`): what `collectArtifacts()` would return at
+   * `spec.path`, without transferring the other files. Text is redacted as in a bundle.
+   * @throws `artifact-not-found` (not one of the sandbox's artifact files, or an unsafe path),
+   *   `artifact-too-large` (over `spec.maxBytes`, at most `ARTIFACT_READ_CAP_BYTES`), and the attach codes.
+   * @example (await runtime.readArtifact({ path: "files/browser/screenshot-saved.png" })).content // PNG bytes
+   */
+  readArtifact(spec: ArtifactReadSpec): Promise<ArtifactFileRead> {
+    return this.op<ArtifactFileRead>("read-artifact", spec);
   }
 
   /** A second handle on the same session; the session is released when the last handle is disposed. */

@@ -5,6 +5,13 @@
  * - `GET  /v1`                          → `ControlDescription`
  * - `POST /v1/sessions`                 → `SessionGrant` `{ session, leaseMs, sandbox: { id, info } }` (takes a sandbox)
  * - `POST /v1/sessions/<id>/<op>`       → `{ value }`; op is one of `SESSION_OPS`, body `{ spec? }`
+ * - `POST /v1/sessions/<id>/read-artifact` with `{ spec: ArtifactReadSpec }` → `{ value: ArtifactFileRead }`
+ *   (`{ path, kind, contentType, content: bytes, bytes }`): ONE file of what `collect-artifacts`
+ *   would return, e.g. a screenshot a result names in `artifactRefs`, so a client does not fetch
+ *   every file of the session to show one. The path is bundle-relative; anything that is not one of
+ *   the session sandbox's artifact files (the files the bundle writer makes, `..`, absolute paths)
+ *   is refused with `artifact-not-found`, content over `maxBytes` (at most `ARTIFACT_READ_CAP_BYTES`,
+ *   5 MiB) with `artifact-too-large`. Text is redacted as in a bundle.
  * - `POST /v1/sessions/<id>/renew`      → `SessionRenewal` `{ leaseMs }` (keeps the session; never queued)
  * - `DELETE /v1/sessions/<id>`          → `{ released: true }` (detach; a pooled sandbox is recycled)
  *
@@ -34,9 +41,17 @@ export const DEFAULT_SESSION_LEASE_MS = 60_000;
 /** The operation path segment of a lease renewal (`POST /v1/sessions/<id>/renew`); not a sandbox call. */
 export const RENEW_OP = "renew";
 
-/** The per-session operations, one per `Runtime` method. */
-export const SESSION_OPS = ["execute", "observe", "snapshot", "restore-snapshot", "reset", "collect-artifacts", "info"] as const;
+/** The per-session operations: one per `Runtime` method, plus `read-artifact` (one file of `collect-artifacts`). */
+export const SESSION_OPS = ["execute", "observe", "snapshot", "restore-snapshot", "reset", "collect-artifacts", "read-artifact", "info"] as const;
 export type SessionOp = (typeof SESSION_OPS)[number];
+
+/** The `spec` of `read-artifact`. */
+export interface ArtifactReadSpec {
+  /** Bundle-relative path, as in `ExecutionResult.artifactRefs` (`files/browser/screenshot-saved.png`). */
+  path: string;
+  /** Largest content to send, in bytes; default and ceiling `ARTIFACT_READ_CAP_BYTES`. */
+  maxBytes?: number;
+}
 
 /** What `GET /v1` answers. */
 export interface ControlDescription {

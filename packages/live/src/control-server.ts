@@ -8,8 +8,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomBytes, randomUUID, timingSafeEqual, createHash } from "node:crypto";
-import { WpCodeboxError, serializeError, type ArtifactSpec, type ExecutionSpec, type ObservationSpec } from "@wp-codebox/runtime-core";
-import { CONTROL_PREFIX, DEFAULT_SESSION_LEASE_MS, RENEW_OP, SESSION_OPS, type ControlDescription, type SessionGrant, type SessionOp, type SessionRenewal } from "./control-protocol.js";
+import { WpCodeboxError, readArtifactFile, serializeError, type ArtifactFileRead, type ArtifactSpec, type ExecutionSpec, type ObservationSpec, type RuntimeArtifacts } from "@wp-codebox/runtime-core";
+import { CONTROL_PREFIX, DEFAULT_SESSION_LEASE_MS, RENEW_OP, SESSION_OPS, type ArtifactReadSpec, type ControlDescription, type SessionGrant, type SessionOp, type SessionRenewal } from "./control-protocol.js";
 import type { PooledSandbox, SandboxPool } from "./sandbox-pool.js";
 import { fromWire, toWire } from "./wire.js";
 
@@ -30,7 +30,10 @@ export interface ControlServerOptions {
   onActivity?: () => void;
   /**
    * Called with session events: `session-opened`, `session-closed` (detached), `session-expired`
-   * (`{ session, sandbox, leaseMs, idleMs }`: released because its lease ran out), `control-refused`.
+   * (`{ session, sandbox, leaseMs, idleMs }`: released because its lease ran out), `control-refused`,
+   * and what left the server as artifact files: `session-artifacts-collected`
+   * (`{ session, sandbox, files, bytes }`, a `collect-artifacts`) and `session-artifact-read`
+   * (`{ session, sandbox, path, bytes }`, one `read-artifact`).
    */
   onEvent?: (type: string, data?: Record<string, unknown>) => void;
   /** How long `POST /v1/sessions` waits for a pooled sandbox to become free; default 30000 ms. */
@@ -71,6 +74,7 @@ function statusFor(code: string): number {
       return 401;
     case "attach-session-not-found":
     case "attach-not-found":
+    case "artifact-not-found":
       return 404;
     case "pool-exhausted":
     case "runtime-disposed":
@@ -148,6 +152,25 @@ export async function startControlServer(options: ControlServerOptions): Promise
         return null;
       case "collect-artifacts":
         return runtime.collectArtifacts((spec ?? {}) as ArtifactSpec);
+      case "read-artifact": {
+        const { path, maxBytes } = (spec ?? {}) as Partial<ArtifactReadSpec>;
+        if (typeof path !== "string") throw new WpCodeboxError("missing-argument", 'read-artifact: give spec.path, a bundle-relative path such as "files/browser/screenshot-saved.png".', { argument: "path" });
+        if (maxBytes !== undefined && !(Number.isInteger(maxBytes) && maxBytes >= 0)) throw new WpCodeboxError("invalid-argument", "read-artifact: spec.maxBytes must be a non-negative integer.", { argument: "maxBytes" });
+        // Gathered in this process (in memory); only the one file crosses the wire.
+        return readArtifactFile(await runtime.collectArtifacts(), path, maxBytes === undefined ? {} : { maxBytes });
+      }
+    }
+  };
+
+  /** The event that says which artifact files a call sent, if it sent any. */
+  const artifactEvent = (session: string, sandbox: PooledSandbox, op: SessionOp, value: unknown): void => {
+    if (op === "collect-artifacts") {
+      const files = (value as RuntimeArtifacts).files;
+      const bytes = files.reduce((sum, f) => sum + (typeof f.content === "string" ? Buffer.byteLength(f.content) : f.content.byteLength), 0);
+      options.onEvent?.("session-artifacts-collected", { session, sandbox: sandbox.id, files: files.length, bytes });
+    } else if (op === "read-artifact") {
+      const file = value as ArtifactFileRead;
+      options.onEvent?.("session-artifact-read", { session, sandbox: sandbox.id, path: file.path, bytes: file.bytes });
     }
   };
 
@@ -256,6 +279,7 @@ export async function startControlServer(options: ControlServerOptions): Promise
           if (!res.writableFinished) controller.abort("client-gone");
         });
         const value = await sandbox.queue.run(() => (controller.signal.aborted ? Promise.reject(new WpCodeboxError("runtime-disposed", "The client went away before its call ran.")) : sessionOp(sandbox, op, body.spec, controller.signal)));
+        artifactEvent(session, sandbox, op, value);
         return send(res, 200, { value: value ?? null });
       } finally {
         entry.calls -= 1;

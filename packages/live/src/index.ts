@@ -10,5 +10,5 @@ export type { LiveRuntime } from "./live-runtime.js";
 export { attachRuntime, attachedBackend, describeControl, AttachedRuntime, ControlConnection } from "./attach-client.js";
 export type { AttachOptions } from "./attach-client.js";
 export { CONTROL_PREFIX, DEFAULT_SESSION_LEASE_MS, RENEW_OP, SESSION_OPS } from "./control-protocol.js";
-export type { ControlDescription, SessionGrant, SessionOp, SessionRenewal } from "./control-protocol.js";
+export type { ArtifactReadSpec, ControlDescription, SessionGrant, SessionOp, SessionRenewal } from "./control-protocol.js";
 export { toWire, fromWire } from "./wire.js";

@@ -332,4 +332,38 @@ describe("live server (fake backend)", () => {
       await live2.close();
     }
   });
+
+  it("read-artifact sends one artifact file of the session, refuses other paths, and says what it sent in events", async () => {
+    const stats = newStats();
+    const events: LiveEvent[] = [];
+    const live = await startLiveServer({ backend: fakeBackend(stats), spec: {}, onEvent: (e) => events.push(e) });
+    try {
+      const a = await attachRuntime({ control: live.control, token: live.token });
+      const blob = await a.readArtifact({ path: "files/blob.bin" });
+      assert.ok(blob.content instanceof Uint8Array);
+      assert.deepEqual([...blob.content], [0, 1, 2, 255]);
+      assert.deepEqual({ path: blob.path, kind: blob.kind, contentType: blob.contentType, bytes: blob.bytes }, { path: "files/blob.bin", kind: "blob", contentType: "application/octet-stream", bytes: 4 });
+      for (const path of ["manifest.json", "files/other.bin", "../files/blob.bin", "/files/blob.bin"]) {
+        await assert.rejects(a.readArtifact({ path }), (e: WpCodeboxError) => e.code === "artifact-not-found", path);
+      }
+      const refused = await raw(live, "POST", `/sessions/${a.session}/read-artifact`, { spec: { path: "files/nope" } });
+      assert.equal(refused.status, 404);
+      assert.equal(refused.json.error.code, "artifact-not-found");
+      await assert.rejects(a.readArtifact({ path: "files/blob.bin", maxBytes: 3 }), (e: WpCodeboxError) => e.code === "artifact-too-large" && e.details.bytes === 4 && e.details.maxBytes === 3);
+      await assert.rejects(a.readArtifact({} as never), (e: WpCodeboxError) => e.code === "missing-argument");
+      await a.collectArtifacts();
+      const sent = events.filter((e) => e.type.startsWith("session-artifact"));
+      assert.deepEqual(
+        sent.map((e) => ({ type: e.type, ...e.data })),
+        [
+          { type: "session-artifact-read", session: a.session, sandbox: a.sandboxId, path: "files/blob.bin", bytes: 4 },
+          { type: "session-artifacts-collected", session: a.session, sandbox: a.sandboxId, files: 1, bytes: 4 },
+        ],
+        "a refused read sends nothing",
+      );
+      await a.dispose();
+    } finally {
+      await live.close();
+    }
+  });
 });
