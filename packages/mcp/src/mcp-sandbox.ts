@@ -7,10 +7,12 @@ import { randomBytes } from "node:crypto";
 import { isAbsolute, resolve } from "node:path";
 import {
   createRuntimeEpisode,
+  readArtifactFile,
+  serializeError,
   verifyArtifactBundle,
   writeArtifactBundle,
   WpCodeboxError,
-  type ArtifactFile,
+  type ArtifactFileRead,
   type BundleViolation,
   type ObservationSpec,
   type Runtime,
@@ -23,6 +25,7 @@ import {
   type RuntimeEpisodeObservation,
   type RuntimeInfo,
   type RuntimePolicy,
+  type SerializedError,
 } from "@wp-codebox/runtime-core";
 
 /** Options of `createMcpSandbox`. */
@@ -72,13 +75,28 @@ export interface McpSandbox {
   restore(snapshotId: string): Promise<RuntimeEpisodeSnapshot>;
   /** Writes the bundle of everything so far (the trace since the last reset) and verifies it. */
   collect(options?: { directory?: string; includeRuntimeSnapshotBundles?: boolean }): Promise<CollectedBundle>;
-  /** The bundle files at `paths` (e.g. screenshots named by a browser result). */
-  files(paths: readonly string[]): Promise<ArtifactFile[]>;
+  /**
+   * The artifact files at bundle-relative `paths` (e.g. screenshots named by a browser result's
+   * `artifactRefs`), each read on its own: an attached runtime fetches just those files from
+   * `serve` (`read-artifact`), never the whole session. One entry per path, in order: the file, or
+   * why it could not be read (`artifact-not-found`, `artifact-too-large` over `maxBytes`, …).
+   */
+  files(paths: readonly string[], options?: { maxBytes?: number }): Promise<ArtifactRead[]>;
   /** Disposes the runtime (waits for a boot in flight). Idempotent. */
   close(): Promise<void>;
 }
 
-type RestorableRuntime = Runtime & { restoreSnapshot?(snapshot: unknown): Promise<void> };
+/** One entry of `McpSandbox.files`: the file read, or the error that refused it. */
+export type ArtifactRead = { path: string; file: ArtifactFileRead } | { path: string; error: SerializedError };
+
+/**
+ * The runtime extras the MCP sandbox uses when a runtime has them: in-place restore, and reading
+ * one artifact file where collecting everything would cost a transfer (the attach client).
+ */
+type RestorableRuntime = Runtime & {
+  restoreSnapshot?(snapshot: unknown): Promise<void>;
+  readArtifact?(spec: { path: string; maxBytes?: number }): Promise<ArtifactFileRead>;
+};
 
 /**
  * A backend that restores snapshots in place when the runtime can (`restoreSnapshot`), instead of
@@ -238,11 +256,22 @@ export function createMcpSandbox(options: McpSandboxOptions): McpSandbox {
           trace: { id: trace.id, digest: trace.digest, steps: trace.steps.length },
         };
       }),
-    files: (paths) =>
+    files: (paths, readOptions = {}) =>
       serial(async () => {
         if (paths.length === 0) return [];
-        const wanted = new Set(paths);
-        return (await runtime!.collectArtifacts()).files.filter((f) => wanted.has(f.path));
+        const rt = runtime!;
+        const limit = readOptions.maxBytes === undefined ? {} : { maxBytes: readOptions.maxBytes };
+        // A local runtime gathers its artifacts in memory; an attached one would send them all, so it reads each file.
+        const local = rt.readArtifact ? undefined : await rt.collectArtifacts();
+        const reads: ArtifactRead[] = [];
+        for (const path of paths) {
+          try {
+            reads.push({ path, file: local ? readArtifactFile(local, path, limit) : await rt.readArtifact!({ path, ...limit }) });
+          } catch (error) {
+            reads.push({ path, error: serializeError(error) });
+          }
+        }
+        return reads;
       }),
     async close() {
       if (closed) return;

@@ -2,12 +2,12 @@
  * The wp-codebox MCP server: `tools/list` gives one tool per catalog command plus the episode tools
  * (`reset`, `observe`, `snapshot`, `restore`, `collect_artifacts`); `tools/call` runs them in the
  * session's sandbox. Results carry the execution record as `structuredContent` with a text summary;
- * screenshots come back as image content. A call made with a `progressToken` gets
+ * the screenshots a result names come back as image content (each read on its own, capped). A call made with a `progressToken` gets
  * `notifications/progress` while it runs; a cancelled call stops its command.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { serializeError, WpCodeboxError, type RuntimePolicy } from "@wp-codebox/runtime-core";
+import { ARTIFACT_READ_CAP_BYTES, serializeError, WpCodeboxError, type RuntimePolicy } from "@wp-codebox/runtime-core";
 import type { McpSandbox } from "./mcp-sandbox.js";
 import { commandForToolName, commandTools, toolInputToArgs, type McpToolDescription } from "./tool-schemas.js";
 
@@ -23,6 +23,8 @@ export interface WpCodeboxMcpServerOptions {
   observationTypes?: readonly string[];
   /** How often a running call reports progress, in ms; default 1000. */
   progressIntervalMs?: number;
+  /** Largest screenshot returned as image content, in bytes; default and ceiling `ARTIFACT_READ_CAP_BYTES` (5 MiB). */
+  imageCapBytes?: number;
   /** Characters of stdout/stderr kept in the text summary; default 20000 (the full text is in structuredContent). */
   summaryChars?: number;
   /** Server version reported at initialize. */
@@ -122,6 +124,7 @@ export function createWpCodeboxMcpServer(options: WpCodeboxMcpServerOptions): Se
   const log = options.log ?? (() => undefined);
   const interval = options.progressIntervalMs ?? 1000;
   const summaryChars = options.summaryChars ?? 20_000;
+  const imageCapBytes = Math.min(options.imageCapBytes ?? ARTIFACT_READ_CAP_BYTES, ARTIFACT_READ_CAP_BYTES);
   const server = new Server({ name: "wp-codebox", version: options.version ?? "0.0.0" }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
 
   const policy = async (): Promise<RuntimePolicy | undefined> => options.policy ?? sandbox.policy().catch(() => undefined);
@@ -176,11 +179,14 @@ export function createWpCodeboxMcpServer(options: WpCodeboxMcpServerOptions): Se
       if (execution.stderr) lines.push(`stderr:\n${clip(execution.stderr, summaryChars)}`);
       const artifactRefs = execution.artifactRefs ?? [];
       if (artifactRefs.length) lines.push(`artifacts: ${artifactRefs.map((r) => r.path).join(", ")}`);
-      const content: CallToolResult["content"] = [{ type: "text", text: lines.join("\n") }];
+      const images: CallToolResult["content"] = [];
       const screenshots = artifactRefs.filter((r) => r.kind === "browser-screenshot" || /\.png$/.test(r.path)).map((r) => r.path);
-      for (const file of await sandbox.files(screenshots)) {
-        if (file.contentType.startsWith("image/")) content.push({ type: "image", data: base64(file.content), mimeType: file.contentType });
+      // Only the files the result names are read (attached: one read-artifact each), each capped.
+      for (const read of await sandbox.files(screenshots, { maxBytes: imageCapBytes })) {
+        if ("error" in read) lines.push(`image ${read.path} not attached: error[${read.error.code}]: ${read.error.message}`);
+        else if (read.file.contentType.startsWith("image/")) images.push({ type: "image", data: base64(read.file.content), mimeType: read.file.contentType });
       }
+      const content: CallToolResult["content"] = [{ type: "text", text: lines.join("\n") }, ...images];
       return {
         content,
         structuredContent: {
