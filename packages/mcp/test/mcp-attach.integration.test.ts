@@ -1,7 +1,8 @@
 /**
  * `wp-codebox mcp --attach`: the MCP SDK's own client drives a `wp-codebox serve` sandbox started
  * in another process, under serve's policy; the sandbox outlives the MCP session (closed or
- * SIGTERMed); a wrong token is refused before the server starts.
+ * SIGTERMed); screenshots come back as image content, fetched one file at a time (serve's events
+ * say what it sent); a wrong token is refused before the server starts.
  */
 import assert from "node:assert/strict";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
@@ -19,7 +20,7 @@ const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const MAIN = join(REPO_ROOT, "packages/cli/src/main.ts");
 const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-mcp-attach-"));
 const sandboxTmp = join(scratch, "tmp");
-const POLICY = { commands: ["wordpress.run-php", "wordpress.state-export"] };
+const POLICY = { commands: ["wordpress.run-php", "wordpress.state-export", "wordpress.browser-actions"] };
 
 let serve: ChildProcessWithoutNullStreams;
 let serveStderr = "";
@@ -66,6 +67,21 @@ async function session(): Promise<{ client: Client; transport: StdioClientTransp
 const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
   (await client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as CallToolResult;
 const sc = (r: CallToolResult) => r.structuredContent as Record<string, any>;
+
+/** The JSON event lines serve (--json) wrote on stderr from character `from` on. */
+function serveEvents(from = 0): { event: string; data?: Record<string, any> }[] {
+  return serveStderr
+    .slice(from)
+    .split("\n")
+    .slice(0, -1) // a line still being written
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as { event: string; data?: Record<string, any> });
+}
+
+/** Waits (polling) until `condition` holds; the test's own timeout bounds it. */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((r) => setTimeout(r, 20));
+}
 
 /** Resolves once process `pid` no longer exists. */
 function gone(pid: number): Promise<void> {
@@ -114,6 +130,40 @@ test("the sandbox outlives the MCP session and is not reset by a new one; reset 
   await client.close();
   assert.match(stderr(), /Detaching from the serve sandbox/);
   assert.equal(serve.exitCode, null, "serve keeps running");
+});
+
+test("screenshots come back as image content, and only the files the result names leave serve", { timeout: 300_000 }, async () => {
+  const { client } = await session();
+  try {
+    // Files the session already holds: a client that collected everything would send these too.
+    const first = await call(client, "wordpress_browser_actions", { "steps-json": JSON.stringify([{ kind: "navigate", url: "/" }, { kind: "screenshot", name: "attach-before" }]) });
+    assert.equal(first.isError, false, JSON.stringify(first.content));
+    const from = serveStderr.length;
+    // steps-json as JSON text: the schema's one type for JSON arguments.
+    const steps = [{ kind: "navigate", url: "/wp-admin/" }, { kind: "expect", selector: "#wpadminbar", state: "visible" }, { kind: "screenshot", name: "attach-admin" }];
+    const result = await call(client, "wordpress_browser_actions", { "steps-json": JSON.stringify(steps) });
+    assert.equal(result.isError, false, JSON.stringify(result.content));
+    const refs = sc(result).artifactRefs as { path: string; kind: string }[];
+    const pngs = refs.filter((r) => r.path.endsWith(".png")).map((r) => r.path);
+    assert.ok(pngs.includes("files/browser/screenshot-attach-admin.png"), JSON.stringify(refs));
+    const images = result.content.filter((c) => c.type === "image") as { data: string; mimeType: string }[];
+    assert.equal(images.length, pngs.length, "one image per screenshot the result names");
+    for (const image of images) {
+      assert.equal(image.mimeType, "image/png");
+      assert.deepEqual([...Buffer.from(image.data, "base64").subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], "PNG signature");
+    }
+    // serve says which artifact files it sent for this call: one read-artifact per screenshot, no collect.
+    // serve writes an event before it answers, but its stderr may reach us after the tool result does.
+    await until(() => serveEvents(from).filter((e) => e.event.startsWith("session-artifact")).length >= pngs.length);
+    const sent = serveEvents(from).filter((e) => e.event.startsWith("session-artifact"));
+    assert.deepEqual(sent.map((e) => e.event), pngs.map(() => "session-artifact-read"), "no session-artifacts-collected: the bundle was not fetched");
+    assert.deepEqual(sent.map((e) => e.data!.path), pngs);
+    assert.deepEqual(sent.map((e) => e.data!.bytes), images.map((i) => Buffer.from(i.data, "base64").byteLength));
+    assert.ok(!sent.some((e) => e.data!.path === "files/browser/screenshot-attach-before.png"), "the earlier screenshot stays on serve");
+  } finally {
+    // A failed assertion must not leave the MCP server running (it would keep this process up).
+    await client.close();
+  }
 });
 
 test("SIGTERM ends an attached MCP session: it detaches, exits, and serve keeps the sandbox", async () => {
