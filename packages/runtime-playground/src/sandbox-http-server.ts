@@ -50,11 +50,15 @@ export async function startSandboxHttpServer(port = 0): Promise<SandboxHttpServe
   };
   const serve = (fromSandbox: boolean) => (req: IncomingMessage, res: ServerResponse) => {
     let gone = false;
+    const onSocketClose = () => {
+      gone = true;
+    };
+    // The socket outlives the request on a keep-alive connection (a browser sends many requests
+    // over one): its listener goes when the response does, or every request would add one.
+    req.socket.on("close", onSocketClose);
     res.on("close", () => {
       gone = true;
-    });
-    req.socket.on("close", () => {
-      gone = true;
+      req.socket.off("close", onSocketClose);
     });
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
