@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { CliExitError, EXIT_CODES, describeFailure, sessionExitError } from "./cli-exit-error.js";
 import { processIo, type CliIo } from "./cli-io.js";
+import { routeProcessWarnings } from "./process-warnings.js";
 import { describeSchemaNames } from "./commands/schema.js";
 import type { RunOptions, RunOutcome } from "./commands/run.js";
 import { registerRecipeCommands } from "./commands/recipe-cli.js";
@@ -256,7 +257,13 @@ function buildProgram(state: CliState): Command {
         },
       };
       const { ttlMs } = await prepareServe(serveOptions);
-      const live = await startServe(serveOptions);
+      // Node prints its own warnings (a deprecation, a listener leak) as plain stderr lines: with
+      // --json they become events too, for as long as serve runs.
+      const restoreWarnings = asJson ? routeProcessWarnings((warning) => jsonEvent(io, "warning", { name: warning.name, message: warning.message })) : () => undefined;
+      const live = await startServe(serveOptions).catch((error: unknown) => {
+        restoreWarnings();
+        throw error;
+      });
       const removeHandlers = state.installSignalHandlers((signal) => {
         if (asJson) jsonEvent(io, "signal", { signal });
         else io.stderr(`\nwp-codebox: ${signal} received: disposing the sandbox\n`);
@@ -271,6 +278,7 @@ function buildProgram(state: CliState): Command {
       } finally {
         removeHandlers();
         await live.close();
+        restoreWarnings();
       }
     });
 
