@@ -109,10 +109,24 @@ export async function observePlayground(host: ObservationHost, spec: Observation
       if (spec.headers !== undefined) args["headers-json"] = JSON.stringify(spec.headers);
       args["expect-status"] = "0"; // observe any status; the observer never fails on HTTP >= 400
       const outcome = await httpRequest(host.context(), args);
-      const json = outcome.json as { status: number; headers: Record<string, string>; body: unknown; bodyBytes: number };
+      const json = outcome.json as { status?: unknown; headers: Record<string, string>; body: unknown; bodyBytes: number } | undefined;
+      if (!json || typeof json.status !== "number") {
+        // No response came back at all (the request could not be made): say why, not a TypeError.
+        throw new WpCodeboxError("http-error", `The http-response observation got no response: ${outcome.error ? `${outcome.error.code}: ${outcome.error.message}` : outcome.stderr.slice(0, 300) || "the request printed nothing"}`);
+      }
       return {
         type: spec.type,
-        data: { method: (args.method ?? "GET").toUpperCase(), path: args.path ?? args.url, as: args.as ?? "admin", status: json.status, headers: json.headers, body: json.body ?? outcome.stdout, bodyBytes: json.bodyBytes },
+        data: {
+          method: (args.method ?? "GET").toUpperCase(),
+          path: args.path ?? args.url,
+          as: args.as ?? "admin",
+          status: json.status,
+          headers: json.headers,
+          body: json.body ?? outcome.stdout,
+          bodyBytes: json.bodyBytes,
+          // A response that came with a problem (a PHP fatal behind a 500) carries it.
+          ...(outcome.error ? { error: outcome.error } : {}),
+        },
       };
     }
     case "browser-result": {

@@ -57,3 +57,17 @@ test("episode reset() discards the episode's changes (fast path, no reboot)", as
     await episode.close();
   }
 });
+
+test("observe http-response: a page that dies answers its status with the fatal; a request the policy forbids is policy-denied", async () => {
+  const episode = createRuntimeEpisode({}, backend);
+  try {
+    await episode.reset();
+    await episode.step({ command: "wordpress.run-php", args: ["code=<?php file_put_contents(ABSPATH . 'dies.php', \"<?php\\nwp_codebox_no_such_function();\\n\");"] });
+    const observed = (await episode.observe({ type: "http-response", path: "/dies.php", as: "anonymous" })) as { data: { status: number; error?: { code: string } } };
+    assert.equal(observed.data.status, 500);
+    assert.equal(observed.data.error?.code, "php-fatal");
+    await assert.rejects(episode.observe({ type: "http-response", url: "http://192.0.2.1/" }), { code: "policy-denied" });
+  } finally {
+    await episode.close();
+  }
+});
