@@ -65,7 +65,10 @@ export const PHPUNIT_RESULTS_SCHEMA = Type.Object(
         Type.Object(
           {
             dir: Type.String({ description: "WP_TESTS_DIR inside the sandbox." }),
-            from: Type.Union([Type.Literal("env"), Type.Literal("vendor")], { description: '"env": the host\'s WP_TESTS_DIR; "vendor": the plugin\'s vendor/wp-phpunit/wp-phpunit.' }),
+            from: Type.Union([Type.Literal("env"), Type.Literal("vendor"), Type.Literal("tmp")], {
+              description:
+                '"env": the host\'s WP_TESTS_DIR; "vendor": the plugin\'s vendor/wp-phpunit/wp-phpunit; "tmp": the host\'s ${TMPDIR:-/tmp}/wordpress-tests-lib (install-wp-tests.sh\'s default place), mounted at sys_get_temp_dir()/wordpress-tests-lib in the sandbox.',
+            }),
             installed: Type.Boolean({ description: "Whether the sandbox ran the library's includes/install.php before PHPUnit." }),
           },
           { additionalProperties: false },

@@ -96,7 +96,10 @@ require_once ABSPATH . 'wp-settings.php';
 `,
 };
 
-/** A plugin whose tests run on the core test library, scaffolded the way `wp scaffold plugin-tests` does. */
+/**
+ * A plugin whose tests run on the core test library, scaffolded the way `wp scaffold plugin-tests`
+ * does: WP_TESTS_DIR, else sys_get_temp_dir()/wordpress-tests-lib.
+ */
 function writeLibraryPlugin(slug: string, withVendorLibrary: boolean): string {
   const dir = join(scratch, slug);
   const fn = slug.replaceAll("-", "_");
@@ -110,7 +113,8 @@ function writeLibraryPlugin(slug: string, withVendorLibrary: boolean): string {
     "tests/bootstrap.php",
     `<?php
 $_tests_dir = getenv('WP_TESTS_DIR');
-if (!$_tests_dir || !file_exists("{$_tests_dir}/includes/functions.php")) { echo "Could not find {$_tests_dir}/includes/functions.php\n"; exit(1); }
+if (!$_tests_dir) { $_tests_dir = rtrim(sys_get_temp_dir(), '/\\\\') . '/wordpress-tests-lib'; }
+if (!file_exists("{$_tests_dir}/includes/functions.php")) { echo "Could not find {$_tests_dir}/includes/functions.php\n"; exit(1); }
 require_once "{$_tests_dir}/includes/functions.php";
 tests_add_filter('muplugins_loaded', static function () { require dirname(__DIR__) . '/${slug}.php'; });
 require "{$_tests_dir}/includes/bootstrap.php";
@@ -143,8 +147,8 @@ final class LibraryTest extends TestCase {
   return dir;
 }
 
-function writeLibrary(): string {
-  const dir = join(scratch, "wordpress-tests-lib");
+function writeLibrary(parent = scratch): string {
+  const dir = join(parent, "wordpress-tests-lib");
   for (const [rel, text] of Object.entries(LIBRARY)) {
     mkdirSync(join(dir, rel, ".."), { recursive: true });
     writeFileSync(join(dir, rel), text);
@@ -330,4 +334,36 @@ test("a host WP_TESTS_DIR that names no folder reaches the plugin's bootstrap, w
     if (saved === undefined) delete process.env.WP_TESTS_DIR;
     else process.env.WP_TESTS_DIR = saved;
   }
+});
+
+test("the core test library from the host's ${TMPDIR:-/tmp}/wordpress-tests-lib (install-wp-tests.sh without WP_TESTS_DIR): mounted where the scaffolded bootstrap looks", async () => {
+  // A folder of our own stands for the host's temporary folder, holding what install-wp-tests.sh put there.
+  const hostTmp = join(scratch, "host-tmp");
+  writeLibrary(hostTmp);
+  const saved = { dir: process.env.WP_TESTS_DIR, tmp: process.env.TMPDIR };
+  delete process.env.WP_TESTS_DIR;
+  process.env.TMPDIR = `${hostTmp}/`;
+  try {
+    const result = await runtime.execute({ command: "wordpress.phpunit", args: [`phpunit=${PHPUNIT}`, "plugin=tests-dir-demo"] });
+    assert.equal(result.status, "ok", result.stdout + result.stderr);
+    assert.match(result.stdout, /^Installing\.\.\.\n[\s\S]*OK \(3 tests, \d+ assertions\)/);
+    const json = result.json as LibraryResults;
+    assert.deepEqual(json.testsLibrary, { dir: "/tmp/wordpress-tests-lib", from: "tmp", installed: true });
+    assert.deepEqual(validateAgainstSchema(PHPUNIT_RESULTS_SCHEMA, json), []);
+  } finally {
+    for (const [name, value] of [["WP_TESTS_DIR", saved.dir], ["TMPDIR", saved.tmp]] as const) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
+  // The path the scaffolded bootstrap computes is where the library is, read-only; WP_TESTS_DIR
+  // stays unset as it is on the host.
+  const seen = await runtime.execute({
+    command: "wordpress.run-php",
+    args: [
+      "bootstrap=none",
+      "code=<?php $d = rtrim(sys_get_temp_dir(), '/\\\\') . '/wordpress-tests-lib'; echo json_encode(['dir' => $d, 'exists' => is_file(\"$d/includes/bootstrap.php\"), 'written' => @file_put_contents(\"$d/includes/x.php\", 'x') !== false]);",
+    ],
+  });
+  assert.deepEqual(seen.json, { dir: "/tmp/wordpress-tests-lib", exists: true, written: false });
 });

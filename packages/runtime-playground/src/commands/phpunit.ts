@@ -8,8 +8,8 @@
  * plugin's own `vendor/bin/phpunit`; with neither the command fails with `phpunit-unavailable`
  * (exit 3). Nothing is downloaded.
  *
- * With the WordPress core test library (the host's WP_TESTS_DIR, or the plugin's
- * vendor/wp-phpunit/wp-phpunit) the sandbox writes the library's wp-tests-config.php and runs the
+ * With the WordPress core test library (the host's WP_TESTS_DIR, the plugin's
+ * vendor/wp-phpunit/wp-phpunit, or the host's ${TMPDIR:-/tmp}/wordpress-tests-lib) the sandbox writes the library's wp-tests-config.php and runs the
  * library's install script before PHPUnit, since the library would start it as a subprocess.
  */
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
@@ -97,32 +97,62 @@ export function resolvePhpunit(arg: string | undefined, cwd: string, plugin: Res
   });
 }
 
+/**
+ * Where PHP puts temporary files inside the sandbox: php-wasm's `sys_get_temp_dir()`. It has no
+ * `sys_temp_dir` setting and no `TMPDIR` in the sandbox's environment, so it is PHP's built-in
+ * `/tmp` (the integration test checks this).
+ */
+export const SANDBOX_TEMP_DIR = "/tmp";
+
 /** The WordPress core test library the plugin's bootstrap may load. */
 export interface TestsLibrary {
-  /** Where the library sits in the sandbox (the value WP_TESTS_DIR gets). */
+  /** Where the library sits in the sandbox. */
   dir: string;
-  /** A host folder to mount read-only at `dir` (for WP_TESTS_DIR from the host's environment). */
+  /** A host folder to mount read-only at `dir` (a library found on the host). */
   mount?: string;
-  /** Where it was found. */
-  from: "env" | "vendor";
+  /**
+   * Where it was found: `env` the host's `WP_TESTS_DIR`; `vendor` the plugin's
+   * `vendor/wp-phpunit/wp-phpunit`; `tmp` the host's `${TMPDIR:-/tmp}/wordpress-tests-lib`.
+   */
+  from: "env" | "vendor" | "tmp";
+  /**
+   * Whether `WP_TESTS_DIR` is set to `dir` for the plugin's bootstrap. Not for `tmp`: on the host
+   * that library is found with `WP_TESTS_DIR` unset, and a bootstrap that does something else
+   * when it is set must do the same in the sandbox.
+   */
+  setsEnv: boolean;
 }
 
 /**
- * The core test library: the host's `WP_TESTS_DIR` (as `install-wp-tests.sh` and
- * `wp scaffold plugin-tests` set it up) when it names a folder, mounted read-only at the same
- * path; else the plugin's own `vendor/wp-phpunit/wp-phpunit` (Composer); else none. A
- * `WP_TESTS_DIR` that names no folder is passed on unchanged, so the plugin's bootstrap reports it
- * as it would outside the sandbox.
+ * The core test library, first match wins:
+ * 1. the host's `WP_TESTS_DIR` (as `install-wp-tests.sh` and `wp scaffold plugin-tests` set it up)
+ *    when it names a folder, mounted read-only at the same path. One that names no folder is
+ *    passed on unchanged, so the plugin's bootstrap reports it as it would outside the sandbox;
+ * 2. the plugin's own `vendor/wp-phpunit/wp-phpunit` (Composer), a version the plugin pinned;
+ * 3. the host's `${TMPDIR:-/tmp}/wordpress-tests-lib` (where `install-wp-tests.sh` puts it when
+ *    `WP_TESTS_DIR` is not exported) when it is a folder, mounted read-only at
+ *    `<sandboxTempDir>/wordpress-tests-lib`, the path a scaffolded bootstrap computes from
+ *    `sys_get_temp_dir()` inside the sandbox;
+ * else none.
+ * @param env - the host's environment (`WP_TESTS_DIR`, `TMPDIR`).
+ * @param sandboxTempDir - `sys_get_temp_dir()` inside the sandbox.
  */
-export function resolveTestsLibrary(plugin: ResolvedMount, env: Record<string, string | undefined>): TestsLibrary | undefined {
+export function resolveTestsLibrary(plugin: ResolvedMount, env: Record<string, string | undefined>, sandboxTempDir: string = SANDBOX_TEMP_DIR): TestsLibrary | undefined {
   const fromEnv = env.WP_TESTS_DIR;
   if (fromEnv) {
     const dir = resolve(fromEnv);
-    const isDir = existsSync(dir) && statSync(dir).isDirectory();
-    return isDir ? { dir, mount: realpathSync(dir), from: "env" } : { dir: fromEnv, from: "env" };
+    return isDirectory(dir) ? { dir, mount: realpathSync(dir), from: "env", setsEnv: true } : { dir: fromEnv, from: "env", setsEnv: true };
   }
-  if (existsSync(join(plugin.source, "vendor", "wp-phpunit", "wp-phpunit"))) return { dir: `${plugin.target}/vendor/wp-phpunit/wp-phpunit`, from: "vendor" };
+  if (existsSync(join(plugin.source, "vendor", "wp-phpunit", "wp-phpunit"))) return { dir: `${plugin.target}/vendor/wp-phpunit/wp-phpunit`, from: "vendor", setsEnv: true };
+  // The shell's ${TMPDIR:-/tmp}: an empty TMPDIR counts as unset. resolve() drops trailing slashes,
+  // as the scaffolded bootstrap's rtrim() does.
+  const hostTmp = join(resolve(env.TMPDIR || "/tmp"), "wordpress-tests-lib");
+  if (isDirectory(hostTmp)) return { dir: `${sandboxTempDir.replace(/\/+$/, "")}/wordpress-tests-lib`, mount: realpathSync(hostTmp), from: "tmp", setsEnv: false };
   return undefined;
+}
+
+function isDirectory(path: string): boolean {
+  return existsSync(path) && statSync(path).isDirectory();
 }
 
 /** The `wp-tests-config.php` the WordPress core test library reads: this sandbox's database and site. */
@@ -222,7 +252,7 @@ export const phpunit: CommandHandler = async (ctx, args) => {
   const env: Record<string, string> = { WP_PHPUNIT__TESTS_CONFIG: TESTS_CONFIG, WP_CODEBOX_PHPUNIT: "1" };
   const library = resolveTestsLibrary(plugin, process.env);
   if (library) {
-    env.WP_TESTS_DIR = library.dir;
+    if (library.setsEnv) env.WP_TESTS_DIR = library.dir;
     if (library.mount) await ctx.mountReadOnly(library.mount, library.dir);
   }
   // The scaffolded bootstrap forwards this to the library, which loads the PHPUnit Polyfills from it.
@@ -253,7 +283,7 @@ export const phpunit: CommandHandler = async (ctx, args) => {
         exitCode: installed.exitCode || 1,
         error: {
           code: "phpunit-failed",
-          message: `The WordPress core test library (${library!.dir}) could not install WordPress for the tests: ${(installed.error?.message ?? "") + " " + (installed.stdout + installed.stderr).trim().split("\n").slice(-4).join(" | ")}`.slice(0, 900),
+          message: `The WordPress core test library (${library!.dir}${library!.from === "tmp" ? `, from ${library!.mount} on this machine, where install-wp-tests.sh puts it` : ""}) could not install WordPress for the tests: ${(installed.error?.message ?? "") + " " + (installed.stdout + installed.stderr).trim().split("\n").slice(-4).join(" | ")}`.slice(0, 900),
           data: { testsDir: library!.dir, exitCode: installed.exitCode },
         },
       };
