@@ -70,6 +70,12 @@ export const PHPUNIT_RESULTS_SCHEMA = Type.Object(
                 '"env": the host\'s WP_TESTS_DIR; "vendor": the plugin\'s vendor/wp-phpunit/wp-phpunit; "tmp": the host\'s ${TMPDIR:-/tmp}/wordpress-tests-lib (install-wp-tests.sh\'s default place), mounted at sys_get_temp_dir()/wordpress-tests-lib in the sandbox.',
             }),
             installed: Type.Boolean({ description: "Whether the sandbox ran the library's includes/install.php before PHPUnit." }),
+            multisite: Type.Optional(
+              Type.Boolean({
+                description:
+                  "Whether that install set up a network: the host's WP_MULTISITE is \"1\", or the PHPUnit configuration file sets WP_MULTISITE=1 (an <env> the host's value does not override, or one with force=\"true\") or a true WP_TESTS_MULTISITE constant.",
+              }),
+            ),
           },
           { additionalProperties: false },
         ),

@@ -47,9 +47,12 @@ exit(0);
 
 // Stand-ins for the WordPress core test library (wordpress-develop's tests/phpunit/includes, which
 // wp-phpunit/wp-phpunit republishes; no copy is available offline here). They follow the real
-// library's contract with the sandbox: the bootstrap reads WP_TESTS_CONFIG_FILE_PATH, runs
-// `php includes/install.php <config>` unless WP_TESTS_SKIP_INSTALL=1, then loads wp-settings.php;
-// install.php drops the prefixed tables and runs wp_install() with the config's title and email.
+// library's contract with the sandbox: the bootstrap reads WP_TESTS_CONFIG_FILE_PATH, decides
+// multisite from getenv('WP_MULTISITE') === '1' or a true WP_TESTS_MULTISITE and says which, runs
+// `php includes/install.php <config> <multisite>` unless WP_TESTS_SKIP_INSTALL=1, then loads
+// wp-settings.php; install.php drops the prefixed tables, runs wp_install() with the config's
+// title and email, and says "Installing network..." when its second argument is true (the
+// stand-in stops there: it does not set up the network's tables).
 const LIBRARY = {
   "includes/functions.php": `<?php
 // Test stand-in for the core test library's includes/functions.php.
@@ -68,6 +71,7 @@ function tests_reset__SERVER() {
   "includes/install.php": `<?php
 // Test stand-in for the core test library's includes/install.php (run as its own PHP process).
 $config_file_path = $argv[1];
+$multisite = !empty($argv[2]);
 define('WP_INSTALLING', true);
 require_once $config_file_path;
 require_once __DIR__ . '/functions.php';
@@ -78,6 +82,7 @@ require_once ABSPATH . 'wp-admin/includes/upgrade.php';
 echo 'Installing...' . PHP_EOL;
 foreach ($wpdb->tables() as $table => $prefixed_table) { $wpdb->query("DROP TABLE IF EXISTS $prefixed_table"); }
 wp_install(WP_TESTS_TITLE, 'admin', WP_TESTS_EMAIL, true, null, 'password');
+if ($multisite) { echo 'Installing network...' . PHP_EOL; }
 `,
   "includes/bootstrap.php": `<?php
 // Test stand-in for the core test library's includes/bootstrap.php.
@@ -88,8 +93,10 @@ require_once $config_file_path;
 require_once __DIR__ . '/functions.php';
 tests_reset__SERVER();
 define('WP_TESTS_TABLE_PREFIX', $table_prefix);
+$multisite = '1' === getenv('WP_MULTISITE') || (defined('WP_TESTS_MULTISITE') && WP_TESTS_MULTISITE);
+echo $multisite ? "Running as multisite...\n" : "Running as single site...\n";
 if ('1' !== getenv('WP_TESTS_SKIP_INSTALL')) {
-	system(WP_PHP_BINARY . ' ' . escapeshellarg(__DIR__ . '/install.php') . ' ' . escapeshellarg($config_file_path), $retval);
+	system(WP_PHP_BINARY . ' ' . escapeshellarg(__DIR__ . '/install.php') . ' ' . escapeshellarg($config_file_path) . ' ' . (int) $multisite, $retval);
 	if (0 !== $retval) { exit($retval); }
 }
 require_once ABSPATH . 'wp-settings.php';
@@ -147,6 +154,21 @@ final class LibraryTest extends TestCase {
   return dir;
 }
 
+/**
+ * A library plugin whose phpunit.xml asks for multisite the usual ways: `<env name="WP_MULTISITE">`
+ * in phpunit.xml (found before phpunit.xml.dist), `<const name="WP_TESTS_MULTISITE">` in a
+ * multisite.xml passed with config=, and a forced `<env>` in forced.xml.
+ */
+function writeMultisitePlugin(): string {
+  const dir = writeLibraryPlugin("multisite-demo", true);
+  const config = (php: string) =>
+    `<?xml version="1.0"?>\n<phpunit xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" bootstrap="tests/bootstrap.php">\n  <php>\n    ${php}\n  </php>\n  <testsuites><testsuite name="all"><directory suffix="Test.php">tests</directory></testsuite></testsuites>\n</phpunit>\n`;
+  writeFileSync(join(dir, "phpunit.xml"), config('<env name="WP_MULTISITE" value="1"/>'));
+  writeFileSync(join(dir, "multisite.xml"), config('<const name="WP_TESTS_MULTISITE" value="1"/>'));
+  writeFileSync(join(dir, "forced.xml"), config('<env name="WP_MULTISITE" value="1" force="true"/>'));
+  return dir;
+}
+
 function writeLibrary(parent = scratch): string {
   const dir = join(parent, "wordpress-tests-lib");
   for (const [rel, text] of Object.entries(LIBRARY)) {
@@ -159,7 +181,7 @@ function writeLibrary(parent = scratch): string {
 before(async () => {
   assert.ok(existsSync(PHPUNIT), "Debian's phpunit package must be installed (apt-get install phpunit; .ci/run does it)");
   writeVendoredPlugin();
-  const libraryPlugins = [writeLibraryPlugin("wp-phpunit-demo", true), writeLibraryPlugin("tests-dir-demo", false)];
+  const libraryPlugins = [writeLibraryPlugin("wp-phpunit-demo", true), writeLibraryPlugin("tests-dir-demo", false), writeMultisitePlugin()];
   runtime = await createPlaygroundBackend().create({ plugins: [PLUGIN, VENDORED, ...libraryPlugins] });
 });
 
@@ -273,14 +295,14 @@ test("phpunit=PATH to another project's vendor/bin/phpunit: its vendor folder is
   assert.equal((result.json as Results).phpunit.source, "arg");
 });
 
-type LibraryResults = Results & { testsLibrary: { dir: string; from: string; installed: boolean } | null };
+type LibraryResults = Results & { testsLibrary: { dir: string; from: string; installed: boolean; multisite?: boolean } | null };
 
 test("the core test library from the plugin's vendor/wp-phpunit/wp-phpunit: the sandbox writes wp-tests-config.php and installs the test site first", async () => {
   const result = await runtime.execute({ command: "wordpress.phpunit", args: [`phpunit=${PHPUNIT}`, "plugin=wp-phpunit-demo"] });
   assert.equal(result.status, "ok", result.stdout + result.stderr);
   assert.match(result.stdout, /^Installing\.\.\.\n[\s\S]*OK \(3 tests, \d+ assertions\)/);
   const json = result.json as LibraryResults;
-  assert.deepEqual(json.testsLibrary, { dir: "/wordpress/wp-content/plugins/wp-phpunit-demo/vendor/wp-phpunit/wp-phpunit", from: "vendor", installed: true });
+  assert.deepEqual(json.testsLibrary, { dir: "/wordpress/wp-content/plugins/wp-phpunit-demo/vendor/wp-phpunit/wp-phpunit", from: "vendor", installed: true, multisite: false });
   assert.deepEqual({ tests: json.tests.tests, passed: json.tests.passed }, { tests: 3, passed: 3 });
   assert.deepEqual(validateAgainstSchema(PHPUNIT_RESULTS_SCHEMA, json), []);
 
@@ -297,7 +319,7 @@ test("the core test library from the host's WP_TESTS_DIR: mounted read-only at t
     const result = await runtime.execute({ command: "wordpress.phpunit", args: [`phpunit=${PHPUNIT}`, "plugin=tests-dir-demo"] });
     assert.equal(result.status, "ok", result.stdout + result.stderr);
     const json = result.json as LibraryResults;
-    assert.deepEqual(json.testsLibrary, { dir: library, from: "env", installed: true });
+    assert.deepEqual(json.testsLibrary, { dir: library, from: "env", installed: true, multisite: false });
     assert.deepEqual({ tests: json.tests.tests, passed: json.tests.passed }, { tests: 3, passed: 3 });
     const written = await runtime.execute({
       command: "wordpress.run-php",
@@ -348,7 +370,7 @@ test("the core test library from the host's ${TMPDIR:-/tmp}/wordpress-tests-lib 
     assert.equal(result.status, "ok", result.stdout + result.stderr);
     assert.match(result.stdout, /^Installing\.\.\.\n[\s\S]*OK \(3 tests, \d+ assertions\)/);
     const json = result.json as LibraryResults;
-    assert.deepEqual(json.testsLibrary, { dir: "/tmp/wordpress-tests-lib", from: "tmp", installed: true });
+    assert.deepEqual(json.testsLibrary, { dir: "/tmp/wordpress-tests-lib", from: "tmp", installed: true, multisite: false });
     assert.deepEqual(validateAgainstSchema(PHPUNIT_RESULTS_SCHEMA, json), []);
   } finally {
     for (const [name, value] of [["WP_TESTS_DIR", saved.dir], ["TMPDIR", saved.tmp]] as const) {
@@ -366,4 +388,35 @@ test("the core test library from the host's ${TMPDIR:-/tmp}/wordpress-tests-lib 
     ],
   });
   assert.deepEqual(seen.json, { dir: "/tmp/wordpress-tests-lib", exists: true, written: false });
+});
+
+test("multisite from the PHPUnit configuration: the install step sets up a network exactly when the library's bootstrap will run as one", async () => {
+  const saved = process.env.WP_MULTISITE;
+  const run = async (...args: string[]) => {
+    const result = await runtime.execute({ command: "wordpress.phpunit", args: [`phpunit=${PHPUNIT}`, "plugin=multisite-demo", ...args] });
+    assert.equal(result.status, "ok", result.stdout + result.stderr);
+    const json = result.json as LibraryResults & { testsLibrary: { multisite: boolean } };
+    assert.deepEqual(validateAgainstSchema(PHPUNIT_RESULTS_SCHEMA, json), []);
+    return { installedNetwork: /^Installing\.\.\.\nInstalling network\.\.\.\n/.test(result.stdout), bootstrap: /Running as (multisite|single site)\.\.\./.exec(result.stdout)?.[1], recorded: json.testsLibrary.multisite };
+  };
+  try {
+    delete process.env.WP_MULTISITE;
+    // phpunit.xml (before phpunit.xml.dist): <env name="WP_MULTISITE" value="1"/>.
+    assert.deepEqual(await run(), { installedNetwork: true, bootstrap: "multisite", recorded: true }, `default config, host WP_MULTISITE=${process.env.WP_MULTISITE}`);
+    // A separate multisite.xml with <const name="WP_TESTS_MULTISITE" value="1"/>.
+    assert.deepEqual(await run("config=multisite.xml"), { installedNetwork: true, bootstrap: "multisite", recorded: true }, `config=multisite.xml, host WP_MULTISITE=${process.env.WP_MULTISITE}`);
+    // phpunit.xml.dist says nothing: a single site.
+    assert.deepEqual(await run("config=phpunit.xml.dist"), { installedNetwork: false, bootstrap: "single site", recorded: false }, `config=phpunit.xml.dist, host WP_MULTISITE=${process.env.WP_MULTISITE}`);
+    // The host's WP_MULTISITE=0 stands: PHPUnit does not override an existing variable ...
+    process.env.WP_MULTISITE = "0";
+    assert.deepEqual(await run(), { installedNetwork: false, bootstrap: "single site", recorded: false }, `default config, host WP_MULTISITE=${process.env.WP_MULTISITE}`);
+    // ... unless the <env> has force="true".
+    assert.deepEqual(await run("config=forced.xml"), { installedNetwork: true, bootstrap: "multisite", recorded: true }, `config=forced.xml, host WP_MULTISITE=${process.env.WP_MULTISITE}`);
+    // The host's WP_MULTISITE=1 alone is enough.
+    process.env.WP_MULTISITE = "1";
+    assert.deepEqual(await run("config=phpunit.xml.dist"), { installedNetwork: true, bootstrap: "multisite", recorded: true }, `config=phpunit.xml.dist, host WP_MULTISITE=${process.env.WP_MULTISITE}`);
+  } finally {
+    if (saved === undefined) delete process.env.WP_MULTISITE;
+    else process.env.WP_MULTISITE = saved;
+  }
 });

@@ -10,7 +10,8 @@
  *
  * With the WordPress core test library (the host's WP_TESTS_DIR, the plugin's
  * vendor/wp-phpunit/wp-phpunit, or the host's ${TMPDIR:-/tmp}/wordpress-tests-lib) the sandbox writes the library's wp-tests-config.php and runs the
- * library's install script before PHPUnit, since the library would start it as a subprocess.
+ * library's install script before PHPUnit, since the library would start it as a subprocess; a
+ * network when the host's WP_MULTISITE or the PHPUnit configuration file's `<php>` section says so.
  */
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
@@ -19,6 +20,7 @@ import { phpAsset } from "../php-assets.js";
 import { PHPUNIT_RESULTS_SCHEMA_ID, WpCodeboxError, type ArtifactFile, type PhpunitFailure, type PhpunitResults, type ResolvedMount, type TestCounts } from "@wp-codebox/runtime-core";
 import { text, type CommandContext, type CommandHandler, type CommandOutcome } from "./command-context.js";
 import { FATAL_RECORDER, outcomeFromRun } from "./run-php.js";
+import { MULTISITE_ENV, multisiteFromConfig, readPhpunitConfig } from "./phpunit-config.js";
 
 const WORK = "/internal/wp-codebox/phpunit";
 const JUNIT = `${WORK}/junit.xml`;
@@ -264,17 +266,25 @@ export const phpunit: CommandHandler = async (ctx, args) => {
   let installOutput = "";
   let installRan = false;
   const installScript = library ? `${library.dir}/includes/install.php` : undefined;
-  // The library reads WP_MULTISITE=1 to install and test a network.
-  if (library && process.env.WP_MULTISITE === "1") env.WP_MULTISITE = "1";
+  // The host's WP_MULTISITE goes in as it is (any value, even empty), so that PHPUnit, applying the
+  // configuration's <env> inside the sandbox, keeps or overrides it as it would on the host.
+  const hostMultisite = process.env[MULTISITE_ENV];
+  if (library && hostMultisite !== undefined) env[MULTISITE_ENV] = hostMultisite;
+  let multisite = false;
   if (bootstrap === "plugin" && installScript && (await ctx.readSandboxFile(installScript)) !== null) {
     // The library's bootstrap would run its install.php as a `php` subprocess, which php-wasm cannot
     // start (system() fails, and the bootstrap exits without a word): run it here, in a request of
     // its own, and tell the bootstrap it is done. Always: the host's WP_TESTS_SKIP_INSTALL is for a
     // database that outlives the run, and the sandbox's never does.
     await ctx.writeSandboxFile(`${WORK}/install-tests.php`, phpAsset("phpunit/install-tests.php"));
-    const install = { script: installScript, config: TESTS_CONFIG, multisite: env.WP_MULTISITE === "1", pluginDir, env };
+    // Network or not, as the bootstrap will decide once PHPUnit has applied the configuration file;
+    // the subprocess would inherit WP_MULTISITE as PHPUnit left it.
+    const decision = multisiteFromConfig(await readPhpunitConfig((path) => ctx.readSandboxFile(path), args.config, pluginDir), hostMultisite);
+    multisite = decision.multisite;
+    const installEnv = decision.env === undefined ? env : { ...env, [MULTISITE_ENV]: decision.env };
+    const install = { script: installScript, config: TESTS_CONFIG, multisite, pluginDir, env: installEnv };
     const installed = outcomeFromRun(
-      await ctx.runPhp(`<?php\n${FATAL_RECORDER}\n$wp_codebox_install = ${phpValue(install)};\nrequire ${phpValue(`${WORK}/install-tests.php`)};\n`, { env }),
+      await ctx.runPhp(`<?php\n${FATAL_RECORDER}\n$wp_codebox_install = ${phpValue(install)};\nrequire ${phpValue(`${WORK}/install-tests.php`)};\n`, { env: installEnv }),
     );
     if (installed.status !== "ok") {
       return {
@@ -308,7 +318,9 @@ export const phpunit: CommandHandler = async (ctx, args) => {
   };
   // A stale log from an earlier run in this sandbox must never be reported as this run's.
   await ctx.writeSandboxFile(JUNIT, "");
-  const run = await ctx.runPhp(`<?php\n${FATAL_RECORDER}\n$wp_codebox_phpunit = ${phpValue(config)};\nrequire ${phpValue(`${WORK}/driver.php`)};\n`, { env });
+  // The environment goes in through the driver's putenv() only, not as the request's environment:
+  // getenv() reads the latter first, so PHPUnit's <env force="true"> (a putenv()) could not replace it.
+  const run = await ctx.runPhp(`<?php\n${FATAL_RECORDER}\n$wp_codebox_phpunit = ${phpValue(config)};\nrequire ${phpValue(`${WORK}/driver.php`)};\n`);
   const ran = outcomeFromRun(run);
   // The library's install output comes first, where its bootstrap would have printed it.
   const base = installOutput ? { ...ran, stdout: installOutput + ran.stdout } : ran;
@@ -341,7 +353,7 @@ export const phpunit: CommandHandler = async (ctx, args) => {
     plugin: basename(pluginDir),
     phpunit: { version, source: source.source, entry: source.label },
     bootstrap,
-    testsLibrary: library ? { dir: library.dir, from: library.from, installed: installRan } : null,
+    testsLibrary: library ? { dir: library.dir, from: library.from, installed: installRan, multisite } : null,
     config: args.config ?? null,
     filter: args.filter ?? null,
     testsuite: args.testsuite ?? null,
