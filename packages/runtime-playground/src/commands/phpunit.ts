@@ -9,9 +9,10 @@
  * (exit 3). Nothing is downloaded.
  *
  * With the WordPress core test library (the host's WP_TESTS_DIR, the plugin's
- * vendor/wp-phpunit/wp-phpunit, or the host's ${TMPDIR:-/tmp}/wordpress-tests-lib) the sandbox writes the library's wp-tests-config.php and runs the
- * library's install script before PHPUnit, since the library would start it as a subprocess; a
- * network when the host's WP_MULTISITE or the PHPUnit configuration file's `<php>` section says so.
+ * vendor/wp-phpunit/wp-phpunit, or the host's ${TMPDIR:-/tmp}/wordpress-tests-lib) the sandbox
+ * writes the library's wp-tests-config.php and runs the library's install script before PHPUnit,
+ * since the library would start it as a subprocess; a network when the host's WP_MULTISITE or the
+ * PHPUnit configuration file's `<php>` section says so.
  */
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
