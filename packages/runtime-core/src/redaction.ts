@@ -193,6 +193,9 @@ function widen(text: string, start: number, end: number): [number, number] {
 
 const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 
+/** Longest caseless form matched with a RegExp (only where lower-casing changes lengths). */
+const MAX_CASELESS_REGEXP_CHARS = 16_384;
+
 /**
  * Builds a redactor for the given secret values and their encoded forms (see `encodedForms` for the
  * forms and the minimum length). Every occurrence of every form is found, overlapping ones merge,
@@ -212,7 +215,17 @@ export function createRedactor(secrets: readonly string[]): Redactor {
     }
   }
   const exact = [...forms.values()].filter((f) => !f.caseless).map((f) => f.text);
-  const caseless = [...forms.values()].filter((f) => f.caseless).map((f) => new RegExp(escapeRegExp(f.text), "gi"));
+  // Caseless forms are searched in lower-cased text with indexOf, not as RegExps: a secret may be
+  // megabytes long, beyond what a RegExp can hold. Where lower-casing changes a text's length (a
+  // few non-ASCII letters), indexes would not map back, so a RegExp does it, for forms short enough.
+  const caseless = [...forms.values()].filter((f) => f.caseless).map((f) => ({ lower: f.text.toLowerCase(), text: f.text }));
+  const caselessRegExps = new Map<string, RegExp>();
+  const caselessRegExp = (form: string): RegExp | undefined => {
+    if (form.length > MAX_CASELESS_REGEXP_CHARS) return undefined;
+    let re = caselessRegExps.get(form);
+    if (!re) caselessRegExps.set(form, (re = new RegExp(escapeRegExp(form), "gi")));
+    return re;
+  };
   let count = 0;
 
   const redactSecrets = (text: string): string => {
@@ -220,11 +233,21 @@ export function createRedactor(secrets: readonly string[]): Redactor {
     for (const needle of exact) {
       for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + 1)) found.push([i, i + needle.length]);
     }
-    for (const re of caseless) {
-      re.lastIndex = 0;
-      for (let m = re.exec(text); m; m = re.exec(text)) {
-        found.push([m.index, m.index + m[0].length]);
-        re.lastIndex = m.index + 1;
+    if (caseless.length > 0) {
+      const lowerText = text.toLowerCase();
+      const mapsBack = lowerText.length === text.length;
+      for (const form of caseless) {
+        if (mapsBack && form.lower.length === form.text.length) {
+          for (let i = lowerText.indexOf(form.lower); i !== -1; i = lowerText.indexOf(form.lower, i + 1)) found.push([i, i + form.lower.length]);
+          continue;
+        }
+        const re = caselessRegExp(form.text);
+        if (!re) continue;
+        re.lastIndex = 0;
+        for (let m = re.exec(text); m; m = re.exec(text)) {
+          found.push([m.index, m.index + m[0].length]);
+          re.lastIndex = m.index + 1;
+        }
       }
     }
     if (found.length === 0) return text;

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createRedactor } from "../src/redaction.js";
+import { REDACTED, createRedactor } from "../src/redaction.js";
 
 test("redacts every occurrence of every secret, longest first, and counts", () => {
   const r = createRedactor(["abcd", "abcdef", "", "xy"]);
@@ -196,4 +196,12 @@ test("header patterns: at a line start inside JSON-escaped text, and with quoted
   ];
   for (const [text, expected] of quoted) assert.equal(r.redact(text), expected);
   assert.equal(r.redact("the authorization: header"), "the authorization: header", "prose without a scheme is left alone");
+});
+
+test("a secret of a megabyte is redacted in every letter case without overflowing a RegExp", () => {
+  const secret = `${"aB3/".repeat(1 << 18)}ä`;
+  const redactor = createRedactor([secret]);
+  for (const printed of [secret, secret.toUpperCase(), secret.toLowerCase()]) {
+    assert.equal(redactor.redact(`before ${printed} after`), `before ${REDACTED} after`);
+  }
 });
