@@ -102,3 +102,12 @@ export const SELF_CALL_MIN_TIMEOUT_MS = 60_000;
  * HTML) are redacted at any length.
  */
 export const SECRET_ENCODED_FORMS_MIN_CHARS = 8;
+
+/**
+ * Longest secret, in UTF-16 units (4 KiB: a PEM private key fits), whose every combination of
+ * forms is redacted (HTML and URL escapes, three JSON layers, each escape variant). A longer value
+ * is redacted as is, URL-encoded, HTML-escaped the usual way, as base64 and hex and in any letter
+ * case, each JSON-escaped once: the combinations grow with the value's size (a 1 MiB value took
+ * 100 s to prepare), and a value that long is rarely printed through several escapers.
+ */
+export const SECRET_ALL_FORMS_MAX_CHARS = 4096;

@@ -2,7 +2,7 @@
  * Secret redaction for every text artifact: declared secret values plus well-known
  * WordPress credentials (auth cookies, nonces, password/token JSON fields, Authorization headers).
  */
-import { SECRET_ENCODED_FORMS_MIN_CHARS } from "./defaults.js";
+import { SECRET_ALL_FORMS_MAX_CHARS, SECRET_ENCODED_FORMS_MIN_CHARS } from "./defaults.js";
 
 /** What replaces a redacted value. */
 export const REDACTED = "[REDACTED]";
@@ -139,28 +139,44 @@ export function encodedForms(secret: string): string[] {
   return secretForms(secret).map((f) => f.text);
 }
 
+/** Forms of recently seen secrets: a run builds several redactors (bundle, observations, exports) for the same values. */
+const formsCache = new Map<string, SecretForm[]>();
+const FORMS_CACHE_ENTRIES = 32;
+
 function secretForms(secret: string): SecretForm[] {
+  let forms = formsCache.get(secret);
+  if (!forms) {
+    forms = computeSecretForms(secret);
+    if (formsCache.size >= FORMS_CACHE_ENTRIES) formsCache.delete(formsCache.keys().next().value!);
+    formsCache.set(secret, forms);
+  }
+  return forms;
+}
+
+function computeSecretForms(secret: string): SecretForm[] {
   const long = [...secret].length >= SECRET_ENCODED_FORMS_MIN_CHARS;
+  // A very long value gets the common forms only (see SECRET_ALL_FORMS_MAX_CHARS).
+  const huge = secret.length > SECRET_ALL_FORMS_MAX_CHARS;
   const forms = new Map<string, boolean>();
   const add = (text: string, caseless: boolean): void => {
     if (text.length > 0 && !forms.has(text)) forms.set(text, caseless);
   };
   const printed: SecretForm[] = [];
-  for (const text of [secret, ...urlForms(secret), ...htmlForms(secret)]) printed.push({ text, caseless: long });
+  for (const text of [secret, ...urlForms(secret), ...(huge ? htmlForms(secret).slice(0, 2) : htmlForms(secret))]) printed.push({ text, caseless: long });
   if (long) {
     const bytes = Buffer.from(secret, "utf8");
-    for (const b of base64Forms(bytes)) for (const text of [b, ...urlForms(b)]) printed.push({ text, caseless: false });
+    for (const b of base64Forms(bytes)) for (const text of huge ? [b] : [b, ...urlForms(b)]) printed.push({ text, caseless: false });
     printed.push({ text: bytes.toString("hex"), caseless: true });
     // Caseless matching covers another case of the text itself, not of its escapes: `mb_strtoupper`
     // turns `ä` (`\u00e4`, `%C3%A4`) into `Ä` (`\u00c4`, `%C3%84`).
-    for (const cased of new Set([secret.toUpperCase(), secret.toLowerCase()])) {
+    for (const cased of huge ? [] : new Set([secret.toUpperCase(), secret.toLowerCase()])) {
       if (cased !== secret && /[^\x00-\x7f]/.test(cased)) for (const text of [cased, ...urlForms(cased)]) printed.push({ text, caseless: true });
     }
   }
   for (const form of printed) {
     let layer = new Set([form.text]);
     add(form.text, form.caseless);
-    for (let depth = 0; depth < JSON_DEPTH; depth++) {
+    for (let depth = 0; depth < (huge ? 1 : JSON_DEPTH); depth++) {
       const next = new Set<string>();
       for (const text of layer) for (const escape of JSON_ESCAPES) next.add(escape(text));
       for (const text of next) add(text, form.caseless);

@@ -201,7 +201,10 @@ test("header patterns: at a line start inside JSON-escaped text, and with quoted
 test("a secret of a megabyte is redacted in every letter case without overflowing a RegExp", () => {
   const secret = `${"aB3/".repeat(1 << 18)}ä`;
   const redactor = createRedactor([secret]);
-  for (const printed of [secret, secret.toUpperCase(), secret.toLowerCase()]) {
+  const base64 = Buffer.from(secret, "utf8").toString("base64");
+  const hex = Buffer.from(secret, "utf8").toString("hex");
+  // Past SECRET_ALL_FORMS_MAX_CHARS the common forms are still redacted: as is, any case, JSON-escaped once, base64, hex, URL-encoded.
+  for (const printed of [secret, secret.toUpperCase(), secret.toLowerCase(), JSON.stringify(secret).slice(1, -1), base64, hex, hex.toUpperCase(), encodeURIComponent(secret)]) {
     assert.equal(redactor.redact(`before ${printed} after`), `before ${REDACTED} after`);
   }
 });
