@@ -9,7 +9,6 @@ import {
   createRuntimeEpisode,
   readArtifactFile,
   serializeError,
-  verifyArtifactBundle,
   writeArtifactBundle,
   WpCodeboxError,
   type ArtifactFileRead,
@@ -246,7 +245,8 @@ export function createMcpSandbox(options: McpSandboxOptions): McpSandbox {
           summary: `MCP session ${trace.id}: ${trace.steps.length} step(s) since the last reset, ${trace.steps.length - failed.length} ok, ${trace.snapshots.length} snapshot(s).`,
           extraMetadata: { source: "wp-codebox mcp" },
         });
-        const verification = await verifyArtifactBundle(written.directory);
+        // writeArtifactBundle has verified it (it throws bundle-invalid otherwise).
+        const verification: { valid: boolean; violations: BundleViolation[] } = { valid: written.valid, violations: [] };
         return {
           directory: written.directory,
           id: written.id,

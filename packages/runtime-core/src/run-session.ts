@@ -7,7 +7,7 @@
  */
 import { setTimeout as delay } from "node:timers/promises";
 import { basename } from "node:path";
-import { verifyArtifactBundle, type BundleViolation } from "./artifact-bundle/verify-artifact-bundle.js";
+import type { BundleViolation } from "./artifact-bundle/verify-artifact-bundle.js";
 import { writeArtifactBundle, type BundleStatus, type WriteArtifactBundleOptions } from "./artifact-bundle/write-artifact-bundle.js";
 import { INTERRUPTED_BOOT_GRACE_MS } from "./defaults.js";
 import { runEpisodeSteps, type EpisodeScriptStepReport, type EpisodeSessionWork } from "./episode-runner.js";
@@ -275,7 +275,8 @@ export async function runSession(plan: RunPlan, options: RunSessionOptions): Pro
       { ...work.artifacts, secrets },
       { ...work.write, status: error ? "error" : work.status, ...(work.summary !== undefined ? { summary: work.summary } : {}) },
     );
-    const verification = await verifyArtifactBundle(written.directory);
+    // writeArtifactBundle has verified it (it throws bundle-invalid otherwise): no second read.
+    const verification: { valid: boolean; violations: BundleViolation[] } = { valid: written.valid, violations: [] };
     let exitCode = error ? exitCodeForError(error) : work.exitCode;
     if (!verification.valid && exitCode === 0) exitCode = 70;
     // What the caller prints is held to the same rule as the bundle: no secret value leaves redacted.

@@ -12,7 +12,6 @@ import {
   newRunId,
   planRun,
   runSession,
-  verifyArtifactBundle,
   writeArtifactBundle,
   type BundleViolation,
   type CommandRunPlan,
@@ -111,7 +110,8 @@ export async function collectAttached(options: AttachTarget & { artifactsDir?: s
       summary: `Collected from a live sandbox: ${artifacts.results.length} command(s), ${artifacts.results.filter((r) => r.status === "ok").length} ok.`,
       extraMetadata: { runId, attached: { siteUrl: runtime.info().siteUrl, sandbox: runtime.sandboxId } },
     });
-    const verification = await verifyArtifactBundle(written.directory);
+    // writeArtifactBundle has verified it (it throws bundle-invalid otherwise).
+    const verification: { valid: boolean; violations: BundleViolation[] } = { valid: written.valid, violations: [] };
     return { bundle: { directory: written.directory, id: written.id, digest: written.digest, valid: verification.valid, violations: verification.violations }, results: artifacts.results.length, siteUrl: runtime.info().siteUrl };
   } finally {
     await runtime.dispose();
