@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createRuntimeEpisode, replayEpisodeBundle, runEpisodeScript, validateRuntimeEpisodeTrace, verifyArtifactBundle } from "@wp-codebox/runtime-core";
+import { createRuntimeEpisode, replayEpisodeBundle, runEpisodeScript, validateRuntimeEpisodeTrace, verifyArtifactBundle, writeArtifactBundle } from "@wp-codebox/runtime-core";
 import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
 
 const examples = fileURLToPath(new URL("../../../examples/episodes/", import.meta.url));
@@ -67,6 +67,21 @@ test("observe http-response: a page that dies answers its status with the fatal;
     assert.equal(observed.data.status, 500);
     assert.equal(observed.data.error?.code, "php-fatal");
     await assert.rejects(episode.observe({ type: "http-response", url: "http://192.0.2.1/" }), { code: "policy-denied" });
+  } finally {
+    await episode.close();
+  }
+});
+
+test("an episode with a secret redacts every encoded form in its results, and its bundle still verifies", async () => {
+  const secret = "supersecretvalue123";
+  const episode = createRuntimeEpisode({ secretEnv: { MYSECRET: secret } }, backend);
+  try {
+    await episode.reset();
+    const { execution } = await episode.step({ command: "wordpress.run-php", args: ["code=<?php $s = getenv('MYSECRET'); echo base64_encode($s), ' ', strtoupper($s), ' ', bin2hex($s), ' ', $s;"] });
+    for (const form of [secret, Buffer.from(secret).toString("base64"), secret.toUpperCase(), Buffer.from(secret).toString("hex")]) assert.ok(!execution.stdout.includes(form), `${form} in ${execution.stdout}`);
+    const dir = join(scratch, "episode-secret");
+    const written = await writeArtifactBundle(dir, await episode.collectArtifacts({}), {});
+    assert.equal((await verifyArtifactBundle(written.directory)).valid, true);
   } finally {
     await episode.close();
   }

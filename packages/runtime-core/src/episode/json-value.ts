@@ -27,7 +27,10 @@ export function redactSecrets<T>(value: T, secrets: readonly string[]): T {
   if (replaced === undefined) return replaced;
   const text = JSON.stringify(replaced);
   if (text === undefined) return replaced;
-  const redacted = createRedactor([]).redact(text);
+  // The same redactor as the bundle writer, with every encoded form of the secrets (base64, hex,
+  // other cases, escapes): if the trace kept one, the writer would change the file after its
+  // digests were taken, and the bundle would fail verification.
+  const redacted = createRedactor(secrets).redactJson(replaced);
   return redacted === text ? replaced : (JSON.parse(redacted) as T);
 }
 
