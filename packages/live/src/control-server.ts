@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomBytes, randomUUID, timingSafeEqual, createHash } from "node:crypto";
-import { WpCodeboxError, readArtifactFile, serializeError, type ArtifactFileRead, type ArtifactSpec, type ExecutionSpec, type ObservationSpec, type RuntimeArtifacts } from "@wp-codebox/runtime-core";
+import { WpCodeboxError, createRedactor, readArtifactFile, type Redactor, serializeError, type ArtifactFileRead, type ArtifactSpec, type ExecutionSpec, type ObservationSpec, type RuntimeArtifacts } from "@wp-codebox/runtime-core";
 import { CONTROL_PREFIX, DEFAULT_SESSION_LEASE_MS, RENEW_OP, SESSION_OPS, type ArtifactReadSpec, type ControlDescription, type SessionGrant, type SessionOp, type SessionRenewal } from "./control-protocol.js";
 import type { PooledSandbox, SandboxPool } from "./sandbox-pool.js";
 import { fromWire, toWire } from "./wire.js";
@@ -129,16 +129,29 @@ export async function startControlServer(options: ControlServerOptions): Promise
       });
     });
 
+  // Results and observations leave serve redacted the way the sandbox's bundle is (every encoded
+  // form of its secret values): a client such as an attached MCP server shows them to an agent.
+  const redactors = new WeakMap<object, Promise<Redactor | undefined>>();
+  const redacted = async <T>(runtime: PooledSandbox["runtime"], value: T): Promise<T> => {
+    let redactor = redactors.get(runtime);
+    if (!redactor) {
+      // The sandbox's secret values, asked once (a pooled sandbox keeps its runtime when recycled).
+      redactor = runtime.collectArtifacts({ includeRuntimeSnapshotBundles: false }).then((a) => (a.secrets?.length ? createRedactor(a.secrets) : undefined));
+      redactors.set(runtime, redactor);
+    }
+    const r = await redactor;
+    return r ? r.redactValue(value) : value;
+  };
   const sessionOp = async (sandbox: PooledSandbox, op: SessionOp, spec: unknown, signal: AbortSignal): Promise<unknown> => {
     const runtime = sandbox.runtime;
     switch (op) {
       case "info":
         return runtime.info();
       case "execute":
-        return runtime.execute({ ...(spec as ExecutionSpec), signal });
+        return redacted(runtime, await runtime.execute({ ...(spec as ExecutionSpec), signal }));
       case "observe":
         if (!runtime.observe) throw new WpCodeboxError("observation-unsupported", `The ${runtime.info().backend} runtime has no observe().`);
-        return runtime.observe(spec as ObservationSpec);
+        return redacted(runtime, await runtime.observe(spec as ObservationSpec));
       case "snapshot":
         if (!runtime.snapshot) throw new WpCodeboxError("snapshot-unsupported", `The ${runtime.info().backend} runtime cannot take snapshots.`);
         return runtime.snapshot((spec ?? {}) as Record<string, unknown>);

@@ -18,7 +18,7 @@ interface FakeStats {
   aborted: number;
 }
 
-function fakeBackend(stats: FakeStats, options: { recycle?: boolean } = {}): RuntimeBackend {
+function fakeBackend(stats: FakeStats, options: { recycle?: boolean; secrets?: string[] } = {}): RuntimeBackend {
   return {
     kind: "fake",
     async create(): Promise<LiveRuntime> {
@@ -52,7 +52,7 @@ function fakeBackend(stats: FakeStats, options: { recycle?: boolean } = {}): Run
           return result;
         },
         async collectArtifacts(): Promise<RuntimeArtifacts> {
-          return { info, results: [...results], events: [], files: [{ path: "files/blob.bin", kind: "blob", contentType: "application/octet-stream", content: new Uint8Array([0, 1, 2, 255]) }], secrets: [] };
+          return { info, results: [...results], events: [], files: [{ path: "files/blob.bin", kind: "blob", contentType: "application/octet-stream", content: new Uint8Array([0, 1, 2, 255]) }], secrets: options.secrets ?? [] };
         },
         async reset() {
           results = [];
@@ -105,6 +105,25 @@ describe("live server (fake backend)", () => {
       await live.close();
     }
     assert.equal(stats.disposed, stats.created);
+  });
+
+  it("results leave serve redacted like the sandbox's bundle: a secret in any encoded form never reaches the client", async () => {
+    const stats = newStats();
+    const secret = "supersecretvalue123";
+    const live = await startLiveServer({ backend: fakeBackend(stats, { secrets: [secret] }), spec: {} });
+    try {
+      const client = await attachRuntime({ control: live.control, token: live.token });
+      const printed = [secret, Buffer.from(secret).toString("base64"), secret.toUpperCase(), Buffer.from(secret).toString("hex")];
+      const result = await client.execute({ command: "echo", args: printed });
+      for (const form of printed) {
+        assert.ok(!result.stdout.includes(form), `${form} reached the client: ${result.stdout}`);
+        assert.ok(!JSON.stringify(result.args).includes(form), `${form} reached the client in args`);
+      }
+      assert.match(result.stdout, /\[REDACTED\]/);
+      await client.dispose();
+    } finally {
+      await live.close();
+    }
   });
 
   it("serialises concurrent calls on one sandbox and carries sandbox errors and bytes unchanged", async () => {
