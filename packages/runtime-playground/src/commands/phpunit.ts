@@ -158,6 +158,11 @@ function isDirectory(path: string): boolean {
   return existsSync(path) && statSync(path).isDirectory();
 }
 
+/** The last `lines` lines PHP printed (stdout, then stderr) on one line, for an error message. */
+function outputTail(outcome: { stdout: string; stderr: string }, lines: number): string {
+  return (outcome.stdout + outcome.stderr).trim().split("\n").slice(-lines).join(" | ");
+}
+
 /** The `wp-tests-config.php` the WordPress core test library reads: this sandbox's database and site. */
 export function wpTestsConfig(siteUrl: string): string {
   const host = new URL(siteUrl).host;
@@ -294,7 +299,7 @@ export const phpunit: CommandHandler = async (ctx, args) => {
         exitCode: installed.exitCode || 1,
         error: {
           code: "phpunit-failed",
-          message: `The WordPress core test library (${library!.dir}${library!.from === "tmp" ? `, from ${library!.mount} on this machine, where install-wp-tests.sh puts it` : ""}) could not install WordPress for the tests: ${(installed.error?.message ?? "") + " " + (installed.stdout + installed.stderr).trim().split("\n").slice(-4).join(" | ")}`.slice(0, 900),
+          message: `The WordPress core test library (${library!.dir}${library!.from === "tmp" ? `, from ${library!.mount} on this machine, where install-wp-tests.sh puts it` : ""}) could not install WordPress for the tests: ${(installed.error?.message ?? "") + " " + outputTail(installed, 4)}`.slice(0, 900),
           data: { testsDir: library!.dir, exitCode: installed.exitCode },
         },
       };
@@ -339,7 +344,7 @@ export const phpunit: CommandHandler = async (ctx, args) => {
       exitCode: base.exitCode || 2,
       error: {
         code: "phpunit-failed",
-        message: `PHPUnit ${version ?? ""} exited with code ${base.exitCode} without running tests: ${(base.stdout + base.stderr).trim().split("\n").slice(-6).join(" | ").slice(0, 800) || "(no output)"}`.replace("  ", " "),
+        message: `PHPUnit ${version ?? ""} exited with code ${base.exitCode} without running tests: ${outputTail(base, 6).slice(0, 800) || "(no output)"}`.replace("  ", " "),
         data: { exitCode: base.exitCode, phpunit: source.label, bootstrap },
       },
     };
