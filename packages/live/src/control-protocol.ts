@@ -38,6 +38,13 @@ export const CONTROL_PREFIX = "/v1";
  */
 export const DEFAULT_SESSION_LEASE_MS = 60_000;
 
+/**
+ * How long `POST /v1/sessions` waits, in ms, for a pooled sandbox when every one is taken (leased,
+ * booting or being reset): a session that detaches or expires meanwhile hands its sandbox to the
+ * longest-waiting request. After this the request gets `pool-exhausted`.
+ */
+export const DEFAULT_POOL_WAIT_MS = 30_000;
+
 /** The operation path segment of a lease renewal (`POST /v1/sessions/<id>/renew`); not a sandbox call. */
 export const RENEW_OP = "renew";
 

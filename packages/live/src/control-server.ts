@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { randomBytes, randomUUID, timingSafeEqual, createHash } from "node:crypto";
 import { WpCodeboxError, createRedactor, readArtifactFile, type Redactor, serializeError, type ArtifactFileRead, type ArtifactSpec, type ExecutionSpec, type ObservationSpec, type RuntimeArtifacts } from "@wp-codebox/runtime-core";
-import { CONTROL_PREFIX, DEFAULT_SESSION_LEASE_MS, RENEW_OP, SESSION_OPS, type ArtifactReadSpec, type ControlDescription, type SessionGrant, type SessionOp, type SessionRenewal } from "./control-protocol.js";
+import { CONTROL_PREFIX, DEFAULT_POOL_WAIT_MS, DEFAULT_SESSION_LEASE_MS, RENEW_OP, SESSION_OPS, type ArtifactReadSpec, type ControlDescription, type SessionGrant, type SessionOp, type SessionRenewal } from "./control-protocol.js";
 import type { PooledSandbox, SandboxPool } from "./sandbox-pool.js";
 import { fromWire, toWire } from "./wire.js";
 
@@ -36,7 +36,7 @@ export interface ControlServerOptions {
    * (`{ session, sandbox, path, bytes }`, one `read-artifact`).
    */
   onEvent?: (type: string, data?: Record<string, unknown>) => void;
-  /** How long `POST /v1/sessions` waits for a pooled sandbox to become free; default 30000 ms. */
+  /** How long `POST /v1/sessions` waits for a pooled sandbox to come back; default `DEFAULT_POOL_WAIT_MS` (30 s). */
   leaseWaitMs?: number;
   /**
    * Session lease in ms: a session expires this long after its last call ended (or its last renewal)
@@ -247,7 +247,12 @@ export async function startControlServer(options: ControlServerOptions): Promise
 
     if (parts.length === 1 && req.method === "POST") {
       await readBody(req);
-      const sandbox = await options.pool.lease(options.leaseWaitMs).catch((error: unknown) => {
+      // A client that gives up while its request waits for a pooled sandbox leaves the queue.
+      const gone = new AbortController();
+      res.on("close", () => {
+        if (!res.writableFinished) gone.abort(new WpCodeboxError("interrupted", "The client went away while waiting for a pooled sandbox."));
+      });
+      const sandbox = await options.pool.lease(options.leaseWaitMs ?? DEFAULT_POOL_WAIT_MS, gone.signal).catch((error: unknown) => {
         if (error instanceof WpCodeboxError && error.code === "pool-exhausted" && leaseMs > 0) {
           throw new WpCodeboxError("pool-exhausted", `${error.message} A session whose client went away without detaching is released ${leaseMs} ms after its last call.`, { ...error.details, leaseMs });
         }

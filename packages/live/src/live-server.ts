@@ -31,7 +31,7 @@ export interface LiveServerOptions {
   ttlMs?: number;
   /** Bearer token; default a fresh random one. */
   token?: string;
-  /** How long taking a session waits for a pooled sandbox to become free; default 30000 ms. */
+  /** How long taking a session waits for a pooled sandbox to come back; default `DEFAULT_POOL_WAIT_MS` (30 s). */
   leaseWaitMs?: number;
   /**
    * Session lease in ms: a session without calls or renewals for this long after its last call

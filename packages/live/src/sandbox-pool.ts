@@ -5,6 +5,7 @@
  * forgotten records when the runtime can, else disposed and re-booted).
  */
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
+import { DEFAULT_POOL_WAIT_MS } from "./control-protocol.js";
 import type { LiveRuntime } from "./live-runtime.js";
 import { SerialQueue } from "./serial-queue.js";
 
@@ -52,6 +53,8 @@ export class SandboxPool {
   private preparing = 0;
   private disposed = false;
   private readonly waiters: Array<() => void> = [];
+  /** Requests waiting for a pooled sandbox, in arrival order (the first takes the next free one). */
+  private readonly queued: object[] = [];
   private readonly background = new Set<Promise<unknown>>();
 
   constructor(private readonly options: SandboxPoolOptions) {
@@ -137,38 +140,63 @@ export class SandboxPool {
   }
 
   /**
-   * Takes a sandbox for a session. Shared mode: the one sandbox. Pool mode: a ready one, waiting
-   * up to `waitMs` for a booting or recycling one.
+   * Takes a sandbox for a session. Shared mode: the one sandbox. Pool mode: a ready one; when every
+   * sandbox is taken, waits up to `waitMs` for one to come back (a session detaching or expiring, a
+   * boot or a reset ending). Waiting requests are served in arrival order; event `sandbox-wait` says
+   * one started waiting.
+   * @param signal - aborting it (the client went away) stops the wait with its reason.
    * @throws `pool-exhausted` when none became free in time; `runtime-disposed` after dispose.
    */
-  async lease(waitMs = 30_000): Promise<PooledSandbox> {
+  async lease(waitMs = DEFAULT_POOL_WAIT_MS, signal?: AbortSignal): Promise<PooledSandbox> {
     const deadline = Date.now() + waitMs;
-    for (;;) {
-      if (this.disposed) throw new WpCodeboxError("runtime-disposed", "The live server is shutting down.");
-      const free = this.mode === "shared" ? this.sandboxes[0] : this.sandboxes.find((s) => s.state === "ready");
-      if (free) {
-        free.sessions += 1;
-        if (this.mode === "pool") free.state = "leased";
-        this.emit("sandbox-leased", { sandbox: free.id, ...this.counts() });
-        return free;
-      }
-      const left = deadline - Date.now();
-      const coming = this.preparing > 0 || this.sandboxes.some((s) => s.state === "recycling");
-      if (left <= 0 || !coming) {
-        throw new WpCodeboxError(
-          "pool-exhausted",
-          `All ${this.size} pooled sandboxes are taken${coming ? ` and none became free within ${waitMs} ms` : ""}. Detach another session, or start serve with a larger --pool.`,
-          { ...this.counts() },
-        );
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
+    let waited = false;
+    const ticket = {};
+    try {
+      for (;;) {
+        if (this.disposed) throw new WpCodeboxError("runtime-disposed", "The live server is shutting down.");
+        signal?.throwIfAborted();
+        const free = this.mode === "shared" ? this.sandboxes[0] : this.queueTurn(ticket) ? this.sandboxes.find((s) => s.state === "ready") : undefined;
+        if (free) {
+          free.sessions += 1;
+          if (this.mode === "pool") free.state = "leased";
+          this.emit("sandbox-leased", { sandbox: free.id, ...(waited ? { waited: true } : {}), ...this.counts() });
+          return free;
+        }
+        const left = deadline - Date.now();
+        if (left <= 0) {
+          throw new WpCodeboxError(
+            "pool-exhausted",
+            `All ${this.size} pooled sandboxes are taken and none came back within ${waitMs} ms. Detach another session, or start serve with a larger --pool.`,
+            { ...this.counts(), waitMs },
+          );
+        }
+        if (!waited) {
+          waited = true;
+          this.queued.push(ticket);
+          this.emit("sandbox-wait", { waitMs, waiting: this.queued.length, ...this.counts() });
+        }
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(timer);
+            signal?.removeEventListener("abort", done);
+            resolve();
+          };
+          const timer = setTimeout(done, left);
+          signal?.addEventListener("abort", done);
+          this.waiters.push(done);
         });
-      });
+      }
+    } finally {
+      const i = this.queued.indexOf(ticket);
+      if (i >= 0) this.queued.splice(i, 1);
+      // The next in line may take what this request did not.
+      if (waited) this.wake();
     }
+  }
+
+  /** True when a request may take a ready sandbox now: nobody waits, or it is the longest-waiting one. */
+  private queueTurn(ticket: object): boolean {
+    return this.queued.length === 0 || this.queued[0] === ticket;
   }
 
   /** Ends a session's hold; a pooled sandbox is recycled in the background, then handed out again. */

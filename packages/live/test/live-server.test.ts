@@ -207,6 +207,54 @@ describe("live server (fake backend)", () => {
     assert.equal(stats.disposed, stats.created);
   });
 
+  it("a session waits for a taken pooled sandbox: waiters get it in arrival order as sessions detach; pool-exhausted once the wait is over", async () => {
+    const stats = newStats();
+    const events: LiveEvent[] = [];
+    const live = await startLiveServer({ backend: fakeBackend(stats), spec: {}, pool: 1, leaseWaitMs: 60_000, onEvent: (e) => events.push(e) });
+    const waits = () => events.filter((e) => e.type === "sandbox-wait").length;
+    try {
+      const a = await attachRuntime({ control: live.control, token: live.token });
+      await a.execute({ command: "echo", args: ["a"] });
+      // A waiting client that gives up leaves the queue: it never takes the sandbox.
+      const quitter = new AbortController();
+      const quit = fetch(`${live.control}/v1/sessions`, { method: "POST", headers: { authorization: `Bearer ${live.token}` }, signal: quitter.signal }).catch((e: Error) => e);
+      await until(() => waits() === 1);
+      quitter.abort();
+      await quit;
+      const b = attachRuntime({ control: live.control, token: live.token });
+      await until(() => waits() === 2);
+      const c = attachRuntime({ control: live.control, token: live.token });
+      await until(() => waits() === 3);
+      let cSettled = false;
+      void c.finally(() => (cSettled = true)).catch(() => undefined);
+      await a.dispose();
+      const second = await b;
+      assert.equal(second.sandboxId, a.sandboxId, "the first waiter gets the returned sandbox");
+      assert.equal((await second.collectArtifacts()).results.length, 0, "recycled before it was handed out");
+      assert.equal(cSettled, false, "the second waiter still waits");
+      await second.dispose();
+      const third = await c;
+      assert.equal(third.sandboxId, a.sandboxId);
+      await third.dispose();
+    } finally {
+      await live.close();
+    }
+    // Without a wait (leaseWaitMs 0), a taken pool answers pool-exhausted at once, saying what to do.
+    const busy = await startLiveServer({ backend: fakeBackend(stats), spec: {}, pool: 1, leaseWaitMs: 0, sessionLeaseMs: 300 });
+    try {
+      const held = await attachRuntime({ control: busy.control, token: busy.token });
+      await assert.rejects(
+        attachRuntime({ control: busy.control, token: busy.token }),
+        (e: WpCodeboxError) =>
+          e.code === "pool-exhausted" && /All 1 pooled sandboxes are taken and none came back within 0 ms\. Detach another session, or start serve with a larger --pool\. A session whose client went away without detaching is released 300 ms after its last call\./.test(e.message),
+      );
+      await held.dispose();
+    } finally {
+      await busy.close();
+    }
+    assert.equal(stats.disposed, stats.created);
+  });
+
   it("re-boots a returned sandbox when the runtime cannot recycle", async () => {
     const stats = newStats();
     const events: LiveEvent[] = [];
@@ -227,7 +275,7 @@ describe("live server (fake backend)", () => {
   it("releases a session whose client stopped renewing: session-expired, and a pool of 1 hands the sandbox out again", async () => {
     const stats = newStats();
     const events: LiveEvent[] = [];
-    const live = await startLiveServer({ backend: fakeBackend(stats), spec: {}, pool: 1, sessionLeaseMs: 300, leaseWaitMs: 5_000, onEvent: (e) => events.push(e) });
+    const live = await startLiveServer({ backend: fakeBackend(stats), spec: {}, pool: 1, sessionLeaseMs: 300, leaseWaitMs: 60_000, onEvent: (e) => events.push(e) });
     try {
       assert.equal((await describeControl({ control: live.control, token: live.token })).leaseMs, 300);
       // A client that takes a session and dies: one POST, then nothing.
@@ -236,11 +284,9 @@ describe("live server (fake backend)", () => {
       assert.equal(grant.json.leaseMs, 300);
       const abandoned = grant.json.session as string;
       assert.equal((await raw(live, "POST", `/sessions/${abandoned}/execute`, { spec: { command: "echo", args: ["before"] } })).status, 200);
-      // Still held: the next session is refused, and told why the sandbox may come back.
-      await assert.rejects(
-        attachRuntime({ control: live.control, token: live.token }),
-        (e: WpCodeboxError) => e.code === "pool-exhausted" && /released 300 ms after its last call/.test(e.message),
-      );
+      // Still held: the next session waits, and gets the sandbox once the abandoned one expired.
+      const waiting = attachRuntime({ control: live.control, token: live.token });
+      await until(() => events.some((e) => e.type === "sandbox-wait"));
       await until(() => events.some((e) => e.type === "session-expired"));
       const expiredEvent = events.find((e) => e.type === "session-expired")!;
       assert.equal(expiredEvent.data?.session, abandoned);
@@ -248,7 +294,7 @@ describe("live server (fake backend)", () => {
       assert.ok((expiredEvent.data?.idleMs as number) >= 300, JSON.stringify(expiredEvent));
       assert.ok(!events.some((e) => e.type === "session-closed"), "expired, not detached");
 
-      const next = await attachRuntime({ control: live.control, token: live.token });
+      const next = await waiting;
       assert.equal(next.sandboxId, grant.json.sandbox.id, "the pool of 1 hands the same sandbox out again");
       assert.equal((await next.collectArtifacts()).results.length, 0, "recycled like a detached one");
       assert.equal(stats.recycled, 1);
