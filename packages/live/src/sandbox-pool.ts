@@ -211,6 +211,8 @@ export class SandboxPool {
         try {
           if (!sandbox.runtime.recycle) throw new Error("no recycle()");
           await sandbox.runtime.recycle();
+          // A recycle may replace the PHP worker (the Playground runtime does): warm the new one up.
+          await warmUp(sandbox.runtime);
           sandbox.state = "ready";
           this.emit("sandbox-recycled", { sandbox: sandbox.id, how: "reset", durationMs: Date.now() - started });
           this.wake();

@@ -1,7 +1,7 @@
 /**
  * Integration: a warm pool of two real WordPress sandboxes. Sessions get distinct sandboxes; a
  * returned one is recycled by reset (no re-boot) and the next session sees none of the previous
- * one's site changes or records. Sessions hold a short lease (1.5 s): the attach clients renew it
+ * one's site changes, files (`/workspace`, `/tmp`, PHP's in-memory files) or records. Sessions hold a short lease (1.5 s): the attach clients renew it
  * while the test works, and a session whose client went silent is released and recycled.
  */
 import { after, before, describe, it } from "node:test";
@@ -14,7 +14,8 @@ let live: LiveServer;
 const events: LiveEvent[] = [];
 
 before(async () => {
-  live = await startLiveServer({ backend: createPlaygroundBackend(), spec: {}, pool: 2, leaseWaitMs: 120_000, sessionLeaseMs: LEASE_MS, onEvent: (e) => events.push(e) });
+    // Seeded entropy (host clock, loopback origin): a recycled sandbox must give the same random values again.
+  live = await startLiveServer({ backend: createPlaygroundBackend(), spec: { seed: 7, origin: "loopback" }, pool: 2, leaseWaitMs: 120_000, sessionLeaseMs: LEASE_MS, onEvent: (e) => events.push(e) });
 });
 after(async () => {
   await live?.close();
@@ -47,6 +48,45 @@ describe("serve --pool with real WordPress", { timeout: 300_000 }, () => {
     const recycled = events.find((e) => e.type === "sandbox-recycled");
     assert.equal(recycled?.data?.how, "reset");
     assert.equal(events.filter((e) => e.type === "sandbox-booted").length, 2, "no re-boot");
+    await Promise.all([b.dispose(), c.dispose()]);
+  });
+
+  it("a returned sandbox comes back with /workspace, /tmp and PHP's in-memory files as at boot, and its seeded entropy where boot left it", async () => {
+    const a = await attachRuntime({ control: live.control, token: live.token });
+    const b = await attachRuntime({ control: live.control, token: live.token });
+    const random = "<?php echo wp_rand(), '|', bin2hex(random_bytes(8));";
+    const first = await a.execute(php(random));
+    assert.equal(first.status, "ok", first.stderr);
+    const leave = await a.execute(
+      php(`<?php
+        file_put_contents('/workspace/left-behind.txt', 'session a');
+        mkdir('/workspace/left-dir');
+        file_put_contents('/tmp/left-behind.txt', 'session a');
+        file_put_contents('/internal/shared/mu-plugins/left-behind.php', "<?php define('LEFT_BEHIND', 1);");
+        file_put_contents('/home/left-behind.txt', 'session a');
+        echo 'left';`),
+    );
+    assert.equal(leave.stdout, "left", leave.stderr);
+    const seen = await a.execute(php("<?php var_export([defined('LEFT_BEHIND'), file_exists('/tmp/left-behind.txt')]);"));
+    assert.equal(seen.stdout.replace(/\s+/g, ""), "array(0=>true,1=>true,)", "the session itself sees what it left");
+    const sandboxA = a.sandboxId;
+    await a.dispose();
+
+    const c = await attachRuntime({ control: live.control, token: live.token });
+    assert.equal(c.sandboxId, sandboxA);
+    const again = await c.execute(php(random));
+    assert.equal(again.stdout, first.stdout, "seeded entropy starts where boot left it, as in the previous session");
+    const check = await c.execute(
+      php(`<?php var_export([
+        'workspace' => scandir('/workspace'),
+        'tmp' => file_exists('/tmp/left-behind.txt'),
+        'mu-plugin' => defined('LEFT_BEHIND') || file_exists('/internal/shared/mu-plugins/left-behind.php'),
+        'home' => file_exists('/home/left-behind.txt'),
+      ]);`),
+    );
+    assert.equal(check.status, "ok", check.stderr);
+    assert.equal(check.stdout.replace(/\s+/g, ""), "array('workspace'=>array(0=>'.',1=>'..',),'tmp'=>false,'mu-plugin'=>false,'home'=>false,)");
+    assert.ok(events.some((e) => e.type === "sandbox-recycled" && e.data?.sandbox === sandboxA && e.data?.how === "reset"));
     await Promise.all([b.dispose(), c.dispose()]);
   });
 

@@ -182,6 +182,26 @@ export class PhpWorkerPool {
   }
 
   /**
+   * Kills every worker and boots a fresh primary on the same host files: everything a worker keeps
+   * in memory (its in-memory file system, `/tmp` included, and PHP's state) starts over as at boot.
+   * Extra HTTP workers boot again on the next browser request.
+   * @param onStopped - runs once every old worker is gone, before the replacement boots (the host
+   *   files may be changed there).
+   * @throws `boot-failed` when the replacement does not boot.
+   */
+  async restartAll(onStopped?: () => void): Promise<void> {
+    const old = this.all();
+    this.extraHosts.length = 0;
+    this.extraWorkersStarted = false;
+    this.selfCallWorkersStarted = 0;
+    await Promise.all(old.map((h) => h.terminate()));
+    for (const h of old) this.lockManager.releaseLocksForProcess(h.processId);
+    onStopped?.();
+    this.primaryHost = await this.spawn();
+    await this.primaryHost.ready;
+  }
+
+  /**
    * Mounts a host folder in every worker, now and in workers booted later (replacements, extra
    * HTTP workers). A `vfsPath` mounted already is left as it is.
    */

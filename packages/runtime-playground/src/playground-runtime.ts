@@ -43,6 +43,7 @@ import {
   createSandboxDir,
   fastForwardCron,
   populateSandboxDir,
+  resetWorkspaceDir,
   sandboxContentDir,
   sandboxContentSync,
   sandboxCoreLayers,
@@ -84,6 +85,8 @@ export class PlaygroundRuntime implements Runtime {
 
   /** Virtual clock and entropy streams of this sandbox's PHP work (inactive with host time and entropy). */
   private readonly clock: WorkClock;
+  /** Where boot left the clock (`recycle()` goes back there). */
+  private bootClock = { k: -1, lastEndUs: 0 };
 
   private constructor(private readonly setup: PlaygroundRuntimeSetup) {
     this.clock = new WorkClock(setup.determinism ?? { clock: "real", origin: "loopback" });
@@ -147,6 +150,7 @@ export class PlaygroundRuntime implements Runtime {
     if (await activateInputs(this.pool.primary, this.setup)) this.ledger.event("inputs-activated", { plugins: this.setup.plugins, themes: this.setup.themes });
     await this.selfCallsSettled();
     this.snapshots.markClean();
+    this.bootClock = this.clock.position();
     this.bootDurationMs = Date.now() - started;
     if (this.setup.wordpressSource) this.ledger.event("wordpress-release", { ...this.setup.wordpressSource });
     this.ledger.event("runtime-booted", { durationMs: this.bootDurationMs, bootMode: this.setup.bootMode, siteUrl: this.siteOrigin, ...(this.siteOrigin !== this.server.origin ? { loopbackUrl: this.server.origin } : {}) });
@@ -461,16 +465,31 @@ export class PlaygroundRuntime implements Runtime {
   }
 
   /**
-   * `reset()` plus forgetting everything recorded (results, events, files, snapshots, browser
-   * assertions, PHPUnit test counts): the sandbox is as good as freshly booted, for the next session of a warm pool.
-   * Keeps the boot event so a bundle still says how the site started.
+   * Makes the sandbox as good as freshly booted, for the next session of a warm pool: `reset()`
+   * (database, wp-content, core), plus what a session could leave behind that `reset()` keeps
+   * within a session. The PHP workers are replaced, so their in-memory file system (`/tmp`, and any
+   * path outside the host mounts) and PHP's memory start over as at boot; `/workspace` is emptied
+   * and its read-only mounts copied again; cached logins are dropped; a virtual clock and seeded
+   * entropy go back to where boot left them; everything recorded (results, events, files,
+   * snapshots, browser assertions, PHPUnit test counts) is forgotten, except the boot event, so a
+   * bundle still says how the site started.
+   * @throws `boot-failed` when a replacement worker does not boot (the pool then re-boots the sandbox).
    */
   async recycle(): Promise<void> {
-    await this.reset();
-    const resetEvent = this.ledger.events[this.ledger.events.length - 1];
+    this.assertLive();
+    const started = Date.now();
+    await this.lock.withExclusive(async () => {
+      this.snapshots.resetToClean();
+      await this.pool.restartAll(() => {
+        this.actors.forgetAuth();
+        resetWorkspaceDir(this.sandboxDir, this.setup);
+      });
+      this.clock.rewind(this.bootClock);
+      this.warmedHttp = false;
+    });
     this.ledger.forget();
     this.snapshots.forget();
-    this.ledger.event("runtime-recycled", { resetMs: (resetEvent?.data?.durationMs as number | undefined) ?? null });
+    this.ledger.event("runtime-recycled", { durationMs: Date.now() - started });
   }
 
   /** Every worker re-reads `/wordpress` from the host after the host changed it (reset, restore). */

@@ -3,7 +3,7 @@
  * sandbox's own files (a private copy of wp-content, a workspace, the caller's mounts), the boot
  * options of its PHP workers, and the activation of `--plugin`/`--theme` inputs once WordPress runs.
  */
-import { cpSync, mkdirSync, mkdtempSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { SELF_CALL_MIN_TIMEOUT_MS, WpCodeboxError, type ResolvedMount, type RuntimeDeterminism, type RuntimePolicy } from "@wp-codebox/runtime-core";
 import type { WpCliPharSource } from "./commands/command-context.js";
@@ -100,6 +100,24 @@ export function populateSandboxDir(sandboxDir: string, setup: Pick<PlaygroundRun
     }
   }
   return workerMounts;
+}
+
+/**
+ * Puts the sandbox's own `/workspace` back as `populateSandboxDir` made it: emptied, then the
+ * read-only mounts under it copied again and the mount points of read-write ones made. A read-write
+ * mount of the whole `/workspace` is the host's folder and keeps its content, as read-write mounts
+ * always do. Call it only while no worker runs (they mount the folder).
+ */
+export function resetWorkspaceDir(sandboxDir: string, setup: Pick<PlaygroundRuntimeSetup, "mounts">): void {
+  const workspaceDir = sandboxWorkspaceDir(sandboxDir);
+  rmSync(workspaceDir, { recursive: true, force: true });
+  mkdirSync(workspaceDir, { recursive: true });
+  for (const mount of setup.mounts) {
+    if (mount.target.startsWith("/wordpress/wp-content/")) continue;
+    const hostTarget = hostPathFor(mount.target, sandboxContentDir(sandboxDir), workspaceDir);
+    if (mount.mode === "readonly") cpSync(mount.source, hostTarget, { recursive: true, dereference: false });
+    else if (mount.kind === "directory" && mount.target !== "/workspace") mkdirSync(hostTarget, { recursive: true });
+  }
 }
 
 /**

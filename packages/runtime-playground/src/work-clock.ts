@@ -55,6 +55,17 @@ export class WorkClock {
     return Math.floor(Math.max(this.originUs + Math.max(this.k, 0) * VIRTUAL_CLOCK_STEP_US, this.lastEndUs) / 1000);
   }
 
+  /** Where the clock is now, for `rewind` (a recycled sandbox goes back to where its boot left it). */
+  position(): { k: number; lastEndUs: number } {
+    return { k: this.k, lastEndUs: this.lastEndUs };
+  }
+
+  /** Puts the clock back to a `position()`: the work after it gets the same instants and entropy again. */
+  rewind(position: { k: number; lastEndUs: number }): void {
+    this.k = position.k;
+    this.lastEndUs = position.lastEndUs;
+  }
+
   /** The count of work items so far (keys the browser's Math.random seed per command). */
   get workCount(): number {
     return this.k + 1;
