@@ -33,6 +33,15 @@ export function catalogToolCommands(): CommandDefinition[] {
 }
 
 /**
+ * A list argument's description for a tool schema: the catalog words it for the command line
+ * ("Comma-separated sections: …", as in `--arg sections=a,b`), where a tool takes a JSON array.
+ */
+function listDescription(description: string): string {
+  const words = description.replace(/^comma-separated (\w)/i, (_m, c: string) => c.toUpperCase()).replace(/\bcomma-separated /gi, "");
+  return `${words} A JSON array of strings, e.g. ["a", "b"].`;
+}
+
+/**
  * The JSON Schema of one catalog argument, in the subset of JSON Schema that strict
  * function-calling clients accept (OpenAI, Gemini): one `type` per schema, never a list of types,
  * `items` on every array. Each argument gets ONE canonical type:
@@ -57,7 +66,7 @@ export function argumentSchema(arg: CommandArgument): Record<string, unknown> {
     case "json":
       return { type: "string", description: `${description} Pass the JSON text as a string (a JSON object or array value is accepted too).` };
     case "list":
-      return { type: "array", items: { type: "string" }, description };
+      return { type: "array", items: { type: "string" }, description: listDescription(description) };
     default:
       return { type: "string", description };
   }
