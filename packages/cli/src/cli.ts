@@ -313,7 +313,7 @@ function buildProgram(state: CliState): Command {
     program
       .command("mcp")
       .description("Serve a sandbox to AI agents over the Model Context Protocol on stdio: one tool per catalog command plus reset, observe, snapshot, restore, collect_artifacts.")
-      .option("--artifacts <dir>", "base directory of the bundles collect_artifacts writes (default ./wp-codebox-artifacts)")
+      .option("--artifacts <dir>", "base directory of the bundles collect_artifacts writes (default ./wp-codebox-artifacts); each server session writes into a fresh mcp-<UTC time>-<random> folder there")
       .option("--lazy-boot", "boot the sandbox on the first tool call instead of at start")
       .option("--attach <control-url>", "drive a live sandbox of wp-codebox serve instead of booting one (no runtime flags then; its state is kept)")
       .option("--token <token>", "control token for --attach (default $WP_CODEBOX_TOKEN)"),

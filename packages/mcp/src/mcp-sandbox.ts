@@ -4,7 +4,8 @@
  * Tool calls are serialised: the episode is one sequence of actions, never interleaved.
  */
 import { randomBytes } from "node:crypto";
-import { isAbsolute, resolve } from "node:path";
+import { existsSync, readdirSync, realpathSync } from "node:fs";
+import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import {
   createRuntimeEpisode,
   readArtifactFile,
@@ -33,7 +34,11 @@ export interface McpSandboxOptions {
   backend: RuntimeBackend;
   /** What to boot (ignored by an attaching backend). */
   createSpec?: RuntimeCreateSpec;
-  /** Base directory of `collect_artifacts` bundles (relative `directory` inputs resolve here). */
+  /**
+   * Base directory of `collect_artifacts` bundles. Each MCP server session writes into a fresh
+   * folder of its own there (`mcp-<UTC time>-<random>`, made at the first collect); relative
+   * `directory` inputs resolve inside that folder and may not leave it.
+   */
   artifactsDir: string;
   /** Human-readable progress (boot, dispose) for stderr. */
   log?: (message: string) => void;
@@ -72,8 +77,15 @@ export interface McpSandbox {
   observe(spec: ObservationSpec): Promise<{ observation: RuntimeEpisodeObservation; data: unknown }>;
   snapshot(): Promise<RuntimeEpisodeSnapshot>;
   restore(snapshotId: string): Promise<RuntimeEpisodeSnapshot>;
-  /** Writes the bundle of everything so far (the trace since the last reset) and verifies it. */
+  /**
+   * Writes the bundle of everything so far (the trace since the last reset) and verifies it, into
+   * this session's folder under the artifacts base: `directory` (relative, inside that folder), or
+   * the next free `bundle-NNNN`.
+   * @throws `artifacts-dir-outside-base` (see `bundleDirectoryFor`), `artifacts-dir-not-empty`.
+   */
   collect(options?: { directory?: string; includeRuntimeSnapshotBundles?: boolean }): Promise<CollectedBundle>;
+  /** This server session's bundle folder under the artifacts base (made by the first bundle). */
+  readonly sessionDir: string;
   /**
    * The artifact files at bundle-relative `paths` (e.g. screenshots named by a browser result's
    * `artifactRefs`), each read on its own: an attached runtime fetches just those files from
@@ -145,10 +157,57 @@ function inPlaceRestoreBackend(inner: RuntimeBackend, onRuntime: (rt: Restorable
   return backend;
 }
 
-/** A sortable, unique bundle name: `mcp-20261201-014501-a1b2c3`. */
-function bundleName(now = new Date()): string {
+/**
+ * The folder of one MCP server session under the `--artifacts` base: `mcp-20261201-014501-a1b2c3`
+ * (UTC time the server started, then random). Names sort by time, so the newest is the last.
+ */
+export function sessionFolderName(now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
   return `mcp-${stamp}-${randomBytes(3).toString("hex")}`;
+}
+
+/** The real path of `path`, or of its deepest existing ancestor with the rest appended (symlinks resolved). */
+function realPathOf(path: string): string {
+  let existing = path;
+  while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing);
+  const real = existsSync(existing) ? realpathSync(existing) : existing;
+  return resolve(real, relative(existing, path));
+}
+
+/**
+ * Where a `collect_artifacts` `directory` input puts the bundle: a relative path inside the
+ * session folder. Absolute paths, `..` segments that leave the folder, the folder itself, and
+ * paths that reach outside it through a symbolic link are refused.
+ * @returns the absolute bundle directory.
+ * @throws `artifacts-dir-outside-base` naming the input and the folder it must stay in.
+ * @example bundleDirectoryFor("/bundles/mcp-20261201-014501-a1b2c3", "final") // "/bundles/mcp-…/final"
+ */
+export function bundleDirectoryFor(sessionDir: string, directory: string): string {
+  const refuse = (why: string): never => {
+    throw new WpCodeboxError(
+      "artifacts-dir-outside-base",
+      `collect_artifacts: directory ${JSON.stringify(directory)} ${why}. Give a relative folder name such as "final"; bundles of this session go under ${sessionDir}.`,
+      { directory, base: sessionDir },
+    );
+  };
+  if (directory.trim() === "" || directory.includes("\0")) refuse("is not a folder name");
+  if (isAbsolute(directory) || /^[a-zA-Z]:|^[\\/]/.test(directory)) refuse("is an absolute path");
+  const target = resolve(sessionDir, directory);
+  const inside = (base: string, path: string): boolean => {
+    const rel = relative(base, path);
+    return rel !== "" && !rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel);
+  };
+  if (!inside(sessionDir, target)) refuse("leaves the session's bundle folder");
+  if (!inside(realPathOf(sessionDir), realPathOf(target))) refuse("leads outside the session's bundle folder through a symbolic link");
+  return target;
+}
+
+/** The first `bundle-NNNN` under `sessionDir` that does not exist or is empty. */
+function nextBundleDirectory(sessionDir: string): string {
+  for (let n = 1; ; n++) {
+    const candidate = resolve(sessionDir, `bundle-${String(n).padStart(4, "0")}`);
+    if (!existsSync(candidate) || readdirSync(candidate).length === 0) return candidate;
+  }
 }
 
 /**
@@ -179,6 +238,8 @@ export function createMcpSandbox(options: McpSandboxOptions): McpSandbox {
   let booted = false;
   let closed = false;
   let queue: Promise<unknown> = Promise.resolve();
+  // Named now (the server's start time); made by the first bundle written into it.
+  const sessionDir = resolve(options.artifactsDir, sessionFolderName());
 
   const start = (): Promise<void> => {
     if (closed) return Promise.reject(new WpCodeboxError("runtime-disposed", "The MCP session is closed."));
@@ -207,6 +268,7 @@ export function createMcpSandbox(options: McpSandboxOptions): McpSandbox {
 
   const sandbox: McpSandbox = {
     start,
+    sessionDir,
     get booted() {
       return booted;
     },
@@ -229,14 +291,16 @@ export function createMcpSandbox(options: McpSandboxOptions): McpSandbox {
       }),
     snapshot: () => serial(() => episode.snapshot()),
     restore: (snapshotId) => serial(() => episode.restore(snapshotId)),
-    collect: (collectOptions = {}) =>
-      serial(async () => {
-        const base = resolve(options.artifactsDir);
-        const directory = collectOptions.directory
-          ? isAbsolute(collectOptions.directory)
-            ? collectOptions.directory
-            : resolve(base, collectOptions.directory)
-          : resolve(base, bundleName());
+    collect: (collectOptions = {}) => {
+      let chosen: string | undefined;
+      try {
+        // Checked before waiting for the boot or earlier calls: a refused directory is refused at once.
+        if (collectOptions.directory !== undefined) chosen = bundleDirectoryFor(sessionDir, collectOptions.directory);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return serial(async () => {
+        const directory = chosen ?? nextBundleDirectory(sessionDir);
         const artifacts = await episode.collectArtifacts({ includeRuntimeSnapshotBundles: collectOptions.includeRuntimeSnapshotBundles ?? false });
         const trace = episode.trace();
         const failed = trace.steps.filter((s) => s.execution.status !== "ok");
@@ -255,7 +319,8 @@ export function createMcpSandbox(options: McpSandboxOptions): McpSandbox {
           violations: verification.violations,
           trace: { id: trace.id, digest: trace.digest, steps: trace.steps.length },
         };
-      }),
+      });
+    },
     files: (paths, readOptions = {}) =>
       serial(async () => {
         if (paths.length === 0) return [];

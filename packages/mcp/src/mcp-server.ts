@@ -84,7 +84,11 @@ export function episodeTools(observationTypes?: readonly string[]): McpToolDescr
       inputSchema: {
         type: "object",
         properties: {
-          directory: { type: "string", description: "Bundle directory (new or empty); relative to the server's --artifacts base. Default: <base>/mcp-<timestamp>-<random>." },
+          directory: {
+            type: "string",
+            description:
+              "Bundle folder name (new or empty), relative to this server session's folder <--artifacts base>/mcp-<UTC time>-<random>/; absolute paths and paths that leave that folder are refused (artifacts-dir-outside-base). Default: the next bundle-NNNN there.",
+          },
           includeRuntimeSnapshotBundles: { type: "boolean", description: "Also store every snapshot's files in the bundle (default false)." },
         },
         additionalProperties: false,

@@ -201,7 +201,10 @@ test("collect_artifacts writes a bundle that verifies, with the trace and the sc
   const collected = await call("collect_artifacts", { directory: "session-1" });
   assert.equal(collected.isError, false, text(collected));
   const bundle = structured(collected).bundle as { directory: string; valid: boolean };
-  assert.equal(bundle.directory, join(scratch, "bundles", "session-1"));
+  // Inside this server session's own folder under the --artifacts base.
+  const [sessionFolder] = readdirSync(join(scratch, "bundles"));
+  assert.match(sessionFolder!, /^mcp-\d{8}-\d{6}-[0-9a-f]{6}$/);
+  assert.equal(bundle.directory, join(scratch, "bundles", sessionFolder!, "session-1"));
   assert.equal(bundle.valid, true);
   assert.deepEqual((await verifyArtifactBundle(bundle.directory)).violations, []);
   const files = readdirSync(join(bundle.directory, "files"), { recursive: true }).map(String);

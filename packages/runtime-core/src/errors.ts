@@ -18,6 +18,7 @@ export const ERROR_CODES = {
   "missing-argument": "input",
   "artifacts-dir-not-empty": "input",
   "artifacts-dir-invalid": "input",
+  "artifacts-dir-outside-base": "input",
   "mount-source-missing": "input",
   "mount-escape": "input",
   "mount-target-outside-sandbox": "input",

@@ -12,7 +12,11 @@ import { prepareRun, type RunOptions } from "./run.js";
 
 /** Inputs of `wp-codebox mcp`: `run`'s runtime flags plus the bundle base directory. */
 export interface McpOptions extends Omit<RunOptions, "command" | "args" | "timeout" | "artifactsDir" | "interrupt" | "backend"> {
-  /** Base directory of `collect_artifacts` bundles; default `./wp-codebox-artifacts`. */
+  /**
+   * Base directory of `collect_artifacts` bundles; default `./wp-codebox-artifacts`. Each server
+   * session writes into a fresh `mcp-<UTC time>-<random>` folder there, so the base may hold
+   * earlier sessions' bundles.
+   */
   artifactsDir?: string;
   /** Boot on the first tool call instead of at start. */
   lazyBoot?: boolean;
@@ -58,7 +62,9 @@ export async function runMcpServer(options: McpOptions): Promise<McpStdioOutcome
     detach = () => runtime.dispose();
   } else {
     // The same validation as `run` (mounts, plugins, PHP/WordPress versions, policy, env).
-    const prepared = prepareRun({ ...options, cwd, policy: options.policy ?? JSON.stringify(defaultPolicy()), command: "inspect-mounted-inputs", args: [] });
+    // --artifacts is the base of the session folders, not a bundle directory: it may hold earlier sessions.
+    const { artifactsDir: _base, ...runtimeFlags } = options;
+    const prepared = prepareRun({ ...runtimeFlags, cwd, policy: options.policy ?? JSON.stringify(defaultPolicy()), command: "inspect-mounted-inputs", args: [] });
     backend = createPlaygroundBackend({ cwd, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}) });
     const { onProgress: _ignored, ...spec } = prepared.createSpec;
     createSpec = spec;
