@@ -32,6 +32,29 @@ export interface AttachOptions {
   token: string;
   /** Re-use an existing session id instead of taking a new one. */
   session?: string;
+  /**
+   * When serve no longer knows the session (its lease expired while this process was suspended,
+   * or it was released), take a new session and run the call again, instead of failing every later
+   * call with `attach-session-not-found`. `onReattach` says what happened. Default false: a short
+   * client (`run --attach`) should fail rather than go on in a sandbox that may have been reset.
+   */
+  reattach?: boolean;
+  /** Called after a transparent re-attach (`reattach`). */
+  onReattach?: (event: ReattachEvent) => void;
+}
+
+/** What a transparent re-attach did. */
+export interface ReattachEvent {
+  previousSession: string;
+  session: string;
+  previousSandbox: string;
+  sandbox: string;
+  /** `shared`: the one sandbox of serve, state kept. `pool`: a pooled sandbox, reset when the old session was released. */
+  mode: "shared" | "pool";
+  /** True when the site is as the earlier session left it (shared mode); false when it is freshly reset (pool mode). */
+  stateKept: boolean;
+  /** The server's words on the old session (`Session … expired after 60000 ms …`). */
+  reason: string;
 }
 
 /** HTTP exchanges with one control server; failures reject with a `WpCodeboxError` carrying the server's code. */
@@ -109,6 +132,9 @@ export class ControlConnection {
 
 /** One session as all handles on it (`fork()`) share it: the connection and the lease renewal. */
 interface SessionHold {
+  /** The session id; changes when the hold re-attaches. */
+  session: string;
+  sandboxId: string;
   refs: number;
   detached: boolean;
   connection: ControlConnection;
@@ -118,6 +144,7 @@ interface SessionHold {
   renewals: number;
   timer?: NodeJS.Timeout;
   renewing: boolean;
+  reattach?: { onReattach?: (event: ReattachEvent) => void; inFlight?: Promise<void> };
 }
 
 /**
@@ -127,8 +154,9 @@ interface SessionHold {
  * next call then fails with the server's `attach-session-not-found`. Other failures (serve briefly
  * unreachable) are retried on the next tick.
  */
-function startRenewing(hold: SessionHold, session: string): void {
+function startRenewing(hold: SessionHold): void {
   if (hold.leaseMs <= 0) return;
+  const session = hold.session;
   const every = Math.max(1, Math.floor(hold.leaseMs / 3));
   hold.timer = setInterval(() => {
     if (hold.renewing || hold.detached) return;
@@ -140,7 +168,7 @@ function startRenewing(hold: SessionHold, session: string): void {
           hold.renewals += 1;
         },
         (error: unknown) => {
-          if (error instanceof WpCodeboxError && error.code === "attach-session-not-found") stopRenewing(hold);
+          if (error instanceof WpCodeboxError && error.code === "attach-session-not-found" && hold.session === session) stopRenewing(hold);
         },
       )
       .finally(() => {
@@ -169,14 +197,24 @@ export class AttachedRuntime implements Runtime {
    * Use `attachRuntime()`; this wraps a session that already exists and starts renewing its lease.
    * @param leaseMs - the session lease the server granted, in ms (0 = never expires, no renewals).
    */
-  constructor(connection: ControlConnection, readonly session: string, readonly sandboxId: string, info: RuntimeInfo, readonly loginUrl?: string, leaseMs = 0, shared?: SessionHold) {
+  constructor(connection: ControlConnection, session: string, sandboxId: string, info: RuntimeInfo, readonly loginUrl?: string, leaseMs = 0, shared?: SessionHold, reattach?: Pick<AttachOptions, "onReattach">) {
     this.cachedInfo = info;
     if (shared) this.shared = shared;
     else {
-      this.shared = { refs: 0, detached: false, connection, leaseMs, renewals: 0, renewing: false };
-      startRenewing(this.shared, session);
+      this.shared = { session, sandboxId, refs: 0, detached: false, connection, leaseMs, renewals: 0, renewing: false, ...(reattach ? { reattach: { ...(reattach.onReattach ? { onReattach: reattach.onReattach } : {}) } } : {}) };
+      startRenewing(this.shared);
     }
     this.shared.refs += 1;
+  }
+
+  /** The session id (a new one after a transparent re-attach). */
+  get session(): string {
+    return this.shared.session;
+  }
+
+  /** The sandbox the session holds (another one after a re-attach to a pool may be handed out). */
+  get sandboxId(): string {
+    return this.shared.sandboxId;
   }
 
   /** The session lease the server granted, in ms (0 = never expires). */
@@ -194,9 +232,51 @@ export class AttachedRuntime implements Runtime {
     return this.shared.connection.base.origin;
   }
 
-  private op<T>(op: SessionOp, spec?: unknown, signal?: AbortSignal): Promise<T> {
-    if (this.disposed || this.shared.detached) return Promise.reject(new WpCodeboxError("runtime-disposed", "This attached runtime was detached; attach again (wp-codebox serve keeps the sandbox)."));
-    return this.shared.connection.call<{ value: T }>("POST", `/sessions/${encodeURIComponent(this.session)}/${op}`, spec === undefined ? {} : { spec }, signal).then((r) => r.value);
+  private async op<T>(op: SessionOp, spec?: unknown, signal?: AbortSignal): Promise<T> {
+    if (this.disposed || this.shared.detached) throw new WpCodeboxError("runtime-disposed", "This attached runtime was detached; attach again (wp-codebox serve keeps the sandbox).");
+    const send = () => this.shared.connection.call<{ value: T }>("POST", `/sessions/${encodeURIComponent(this.shared.session)}/${op}`, spec === undefined ? {} : { spec }, signal).then((r) => r.value);
+    const tried = this.shared.session;
+    try {
+      return await send();
+    } catch (error) {
+      // The server answers this before running anything, so the call is safe to send again.
+      if (!(this.shared.reattach && error instanceof WpCodeboxError && error.code === "attach-session-not-found") || this.shared.detached) throw error;
+      await this.reattach(tried, error.message);
+      return send();
+    }
+  }
+
+  /** Takes a new session for every handle of this one (once, however many calls failed together). */
+  private reattach(lost: string, reason: string): Promise<void> {
+    const hold = this.shared;
+    if (hold.session !== lost) return hold.reattach?.inFlight ?? Promise.resolve();
+    hold.reattach!.inFlight ??= (async () => {
+      try {
+        stopRenewing(hold);
+        const [grant, description] = await Promise.all([
+          hold.connection.call<SessionGrant>("POST", "/sessions", {}),
+          hold.connection.call<ControlDescription>("GET", ""),
+        ]);
+        const event: ReattachEvent = {
+          previousSession: lost,
+          session: grant.session,
+          previousSandbox: hold.sandboxId,
+          sandbox: grant.sandbox.id,
+          mode: description.mode,
+          stateKept: description.mode === "shared",
+          reason,
+        };
+        hold.session = grant.session;
+        hold.sandboxId = grant.sandbox.id;
+        hold.leaseMs = grant.leaseMs;
+        this.cachedInfo = grant.sandbox.info;
+        startRenewing(hold);
+        hold.reattach?.onReattach?.(event);
+      } finally {
+        delete hold.reattach!.inFlight;
+      }
+    })();
+    return hold.reattach!.inFlight!;
   }
 
   /** Facts about the sandbox as of the last call (synchronous, like a local runtime). */
@@ -257,7 +337,7 @@ export class AttachedRuntime implements Runtime {
 
   /** A second handle on the same session; the session is released when the last handle is disposed. */
   fork(): AttachedRuntime {
-    return new AttachedRuntime(this.shared.connection, this.session, this.sandboxId, this.cachedInfo, this.loginUrl, this.shared.leaseMs, this.shared);
+    return new AttachedRuntime(this.shared.connection, this.shared.session, this.shared.sandboxId, this.cachedInfo, this.loginUrl, this.shared.leaseMs, this.shared);
   }
 
   /** Detaches: stops the lease renewals and releases the session (the sandbox stays up; a pooled one is recycled). Idempotent. */
@@ -269,7 +349,7 @@ export class AttachedRuntime implements Runtime {
     this.shared.detached = true;
     stopRenewing(this.shared);
     try {
-      await this.shared.connection.call("DELETE", `/sessions/${encodeURIComponent(this.session)}`);
+      await this.shared.connection.call("DELETE", `/sessions/${encodeURIComponent(this.shared.session)}`);
     } catch {
       // The server may be gone already (TTL, Ctrl-C): nothing is left to release.
     } finally {
@@ -311,7 +391,8 @@ export async function attachRuntime(options: AttachOptions): Promise<AttachedRun
       return new AttachedRuntime(connection, options.session, info.value.id, info.value, undefined, renewal.leaseMs);
     }
     const grant = await connection.call<SessionGrant>("POST", "/sessions", {});
-    return new AttachedRuntime(connection, grant.session, grant.sandbox.id, grant.sandbox.info, grant.sandbox.loginUrl, grant.leaseMs);
+    const reattach = options.reattach ? { ...(options.onReattach ? { onReattach: options.onReattach } : {}) } : undefined;
+    return new AttachedRuntime(connection, grant.session, grant.sandbox.id, grant.sandbox.info, grant.sandbox.loginUrl, grant.leaseMs, undefined, reattach);
   } catch (error) {
     connection.close();
     throw error;

@@ -8,7 +8,7 @@ export type { PooledSandbox, PoolEvent, SandboxPoolOptions } from "./sandbox-poo
 export { SerialQueue } from "./serial-queue.js";
 export type { LiveRuntime } from "./live-runtime.js";
 export { attachRuntime, attachedBackend, describeControl, AttachedRuntime, ControlConnection } from "./attach-client.js";
-export type { AttachOptions } from "./attach-client.js";
+export type { AttachOptions, ReattachEvent } from "./attach-client.js";
 export { CONTROL_PREFIX, DEFAULT_POOL_WAIT_MS, DEFAULT_SESSION_LEASE_MS, RENEW_OP, SESSION_OPS } from "./control-protocol.js";
 export type { ArtifactReadSpec, ControlDescription, SessionGrant, SessionOp, SessionRenewal } from "./control-protocol.js";
 export { toWire, fromWire } from "./wire.js";

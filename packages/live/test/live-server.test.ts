@@ -7,7 +7,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { WpCodeboxError, type ExecutionResult, type ExecutionSpec, type RuntimeArtifacts, type RuntimeBackend, type RuntimeInfo } from "@wp-codebox/runtime-core";
-import { DEFAULT_SESSION_LEASE_MS, attachRuntime, describeControl, startLiveServer, type LiveEvent, type LiveRuntime, type LiveServer } from "../src/index.js";
+import { DEFAULT_SESSION_LEASE_MS, attachRuntime, describeControl, startLiveServer, type LiveEvent, type LiveRuntime, type LiveServer, type ReattachEvent } from "../src/index.js";
 
 interface FakeStats {
   created: number;
@@ -253,6 +253,57 @@ describe("live server (fake backend)", () => {
       await busy.close();
     }
     assert.equal(stats.disposed, stats.created);
+  });
+
+  it("with reattach, a client whose session serve no longer knows takes a new one and runs the call; state kept when shared, reset when pooled", async () => {
+    for (const pool of [0, 1]) {
+      const stats = newStats();
+      const live = await startLiveServer({ backend: fakeBackend(stats), spec: {}, pool, sessionLeaseMs: 60_000 });
+      try {
+        const events: ReattachEvent[] = [];
+        const client = await attachRuntime({ control: live.control, token: live.token, reattach: true, onReattach: (e) => events.push(e) });
+        const fork = client.fork();
+        assert.equal((await client.execute({ command: "echo", args: ["before"] })).stdout, "before");
+        const first = client.session;
+        // serve forgets the session, as when its lease ran out while this process was suspended.
+        assert.equal((await raw(live, "DELETE", `/sessions/${first}`)).status, 200);
+        // Two handles call at once: one re-attach for both.
+        const [after, viaFork] = await Promise.all([client.execute({ command: "echo", args: ["after"] }), fork.execute({ command: "echo", args: ["fork"] })]);
+        assert.equal(after.stdout, "after");
+        assert.equal(viaFork.stdout, "fork");
+        assert.equal(events.length, 1, JSON.stringify(events));
+        assert.equal(events[0]!.previousSession, first);
+        assert.equal(events[0]!.session, client.session);
+        assert.equal(fork.session, client.session);
+        assert.notEqual(client.session, first);
+        assert.match(events[0]!.reason, /not open on this server/);
+        const results = (await client.collectArtifacts()).results.map((r) => r.stdout);
+        if (pool === 0) {
+          assert.deepEqual([events[0]!.mode, events[0]!.stateKept], ["shared", true]);
+          assert.deepEqual(results, ["before", "after", "fork"], "the shared sandbox kept its state");
+        } else {
+          assert.deepEqual([events[0]!.mode, events[0]!.stateKept], ["pool", false]);
+          assert.deepEqual(results, ["after", "fork"], "the pooled sandbox was reset when the old session was released");
+        }
+        await fork.dispose();
+        await client.dispose();
+      } finally {
+        await live.close();
+      }
+    }
+  });
+
+  it("without reattach, a call on a session serve no longer knows fails with attach-session-not-found", async () => {
+    const stats = newStats();
+    const live = await startLiveServer({ backend: fakeBackend(stats), spec: {} });
+    try {
+      const client = await attachRuntime({ control: live.control, token: live.token });
+      await raw(live, "DELETE", `/sessions/${client.session}`);
+      await assert.rejects(client.execute({ command: "echo", args: ["x"] }), (e: WpCodeboxError) => e.code === "attach-session-not-found");
+      await client.dispose();
+    } finally {
+      await live.close();
+    }
   });
 
   it("re-boots a returned sandbox when the runtime cannot recycle", async () => {

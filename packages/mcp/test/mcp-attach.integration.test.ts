@@ -133,6 +133,21 @@ test("the sandbox outlives the MCP session and is not reset by a new one; reset 
   assert.equal(serve.exitCode, null, "serve keeps running");
 });
 
+test("a session serve no longer knows (lease expired while the MCP server was suspended) is replaced on the next call: shared sandbox, state kept", async () => {
+  const from = serveStderr.length;
+  const { client, stderr } = await session();
+  await call(client, "wordpress_run_php", { code: "<?php update_option('mcp_reattach_marker', 'kept');" });
+  const opened = serveEvents(from).find((e) => e.event === "session-opened")!;
+  // serve forgets the session as an expired lease would.
+  const released = await fetch(`${address.control}/v1/sessions/${opened.data!.session}`, { method: "DELETE", headers: { authorization: `Bearer ${address.token}` } });
+  assert.equal(released.status, 200);
+  const after = await call(client, "wordpress_run_php", { code: "<?php echo get_option('mcp_reattach_marker');" });
+  assert.equal(after.isError, false, JSON.stringify(after.content));
+  assert.equal(sc(after).stdout, "kept");
+  assert.match(stderr(), new RegExp(`Session ${opened.data!.session} was gone \\(Session ${opened.data!.session} is not open on this server.*\\); attached again as session-[0-9a-f-]+ on sandbox runtime-[0-9a-f-]+: serve's shared sandbox, its state is as the earlier session left it`));
+  await client.close();
+});
+
 test("screenshots come back as image content, and only the files the result names leave serve", { timeout: 300_000 }, async () => {
   const { client } = await session();
   try {

@@ -16,7 +16,7 @@ import {
   type BundleViolation,
   type CommandRunPlan,
 } from "@wp-codebox/runtime-core";
-import { attachRuntime, type AttachedRuntime } from "@wp-codebox/live/client";
+import { attachRuntime, type AttachedRuntime, type AttachOptions } from "@wp-codebox/live/client";
 // Types only: run.ts loads the Playground backend, which an attached run never needs.
 import type { RunOptions } from "./run.js";
 import { toRunOutcome, type RunOutcome } from "./run-outcome.js";
@@ -50,11 +50,12 @@ function tokenOf(target: AttachTarget): string {
 }
 
 /**
- * Takes a session on the serve sandbox.
+ * Takes a session on the serve sandbox. With `options.reattach` (the MCP server), a session serve
+ * no longer knows is replaced by a new one on the next call (see `AttachOptions.reattach`).
  * @throws `missing-argument` (no token), `attach-unreachable`, `attach-unauthorized`, `pool-exhausted`.
  */
-export function attach(target: AttachTarget): Promise<AttachedRuntime> {
-  return attachRuntime({ control: target.control, token: tokenOf(target) });
+export function attach(target: AttachTarget, options: Pick<AttachOptions, "reattach" | "onReattach"> = {}): Promise<AttachedRuntime> {
+  return attachRuntime({ control: target.control, token: tokenOf(target), ...options });
 }
 
 /**

@@ -46,7 +46,18 @@ export async function runMcpServer(options: McpOptions): Promise<McpStdioOutcome
   let detach: (() => Promise<void>) | undefined;
   if (options.attach !== undefined) {
     const { attach } = await import("./attach.js");
-    const runtime = await attach({ control: options.attach, ...(options.token !== undefined ? { token: options.token } : {}), ...(options.processEnv ? { processEnv: options.processEnv } : {}) });
+    const runtime = await attach(
+      { control: options.attach, ...(options.token !== undefined ? { token: options.token } : {}), ...(options.processEnv ? { processEnv: options.processEnv } : {}) },
+      {
+        // An agent's session outlives a suspended laptop: a lost session is replaced on the next call.
+        reattach: true,
+        onReattach: (e) =>
+          options.log(
+            `Session ${e.previousSession} was gone (${e.reason}); attached again as ${e.session} on sandbox ${e.sandbox}: ` +
+              (e.stateKept ? "serve's shared sandbox, its state is as the earlier session left it" : "a pooled sandbox, freshly reset: what the earlier session did to the site is gone"),
+          ),
+      },
+    );
     options.log(`Attached to ${runtime.info().siteUrl} (sandbox ${runtime.sandboxId}); its state is kept (call reset for a fresh site)`);
     policy = runtime.info().policy;
     let handedOut = false;
