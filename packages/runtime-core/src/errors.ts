@@ -63,6 +63,7 @@ export const ERROR_CODES = {
   "state-export-failed": "sandbox",
   "invalid-snapshot": "input",
   "snapshot-tampered": "input",
+  "snapshot-redacted": "input",
   "snapshot-incompatible": "input",
   "invalid-episode-script": "input",
   "invalid-episode-bundle": "input",

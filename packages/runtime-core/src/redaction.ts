@@ -7,6 +7,19 @@ import { SECRET_ALL_FORMS_MAX_CHARS, SECRET_ENCODED_FORMS_MIN_CHARS } from "./de
 /** What replaces a redacted value. */
 export const REDACTED = "[REDACTED]";
 
+/** What overwrites each byte of a secret in a binary file (`Redactor.redactBytes`): `*`. */
+export const MASK_BYTE = 0x2a;
+
+/** A copy of `bytes` with ASCII `A`–`Z` lowered (every other byte as is, so offsets map back). */
+function asciiLower(bytes: Uint8Array): Buffer {
+  const out = Buffer.from(bytes);
+  for (let i = 0; i < out.length; i++) {
+    const b = out[i]!;
+    if (b >= 0x41 && b <= 0x5a) out[i] = b + 0x20;
+  }
+  return out;
+}
+
 /** A redactor with a running count of replacements. */
 export interface Redactor {
   /** Returns `text` with every secret and credential pattern replaced by `[REDACTED]`. */
@@ -19,6 +32,14 @@ export interface Redactor {
    * then the text redacted again for patterns that span it; always valid JSON.
    */
   redactJson(value: unknown, space?: number): string;
+  /**
+   * `bytes` with every occurrence of every secret form (see `encodedForms`, as UTF-8; the caseless
+   * ones in any ASCII letter case) overwritten by as many `*` bytes (`MASK_BYTE`): the length and
+   * every other byte stay, so a binary file (an SQLite database, an image) keeps its structure.
+   * Overlapping occurrences merge and count once. The credential patterns are not applied (their
+   * values have no fixed length). Returns `bytes` itself when nothing matched, else a copy.
+   */
+  redactBytes(bytes: Uint8Array): Uint8Array;
   /** Replacements made so far, across all calls. */
   readonly redactions: number;
 }
@@ -333,10 +354,35 @@ export function createRedactor(secrets: readonly string[]): Redactor {
       return text;
     }
   };
+  const exactBytes = exact.map((f) => Buffer.from(f, "utf8"));
+  const caselessBytes = [...new Set(caseless.map((f) => asciiLower(Buffer.from(f.text, "utf8")).toString("latin1")))].map((f) => Buffer.from(f, "latin1"));
+  const redactBytes = (bytes: Uint8Array): Uint8Array => {
+    if (forms.size === 0 || bytes.byteLength === 0) return bytes;
+    const haystack = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const found: [number, number][] = [];
+    const search = (text: Buffer, needles: Buffer[]) => {
+      for (const needle of needles) {
+        for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + 1)) found.push([i, i + needle.length]);
+      }
+    };
+    search(haystack, exactBytes);
+    if (caselessBytes.length > 0) search(asciiLower(haystack), caselessBytes);
+    if (found.length === 0) return bytes;
+    found.sort((a, b) => a[0] - b[0]);
+    const out = new Uint8Array(bytes);
+    for (let i = 0; i < found.length; ) {
+      let [start, end] = found[i]!;
+      for (i++; i < found.length && found[i]![0] < end; i++) end = Math.max(end, found[i]![1]);
+      out.fill(MASK_BYTE, start, end);
+      count += 1;
+    }
+    return out;
+  };
   return {
     redact,
     redactValue,
     redactJson,
+    redactBytes,
     get redactions() {
       return count;
     },

@@ -9,6 +9,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Type, type Static } from "@sinclair/typebox";
 import { domainDigest, sha256Hex } from "./digest.js";
+import { BUNDLE_PATHS } from "./artifact-bundle/bundle-layout.js";
 import { WpCodeboxError } from "./errors.js";
 import type { ArtifactFile, MountSpec, Runtime, RuntimeBackend, RuntimeCreateSpec } from "./runtime.js";
 import { validateAgainstSchema, type SchemaIssue } from "./schema-validation.js";
@@ -234,6 +235,17 @@ export async function restoreRuntime(
   return backend.restore(snapshot, spec);
 }
 
+/** Bundle paths the bundle writer masked a secret in (`files/review.json` `redaction.maskedFiles`); none when unreadable. */
+async function maskedBundleFiles(bundleDir: string): Promise<string[]> {
+  try {
+    const review = JSON.parse(await readFile(join(bundleDir, ...BUNDLE_PATHS.review.split("/")), "utf8")) as { redaction?: { maskedFiles?: unknown } };
+    const files = review.redaction?.maskedFiles;
+    return Array.isArray(files) ? files.filter((f): f is string => typeof f === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
 /** A snapshot declared in the reference manifest (same shape `writeArtifactBundle` takes). */
 export interface RuntimeSnapshotBundleRef {
   id: string;
@@ -245,8 +257,8 @@ export interface RuntimeSnapshotBundleRef {
 /**
  * The bundle files of a snapshot: `files/runtime-snapshots/<id>/snapshot.json` (without contents)
  * and every carried file under `files/runtime-snapshots/<id>/<path>`. Carried files are
- * `application/octet-stream` so the bundle writer's redaction never changes their bytes (they are
- * runtime state, hashed by the snapshot); the reference manifest entry has
+ * `application/octet-stream`: the bundle writer masks a secret in them byte for byte (same size,
+ * same structure), and never rewrites them as text; the reference manifest entry has
  * `replay.status: "runtime-state-artifact"`.
  */
 export function runtimeSnapshotBundleFiles(snapshot: WordPressRuntimeSnapshot): { files: ArtifactFile[]; ref: RuntimeSnapshotBundleRef } {
@@ -262,10 +274,21 @@ export function runtimeSnapshotBundleFiles(snapshot: WordPressRuntimeSnapshot): 
 /**
  * Reads a snapshot back from a bundle folder (`files/runtime-snapshots/<id>/`), contents included.
  * Verify it (or let `restoreRuntime` do it) before use.
- * @throws WpCodeboxError `snapshot-not-found` when the folder or a carried file is missing.
+ * @throws WpCodeboxError `snapshot-not-found` when the folder or a carried file is missing;
+ *   `snapshot-redacted` when the bundle writer masked a secret in one of its files (listed in
+ *   `files/review.json` `redaction.maskedFiles`): those files are no longer the state it hashed.
  */
 export async function readRuntimeSnapshotFromBundle(bundleDir: string, id: string): Promise<WordPressRuntimeSnapshot> {
   const dir = join(bundleDir, ...RUNTIME_SNAPSHOTS_DIR.split("/"), id);
+  const masked = await maskedBundleFiles(bundleDir);
+  const ownMasked = masked.filter((path) => path.startsWith(`${RUNTIME_SNAPSHOTS_DIR}/${id}/`));
+  if (ownMasked.length > 0) {
+    throw new WpCodeboxError(
+      "snapshot-redacted",
+      `Snapshot ${id} in ${bundleDir} cannot be restored: ${ownMasked.length} of its files held a secret (--secret-env), which the bundle masks with "*" (${ownMasked.slice(0, 3).map((p) => p.slice(RUNTIME_SNAPSHOTS_DIR.length + id.length + 2)).join(", ")}${ownMasked.length > 3 ? ", …" : ""}). Restore it in the sandbox that took it (restore {snapshot}), or take it from a run without secrets.`,
+      { id, maskedFiles: ownMasked },
+    );
+  }
   let manifest: WordPressRuntimeSnapshot;
   try {
     manifest = JSON.parse(await readFile(join(dir, RUNTIME_SNAPSHOT_MANIFEST_NAME), "utf8")) as WordPressRuntimeSnapshot;

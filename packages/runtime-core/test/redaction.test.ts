@@ -208,3 +208,51 @@ test("a secret of a megabyte is redacted in every letter case without overflowin
     assert.equal(redactor.redact(`before ${printed} after`), `before ${REDACTED} after`);
   }
 });
+
+test("redactBytes masks every form of a secret in binary content with as many `*` bytes, and counts", async () => {
+  const { maskBinaryContent } = await import("../src/artifact-bundle/binary-mask.js");
+  const { deflateRawSync } = await import("node:zlib");
+  const secret = "Zq7-s3cret/Token+42";
+  const redactor = createRedactor([secret]);
+  const forms = [secret, secret.toUpperCase(), Buffer.from(secret).toString("base64"), Buffer.from(secret).toString("hex")];
+  for (const form of forms) {
+    const bytes = Buffer.concat([Buffer.from([0, 1, 2, 0xff]), Buffer.from(form), Buffer.from([0xfe, 0])]);
+    const masked = redactor.redactBytes(bytes);
+    assert.equal(masked.byteLength, bytes.byteLength, form);
+    assert.deepEqual([...masked.subarray(0, 4)], [0, 1, 2, 0xff]);
+    assert.equal(Buffer.from(masked.subarray(4, 4 + form.length)).toString(), "*".repeat(form.length), form);
+    assert.deepEqual([...masked.subarray(4 + form.length)], [0xfe, 0]);
+  }
+  const clean = Buffer.from("nothing secret here");
+  assert.equal(redactor.redactBytes(clean), clean, "unchanged content is returned as is");
+  // A deflated zip entry is masked inside, and the archive stays a zip (stored-only header fields rewritten).
+  const text = Buffer.from(`before ${secret} after `.repeat(20));
+  const data = deflateRawSync(text);
+  const name = Buffer.from("a.txt");
+  const local = Buffer.alloc(30);
+  local.writeUInt32LE(0x04034b50, 0);
+  local.writeUInt16LE(20, 4);
+  local.writeUInt16LE(8, 8);
+  local.writeUInt32LE(data.length, 18);
+  local.writeUInt32LE(text.length, 22);
+  local.writeUInt16LE(name.length, 26);
+  const central = Buffer.alloc(46);
+  central.writeUInt32LE(0x02014b50, 0);
+  central.writeUInt16LE(20, 6);
+  central.writeUInt16LE(8, 10);
+  central.writeUInt32LE(data.length, 20);
+  central.writeUInt32LE(text.length, 24);
+  central.writeUInt16LE(name.length, 28);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(1, 8);
+  end.writeUInt16LE(1, 10);
+  end.writeUInt32LE(central.length + name.length, 12);
+  end.writeUInt32LE(local.length + name.length + data.length, 16);
+  const zip = Buffer.concat([local, name, data, central, name, end]);
+  assert.equal(zip.indexOf(secret), -1, "the deflated entry does not show the secret as bytes");
+  const { unzipSync } = await import("fflate");
+  const masked = maskBinaryContent(zip, createRedactor([secret]));
+  const entry = Buffer.from(unzipSync(masked)["a.txt"]!).toString();
+  assert.equal(entry, `before ${"*".repeat(secret.length)} after `.repeat(20));
+});

@@ -6,6 +6,7 @@ import { ARTIFACT_READ_CAP_BYTES } from "../defaults.js";
 import { WpCodeboxError } from "../errors.js";
 import { createRedactor } from "../redaction.js";
 import type { ArtifactFile, RuntimeArtifacts } from "../runtime.js";
+import { maskBinaryContent } from "./binary-mask.js";
 import { bundlePathProblem, isTextContentType } from "./bundle-layout.js";
 
 /** An artifact file as `readArtifactFile` returns it: the content as bytes, and their count. */
@@ -24,7 +25,7 @@ export interface ArtifactReadOptions {
 /**
  * The file at bundle-relative `path` among `artifacts.files` (what `collectArtifacts()` gathered),
  * with the content the bundle writer would store: text redacted of `artifacts.secrets` and
- * credential patterns, binary content as is. Only the runtime's own files are reachable: the files
+ * credential patterns, binary content masked byte for byte (`maskBinaryContent`). Only the runtime's own files are reachable: the files
  * the bundle writer makes (manifest, metadata, commands.jsonl, …) and any other path are not.
  * @param path - e.g. `files/browser/screenshot-saved.png` (as in `ExecutionResult.artifactRefs`).
  * @throws WpCodeboxError `artifact-not-found` when `path` is unsafe (absolute, `..`, …) or names no
@@ -57,9 +58,9 @@ export function readArtifactFile(artifacts: RuntimeArtifacts, path: string, opti
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** The content as bytes, text passed through the redactor exactly as the bundle writer does. */
+/** The content as bytes, passed through the redactor as the bundle writer does. */
 function redacted(file: ArtifactFile, secrets: readonly string[]): Uint8Array {
   if (typeof file.content === "string") return encoder.encode(createRedactor(secrets).redact(file.content));
-  if (!isTextContentType(file.contentType)) return file.content;
+  if (!isTextContentType(file.contentType)) return maskBinaryContent(file.content, createRedactor(secrets));
   return encoder.encode(createRedactor(secrets).redact(decoder.decode(file.content)));
 }

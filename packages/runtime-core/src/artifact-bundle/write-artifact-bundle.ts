@@ -35,6 +35,7 @@ import {
   isKernelPseudoPath,
 } from "./bundle-layout.js";
 import { verifyArtifactBundle } from "./verify-artifact-bundle.js";
+import { maskBinaryContent } from "./binary-mask.js";
 
 /** Status of a whole run, as written in `files/review.json`. */
 export type BundleStatus = "ok" | "error" | "timed-out";
@@ -93,7 +94,10 @@ const decoder = new TextDecoder();
  * `artifacts.files` entry, `files/review.json`, `metadata.json`,
  * `files/runtime-reference-manifest.json`, and last `manifest.json`. Every text artifact passes
  * through a redactor built from `artifacts.secrets` (plus cookie/nonce/password patterns); the
- * review records `redaction: { applied, count }`.
+ * review records `redaction: { applied, count, maskedFiles? }`. A binary file is masked instead:
+ * each byte of a secret becomes `*`, so it keeps its size and structure (an SQLite database stays
+ * one), and a zip archive's entries are inflated, masked and deflated again; `maskedFiles` lists
+ * the bundle paths of the binary files that changed.
  * @param directory - created if missing; must be empty if it exists.
  * @param artifacts - what the runtime gathered; file paths must be under `files/`.
  * @returns `{ directory (absolute), id, digest, manifest, valid: true }`.
@@ -130,8 +134,13 @@ export async function writeArtifactBundle(
   // 1. Content: commands, events, runtime files (all redacted when text).
   await put({ path: BUNDLE_PATHS.commands, kind: BUNDLE_KINDS.commands, contentType: NDJSON_TYPE, bytes: jsonLines(artifacts.results, redactor) });
   await put({ path: BUNDLE_PATHS.events, kind: BUNDLE_KINDS.events, contentType: NDJSON_TYPE, bytes: jsonLines(artifacts.events, redactor) });
+  // Binary files (snapshot files: the SQLite database, wp-content files, uploads) are masked byte
+  // for byte, so they keep their size and structure; the review lists the ones that changed.
+  const masked: string[] = [];
   for (const file of artifacts.files) {
-    await put({ path: file.path, kind: file.kind, contentType: file.contentType, bytes: redactContent(file.content, file.contentType, redactor) });
+    const bytes = redactContent(file.content, file.contentType, redactor);
+    if (typeof file.content !== "string" && !isTextContentType(file.contentType) && bytes !== file.content) masked.push(file.path);
+    await put({ path: file.path, kind: file.kind, contentType: file.contentType, bytes });
   }
   const named = artifactMap(written);
 
@@ -154,7 +163,7 @@ export async function writeArtifactBundle(
     },
   };
   const reviewBody = redactor.redactValue(reviewDraft);
-  const review: ArtifactReview = { ...reviewBody, redaction: { applied: redactor.redactions > 0, count: redactor.redactions } };
+  const review: ArtifactReview = { ...reviewBody, redaction: { applied: redactor.redactions > 0, count: redactor.redactions, ...(masked.length ? { maskedFiles: masked } : {}) } };
   await put({ path: BUNDLE_PATHS.review, kind: BUNDLE_KINDS.review, contentType: JSON_TYPE, bytes: jsonFile(review) });
 
   // 3. Metadata.
@@ -300,8 +309,12 @@ function jsonFile(value: unknown): Uint8Array {
   return encoder.encode(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+/**
+ * A text file redacted as text (`[REDACTED]`); a binary file masked byte for byte (`redactBytes`),
+ * a zip archive entry by entry (`maskBinaryContent`). Returns `content` itself when unchanged.
+ */
 function redactContent(content: Uint8Array | string, contentType: string, redactor: Redactor): Uint8Array {
-  if (typeof content !== "string" && !isTextContentType(contentType)) return content;
+  if (typeof content !== "string" && !isTextContentType(contentType)) return maskBinaryContent(content, redactor);
   return encoder.encode(redactText(typeof content === "string" ? content : decoder.decode(content), contentType, redactor));
 }
 
