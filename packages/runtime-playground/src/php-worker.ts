@@ -18,7 +18,7 @@ import { unpackSeed } from "./opcache-seed.js";
 import type { CappedStream, DeferredRequest, PhpFatal, RequestReport, WorkerBootOptions, WorkerMount, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
 import { phpNetworkGuardPreRun } from "./php-network-guard.js";
 import { installDeterminism, markWork, virtualClockUs } from "./php-determinism.js";
-import { DEFERRED_REQUESTS_DIR, selfCallMuPlugin } from "./site-php.js";
+import { DEFERRED_REQUESTS_DIR, selfCallMuPlugin, sqliteGrammarPreload, themePatternsMuPlugin } from "./site-php.js";
 import { errorMessage } from "@wp-codebox/runtime-core";
 import { cutAtCharacter } from "./utf8-cut.js";
 
@@ -435,6 +435,8 @@ async function boot(): Promise<void> {
   php.mkdir("/internal/wp-codebox/code");
   php.writeFile(REPORT_PRELOAD, REPORT_SOURCE);
   if (options.origin) php.writeFile("/internal/shared/mu-plugins/0-wp-codebox-self-calls.php", selfCallMuPlugin());
+  php.writeFile("/internal/shared/mu-plugins/0-wp-codebox-theme-patterns.php", themePatternsMuPlugin());
+  php.writeFile("/internal/shared/preload/0-wp-codebox-sqlite-grammar.php", sqliteGrammarPreload());
   if (options.muPlugin) php.writeFile("/internal/shared/mu-plugins/0-wp-codebox.php", options.muPlugin);
   stabiliseMtimes(php, "/internal/shared");
   const clockUs = virtualClockUs();

@@ -1,5 +1,5 @@
 /**
- * PHP programs the sandbox runs inside WordPress for its self-calls and WP-Cron (sources in
+ * PHP programs the sandbox runs inside WordPress for its self-calls, WP-Cron and the theme pattern cache (sources in
  * `assets/site/`). Plain PHP, no values spliced in: the self-call plugin reads its inputs from
  * constants that Playground defines from JSON.
  */
@@ -19,6 +19,29 @@ export const DEFERRED_REQUESTS_DIR = "/internal/wp-codebox/deferred";
 export function selfCallMuPlugin(): string {
   return phpAsset("site/self-calls-mu-plugin.php");
 }
+
+/**
+ * Must-use plugin of every sandbox worker that keeps WordPress 6.4/6.5's parsed theme block
+ * patterns from one request to the next (in `/internal/wp-codebox/theme-patterns`, per worker),
+ * as WordPress 6.6 does in a transient: without it every request re-reads every pattern file.
+ * An entry is used only while the theme, its version and every pattern file's name, size, mtime
+ * and inode are unchanged. Does nothing on other WordPress versions.
+ */
+export function themePatternsMuPlugin(): string {
+  return phpAsset("site/theme-patterns-mu-plugin.php");
+}
+
+/**
+ * Preload of every sandbox worker (after Playground's `0-sqlite.php`) that keeps the SQLite
+ * integration's built MySQL grammar from one request to the next (in
+ * `/internal/wp-codebox/sqlite-grammar`, per worker), instead of building it at every request's
+ * first query. Does nothing with another database integration or an integration that no longer
+ * keeps the grammar in `WP_MySQL_On_SQLite::$mysql_grammar`.
+ */
+export function sqliteGrammarPreload(): string {
+  return phpAsset("site/sqlite-grammar-preload.php");
+}
+
 
 /**
  * Moves recurring events that are overdue in the installed-site cache to their next run after now
