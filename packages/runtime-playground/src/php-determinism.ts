@@ -14,6 +14,11 @@
  *   is replaced by a seeded generator.
  * File timestamps of the in-memory filesystem still come from the host's `Date.now()` (they are
  * the glue's own bookkeeping, not a question PHP asks).
+ *
+ * The glue's `/dev/random` and `/dev/urandom` read through a 1 KiB buffer that outlives a request:
+ * what one request left in it would reach the next, so a request's bytes would depend on the
+ * worker's history (a pooled worker handed to a new session would not repeat a fresh one's
+ * values). `replaceRandomDevices()` puts devices in their place whose buffer every mark empties.
  */
 import { createHash } from "node:crypto";
 
@@ -40,6 +45,9 @@ let entropyKey = 0;
 let entropyCounter = 0;
 let pool = new Uint8Array(0);
 let poolOffset = 0;
+/** Buffer of the replaced random devices (emptied by every mark). */
+const deviceBuffer = new Uint8Array(1024);
+let deviceLeft = 0;
 
 function readClockUs(): number {
   const now = cursorUs;
@@ -131,6 +139,33 @@ export function markWork(mark: WorkMark | undefined): void {
   entropyCounter = 0;
   pool = new Uint8Array(0);
   poolOffset = 0;
+  deviceLeft = 0;
+}
+
+/** The part of Emscripten's `FS` object `replaceRandomDevices` uses. */
+interface DeviceFs {
+  unlink(path: string): void;
+  createDevice(parent: string, name: string, input: () => number): unknown;
+}
+
+/**
+ * With seeded entropy, replaces the glue's `/dev/random` and `/dev/urandom` by devices whose
+ * buffer every `markWork` empties (see the module comment). Call once PHP has booted, before
+ * anything opens them for a request. Does nothing with host entropy.
+ */
+export function replaceRandomDevices(fs: DeviceFs): void {
+  if (settings?.seed === undefined) return;
+  const byte = () => {
+    if (deviceLeft === 0) {
+      fillSeeded(deviceBuffer);
+      deviceLeft = deviceBuffer.byteLength;
+    }
+    return deviceBuffer[--deviceLeft]!;
+  };
+  for (const name of ["random", "urandom"]) {
+    fs.unlink(`/dev/${name}`);
+    fs.createDevice("/dev", name, byte);
+  }
 }
 
 /** The virtual clock now (µs since the epoch), for reporting back to the host; undefined with host time. */

@@ -83,7 +83,14 @@ export type WorkerRequest =
   | { op: "export-opcache"; id: number; hostDir: string }
   /** Forgets cached filesystem nodes under `vfsPath` after the host changed the files (reset, restore). */
   | { op: "forget-cached-files"; id: number; vfsPath: string }
-  | { op: "write-file"; id: number; path: string; data: Uint8Array | string };
+  | { op: "write-file"; id: number; path: string; data: Uint8Array | string }
+  /**
+   * Puts the worker's in-memory file system back as it was when the worker became ready (deletes
+   * what was created since) and drops what PHP keeps of the deleted files between requests
+   * (compiled scripts, the realpath and stat caches). Answers a `MemoryFsRestore`; refused
+   * (`restored: false`) when a file that was there at boot was changed.
+   */
+  | { op: "restore-boot-fs"; id: number };
 
 /** Captured output of a stream, capped at `capBytes`; `bytes` is the total written. */
 export interface CappedStream {

@@ -17,10 +17,11 @@ import { createCopyOnWriteMountHandler } from "./copy-on-write-fs.js";
 import { unpackSeed } from "./opcache-seed.js";
 import type { CappedStream, DeferredRequest, PhpFatal, RequestReport, WorkerBootOptions, WorkerMount, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
 import { phpNetworkGuardPreRun } from "./php-network-guard.js";
-import { installDeterminism, markWork, virtualClockUs } from "./php-determinism.js";
+import { installDeterminism, markWork, replaceRandomDevices, virtualClockUs } from "./php-determinism.js";
 import { DEFERRED_REQUESTS_DIR, selfCallMuPlugin, sqliteGrammarPreload, themePatternsMuPlugin } from "./site-php.js";
 import { errorMessage } from "@wp-codebox/runtime-core";
 import { cutAtCharacter } from "./utf8-cut.js";
+import { MemoryFsBootState, type EmscriptenFs, type MemoryFsRestore } from "./memory-fs-boot-state.js";
 
 // Baseline-compile PHP's WebAssembly only (Liftoff): TurboFan tier-up spent ~0.8 s of CPU on the
 // first WordPress load, on two cores competing with the run itself, and steady-state requests
@@ -295,6 +296,24 @@ function forgetCachedNodes(instance: PHP, vfsPath: string): number {
 
 let handler: PHPRequestHandler;
 let php: PHP;
+let bootFs: MemoryFsBootState | undefined;
+
+/** PHP that forgets what it keeps between requests of files that were just deleted: compiled scripts (OPcache) and stat/realpath caches. */
+const FORGET_DELETED_PHP = `<?php
+$files = json_decode(getenv('WP_CODEBOX_DELETED_FILES') ?: '[]', true);
+if (function_exists('opcache_invalidate')) foreach ($files as $file) @opcache_invalidate($file, true);
+clearstatcache(true);`;
+
+async function restoreBootFs(): Promise<MemoryFsRestore> {
+  if (!bootFs) return { restored: false, reason: "the in-memory file system is not reachable in this php-wasm build" };
+  const result = bootFs.restore();
+  if (result.restored) {
+    // The realpath cache always; compiled copies of deleted scripts when there were any.
+    const response = await php.run({ code: FORGET_DELETED_PHP, env: { WP_CODEBOX_DELETED_FILES: JSON.stringify(result.deletedPhpFiles) } });
+    if (response.exitCode !== 0) return { restored: false, reason: `PHP could not drop its caches: ${response.errors || response.text}` };
+  }
+  return result;
+}
 // One operation at a time: PHP is single-threaded and the runtime relies on ordering.
 let queue: Promise<unknown> = Promise.resolve();
 
@@ -379,6 +398,8 @@ async function handle(request: WorkerRequest): Promise<unknown> {
       php.mkdir(request.path.slice(0, request.path.lastIndexOf("/")) || "/");
       php.writeFile(request.path, request.data);
       return true;
+    case "restore-boot-fs":
+      return restoreBootFs();
   }
 }
 
@@ -439,6 +460,12 @@ async function boot(): Promise<void> {
   php.writeFile("/internal/shared/preload/0-wp-codebox-sqlite-grammar.php", sqliteGrammarPreload());
   if (options.muPlugin) php.writeFile("/internal/shared/mu-plugins/0-wp-codebox.php", options.muPlugin);
   stabiliseMtimes(php, "/internal/shared");
+  const fs = (php as unknown as Record<symbol, { FS?: EmscriptenFs }>)[__private__dont__use]?.FS;
+  if (fs) {
+    replaceRandomDevices(fs as unknown as Parameters<typeof replaceRandomDevices>[0]);
+    bootFs = new MemoryFsBootState(fs, [OPCACHE_DIR]);
+    bootFs.capture();
+  }
   const clockUs = virtualClockUs();
   post({ event: "ready", bootMs: Date.now() - started, ...(clockUs !== undefined ? { clockUs } : {}) });
 }

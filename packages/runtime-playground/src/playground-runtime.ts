@@ -467,29 +467,33 @@ export class PlaygroundRuntime implements Runtime {
   /**
    * Makes the sandbox as good as freshly booted, for the next session of a warm pool: `reset()`
    * (database, wp-content, core), plus what a session could leave behind that `reset()` keeps
-   * within a session. The PHP workers are replaced, so their in-memory file system (`/tmp`, and any
-   * path outside the host mounts) and PHP's memory start over as at boot; `/workspace` is emptied
+   * within a session. The PHP workers' in-memory file system (`/tmp`, and any path outside the host
+   * mounts) goes back to what it held at boot: what a session created there is deleted, with
+   * PHP's compiled copies of it; if a session changed something that was there at boot, the
+   * workers are replaced instead (slower: a boot). Extra HTTP workers stop. `/workspace` is emptied
    * and its read-only mounts copied again; cached logins are dropped; a virtual clock and seeded
    * entropy go back to where boot left them; everything recorded (results, events, files,
    * snapshots, browser assertions, PHPUnit test counts) is forgotten, except the boot event, so a
    * bundle still says how the site started.
+   * Event `runtime-recycled` `{ durationMs, workers: "restored" | "restarted", restartReason? }`.
    * @throws `boot-failed` when a replacement worker does not boot (the pool then re-boots the sandbox).
    */
   async recycle(): Promise<void> {
     this.assertLive();
     const started = Date.now();
-    await this.lock.withExclusive(async () => {
+    const workers = await this.lock.withExclusive(async () => {
       this.snapshots.resetToClean();
-      await this.pool.restartAll(() => {
+      const how = await this.pool.recycleAll(() => {
         this.actors.forgetAuth();
         resetWorkspaceDir(this.sandboxDir, this.setup);
-      });
+      }, ["/wordpress", "/workspace"]);
       this.clock.rewind(this.bootClock);
       this.warmedHttp = false;
+      return how;
     });
     this.ledger.forget();
     this.snapshots.forget();
-    this.ledger.event("runtime-recycled", { durationMs: Date.now() - started });
+    this.ledger.event("runtime-recycled", { durationMs: Date.now() - started, workers: workers.how, ...(workers.how === "restarted" ? { restartReason: workers.reason } : {}) });
   }
 
   /** Every worker re-reads `/wordpress` from the host after the host changed it (reset, restore). */

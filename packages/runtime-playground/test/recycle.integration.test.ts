@@ -1,0 +1,92 @@
+/**
+ * Integration: `recycle()` (how a warm pool hands a sandbox to its next session) puts the PHP
+ * worker's in-memory file system back as at boot without booting a new worker when nothing that
+ * was there at boot changed, and replaces the worker when something did. Either way the next
+ * session sees nothing of the previous one, and seeded entropy repeats what a fresh boot gives.
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { createPlaygroundBackend, type PlaygroundRuntime } from "@wp-codebox/runtime-playground";
+
+let runtime: PlaygroundRuntime;
+
+before(async () => {
+  runtime = await createPlaygroundBackend().create({ seed: 11, origin: "loopback" });
+});
+after(async () => {
+  await runtime?.dispose();
+});
+
+async function php(code: string): Promise<string> {
+  const result = await runtime.execute({ command: "wordpress.run-php", args: [`code=${code}`] });
+  assert.equal(result.status, "ok", `${result.error?.message ?? ""} ${result.stderr}`);
+  return result.stdout;
+}
+
+/** Recycles and returns the `runtime-recycled` event's data. */
+async function recycle(): Promise<{ workers: string; restartReason?: string }> {
+  await runtime.recycle();
+  const events = (await runtime.collectArtifacts()).events;
+  const recycled = events.filter((e) => e.type === "runtime-recycled").at(-1);
+  assert.ok(recycled, "a runtime-recycled event");
+  return recycled.data as { workers: string; restartReason?: string };
+}
+
+const RANDOM = "<?php echo wp_rand(), '|', bin2hex(random_bytes(8)), '|', mt_rand();";
+/** What a session could leave behind, as seen from PHP. */
+const LEFT_BEHIND = `<?php echo json_encode([
+  'tmp' => file_exists('/tmp/wpcb-left/x.php'),
+  'mu' => file_exists('/internal/shared/mu-plugins/wpcb-left.php') || defined('WPCB_LEFT'),
+  'home' => file_exists('/home/wpcb-left.txt'),
+]);`;
+
+describe("recycle with real WordPress", { timeout: 300_000 }, () => {
+  it("deletes what a session created in memory without a new worker, and forgets its compiled PHP", async () => {
+    const fresh = await php(RANDOM);
+    await php(`<?php
+      mkdir('/tmp/wpcb-left');
+      file_put_contents('/tmp/wpcb-left/x.php', '<?php return "one";');
+      touch('/tmp/wpcb-left/x.php', 1000000000);
+      include '/tmp/wpcb-left/x.php';
+      file_put_contents('/internal/shared/mu-plugins/wpcb-left.php', "<?php define('WPCB_LEFT', 1);");
+      file_put_contents('/home/wpcb-left.txt', 'left');`);
+    assert.deepEqual(JSON.parse(await php(LEFT_BEHIND)), { tmp: true, mu: true, home: true }, "the session sees what it made");
+
+    const recycled = await recycle();
+    assert.equal(recycled.workers, "restored", recycled.restartReason);
+    // The first command of each session: the same piece of work after boot.
+    assert.equal(await php(RANDOM), fresh, "seeded entropy repeats what the fresh sandbox gave");
+    assert.deepEqual(JSON.parse(await php(LEFT_BEHIND)), { tmp: false, mu: false, home: false });
+    // Same path, size and mtime, new content: OPcache must not run the previous session's bytecode.
+    assert.equal(await php(`<?php mkdir('/tmp/wpcb-left'); file_put_contents('/tmp/wpcb-left/x.php', '<?php return "two";'); touch('/tmp/wpcb-left/x.php', 1000000000); echo include '/tmp/wpcb-left/x.php';`), "two");
+    assert.equal((await recycle()).workers, "restored");
+  });
+
+  // Every way a session can change a file that was there at boot: its bytes are not kept, so the
+  // worker is replaced, and the next session gets the boot content back.
+  const BOOT_FILE = "/internal/shared/mu-plugins/0-playground.php";
+  const changes: Array<[string, string]> = [
+    ["append", `file_put_contents('${BOOT_FILE}', "\\n// changed", FILE_APPEND);`],
+    ["overwrite with the same size", `$s = file_get_contents('${BOOT_FILE}'); file_put_contents('${BOOT_FILE}', strtoupper($s));`],
+    ["truncate", `$h = fopen('${BOOT_FILE}', 'r+'); ftruncate($h, 10); fclose($h);`],
+    ["chmod", `chmod('${BOOT_FILE}', 0600);`],
+    ["touch", `touch('${BOOT_FILE}', 1000000000);`],
+    ["rename", `rename('${BOOT_FILE}', '/tmp/moved.php');`],
+    ["unlink", `unlink('${BOOT_FILE}');`],
+    ["replace by rename", `file_put_contents('/tmp/new.php', '<?php // new'); rename('/tmp/new.php', '${BOOT_FILE}');`],
+  ];
+  const FINGERPRINT = `<?php clearstatcache(); echo file_exists('${BOOT_FILE}') ? md5_file('${BOOT_FILE}') . ':' . decoct(fileperms('${BOOT_FILE}') & 0777) . ':' . filemtime('${BOOT_FILE}') : 'missing';`;
+
+  it("replaces the worker when a session changed a file that was there at boot (every kind of change)", async () => {
+    const boot = await php(FINGERPRINT);
+    assert.notEqual(boot, "missing");
+    for (const [kind, change] of changes) {
+      await php(`<?php ${change}`);
+      assert.notEqual(await php(FINGERPRINT), boot, `${kind}: the change is visible in the session`);
+      const recycled = await recycle();
+      assert.equal(recycled.workers, "restarted", `${kind}: a new worker`);
+      assert.match(recycled.restartReason ?? "", /0-playground\.php|was changed|moved or removed/, kind);
+      assert.equal(await php(FINGERPRINT), boot, `${kind}: the boot content is back`);
+    }
+  });
+});
