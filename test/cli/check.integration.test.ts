@@ -144,7 +144,10 @@ test("check on a plugin whose admin page never finishes: a timeout finding for t
   const report = JSON.parse(run.stdout) as PluginCheckReport;
   assert.equal(report.status, "failed");
   assert.deepEqual(report.findings.map((f) => [f.severity, f.kind, f.surface]), [["error", "timeout", "admin-page:/wp-admin/tools.php?page=check-hang"]], JSON.stringify(report.findings, null, 2));
-  assert.match(report.findings[0]!.message, /did not finish within 5s .*stopped and replaced/);
+  assert.match(report.findings[0]!.message, /did not finish within 5s .*stopped and replaced.*starting at its callback \(.*check-hang\.php:13\)/);
+  // The callback the inventory found for the page: where to look for the loop.
+  assert.match(report.findings[0]!.file ?? "", /check-hang\/check-hang\.php$/);
+  assert.equal(report.findings[0]!.line, 13);
   const byId = Object.fromEntries(report.surfaces.map((s) => [s.id, s.status]));
   assert.equal(byId["admin-page:/wp-admin/tools.php?page=check-hang"], "failed");
   // The check went on with a new worker: the REST route after the hung page was exercised and passed.

@@ -179,8 +179,10 @@ class CheckRun {
    * Times one surface; `work` returns its target details. Work that outlasts `surfaceTimeoutMs` is
    * a `timeout` finding: the PHP worker is stopped and replaced (PHP cannot be interrupted from
    * inside), what the recorder logged before the hang is kept, and the check goes on.
+   * @param where - the plugin's callback behind the surface (from the inventory), named in a
+   *   timeout finding as its file and line.
    */
-  async surface(surface: Omit<Surface, "durationMs">, work: () => Promise<Partial<Surface> | void>): Promise<void> {
+  async surface(surface: Omit<Surface, "durationMs">, work: () => Promise<Partial<Surface> | void>, where?: { file: string; line: number }): Promise<void> {
     const started = Date.now();
     const scope = { abandoned: false };
     const outcome = await this.ctx.withDeadline(this.surfaceTimeoutMs, () => surfaceScope.run(scope, work));
@@ -192,7 +194,8 @@ class CheckRun {
         severity: "error",
         kind: "timeout",
         surface: surface.id,
-        message: `${surface.kind} ${surface.target} did not finish within ${seconds}s (surface-timeout): its PHP worker was stopped and replaced, and the check went on. Look for an endless loop or a request that waits on something that never answers.`,
+        message: `${surface.kind} ${surface.target} did not finish within ${seconds}s (surface-timeout): its PHP worker was stopped and replaced, and the check went on. Look for an endless loop or a request that waits on something that never answers${where ? `, starting at its callback (${where.file}:${where.line})` : ""}.`,
+        ...(where ? { file: where.file, line: where.line } : {}),
         evidence,
       });
       await this.settle(surface.id);
@@ -360,7 +363,7 @@ async function exerciseSurfaces(check: CheckRun, added: PluginInventory, browser
       const problems = await check.settle(id);
       check.httpFinding(id, response.status, problems, response.evidence, `Admin page ${page.url}`, page.callback);
       return { httpStatus: response.status, evidence: response.evidence };
-    });
+    }, page.callback);
   }
 
   if (browser) {
@@ -424,7 +427,7 @@ async function exerciseSurfaces(check: CheckRun, added: PluginInventory, browser
       const problems = await check.settle(id);
       check.httpFinding(id, options.status, problems, options.evidence, `OPTIONS ${route.route}`, route.callback);
       return { httpStatus: status || options.status, evidence: evidence || options.evidence };
-    });
+    }, route.callback);
   }
 
   // Shortcodes, blocks and post types are seen on the front end: publish what shows them first.
@@ -463,7 +466,7 @@ async function exerciseSurfaces(check: CheckRun, added: PluginInventory, browser
       const problems = await check.settle(item.id);
       check.httpFinding(item.id, response.status, problems, response.evidence, item.what, item.where);
       return { httpStatus: response.status, evidence: response.evidence };
-    });
+    }, item.where);
   }
   await exerciseCron(check, added);
 }
