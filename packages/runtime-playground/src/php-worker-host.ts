@@ -78,6 +78,7 @@ export class PhpWorkerHost {
         if ("event" in message) {
           if (message.event === "ready") {
             this.clock?.finished(message.clockUs);
+            this.printed = new Float64Array(message.printed);
             this.booted = true;
             resolve(message.bootMs);
             queueMicrotask(() => this.onSettled?.());
@@ -113,10 +114,13 @@ export class PhpWorkerHost {
 
   private readonly output = new Map<number, { stdout: Uint8Array[]; stderr: Uint8Array[]; stdoutBytes: number; stderrBytes: number }>();
 
-  private recordOutput(message: { id: number; stream: "stdout" | "stderr"; data?: Uint8Array; bytes: number }): void {
+  /** `[run id, stdout bytes, stderr bytes]` of the run in the worker, shared with it (see php-worker.ts). */
+  private printed: Float64Array | undefined;
+
+  private recordOutput(message: { id: number; stream: "stdout" | "stderr"; data: Uint8Array; bytes: number }): void {
     let entry = this.output.get(message.id);
     if (!entry) this.output.set(message.id, (entry = { stdout: [], stderr: [], stdoutBytes: 0, stderrBytes: 0 }));
-    if (message.data) entry[message.stream].push(message.data);
+    entry[message.stream].push(message.data);
     if (message.stream === "stdout") entry.stdoutBytes = message.bytes;
     else entry.stderrBytes = message.bytes;
   }
@@ -132,6 +136,13 @@ export class PhpWorkerHost {
       const bytes = Buffer.concat(parts.map((p) => new Uint8Array(p.buffer, p.byteOffset, p.byteLength)));
       return decoder.decode(cutAtCharacter(bytes, total > bytes.byteLength));
     };
+    // Past the cap the worker sends no more chunks; the running run's totals are in shared memory.
+    const printed = this.printed;
+    const running = printed ? this.output.get(printed[0]!) : undefined;
+    if (running && printed) {
+      running.stdoutBytes = Math.max(running.stdoutBytes, printed[1]!);
+      running.stderrBytes = Math.max(running.stderrBytes, printed[2]!);
+    }
     const all = [...this.output.entries()].sort(([a], [b]) => a - b).map(([, e]) => e);
     return {
       stdout: all.map((e) => join(e.stdout, e.stdoutBytes)).join(""),

@@ -158,7 +158,8 @@ export interface DeferredRequest {
 }
 
 export type WorkerEvent =
-  | { event: "ready"; bootMs: number; clockUs?: number }
+  /** `printed`: `[run id, stdout bytes, stderr bytes]` of the running `run`, updated as PHP prints. */
+  | { event: "ready"; bootMs: number; clockUs?: number; printed: SharedArrayBuffer }
   | { event: "boot-failed"; error: { message: string; stack?: string } }
   | { event: "progress"; message: string }
   | { event: "network-denied"; host: string; port: number }
@@ -169,5 +170,5 @@ export type WorkerEvent =
    * before that work's response); the runtime serves it on the next free worker.
    */
   | { event: "deferred-request"; request: DeferredRequest }
-  /** A chunk of a running `run` request's output (`data` absent once past the cap); `bytes` = total so far. */
-  | { event: "output"; id: number; stream: "stdout" | "stderr"; data?: Uint8Array; bytes: number };
+  /** A chunk of a running `run` request's output, up to the cap (none past it); `bytes` = total so far. */
+  | { event: "output"; id: number; stream: "stdout" | "stderr"; data: Uint8Array; bytes: number };

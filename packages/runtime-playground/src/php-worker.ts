@@ -91,7 +91,12 @@ async function mountOne(instance: PHP, m: WorkerMount): Promise<void> {
   await instance.mount(m.vfsPath, m.readOnly ? createReadOnlyNodeFsMountHandler(m.hostPath) : createNodeFsMountHandler(m.hostPath));
 }
 
-async function readCapped(stream: ReadableStream<Uint8Array>, capBytes: number): Promise<CappedStream> {
+/**
+ * Reads a stream to its end (PHP's), keeping up to `capBytes`. `printed()` is what PHP printed to
+ * it in all (the output sink dropped what was past the cap before php-wasm queued it): the
+ * reported total.
+ */
+async function readCapped(stream: ReadableStream<Uint8Array>, capBytes: number, printed?: () => number): Promise<CappedStream> {
   const chunks: Uint8Array[] = [];
   let kept = 0;
   let bytes = 0;
@@ -112,6 +117,7 @@ async function readCapped(stream: ReadableStream<Uint8Array>, capBytes: number):
     data.set(c, offset);
     offset += c.byteLength;
   }
+  bytes = Math.max(bytes, printed?.() ?? 0);
   // A cap that falls inside a multi-byte character keeps the text before it (`bytes` stays the true total).
   return { data: cutAtCharacter(data, bytes > kept), bytes, truncated: bytes > kept };
 }
@@ -208,44 +214,63 @@ function exportToHost(instance: PHP, vfsDir: string, hostDir: string): number {
 }
 
 /**
- * Mirrors a running `run` request's output to the runtime synchronously, from inside PHP's write
- * callback. The worker's event loop is blocked while PHP runs, so a run that never returns (and is
- * killed at its deadline) would otherwise take everything it printed with it.
+ * The output sink of the PHP work running now (a `run` or an `http` request). PHP hands every
+ * chunk it prints to the module's `onStdout`/`onStderr`, and php-wasm copies each one into a
+ * stream that is read only once PHP yields: a script that prints 600 MiB in a loop would have
+ * 600 MiB queued in this thread. The sink passes on to php-wasm only up to the work's cap per
+ * stream and counts (and drops) the rest, so the queue never holds more than the cap, whatever
+ * PHP prints. It also mirrors a `run`'s kept output to the runtime synchronously: the worker's
+ * event loop is blocked while PHP runs, so a run that never returns (killed at its deadline)
+ * would otherwise take everything it printed with it.
  */
-let outputTap: ((stream: "stdout" | "stderr", chunk: Uint8Array) => void) | undefined;
+interface OutputSink {
+  cap: { stdout: number; stderr: number };
+  passed: { stdout: number; stderr: number };
+  total: { stdout: number; stderr: number };
+  /** The `run` request whose kept output is mirrored (`output` events); none for `http`. */
+  mirrorId?: number;
+}
+let sink: OutputSink | undefined;
 
-function installOutputTap(instance: PHP): void {
+/**
+ * Bytes printed so far by the running `run`, readable by the runtime while PHP blocks this
+ * thread: `[request id, stdout bytes, stderr bytes]` (sent once, with the `ready` event).
+ */
+const printedCounters = new Float64Array(new SharedArrayBuffer(3 * Float64Array.BYTES_PER_ELEMENT));
+
+function installOutputSink(instance: PHP): void {
   const module = (instance as unknown as Record<symbol, Record<string, unknown>>)[__private__dont__use];
-  if (!module || module.__wpCodeboxTap) return;
-  module.__wpCodeboxTap = true;
+  if (!module || module.__wpCodeboxSink) return;
+  module.__wpCodeboxSink = true;
   for (const [prop, stream] of [["onStdout", "stdout"], ["onStderr", "stderr"]] as const) {
     let inner = module[prop] as ((chunk: Uint8Array) => void) | undefined;
     Object.defineProperty(module, prop, {
       configurable: true,
       get: () => inner,
       set: (fn: (chunk: Uint8Array) => void) => {
-        inner = (chunk: Uint8Array) => {
-          outputTap?.(stream, chunk);
-          fn(chunk);
+        inner = (raw: Uint8Array) => {
+          const s = sink;
+          if (!s) return fn(raw);
+          s.total[stream] += raw.byteLength;
+          const keep = Math.max(0, Math.min(raw.byteLength, s.cap[stream] - s.passed[stream]));
+          s.passed[stream] += keep;
+          if (keep > 0) fn(keep === raw.byteLength ? raw : raw.subarray(0, keep));
+          if (s.mirrorId === undefined) return;
+          printedCounters[stream === "stdout" ? 1 : 2] = s.total[stream];
+          // PHP hands over a view of its heap (an Int8Array): copy it as plain bytes.
+          if (keep > 0) post({ event: "output", id: s.mirrorId, stream, data: new Uint8Array(raw.buffer, raw.byteOffset, keep).slice(), bytes: s.total[stream] });
         };
       },
     });
   }
 }
 
-function startOutputTap(id: number, capBytes: number): void {
-  installOutputTap(php);
-  const sent = { stdout: 0, stderr: 0 };
-  const total = { stdout: 0, stderr: 0 };
-  outputTap = (stream, raw) => {
-    // PHP hands over a view of its heap (an Int8Array): copy it as plain bytes.
-    const chunk = new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
-    total[stream] += chunk.byteLength;
-    const room = capBytes - sent[stream];
-    const data = room > 0 ? chunk.slice(0, Math.min(room, chunk.byteLength)) : undefined;
-    if (data) sent[stream] += data.byteLength;
-    post({ event: "output", id, stream, ...(data ? { data } : {}), bytes: total[stream] });
-  };
+/** Starts capping (and for a `run`, mirroring) the output of the PHP work about to run. */
+function startOutputSink(cap: { stdout: number; stderr: number }, mirrorId?: number): OutputSink {
+  installOutputSink(php);
+  if (mirrorId !== undefined) printedCounters.set([mirrorId, 0, 0]);
+  sink = { cap, passed: { stdout: 0, stderr: 0 }, total: { stdout: 0, stderr: 0 }, ...(mirrorId !== undefined ? { mirrorId } : {}) };
+  return sink;
 }
 
 /** The file a generated wrapper runs (`require '/internal/wp-codebox/code/x.php'`), for error reports. */
@@ -322,7 +347,7 @@ async function handle(request: WorkerRequest): Promise<unknown> {
     case "run": {
       if (php.fileExists(LAST_ERROR_PATH)) php.unlink(LAST_ERROR_PATH);
       clearReport();
-      startOutputTap(request.id, request.capBytes);
+      const output = startOutputSink({ stdout: request.capBytes, stderr: request.capBytes }, request.id);
       markWork(request.mark);
       let stdout: CappedStream;
       let stderr: CappedStream;
@@ -330,17 +355,18 @@ async function handle(request: WorkerRequest): Promise<unknown> {
       try {
         // WP_CODEBOX_SCRIPT: a script, not an HTTP request (assets/runtime/request-report.php).
         const response = await php.runStream({ code: request.code, env: request.env, $_SERVER: { WP_CODEBOX_SCRIPT: "1" } });
-        [stdout, stderr] = await Promise.all([readCapped(response.stdout, request.capBytes), readCapped(response.stderr, request.capBytes)]);
+        // The streams end when PHP does, so the sink's totals are final by then.
+        [stdout, stderr] = await Promise.all([readCapped(response.stdout, request.capBytes, () => output.total.stdout), readCapped(response.stderr, request.capBytes, () => output.total.stderr)]);
         exitCode = await response.exitCode;
       } catch (error) {
-        outputTap = undefined;
+        sink = undefined;
         const overflow = wasmStackOverflow(error);
         if (!overflow) throw error;
         const partial = { data: new Uint8Array(0), bytes: 0, truncated: false };
         const clockUs = virtualClockUs();
         return { exitCode: 255, stdout: partial, stderr: partial, fatal: wasmStackOverflowFatal(scriptOf(request.code), overflow), ...(clockUs !== undefined ? { clockUs } : {}) };
       }
-      outputTap = undefined;
+      sink = undefined;
       let fatal;
       if (php.fileExists(LAST_ERROR_PATH)) {
         try {
@@ -356,6 +382,8 @@ async function handle(request: WorkerRequest): Promise<unknown> {
     }
     case "http": {
       clearReport();
+      // PHP's stderr during a request is drained unread: none of it needs to be queued.
+      const output = startOutputSink({ stdout: request.capBytes, stderr: 0 });
       markWork(request.mark);
       let status: number;
       let headers: Record<string, string[]>;
@@ -367,12 +395,13 @@ async function handle(request: WorkerRequest): Promise<unknown> {
           headers: request.headers,
           body: request.body,
         });
-        body = await readCapped(response.stdout, request.capBytes);
+        body = await readCapped(response.stdout, request.capBytes, () => output.total.stdout);
         // Drain stderr so the request completes.
         await readCapped(response.stderr, 0);
         status = await response.httpStatusCode;
         headers = await response.headers;
       } catch (error) {
+        sink = undefined;
         const overflow = wasmStackOverflow(error);
         if (!overflow) throw error;
         // What a web server answers when PHP dies without a response.
@@ -380,6 +409,7 @@ async function handle(request: WorkerRequest): Promise<unknown> {
         const clockUs = virtualClockUs();
         return { status: 500, headers: { "content-type": ["text/plain"] }, body: { data: text, bytes: text.byteLength, truncated: false }, fatal: wasmStackOverflowFatal(new URL(request.url).pathname, overflow), ...(clockUs !== undefined ? { clockUs } : {}) };
       }
+      sink = undefined;
       const report = takeReport();
       const fatal = report.fatal ?? takeLoggedFatal();
       const clockUs = virtualClockUs();
@@ -467,7 +497,7 @@ async function boot(): Promise<void> {
     bootFs.capture();
   }
   const clockUs = virtualClockUs();
-  post({ event: "ready", bootMs: Date.now() - started, ...(clockUs !== undefined ? { clockUs } : {}) });
+  post({ event: "ready", bootMs: Date.now() - started, printed: printedCounters.buffer as SharedArrayBuffer, ...(clockUs !== undefined ? { clockUs } : {}) });
 }
 
 /**
