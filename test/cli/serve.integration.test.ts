@@ -169,6 +169,14 @@ describe("wp-codebox serve + --attach from separate processes", { timeout: 240_0
   });
 });
 
+describe("serve --site-request-timeout", { timeout: 60_000 }, () => {
+  it("refuses a limit that is not a duration before booting (exit 2)", async () => {
+    const garbage = await spawnCli(["serve", "--site-request-timeout", "soon"]);
+    assert.equal(garbage.code, 2, show(garbage));
+    assert.match(garbage.stderr, /^error\[invalid-argument\]: --site-request-timeout soon: Invalid duration/m);
+  });
+});
+
 describe("serve --session-lease", { timeout: 240_000 }, () => {
   it("refuses a lease that is not a duration, or shorter than 1s, before booting (exit 2)", async () => {
     const garbage = await spawnCli(["serve", "--session-lease", "soon"]);

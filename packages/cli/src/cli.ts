@@ -225,6 +225,7 @@ function buildProgram(state: CliState): Command {
       .option("--ttl <duration>", 'dispose everything after this long without activity (control calls or site requests), e.g. 30m, 90s; "0" = never (default 30m)')
       .option("--pool <n>", "keep N sandboxes booted from the same spec; each --attach session takes one, a returned one is reset in the background (default: one shared sandbox)")
       .option("--session-lease <duration>", 'release an --attach session whose client sent no call and no lease renewal for this long after its last call (a killed client), e.g. 30s, 2m; at least 1s; "0" = never (default 60s)')
+      .option("--site-request-timeout <duration>", 'limit of each request to the site (a page, a REST call, PHP calling its own site): one that takes longer gets a 504 and its PHP worker is replaced, e.g. 2m; "0" = none (default 30s)')
       .option("--json", 'print one JSON line {"url", "loginUrl", "control", "token", "id"} on stdout once the site is ready; stderr then carries only JSON lines {"event", "at", "data"}: events, progress, the error'),
   )
     .addHelpText(
@@ -250,6 +251,7 @@ function buildProgram(state: CliState): Command {
         ...(opts.ttl !== undefined ? { ttl: opts.ttl as string } : {}),
         ...(opts.pool !== undefined ? { pool: opts.pool as string } : {}),
         ...(opts.sessionLease !== undefined ? { sessionLease: opts.sessionLease as string } : {}),
+        ...(opts.siteRequestTimeout !== undefined ? { siteRequestTimeout: opts.siteRequestTimeout as string } : {}),
         onEvent: (event: { at: string; type: string; data?: Record<string, unknown> }) => {
           if (asJson) jsonEvent(io, event.type, event.data, event.at);
           // Routine session events stay quiet; an expired one is worth a line (a client died holding a sandbox).

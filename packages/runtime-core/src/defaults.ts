@@ -39,6 +39,18 @@ export const DEFAULT_CHECK_TIMEOUT_MS = 600_000;
  */
 export const DEFAULT_CHECK_SURFACE_TIMEOUT_MS = 60_000;
 
+/**
+ * Default limit of one request to a sandbox's site, in ms (`serve --site-request-timeout`,
+ * `RuntimeCreateSpec.siteRequestTimeoutMs`): a page, REST call or admin-ajax request from a
+ * browser, or one PHP makes to its own site (WP-Cron's spawn). PHP cannot be interrupted from
+ * inside, so a request that takes longer gets a 504 and its PHP worker is replaced; without the
+ * limit a request that never ends would keep the worker, and the commands waiting for it, forever.
+ * 30 s is PHP's own `max_execution_time` default, which php-wasm does not enforce; it is below
+ * `DEFAULT_COMMAND_TIMEOUT_MS`, so a command sent while a request hangs runs on the replacement
+ * worker within its own deadline instead of being blamed for the hang. `0` means none.
+ */
+export const DEFAULT_SITE_REQUEST_TIMEOUT_MS = 30_000;
+
 /** Default wall-clock limit of a test suite (`wordpress.phpunit`) in ms: 10 minutes. */
 export const DEFAULT_PHPUNIT_TIMEOUT_MS = 600_000;
 

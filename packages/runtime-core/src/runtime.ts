@@ -79,6 +79,12 @@ export interface RuntimeCreateSpec {
   clock?: string;
   /** Seeds every source of randomness (PHP entropy, page `Math.random`); refused with outbound network. */
   seed?: number | string;
+  /**
+   * Limit of one request to the sandbox's site (a browser's page load, a REST call, PHP calling
+   * its own site), in ms; `0` = none. A request that takes longer gets a 504 and its PHP worker is
+   * replaced. Default `DEFAULT_SITE_REQUEST_TIMEOUT_MS` (30 s).
+   */
+  siteRequestTimeoutMs?: number;
   /** `stable` (`http://wp-codebox.test`) or `loopback` (`http://127.0.0.1:PORT`); default stable when deterministic. */
   origin?: import("./determinism.js").SiteOriginMode;
   /** Called with human-readable progress while the runtime boots (for stderr). */

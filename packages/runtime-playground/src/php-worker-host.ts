@@ -7,6 +7,7 @@ import { WpCodeboxError } from "@wp-codebox/runtime-core";
 import { cutAtCharacter } from "./utf8-cut.js";
 import type { DeferredRequest, WorkerBootOptions, WorkerEvent, WorkerRequest, WorkerResponse } from "./php-worker-protocol.js";
 import type { WorkClock } from "./work-clock.js";
+import type { WorkMark } from "./php-determinism.js";
 
 // Run from source (tsx) or from dist: the worker file sits beside this module.
 const fromSource = import.meta.url.endsWith(".ts");
@@ -20,7 +21,10 @@ const workerUrl = new URL(fromSource ? "./php-worker.ts" : "./php-worker.js", im
  */
 const PHP_WORKER_EXEC_ARGV: readonly string[] = fromSource ? ["--conditions=source"] : [];
 
-type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
+type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void; message: WorkerRequest };
+
+/** A request a worker had been sent and had not started, moved to its replacement (`takeUnstarted`). */
+export type UnstartedCall = Pending;
 type DistributiveOmit<T, K extends keyof never> = T extends unknown ? Omit<T, K> : never;
 
 /** Thrown (internally) when a worker dies or is terminated while a request is pending. */
@@ -158,26 +162,60 @@ export class PhpWorkerHost {
    *   clock mark of its own (no new start instant, same entropy stream as the boot).
    */
   async call<T>(request: DistributiveOmit<WorkerRequest, "id">, options: { partOfBoot?: boolean } = {}): Promise<T> {
+    // PHP work gets its virtual start instant and entropy stream when it is dispatched.
+    const mark = (request.op === "run" || request.op === "http") && !options.partOfBoot ? () => this.clock?.next() : undefined;
+    return this.send(request, mark, (value) => this.clock?.finished((value as { clockUs?: number } | null)?.clockUs)) as Promise<T>;
+  }
+
+  private async send(request: DistributiveOmit<WorkerRequest, "id">, mark: (() => WorkMark | undefined) | undefined, onAnswer?: (value: unknown) => void): Promise<unknown> {
     this.calls += 1;
     try {
       await this.ready;
       if (this.gone) throw new WorkerGoneError("worker is gone");
       const id = this.nextId++;
-      // PHP work gets its virtual start instant and entropy stream when it is dispatched.
-      const mark = (request.op === "run" || request.op === "http") && !options.partOfBoot ? this.clock?.next() : undefined;
-      return await new Promise<T>((resolve, reject) => {
+      const marked = mark?.();
+      const message = { ...request, id, ...(marked ? { mark: marked } : {}) } as WorkerRequest;
+      return await new Promise((resolve, reject) => {
         this.pending.set(id, {
           resolve: (value) => {
-            this.clock?.finished((value as { clockUs?: number } | null)?.clockUs);
-            (resolve as (v: unknown) => void)(value);
+            onAnswer?.(value);
+            resolve(value);
           },
           reject,
+          message,
         });
-        this.worker.postMessage({ ...request, id, ...(mark ? { mark } : {}) } as WorkerRequest);
+        this.worker.postMessage(message);
       });
     } finally {
       this.calls -= 1;
       this.onSettled?.();
+    }
+  }
+
+  /**
+   * Takes off this worker the requests it was sent and has not started: the worker runs one
+   * request at a time in the order sent, so every pending request but the oldest (the one
+   * running) is still waiting in its queue. For a worker about to be replaced: they go to the
+   * replacement (`adopt`) instead of failing with the work that made it stop.
+   */
+  takeUnstarted(): UnstartedCall[] {
+    const [, ...waiting] = [...this.pending.keys()];
+    return waiting.map((id) => {
+      const call = this.pending.get(id)!;
+      this.pending.delete(id);
+      this.output.delete(id);
+      return call;
+    });
+  }
+
+  /**
+   * Sends requests taken from a replaced worker (`takeUnstarted`), in their order, with the
+   * virtual start instants they were given; their callers get this worker's answers.
+   */
+  adopt(calls: UnstartedCall[]): void {
+    for (const call of calls) {
+      const { id: _old, ...request } = call.message;
+      this.send(request as DistributiveOmit<WorkerRequest, "id">, undefined).then(call.resolve, call.reject);
     }
   }
 

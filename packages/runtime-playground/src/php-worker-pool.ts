@@ -170,16 +170,86 @@ export class PhpWorkerPool {
   }
 
   /**
-   * Kills the primary worker at once and boots a replacement on the same files; the dead worker's
-   * file locks are released first.
+   * Kills a worker at once and boots a replacement on the same files; the dead worker's file
+   * locks are released first. Requests it had been sent and had not started (queued behind the
+   * work that made it stop) go to the replacement; only the running one fails (`WorkerGoneError`).
+   * The primary's replacement is ready when this resolves; an extra worker's joins the pool once
+   * booted.
    * @param onStopped - runs once the old worker is gone, before the replacement boots.
    */
-  async replacePrimary(onStopped?: () => void): Promise<void> {
-    const old = this.primaryHost;
-    await old.terminate();
-    this.lockManager.releaseLocksForProcess(old.processId);
+  replace(host: PhpWorkerHost, onStopped?: () => void): Promise<void> {
+    // Two deadlines can pass for one worker (a command's and a site request's): one replacement.
+    let replacing = this.replacing.get(host);
+    if (!replacing) {
+      replacing = this.replaceOnce(host, onStopped).finally(() => this.replacing.delete(host));
+      this.replacing.set(host, replacing);
+    }
+    return replacing;
+  }
+
+  private readonly replacing = new Map<PhpWorkerHost, Promise<void>>();
+
+  /**
+   * Files the runtime wrote into the primary's in-memory file system (`writeFile`), by path. A
+   * replacement primary (`replace`) gets them again: the requests moved to it may be the rest of a
+   * command whose first request wrote its program there (run-php's code file, WP-CLI's phar).
+   * Forgotten when every worker starts over (`restartAll`, `recycleAll`).
+   */
+  private readonly primaryFiles = new Map<string, Uint8Array>();
+
+  /** Writes a file into the primary's in-memory file system, and into every replacement of it. */
+  async writeFile(path: string, data: Uint8Array | string): Promise<void> {
+    const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+    this.primaryFiles.delete(path); // re-inserted last: replayed in the order written
+    this.primaryFiles.set(path, bytes);
+    await this.primaryHost.call({ op: "write-file", path, data: bytes });
+  }
+
+  private async replaceOnce(host: PhpWorkerHost, onStopped?: () => void): Promise<void> {
+    const extra = this.extraHosts.indexOf(host);
+    if (host !== this.primaryHost && extra < 0) return; // replaced already
+    if (extra >= 0) this.extraHosts.splice(extra, 1);
+    const unstarted = host.takeUnstarted();
+    await host.terminate();
+    this.lockManager.releaseLocksForProcess(host.processId);
     onStopped?.();
-    this.primaryHost = await this.spawn();
+    if (this.disposed) {
+      for (const call of unstarted) call.reject(new Error("the runtime was disposed"));
+      return;
+    }
+    const replacement = await this.spawn();
+    if (host === this.primaryHost) {
+      // Before the moved requests: a command whose earlier request wrote one of these still finds it.
+      for (const [path, data] of this.primaryFiles) replacement.call({ op: "write-file", path, data }).catch(() => undefined);
+    }
+    replacement.adopt(unstarted);
+    if (host === this.primaryHost) {
+      this.primaryHost = replacement;
+      return;
+    }
+    const booting = this.adoptExtra(replacement, { reason: "replaced" });
+    this.bootingExtras.push(booting);
+  }
+
+  /**
+   * Runs `work` on `host` with a time limit: work that outlasts `timeoutMs` is given up, and the
+   * worker, which PHP cannot be interrupted inside, is replaced (`replace`). The one deadline
+   * mechanism for work on a worker: a `wordpress.check` surface, a site request.
+   * @returns `{ done: true, value }`, or `{ done: false }` once the worker was replaced.
+   */
+  async withDeadline<T>(host: PhpWorkerHost, timeoutMs: number, work: () => Promise<T>, onStopped?: () => void): Promise<{ done: true; value: T } | { done: false }> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<"timed-out">((resolve) => (timer = setTimeout(() => resolve("timed-out"), timeoutMs)));
+    const running = work().then((value) => ({ value }));
+    running.catch(() => undefined); // the call in flight fails when its worker is replaced below
+    try {
+      const winner = await Promise.race([running, deadline]);
+      if (winner !== "timed-out") return { done: true as const, value: winner.value };
+    } finally {
+      clearTimeout(timer);
+    }
+    await this.replace(host, onStopped);
+    return { done: false as const };
   }
 
   /**
@@ -191,6 +261,7 @@ export class PhpWorkerPool {
    * @throws `boot-failed` when the replacement does not boot.
    */
   async restartAll(onStopped?: () => void): Promise<void> {
+    this.primaryFiles.clear();
     const old = this.all();
     this.extraHosts.length = 0;
     this.extraWorkersStarted = false;
@@ -217,6 +288,7 @@ export class PhpWorkerPool {
    * @throws `boot-failed` when a replacement does not boot.
    */
   async recycleAll(onQuiet: () => void, forgetUnder: string[]): Promise<{ how: "restored" } | { how: "restarted"; reason: string }> {
+    this.primaryFiles.clear();
     const extras = this.extraHosts.splice(0);
     this.extraWorkersStarted = false;
     this.selfCallWorkersStarted = 0;

@@ -207,6 +207,7 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
         constants: baseConstants(policy),
         cwd,
         outputCapBytes: options.outputCapBytes,
+        ...(spec.siteRequestTimeoutMs !== undefined ? { siteRequestTimeoutMs: spec.siteRequestTimeoutMs } : {}),
         wpCli: { ...(spec.wpCliPhar !== undefined ? { flag: spec.wpCliPhar } : {}), cacheDir },
         workers: options.workers ?? (Number(process.env.WP_CODEBOX_WORKERS) || 1),
         determinism,

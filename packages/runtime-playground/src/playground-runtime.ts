@@ -13,6 +13,7 @@
 import { randomUUID } from "node:crypto";
 import {
   DEFAULT_OUTPUT_CAP_BYTES,
+  DEFAULT_SITE_REQUEST_TIMEOUT_MS,
   SELF_CALL_SETTLE_TIMEOUT_MS,
   SITE_HTTP_RESPONSE_CAP_BYTES,
   STABLE_SITE_ORIGIN,
@@ -58,6 +59,22 @@ import { WorkClock } from "./work-clock.js";
 
 /** The page WordPress shows for a fatal error (wp_die's default message), for empty fatal responses. */
 const CRITICAL_ERROR_PAGE = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>WordPress &rsaquo; Error</title></head><body><p>There has been a critical error on this website.</p></body></html>\n";
+
+/**
+ * What a site request that outlived the site request limit gets: 504, and a short text that says
+ * which limit stopped it and how to change it.
+ */
+function siteRequestTimeoutResponse(limitMs: number): WorkerHttpResult {
+  const limit = limitMs % 1000 === 0 ? `${limitMs / 1000}s` : `${limitMs}ms`;
+  const text = new TextEncoder().encode(
+    `wp-codebox: this request did not finish within ${limit} (the site request limit), so its PHP worker was stopped and replaced; the site keeps serving. ` +
+      `Look for an endless loop or a call that waits on something that never answers. Change the limit with wp-codebox serve --site-request-timeout <duration> ("0" = none).\n`,
+  );
+  // What PHP's own max_execution_time (which php-wasm does not enforce) ends a request with: a
+  // fatal error, so a browser step that loaded the page fails with it.
+  const fatal = { message: `Maximum execution time of ${limit} exceeded: the request did not finish within the site request limit, and its PHP worker was replaced`, file: "", line: 0, type: 1 };
+  return { status: 504, headers: { "content-type": ["text/plain; charset=utf-8"], "cache-control": ["no-store"] }, body: { data: text, bytes: text.byteLength, truncated: false }, fatal };
+}
 
 export class PlaygroundRuntime implements Runtime {
   readonly id = `runtime-${randomUUID()}`;
@@ -170,7 +187,20 @@ export class PlaygroundRuntime implements Runtime {
   }
 
   private async serveLoopback(request: { method: string; url: string; headers: Record<string, string>; body?: Uint8Array }, options: { fromSandbox: boolean; waitingSelfCall: () => boolean }): Promise<WorkerHttpResult> {
-    const response = await this.pool.serveHttp((target) => this.lock.withShared(() => target.call<WorkerHttpResult>({ op: "http", ...request, capBytes: SITE_HTTP_RESPONSE_CAP_BYTES })), options);
+    const limitMs = this.setup.siteRequestTimeoutMs ?? DEFAULT_SITE_REQUEST_TIMEOUT_MS;
+    const response = await this.pool.serveHttp(
+      (target) =>
+        this.lock.withShared(async () => {
+          const call = () => target.call<WorkerHttpResult>({ op: "http", ...request, capBytes: SITE_HTTP_RESPONSE_CAP_BYTES });
+          if (limitMs <= 0) return call();
+          const outcome = await this.pool.withDeadline(target, limitMs, call, () => this.actors.forgetAuth());
+          if (outcome.done) return outcome.value;
+          this.ledger.event("site-request-timeout", { method: request.method, url: request.url, limitMs, fromSandbox: options.fromSandbox });
+          this.ledger.event("php-worker-replaced", { reason: "site-request-timeout" });
+          return siteRequestTimeoutResponse(limitMs);
+        }),
+      options,
+    );
     // Loopback traffic (a browser) belongs to the commands running now.
     this.ledger.addDbErrorsToRunning(response.dbErrors);
     if (response.fatal) {
@@ -304,7 +334,7 @@ export class PlaygroundRuntime implements Runtime {
   }
 
   private async replaceWorker(reason: string): Promise<void> {
-    await this.pool.replacePrimary(() => this.actors.forgetAuth());
+    await this.pool.replace(this.pool.primary, () => this.actors.forgetAuth());
     this.ledger.event("php-worker-replaced", { reason });
   }
 
@@ -345,22 +375,11 @@ export class PlaygroundRuntime implements Runtime {
       authFor: (actor) => this.actors.authFor(actor),
       wrapperUser: (as) => this.actors.wrapperUser(as),
       withDeadline: async <T>(timeoutMs: number, work: () => Promise<T>) => {
-        let timer: NodeJS.Timeout | undefined;
-        const deadline = new Promise<"timed-out">((resolve) => (timer = setTimeout(() => resolve("timed-out"), timeoutMs)));
-        const running = work().then((value) => ({ value }));
-        running.catch(() => undefined); // the call in flight fails when its worker is replaced below
-        try {
-          const winner = await Promise.race([running, deadline]);
-          if (winner !== "timed-out") return { done: true as const, value: winner.value };
-        } finally {
-          clearTimeout(timer);
-        }
-        await this.replaceWorker("deadline");
-        return { done: false as const };
+        const outcome = await this.pool.withDeadline(this.pool.primary, timeoutMs, work, () => this.actors.forgetAuth());
+        if (!outcome.done) this.ledger.event("php-worker-replaced", { reason: "deadline" });
+        return outcome;
       },
-      writeSandboxFile: async (path, data) => {
-        await this.pool.primary.call({ op: "write-file", path, data });
-      },
+      writeSandboxFile: (path, data) => this.pool.writeFile(path, data),
       readSandboxFile: async (path) => {
         const data = await this.pool.primary.call<Uint8Array | null>({ op: "read-file", path });
         return data ? new Uint8Array(data) : null;

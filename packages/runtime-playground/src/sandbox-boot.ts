@@ -40,6 +40,8 @@ export interface PlaygroundRuntimeSetup {
   constants: Record<string, string | number | boolean | null>;
   cwd: string;
   outputCapBytes?: number;
+  /** Limit of one site request in ms (`0` = none); default `DEFAULT_SITE_REQUEST_TIMEOUT_MS`. */
+  siteRequestTimeoutMs?: number;
   /** Where `wordpress.wp-cli` looks for wp-cli.phar (flag, then env, then cache dir). */
   wpCli?: WpCliPharSource;
   /** PHP workers serving HTTP in parallel (browser traffic); 1 = a single worker (default). */

@@ -142,5 +142,5 @@ export function stepPhpFatals(entries: readonly BrowserNetworkEntry[], index: nu
 export function phpFatalStepMessage(kind: string, index: number, fatals: readonly BrowserPhpFatal[]): string {
   const f = fatals[0]!;
   const more = fatals.length > 1 ? ` (and ${fatals.length - 1} more)` : "";
-  return `${kind} step ${index}: PHP fatal error while serving ${new URL(f.url).pathname}${f.status !== null ? ` (HTTP ${f.status})` : ""}: ${f.message.split("\n")[0]} (${f.file}:${f.line})${more}`;
+  return `${kind} step ${index}: PHP fatal error while serving ${new URL(f.url).pathname}${f.status !== null ? ` (HTTP ${f.status})` : ""}: ${f.message.split("\n")[0]}${f.file ? ` (${f.file}:${f.line})` : ""}${more}`;
 }
