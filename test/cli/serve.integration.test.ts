@@ -145,6 +145,32 @@ describe("wp-codebox serve + --attach from separate processes", { timeout: 240_0
     assert.equal(verify.code, 0, show(verify));
   });
 
+  it("Ctrl-C on run --attach stops the command in the sandbox, says so, exits 130, and the next run --attach gets the sandbox", async () => {
+    const dir = join(tmp, "interrupted");
+    // Ten minutes of PHP under a ten-minute timeout: if the interrupt did not stop it, the next call would queue behind it.
+    const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, "run", "--attach", address.control, "--command", "wordpress.run-php", "--timeout", "10m", "--arg", "code=<?php sleep(600);", "--artifacts", dir], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, WP_CODEBOX_TOKEN: address.token },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    const code = new Promise<number | null>((resolve) => child.on("close", resolve));
+    while (!stderr.includes("Running wordpress.run-php")) {
+      if (child.exitCode !== null) throw new Error(stderr);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    child.kill("SIGINT");
+    assert.equal(await code, 130, stderr);
+    assert.match(stderr, /SIGINT received: stopping the command in the attached sandbox, writing the bundle and detaching \(wp-codebox serve keeps the sandbox\)/);
+    assert.match(stderr, /error\[interrupted\]: Interrupted by SIGINT: the command was stopped in the attached sandbox, which wp-codebox serve keeps running \(attach again to go on\)/);
+    assert.doesNotMatch(stderr, /disposed/);
+    assert.deepEqual(await verifyArtifactBundle(dir), { valid: true, violations: [] });
+    const next = await spawnCli(["run", "--attach", address.control, "--command", "wordpress.run-php", "--arg", "code=<?php echo 'usable';", "--artifacts", join(tmp, "after-interrupt")], { env: { WP_CODEBOX_TOKEN: address.token } });
+    assert.equal(next.code, 0, show(next));
+    assert.equal(next.stdout, "usable");
+  });
+
   it("SIGTERM disposes the sandbox: exit 0, nothing left in its temp dir", async () => {
     serve.kill("SIGTERM");
     const code = await exited;

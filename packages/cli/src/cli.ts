@@ -116,14 +116,17 @@ function runtimeRunOptions(opts: Record<string, unknown>, io: CliIo): Omit<RunOp
  * Runs `work` with SIGINT/SIGTERM turned into an abort of the signal it gets: the session then
  * writes its bundle and disposes the sandbox. A second signal leaves at once.
  */
-async function withInterrupt<T>(state: CliState, work: (interrupt: AbortSignal) => Promise<T>): Promise<T> {
+async function withInterrupt<T>(state: CliState, work: (interrupt: AbortSignal) => Promise<T>, options: { attached?: boolean } = {}): Promise<T> {
   const controller = new AbortController();
+  const doing = options.attached
+    ? "stopping the command in the attached sandbox, writing the bundle and detaching (wp-codebox serve keeps the sandbox)"
+    : "writing the bundle and disposing the sandbox";
   const removeHandlers = state.installSignalHandlers((signal) => {
     if (controller.signal.aborted) {
       // Second signal: the user insists; leave now.
       process.exit(signal === "SIGTERM" ? EXIT_CODES.sigterm : EXIT_CODES.sigint);
     }
-    state.io.stderr(`\nwp-codebox: ${signal} received: writing the bundle and disposing the sandbox (send it again to quit at once)\n`);
+    state.io.stderr(`\nwp-codebox: ${signal} received: ${doing} (send it again to quit at once)\n`);
     controller.abort(signal);
   });
   try {
@@ -203,7 +206,7 @@ function buildProgram(state: CliState): Command {
         }
         const { runCommand } = await import("./commands/run.js");
         return runCommand({ ...runOptions, interrupt });
-      });
+      }, { attached: opts.attach !== undefined });
       printRunOutcome(state, outcome, opts.json === true);
       if (outcome.error) throw outcome.error;
       if (outcome.result.status !== "ok") {

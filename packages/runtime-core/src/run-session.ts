@@ -32,7 +32,11 @@ export interface RunSessionOptions {
    * and the session does not dispose it; its owner does.
    */
   runtime?: Runtime;
-  /** Aborting stops the run (reason `"SIGINT"` or `"SIGTERM"`): the bundle is still written, the sandbox disposed. */
+  /**
+   * Aborting stops the run (reason `"SIGINT"` or `"SIGTERM"`): the bundle is still written, and the
+   * sandbox this session booted is disposed. A `runtime` given by the caller (an attached one) gets
+   * the signal with its command, so the command stops there; the sandbox stays up.
+   */
   signal?: AbortSignal;
   /** Human-readable progress (boot, each step, bundle, dispose). */
   onProgress?: (message: string) => void;
@@ -97,11 +101,18 @@ function raceInterrupt<T>(promise: Promise<T>, signal: AbortSignal | undefined):
   return Promise.race([settled, interrupted]).finally(() => signal.removeEventListener("abort", onAbort!));
 }
 
-function interruptedError(signal: string, directory: string): SerializedError {
+/**
+ * The error of an interrupted session. `owned`: the session booted the sandbox and disposes it;
+ * otherwise the sandbox is someone else's (an attached `serve` sandbox): its command was stopped
+ * and it stays up.
+ */
+function interruptedError(signal: string, directory: string, owned = true): SerializedError {
   return {
     code: "interrupted",
-    message: `Interrupted by ${signal}: the sandbox was disposed and a partial bundle written to ${directory}. Run the command again to finish the work.`,
-    details: { signal },
+    message: owned
+      ? `Interrupted by ${signal}: the sandbox was disposed and a partial bundle written to ${directory}. Run the command again to finish the work.`
+      : `Interrupted by ${signal}: the command was stopped in the attached sandbox, which wp-codebox serve keeps running (attach again to go on), and a partial bundle written to ${directory}.`,
+    details: { signal, ...(owned ? {} : { attached: true }) },
   };
 }
 
@@ -176,7 +187,7 @@ export async function runSession(plan: RunPlan, options: RunSessionOptions): Pro
   let booting: Promise<Runtime> | undefined;
   let interrupted: SerializedError | undefined;
   const stop = () => {
-    if (!interrupted && signal?.aborted) interrupted = interruptedError(abortReason(signal), plan.artifactsDir);
+    if (!interrupted && signal?.aborted) interrupted = interruptedError(abortReason(signal), plan.artifactsDir, owned);
     return interrupted !== undefined;
   };
   try {
@@ -186,7 +197,7 @@ export async function runSession(plan: RunPlan, options: RunSessionOptions): Pro
       booting = backend!.create({ ...plan.createSpec, onProgress: progress });
       const booted = await raceInterrupt(booting, signal);
       if (booted.kind === "value") runtime = booted.value;
-      else if (booted.kind === "interrupted") bootError = interrupted = interruptedError(booted.signal, plan.artifactsDir);
+      else if (booted.kind === "interrupted") bootError = interrupted = interruptedError(booted.signal, plan.artifactsDir, owned);
       else bootError = asSessionError(booted.thrown);
       if (runtime) {
         const info = runtime.info();
@@ -206,11 +217,18 @@ export async function runSession(plan: RunPlan, options: RunSessionOptions): Pro
       if (runtime) {
         progress(`Running ${command.command}`);
         const executed = await raceInterrupt(
-          runtime.execute({ command: command.command, args: command.args, ...(command.timeoutMs !== undefined ? { timeoutMs: command.timeoutMs } : {}) }),
+          runtime.execute({
+            command: command.command,
+            args: command.args,
+            ...(command.timeoutMs !== undefined ? { timeoutMs: command.timeoutMs } : {}),
+            // A runtime this session does not own outlives it (an attached serve sandbox): the
+            // interrupt must stop the command there, or it would run on to its own timeout.
+            ...(!owned && signal ? { signal } : {}),
+          }),
           signal,
         );
         if (executed.kind === "value") result = executed.value;
-        else error = executed.kind === "interrupted" ? (interrupted = interruptedError(executed.signal, plan.artifactsDir)) : asSessionError(executed.thrown);
+        else error = executed.kind === "interrupted" ? (interrupted = interruptedError(executed.signal, plan.artifactsDir, owned)) : asSessionError(executed.thrown);
       }
       let artifacts = await baseArtifacts();
       if (!result) {
