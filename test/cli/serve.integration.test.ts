@@ -96,6 +96,13 @@ describe("wp-codebox serve + --attach from separate processes", { timeout: 240_0
     const again = await spawnCli(["run", "--attach", address.control, "--token", address.token, "--command", "wordpress.run-php", "--arg", "code=<?php echo get_option('live_marker');", "--artifacts", join(tmp, "run-attach-2")]);
     assert.equal(again.code, 0, show(again));
     assert.equal(again.stdout, "from-attach");
+    // Each run's bundle holds that run only, not the earlier sessions' commands in the shared sandbox.
+    for (const [bundle, stdout] of [[dir, address.url], [join(tmp, "run-attach-2"), "from-attach"]] as const) {
+      const commands = readFileSync(join(bundle, "files/commands.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+      assert.deepEqual(commands.map((c) => c.stdout), [stdout], bundle);
+      const events = readFileSync(join(bundle, "files/events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l).type);
+      assert.ok(events.includes("runtime-booted"), events.join(","));
+    }
   });
 
   it("refuses a wrong token (exit 2, attach-unauthorized) and runtime flags beside --attach", async () => {

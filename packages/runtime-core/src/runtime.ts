@@ -211,6 +211,13 @@ export interface RuntimeArtifacts {
 /** Options for collecting artifacts. */
 export interface ArtifactSpec {
   includeRuntimeSnapshotBundles?: boolean;
+  /**
+   * Only what these executions (result ids) did: their results, the files they wrote, their review
+   * counts, and the events recorded while they ran, plus the events that say how the sandbox
+   * booted. For a client of a shared sandbox (`run --attach`) whose bundle must not hold other
+   * clients' work. Absent: everything since boot (or since the sandbox was recycled).
+   */
+  executions?: string[];
 }
 
 /** An observation request; `type` selects the observer. */

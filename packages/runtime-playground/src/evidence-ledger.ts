@@ -28,6 +28,8 @@ export class EvidenceLedger {
   private readonly assertions: Assertions[] = [];
   private readonly testCounts: TestCounts[] = [];
   private readonly artifactDirectories = new Map<string, number>();
+  /** What each finished command added (files, assertions, test counts), by execution id: `collect({ executions })`. */
+  private readonly byExecution = new Map<string, { files: ArtifactFile[]; assertions?: Assertions; tests?: TestCounts }>();
   /** Database errors of each running command, by execution id (filled by its PHP runs and HTTP requests). */
   private readonly dbErrorsByExecution = new Map<string, DbError[]>();
 
@@ -64,23 +66,14 @@ export class EvidenceLedger {
       if (outcome.files) this.addFiles(outcome.files);
       if (outcome.assertions) this.assertions.push(outcome.assertions);
       if (outcome.tests) this.testCounts.push(outcome.tests);
+      this.byExecution.set(result.id, { files: outcome.files ?? [], ...(outcome.assertions ? { assertions: outcome.assertions } : {}), ...(outcome.tests ? { tests: outcome.tests } : {}) });
     }
     this.results.push(result);
   }
 
   /** Adds bundle files; a `.jsonl` file that exists already is appended to (browser steps.jsonl across commands). */
   addFiles(files: ArtifactFile[]): void {
-    for (const file of files) {
-      const existing = this.files.findIndex((f) => f.path === file.path);
-      if (existing >= 0 && file.path.endsWith(".jsonl")) {
-        const before = this.files[existing]!;
-        this.files[existing] = { ...before, content: `${String(before.content)}${String(file.content)}` };
-      } else if (existing >= 0) {
-        this.files[existing] = file;
-      } else {
-        this.files.push(file);
-      }
-    }
+    mergeFiles(this.files, files);
   }
 
   /** Next free bundle folder `files/observations/<prefix>-<0001>`. */
@@ -108,23 +101,24 @@ export class EvidenceLedger {
     this.assertions.length = 0;
     this.testCounts.length = 0;
     this.artifactDirectories.clear();
+    this.byExecution.clear();
   }
 
-  /** The browser assertions of every command so far, as one block. */
-  private assertionsBlock(): Assertions | undefined {
-    if (this.assertions.length === 0) return undefined;
+  /** The browser assertions of the given commands (default every command so far), as one block. */
+  private assertionsBlock(list: Assertions[] = this.assertions): Assertions | undefined {
+    if (list.length === 0) return undefined;
     return {
-      total: this.assertions.reduce((n, a) => n + a.total, 0),
-      passed: this.assertions.reduce((n, a) => n + a.passed, 0),
-      failed: this.assertions.reduce((n, a) => n + a.failed, 0),
-      results: this.assertions.flatMap((a) => a.results),
+      total: list.reduce((n, a) => n + a.total, 0),
+      passed: list.reduce((n, a) => n + a.passed, 0),
+      failed: list.reduce((n, a) => n + a.failed, 0),
+      results: list.flatMap((a) => a.results),
     };
   }
 
-  /** The test counts of every wordpress.phpunit command so far, summed (review.json `tests`). */
-  private testsBlock(): TestCounts | undefined {
-    if (this.testCounts.length === 0) return undefined;
-    const sum = (key: keyof TestCounts) => this.testCounts.reduce((n, c) => n + c[key], 0);
+  /** The test counts of the given wordpress.phpunit commands (default all so far), summed (review.json `tests`). */
+  private testsBlock(list: TestCounts[] = this.testCounts): TestCounts | undefined {
+    if (list.length === 0) return undefined;
+    const sum = (key: keyof TestCounts) => list.reduce((n, c) => n + c[key], 0);
     return {
       tests: sum("tests"),
       assertions: sum("assertions"),
@@ -143,6 +137,7 @@ export class EvidenceLedger {
    * `files/browser/action-summary.json`; with `includeRuntimeSnapshotBundles`, every snapshot taken.
    */
   collect(info: RuntimeInfo, secrets: string[], snapshots: Iterable<WordPressRuntimeSnapshot>, spec?: ArtifactSpec): RuntimeArtifacts {
+    if (spec?.executions) return this.collectExecutions(info, secrets, spec.executions);
     const assertions = this.assertionsBlock();
     const files = [...this.files];
     const snapshotRefs = spec?.includeRuntimeSnapshotBundles
@@ -171,5 +166,65 @@ export class EvidenceLedger {
       ...(assertions || tests ? { review: { ...(assertions ? { assertions } : {}), ...(tests ? { tests } : {}) } } : {}),
       ...(snapshotRefs.length ? { snapshots: snapshotRefs } : {}),
     };
+  }
+
+  /**
+   * What the given executions did (`ArtifactSpec.executions`): their results, the files they
+   * wrote, their browser assertions and test counts, the events recorded between the first one's
+   * start and the last one's end, and the boot events. No snapshots: a client that took one
+   * collects them with a whole-sandbox `collect`.
+   */
+  private collectExecutions(info: RuntimeInfo, secrets: string[], ids: string[]): RuntimeArtifacts {
+    const wanted = new Set(ids);
+    const results = this.results.filter((r) => wanted.has(r.id));
+    const files: ArtifactFile[] = [];
+    const assertionList: Assertions[] = [];
+    const testList: TestCounts[] = [];
+    for (const result of results) {
+      const added = this.byExecution.get(result.id);
+      if (!added) continue;
+      mergeFiles(files, added.files);
+      if (added.assertions) assertionList.push(added.assertions);
+      if (added.tests) testList.push(added.tests);
+    }
+    const from = results.reduce((min, r) => (r.startedAt < min ? r.startedAt : min), "\uffff");
+    const to = results.reduce((max, r) => (r.finishedAt > max ? r.finishedAt : max), "");
+    const events = this.events.filter((e) => BOOT_EVENTS.has(e.type) || (e.at >= from && e.at <= to));
+    const assertions = this.assertionsBlock(assertionList);
+    if (assertions) {
+      files.push({
+        path: "files/browser/action-summary.json",
+        kind: "browser-action-summary",
+        contentType: "application/json",
+        content: `${JSON.stringify({ executions: results.filter((r) => isBrowserCommand(r.command)).map((r) => ({ id: r.id, command: r.command, status: r.status, ...(r.error ? { error: r.error } : {}) })), assertions }, null, 2)}\n`,
+      });
+    }
+    const tests = this.testsBlock(testList);
+    return {
+      info,
+      results,
+      events,
+      files,
+      secrets,
+      ...(assertions || tests ? { review: { ...(assertions ? { assertions } : {}), ...(tests ? { tests } : {}) } } : {}),
+    };
+  }
+}
+
+/** Events that say how the sandbox started: every selection of a bundle keeps them. */
+const BOOT_EVENTS = new Set(["runtime-booted", "wordpress-release", "inputs-activated", "cron-fast-forwarded", "runtime-recycled"]);
+
+/** Adds files to a bundle file list; a `.jsonl` file that is there already is appended to, any other replaced. */
+function mergeFiles(list: ArtifactFile[], files: ArtifactFile[]): void {
+  for (const file of files) {
+    const existing = list.findIndex((f) => f.path === file.path);
+    if (existing >= 0 && file.path.endsWith(".jsonl")) {
+      const before = list[existing]!;
+      list[existing] = { ...before, content: `${String(before.content)}${String(file.content)}` };
+    } else if (existing >= 0) {
+      list[existing] = file;
+    } else {
+      list.push(file);
+    }
   }
 }

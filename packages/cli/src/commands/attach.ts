@@ -15,6 +15,7 @@ import {
   writeArtifactBundle,
   type BundleViolation,
   type CommandRunPlan,
+  type Runtime,
 } from "@wp-codebox/runtime-core";
 import { attachRuntime, type AttachedRuntime, type AttachOptions } from "@wp-codebox/live/client";
 // Types only: run.ts loads the Playground backend, which an attached run never needs.
@@ -60,8 +61,9 @@ export function attach(target: AttachTarget, options: Pick<AttachOptions, "reatt
 
 /**
  * `run --attach`: validates the command and its args locally (no call is made for a typo), runs
- * it in the attached sandbox under the policy serve was started with, writes the bundle of that
- * sandbox (everything done in it so far, this command last) and detaches.
+ * it in the attached sandbox under the policy serve was started with, writes the bundle of this
+ * run (its command, the files it wrote, the events while it ran, and how the sandbox booted; not
+ * what other clients did in a shared sandbox) and detaches.
  * @returns like `runCommand`.
  * @throws what `prepareRun` throws for the command/args/artifacts dir, and the attach errors.
  */
@@ -73,10 +75,22 @@ export async function runAttached(options: RunOptions & AttachTarget): Promise<R
   ) as CommandRunPlan;
   const runtime = await attach(options);
   options.onProgress?.(`Attached to ${runtime.info().siteUrl} (sandbox ${runtime.sandboxId})`);
+  // The bundle holds what this run did, not what other clients did in a shared sandbox before it.
+  const ran: string[] = [];
+  const thisRun: Runtime = {
+    info: () => runtime.info(),
+    execute: async (spec) => {
+      const result = await runtime.execute(spec);
+      ran.push(result.id);
+      return result;
+    },
+    collectArtifacts: (spec) => runtime.collectArtifacts({ ...spec, executions: ran }),
+    dispose: () => runtime.dispose(),
+  };
   try {
     // runSession with a running runtime: nothing boots and nothing is disposed (we detach below).
     const session = await runSession(plan, {
-      runtime,
+      runtime: thisRun,
       ...(options.interrupt ? { signal: options.interrupt } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     });
