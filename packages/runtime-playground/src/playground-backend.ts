@@ -4,6 +4,7 @@
  * `@php-wasm/node`, SQLite integration from `@wp-playground/cli`.
  */
 import {
+  MAX_DURATION_MS,
   WpCodeboxError,
   assertEnvironment,
   assertRuntimeSnapshot,
@@ -159,6 +160,10 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
       assertEnvironment(spec.env ?? {}, "--env");
       assertEnvironment(spec.secretEnv ?? {}, "--secret-env");
       assertPhpData(spec.siteOptions ?? {}, "site options");
+      if (spec.siteRequestTimeoutMs !== undefined && !(Number.isInteger(spec.siteRequestTimeoutMs) && spec.siteRequestTimeoutMs >= 0 && spec.siteRequestTimeoutMs <= MAX_DURATION_MS)) {
+        // NaN or a negative limit would end every request at once (a Node timer fires immediately).
+        throw new WpCodeboxError("invalid-argument", `siteRequestTimeoutMs must be a whole number of ms from 0 (no limit) to ${MAX_DURATION_MS}; got ${String(spec.siteRequestTimeoutMs)}.`, { siteRequestTimeoutMs: String(spec.siteRequestTimeoutMs) });
+      }
       const mountSpecs = [
         ...(spec.mounts ?? []),
         ...(spec.plugins ?? []).map((p) => pluginMount(p, cwd)),

@@ -170,3 +170,9 @@ test("a browser step that loads a page that never ends fails with the site reque
   const next = await runtime.execute({ command: "wordpress.browser-actions", args: [`steps-json=${JSON.stringify([{ kind: "navigate", url: "/" }])}`] });
   assert.equal(next.status, "ok", JSON.stringify(next.error));
 });
+
+test("a site request limit that is not a whole number of ms from 0 is refused before boot (it would end every request at once)", async () => {
+  for (const siteRequestTimeoutMs of [Number.NaN, -1, 1.5]) {
+    await assert.rejects(createPlaygroundBackend().create({ siteRequestTimeoutMs }), (error: { code?: string }) => error.code === "invalid-argument");
+  }
+});
