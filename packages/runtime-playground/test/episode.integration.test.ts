@@ -79,9 +79,16 @@ test("an episode with a secret redacts every encoded form in its results, and it
     await episode.reset();
     const { execution } = await episode.step({ command: "wordpress.run-php", args: ["code=<?php $s = getenv('MYSECRET'); echo base64_encode($s), ' ', strtoupper($s), ' ', bin2hex($s), ' ', $s;"] });
     for (const form of [secret, Buffer.from(secret).toString("base64"), secret.toUpperCase(), Buffer.from(secret).toString("hex")]) assert.ok(!execution.stdout.includes(form), `${form} in ${execution.stdout}`);
+    // A snapshot of a database that holds the secret: masked in the bundle, which still verifies.
+    await episode.step({ command: "wordpress.run-php", args: ["code=<?php update_option('episode_secret', getenv('MYSECRET'));"] });
+    await episode.snapshot();
     const dir = join(scratch, "episode-secret");
-    const written = await writeArtifactBundle(dir, await episode.collectArtifacts({}), {});
+    const written = await writeArtifactBundle(dir, await episode.collectArtifacts({ includeRuntimeSnapshotBundles: true }), {});
     assert.equal((await verifyArtifactBundle(written.directory)).valid, true);
+    const review = JSON.parse(readFileSync(join(written.directory, "files/review.json"), "utf8")) as { redaction: { maskedFiles?: string[] } };
+    const database = review.redaction.maskedFiles?.find((path) => path.endsWith("/wp-content/database/.ht.sqlite"));
+    assert.ok(database, JSON.stringify(review.redaction));
+    assert.equal(readFileSync(join(written.directory, database)).indexOf(secret), -1);
   } finally {
     await episode.close();
   }
