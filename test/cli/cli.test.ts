@@ -329,6 +329,17 @@ describe("run always writes the bundle (fake backend, no boot)", () => {
     assert.equal(outcome.bundle.valid, true);
   });
 
+  it("--site-request-timeout becomes the create spec's siteRequestTimeoutMs; text that is not a duration is refused before boot", () => {
+    const dir = join(tmp, "unused");
+    assert.equal(prepareRun({ command: "wordpress.run-php", args: ["code=1"], artifactsDir: dir, siteRequestTimeout: "2m" }).createSpec.siteRequestTimeoutMs, 120_000);
+    assert.equal(prepareRun({ command: "wordpress.run-php", args: ["code=1"], artifactsDir: dir, siteRequestTimeout: "0" }).createSpec.siteRequestTimeoutMs, 0);
+    assert.equal(prepareRun({ command: "wordpress.run-php", args: ["code=1"], artifactsDir: dir }).createSpec.siteRequestTimeoutMs, undefined);
+    assert.throws(
+      () => prepareRun({ command: "wordpress.run-php", args: ["code=1"], artifactsDir: dir, siteRequestTimeout: "soon" }),
+      (error: unknown) => (error as { code?: string }).code === "invalid-argument" && /^--site-request-timeout soon: Invalid duration/.test((error as Error).message),
+    );
+  });
+
   it("the default policy grants exactly the command asked for; --policy replaces it, and one that does not grant the command is refused before boot", () => {
     const dir = join(tmp, "unused");
     assert.deepEqual(prepareRun({ command: "wordpress.rest-request", args: ["route=/"], artifactsDir: dir }).policy.commands, ["wordpress.rest-request"]);

@@ -87,7 +87,8 @@ function addRuntimeOptions(command: Command): Command {
     .option("--secret-env <name>", "pass the caller's environment variable NAME into the sandbox, redacted from every artifact (repeatable)", collect)
     .option("--wp-cli-phar <path>", "wp-cli.phar for wordpress.wp-cli (default $WP_CODEBOX_WP_CLI_PHAR, then <cache>/wp-cli.phar)")
     .option("--clock <iso|real>", 'start the sandbox clock at this ISO-8601 instant (virtual: it advances only with work done) or "real" (default: real)')
-    .option("--seed <n>", "seed every source of randomness (PHP entropy, page Math.random); refused with a policy that allows outbound network");
+    .option("--seed <n>", "seed every source of randomness (PHP entropy, page Math.random); refused with a policy that allows outbound network")
+    .option("--site-request-timeout <duration>", 'limit of each request to the site (a browser page load or REST call, an http-request command, PHP calling its own site): one that takes longer gets a 504 and its PHP worker is replaced, e.g. 2m; "0" = none (default 30s)');
 }
 
 /** The flags `addRuntimeOptions` adds, as `RunOptions` fields (with the invocation's cwd, env and progress). */
@@ -106,6 +107,7 @@ function runtimeRunOptions(opts: Record<string, unknown>, io: CliIo): Omit<RunOp
     ...(opts.wpCliPhar !== undefined ? { wpCliPhar: opts.wpCliPhar as string } : {}),
     ...(opts.clock !== undefined ? { clock: opts.clock as string } : {}),
     ...(opts.seed !== undefined ? { seed: opts.seed as string } : {}),
+    ...(opts.siteRequestTimeout !== undefined ? { siteRequestTimeout: opts.siteRequestTimeout as string } : {}),
     cwd: io.cwd,
     processEnv: io.env,
     onProgress: (message) => io.stderr(`wp-codebox: ${message}\n`),
@@ -228,7 +230,6 @@ function buildProgram(state: CliState): Command {
       .option("--ttl <duration>", 'dispose everything after this long without activity (control calls or site requests), e.g. 30m, 90s; "0" = never (default 30m)')
       .option("--pool <n>", "keep N sandboxes booted from the same spec; each --attach session takes one, a returned one is reset in the background (default: one shared sandbox)")
       .option("--session-lease <duration>", 'release an --attach session whose client sent no call and no lease renewal for this long after its last call (a killed client), e.g. 30s, 2m; at least 1s; "0" = never (default 60s)')
-      .option("--site-request-timeout <duration>", 'limit of each request to the site (a page, a REST call, PHP calling its own site): one that takes longer gets a 504 and its PHP worker is replaced, e.g. 2m; "0" = none (default 30s)')
       .option("--json", 'print one JSON line {"url", "loginUrl", "control", "token", "id"} on stdout once the site is ready; stderr then carries only JSON lines {"event", "at", "data"}: events, progress, the error'),
   )
     .addHelpText(
@@ -254,7 +255,6 @@ function buildProgram(state: CliState): Command {
         ...(opts.ttl !== undefined ? { ttl: opts.ttl as string } : {}),
         ...(opts.pool !== undefined ? { pool: opts.pool as string } : {}),
         ...(opts.sessionLease !== undefined ? { sessionLease: opts.sessionLease as string } : {}),
-        ...(opts.siteRequestTimeout !== undefined ? { siteRequestTimeout: opts.siteRequestTimeout as string } : {}),
         onEvent: (event: { at: string; type: string; data?: Record<string, unknown> }) => {
           if (asJson) jsonEvent(io, event.type, event.data, event.at);
           // Routine session events stay quiet; an expired one is worth a line (a client died holding a sandbox).

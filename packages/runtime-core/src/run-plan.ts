@@ -55,6 +55,11 @@ export interface CommandRunRequest {
   wpCliPhar?: string;
   /** `--clock ISO-8601|real`: where the virtual clock starts, or host time (default). */
   clock?: string;
+  /**
+   * `--site-request-timeout 2m`: limit of each request to the site (a browser's, an `http-request`'s),
+   * a duration (`"0"` = none); default `DEFAULT_SITE_REQUEST_TIMEOUT_MS`.
+   */
+  siteRequestTimeout?: string | number;
   /** `--seed N`: seed of every source of randomness; refused with outbound network. */
   seed?: string | number;
   /** Site origin; default `stable` when deterministic, else `loopback`. */
@@ -325,6 +330,7 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
     const name = secrets.missing[0]!;
     throw new WpCodeboxError("invalid-argument", `--secret-env ${name}: ${name} is not set in the environment. Export it first (export ${name}=...) or drop the flag.`, { name });
   }
+  const siteRequestTimeoutMs = request.siteRequestTimeout === undefined ? undefined : siteRequestTimeoutOption(request.siteRequestTimeout);
   // What PHP cannot receive unchanged is refused here, not after a boot.
   assertEnvironment(env, "--env");
   assertEnvironment(secrets.values, "--secret-env");
@@ -344,6 +350,7 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
     secretEnv: secrets.values,
     ...(request.wpCliPhar !== undefined ? { wpCliPhar: resolve(cwd, request.wpCliPhar) } : {}),
     ...(request.clock !== undefined ? { clock: request.clock } : {}),
+    ...(siteRequestTimeoutMs !== undefined ? { siteRequestTimeoutMs } : {}),
     ...(determinism.seed !== undefined ? { seed: determinism.seed } : {}),
     ...(request.origin !== undefined ? { origin: request.origin } : {}),
   };
@@ -353,6 +360,18 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
   const artifactsDir = resolve(cwd, options.artifactsDir ?? `wp-codebox-artifacts/${runId}`);
   const command: PlannedAction = { pointer: "/command", command: checked.command, args: checked.args, ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
   return { kind: "command", ...finishBase(runId, artifactsDir, createSpec, policy, mounts, [command], preflight), command };
+}
+
+/**
+ * Parses `--site-request-timeout` (a duration; `0` = no limit).
+ * @throws `invalid-argument` naming the flag, for text that is not a duration.
+ */
+function siteRequestTimeoutOption(value: string | number): number {
+  try {
+    return parseDuration(value);
+  } catch (error) {
+    throw new WpCodeboxError("invalid-argument", `--site-request-timeout ${value}: ${(error as Error).message}`, { siteRequestTimeout: String(value) });
+  }
 }
 
 function planRecipeRun(request: RecipeRunRequest, cwd: string, processEnv: NodeJS.ProcessEnv, options: PlanRunOptions): RecipeRunPlan {

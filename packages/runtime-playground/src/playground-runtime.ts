@@ -68,7 +68,7 @@ function siteRequestTimeoutResponse(limitMs: number): WorkerHttpResult {
   const limit = limitMs % 1000 === 0 ? `${limitMs / 1000}s` : `${limitMs}ms`;
   const text = new TextEncoder().encode(
     `wp-codebox: this request did not finish within ${limit} (the site request limit), so its PHP worker was stopped and replaced; the site keeps serving. ` +
-      `Look for an endless loop or a call that waits on something that never answers. Change the limit with wp-codebox serve --site-request-timeout <duration> ("0" = none).\n`,
+      `Look for an endless loop or a call that waits on something that never answers. Change the limit with --site-request-timeout <duration> ("0" = none) on run, serve, check or mcp.\n`,
   );
   // What PHP's own max_execution_time (which php-wasm does not enforce) ends a request with: a
   // fatal error, so a browser step that loaded the page fails with it.
@@ -195,8 +195,7 @@ export class PlaygroundRuntime implements Runtime {
           if (limitMs <= 0) return call();
           const outcome = await this.pool.withDeadline(target, limitMs, call, () => this.actors.forgetAuth());
           if (outcome.done) return outcome.value;
-          this.ledger.event("site-request-timeout", { method: request.method, url: request.url, limitMs, fromSandbox: options.fromSandbox });
-          this.ledger.event("php-worker-replaced", { reason: "site-request-timeout" });
+          this.siteRequestTimedOut(request, limitMs, options.fromSandbox);
           return siteRequestTimeoutResponse(limitMs);
         }),
       options,
@@ -215,6 +214,12 @@ export class PlaygroundRuntime implements Runtime {
       }
     }
     return response;
+  }
+
+  /** Records a site request stopped at the site request limit (its worker was replaced). */
+  private siteRequestTimedOut(request: { method: string; url: string }, limitMs: number, fromSandbox: boolean): void {
+    this.ledger.event("site-request-timeout", { method: request.method, url: request.url, limitMs, fromSandbox });
+    this.ledger.event("php-worker-replaced", { reason: "site-request-timeout" });
   }
 
   /**
@@ -361,15 +366,27 @@ export class PlaygroundRuntime implements Runtime {
         this.ledger.addDbErrors(executionId, run.dbErrors);
         return run;
       },
-      http: async (request) => {
+      http: async (request, options) => {
         if (!this.warmedHttp) {
           // The first request after boot is answered with a redirect to itself.
           this.warmedHttp = true;
           await this.pool.primary.call<WorkerHttpResult>({ op: "http", method: "GET", url: `${this.siteOrigin}/`, headers: {}, capBytes: 0 });
         }
-        const response = await this.pool.primary.call<WorkerHttpResult>({ op: "http", ...request, capBytes: this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES });
-        this.ledger.addDbErrors(executionId, response.dbErrors);
-        return response;
+        const target = this.pool.primary;
+        const call = () => target.call<WorkerHttpResult>({ op: "http", ...request, capBytes: this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES });
+        const limitMs = this.setup.siteRequestTimeoutMs ?? DEFAULT_SITE_REQUEST_TIMEOUT_MS;
+        if (!options?.siteRequestLimit || limitMs <= 0) {
+          const response = await call();
+          this.ledger.addDbErrors(executionId, response.dbErrors);
+          return response;
+        }
+        const outcome = await this.pool.withDeadline(target, limitMs, call, () => this.actors.forgetAuth());
+        if (outcome.done) {
+          this.ledger.addDbErrors(executionId, outcome.value.dbErrors);
+          return outcome.value;
+        }
+        this.siteRequestTimedOut(request, limitMs, false);
+        return siteRequestTimeoutResponse(limitMs);
       },
       resolveActor: (as) => this.actors.resolveActor(as),
       authFor: (actor) => this.actors.authFor(actor),

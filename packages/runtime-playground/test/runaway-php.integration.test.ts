@@ -146,11 +146,13 @@ test("a command and a hanging site request sent together, in either order: the c
   }
 });
 
-test("http-request to a route that never ends is timed-out at the command's deadline, and the next command works", async () => {
-  const result = await runtime.execute({ command: "wordpress.http-request", args: ["path=/wp-json/hang/v1/loop"], timeoutMs: 4000 });
-  assert.equal(result.status, "timed-out");
-  assert.equal(result.error?.code, "timeout");
-  assert.match(result.error!.message, /stopped and replaced/);
+test("http-request to a route that never ends fails at the site request limit, not the command's deadline, and the next command works", async () => {
+  const result = await runtime.execute({ command: "wordpress.http-request", args: ["path=/wp-json/hang/v1/loop"] });
+  assert.equal(result.status, "error");
+  // PHP's own max_execution_time ends a request with a fatal error; the limit does the same.
+  assert.equal(result.error?.code, "php-fatal");
+  assert.match(result.error!.message, /^PHP fatal error: Maximum execution time of 3s exceeded: the request did not finish within the site request limit, and its PHP worker was replaced$/);
+  assert.equal((result.json as { status: number }).status, 504);
   assert.equal((await php("echo 'alive';")).stdout, "alive");
 });
 

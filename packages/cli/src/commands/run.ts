@@ -54,6 +54,8 @@ export interface RunOptions {
   clock?: string;
   /** `--seed N`: seed of every source of randomness. */
   seed?: string;
+  /** `--site-request-timeout 2m`: limit of each request to the site (`0` = none; default 30s). */
+  siteRequestTimeout?: string;
   /** Site origin (`stable` / `loopback`); default stable when deterministic. `serve` asks for loopback. */
   origin?: "stable" | "loopback";
   /** Base of relative paths; default `process.cwd()`. */
@@ -119,6 +121,7 @@ export function prepareRun(options: RunOptions): PreparedRun {
       ...(options.wpCliPhar !== undefined ? { wpCliPhar: options.wpCliPhar } : {}),
       ...(options.clock !== undefined ? { clock: options.clock } : {}),
       ...(options.seed !== undefined ? { seed: options.seed } : {}),
+      ...(options.siteRequestTimeout !== undefined ? { siteRequestTimeout: options.siteRequestTimeout } : {}),
       ...(options.origin !== undefined ? { origin: options.origin } : {}),
     },
     { cwd, ...(options.processEnv ? { processEnv: options.processEnv } : {}), ...(options.artifactsDir !== undefined ? { artifactsDir: options.artifactsDir } : {}), backend },

@@ -28,11 +28,6 @@ export interface ServeOptions extends Omit<RunOptions, "command" | "args" | "tim
    * and sends no renewal for this long after its last call is released (default 60s).
    */
   sessionLease?: string;
-  /**
-   * Limit of one request to the site (`30s`, `2m`; `0` = none): a request that takes longer gets a
-   * 504 and its PHP worker is replaced (default `DEFAULT_SITE_REQUEST_TIMEOUT_MS`, 30s).
-   */
-  siteRequestTimeout?: string;
   onEvent?: (event: LiveEvent) => void;
 }
 
@@ -56,18 +51,6 @@ function sessionLeaseOption(value: string | undefined): number | undefined {
     throw new WpCodeboxError("invalid-argument", `--session-lease ${value}: a lease must be at least 1s (clients renew it every third of it), or 0 for sessions that never expire.`, { sessionLease: value });
   }
   return ms;
-}
-
-/**
- * Parses `--site-request-timeout` with the duration syntax of `--ttl` (`0` = no limit).
- * @throws `invalid-argument` naming the flag, for text that is not a duration.
- */
-function siteRequestTimeoutOption(value: string): number {
-  try {
-    return parseDuration(value);
-  } catch (error) {
-    throw new WpCodeboxError("invalid-argument", `--site-request-timeout ${value}: ${(error as Error).message}`, { siteRequestTimeout: value });
-  }
 }
 
 function integerOption(name: string, value: string | number | undefined, min: number, max: number): number | undefined {
@@ -121,13 +104,13 @@ export async function prepareServe(options: ServeOptions): Promise<{ spec: Runti
     ...(options.wpCliPhar !== undefined ? { wpCliPhar: options.wpCliPhar } : {}),
     ...(options.clock !== undefined ? { clock: options.clock } : {}),
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
+    ...(options.siteRequestTimeout !== undefined ? { siteRequestTimeout: options.siteRequestTimeout } : {}),
     // serve prints a URL a browser on this machine opens: the loopback origin, even when deterministic.
     origin: "loopback",
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });
   const spec = { ...prepared.createSpec };
   if (options.policy === undefined) delete spec.policy;
-  if (options.siteRequestTimeout !== undefined) spec.siteRequestTimeoutMs = siteRequestTimeoutOption(options.siteRequestTimeout);
   const ttlMs = parseDuration(options.ttl ?? DEFAULT_SERVE_TTL);
   const port = integerOption("port", options.port, 1, 65535);
   const pool = integerOption("pool", options.pool, 0, 32) ?? 0;

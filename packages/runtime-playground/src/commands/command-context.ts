@@ -30,7 +30,13 @@ export interface CommandContext {
   wpCli: WpCliPharSource;
   outputCapBytes: number;
   runPhp(code: string, options?: { env?: Record<string, string> }): Promise<WorkerRunResult>;
-  http(request: { method: string; url: string; headers: Record<string, string>; body?: Uint8Array }): Promise<WorkerHttpResult>;
+  /**
+   * One HTTP request served by the primary worker. With `siteRequestLimit`, the site request limit
+   * applies (as to a browser's request): past it the worker is replaced and the answer is a 504
+   * with a fatal error that names the limit. Without it only the command's own deadline applies
+   * (`wordpress.check` times its surfaces itself).
+   */
+  http(request: { method: string; url: string; headers: Record<string, string>; body?: Uint8Array }, options?: { siteRequestLimit?: boolean }): Promise<WorkerHttpResult>;
   /** Resolves `admin` / `anonymous` / `user:<id|login>` to a user id. @throws invalid-argument */
   resolveActor(as: string | undefined): Promise<Actor>;
   authFor(actor: Actor): Promise<ActorAuth>;

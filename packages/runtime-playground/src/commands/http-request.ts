@@ -50,7 +50,8 @@ export const httpRequest: CommandHandler = async (ctx, args) => {
     headers["x-wp-nonce"] ??= auth.restNonce;
   }
   const started = Date.now();
-  const response = await ctx.http({ method, url: target.toString(), headers, body });
+  // A request to the site: the site request limit applies, as to one from a browser.
+  const response = await ctx.http({ method, url: target.toString(), headers, body }, { siteRequestLimit: true });
   const bodyText = text(response.body.data);
   const parsed = response.body.truncated ? undefined : parseJsonMaybe(bodyText);
   const verdict = httpStatusOutcome(response.status, args["expect-status"]);

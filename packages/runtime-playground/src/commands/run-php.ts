@@ -58,7 +58,7 @@ export function phpFatalError(fatal: PhpFatal, extra: Record<string, unknown> = 
   const firstLine = (fatal.message.split("\n")[0] ?? fatal.message).replace(` in ${fatal.file}:${fatal.line}`, "");
   return {
     code: "php-fatal",
-    message: `PHP fatal error: ${firstLine} (${fatal.file}:${fatal.line})${missingExtensionHint(firstLine)}`,
+    message: `PHP fatal error: ${firstLine}${fatal.file ? ` (${fatal.file}:${fatal.line})` : ""}${missingExtensionHint(firstLine)}`,
     data: { message: fatal.message, file: fatal.file, line: fatal.line, type: fatal.type, ...extra },
   };
 }
