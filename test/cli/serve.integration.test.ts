@@ -178,6 +178,31 @@ describe("wp-codebox serve + --attach from separate processes", { timeout: 240_0
     assert.equal(next.stdout, "usable");
   });
 
+  it("Ctrl-C on episode run --attach stops the running step in the sandbox and says the sandbox stays up", async () => {
+    const script = join(tmp, "long-episode.json");
+    writeFileSync(script, JSON.stringify({ schema: "wp-codebox/episode-script/v1", steps: [{ name: "long", action: { command: "wordpress.run-php", args: { code: "<?php sleep(600);" }, timeoutMs: 600_000 } }] }));
+    const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, "episode", "run", script, "--attach", address.control, "--artifacts", join(tmp, "episode-interrupted")], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, WP_CODEBOX_TOKEN: address.token },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    const code = new Promise<number | null>((resolve) => child.on("close", resolve));
+    while (!stderr.includes("Step 1: wordpress.run-php")) {
+      if (child.exitCode !== null) throw new Error(stderr);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    child.kill("SIGINT");
+    assert.equal(await code, 130, stderr);
+    assert.match(stderr, /SIGINT received: stopping the command in the attached sandbox/);
+    assert.match(stderr, /Interrupted by SIGINT: the command was stopped in the attached sandbox, which wp-codebox serve keeps running/);
+    assert.doesNotMatch(stderr, /disposed/);
+    const next = await spawnCli(["run", "--attach", address.control, "--command", "wordpress.run-php", "--arg", "code=<?php echo 'usable';", "--artifacts", join(tmp, "after-episode-interrupt")], { env: { WP_CODEBOX_TOKEN: address.token } });
+    assert.equal(next.code, 0, show(next));
+    assert.equal(next.stdout, "usable");
+  });
+
   it("SIGTERM disposes the sandbox: exit 0, nothing left in its temp dir", async () => {
     serve.kill("SIGTERM");
     const code = await exited;

@@ -445,6 +445,7 @@ function buildProgram(state: CliState): Command {
             onProgress: (m) => io.stderr(`wp-codebox: ${m}\n`),
             ...(backend ? { backend } : {}),
           }),
+          { attached: backend !== undefined },
         );
       } finally {
         await attached?.dispose();

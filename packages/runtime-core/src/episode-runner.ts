@@ -61,6 +61,8 @@ export async function runEpisodeSteps(
   backend: RuntimeBackend | undefined,
   progress: (message: string) => void,
   shouldStop: () => boolean = () => false,
+  /** Aborting it stops the step running now (recorded `timed-out`); given for a sandbox that outlives the run. */
+  signal?: AbortSignal,
 ): Promise<EpisodeSessionWork> {
   let handedOut = false;
   const episodeBackend: RuntimeBackend = {
@@ -94,7 +96,7 @@ export async function runEpisodeSteps(
         if (step.kind === "action") {
           const { command, args, timeoutMs, intent } = step.action;
           progress(`Step ${index + 1}: ${command}`);
-          const result = await episode.step({ ...intent, command, args, ...(timeoutMs !== undefined ? { timeoutMs } : {}) }, step.observe);
+          const result = await episode.step({ ...intent, command, args, ...(timeoutMs !== undefined ? { timeoutMs } : {}) }, step.observe, signal ? { signal } : undefined);
           reports.push({
             index,
             kind: "action",

@@ -38,6 +38,12 @@ export interface RunSessionOptions {
    * the signal with its command, so the command stops there; the sandbox stays up.
    */
   signal?: AbortSignal;
+  /**
+   * The backend hands out a sandbox someone else keeps up (an attached `serve` sandbox, through
+   * `attachedBackend`): an interrupt then stops the episode step running there, and the interrupt
+   * message says the sandbox stays up instead of "disposed".
+   */
+  sandboxOutlives?: boolean;
   /** Human-readable progress (boot, each step, bundle, dispose). */
   onProgress?: (message: string) => void;
 }
@@ -182,12 +188,14 @@ export async function runSession(plan: RunPlan, options: RunSessionOptions): Pro
   if (!backend && !options.runtime) throw new WpCodeboxError("invalid-argument", "runSession needs a backend to boot a sandbox, or a running runtime.");
   const progress = options.onProgress ?? (() => undefined);
   const owned = options.runtime === undefined;
+  // Whether the sandbox goes with this session (what an interrupt message may claim).
+  const disposes = owned && options.sandboxOutlives !== true;
   const startedMs = Date.now();
   let runtime: Runtime | undefined = options.runtime;
   let booting: Promise<Runtime> | undefined;
   let interrupted: SerializedError | undefined;
   const stop = () => {
-    if (!interrupted && signal?.aborted) interrupted = interruptedError(abortReason(signal), plan.artifactsDir, owned);
+    if (!interrupted && signal?.aborted) interrupted = interruptedError(abortReason(signal), plan.artifactsDir, disposes);
     return interrupted !== undefined;
   };
   try {
@@ -197,7 +205,7 @@ export async function runSession(plan: RunPlan, options: RunSessionOptions): Pro
       booting = backend!.create({ ...plan.createSpec, onProgress: progress });
       const booted = await raceInterrupt(booting, signal);
       if (booted.kind === "value") runtime = booted.value;
-      else if (booted.kind === "interrupted") bootError = interrupted = interruptedError(booted.signal, plan.artifactsDir, owned);
+      else if (booted.kind === "interrupted") bootError = interrupted = interruptedError(booted.signal, plan.artifactsDir, disposes);
       else bootError = asSessionError(booted.thrown);
       if (runtime) {
         const info = runtime.info();
@@ -228,7 +236,7 @@ export async function runSession(plan: RunPlan, options: RunSessionOptions): Pro
           signal,
         );
         if (executed.kind === "value") result = executed.value;
-        else error = executed.kind === "interrupted" ? (interrupted = interruptedError(executed.signal, plan.artifactsDir, owned)) : asSessionError(executed.thrown);
+        else error = executed.kind === "interrupted" ? (interrupted = interruptedError(executed.signal, plan.artifactsDir, disposes)) : asSessionError(executed.thrown);
       }
       let artifacts = await baseArtifacts();
       if (!result) {
@@ -266,7 +274,7 @@ export async function runSession(plan: RunPlan, options: RunSessionOptions): Pro
       };
     } else {
       let done: EpisodeSessionWork = { steps: [], allOk: false };
-      if (runtime) done = await runEpisodeSteps(plan, runtime, backend, progress, stop);
+      if (runtime) done = await runEpisodeSteps(plan, runtime, backend, progress, stop, !disposes ? signal : undefined);
       const error = bootError ?? done.error;
       const artifacts = done.artifacts ?? (await baseArtifacts());
       const failedStep = done.trace?.steps.find((s) => s.execution.status !== "ok");

@@ -37,7 +37,7 @@ export async function runEpisode(options: EpisodeRunOptions): Promise<RunSession
     { kind: "episode", file: options.script, ...(options.clock !== undefined ? { clock: options.clock } : {}), ...(options.seed !== undefined ? { seed: options.seed } : {}) },
     { cwd, ...(options.processEnv ? { processEnv: options.processEnv } : {}), ...(options.artifactsDir !== undefined ? { artifactsDir: options.artifactsDir } : {}), backend },
   );
-  return runSession(plan, { backend, ...(options.interrupt ? { signal: options.interrupt } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+  return runSession(plan, { backend, ...(options.backend?.kind === "attached" ? { sandboxOutlives: true } : {}), ...(options.interrupt ? { signal: options.interrupt } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
 }
 
 /** Human summary of an episode run (stderr). */
