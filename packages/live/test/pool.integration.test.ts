@@ -51,7 +51,7 @@ describe("serve --pool with real WordPress", { timeout: 300_000 }, () => {
     await Promise.all([b.dispose(), c.dispose()]);
   });
 
-  it("a returned sandbox comes back with /workspace, /tmp and PHP's in-memory files as at boot, and its seeded entropy where boot left it", async () => {
+  it("a returned sandbox comes back with /workspace, /tmp and PHP's in-memory files as at boot, its seeded entropy where boot left it, and a new login link", async () => {
     const a = await attachRuntime({ control: live.control, token: live.token });
     const b = await attachRuntime({ control: live.control, token: live.token });
     const random = "<?php echo wp_rand(), '|', bin2hex(random_bytes(8));";
@@ -69,6 +69,8 @@ describe("serve --pool with real WordPress", { timeout: 300_000 }, () => {
     assert.equal(leave.stdout, "left", leave.stderr);
     const seen = await a.execute(php("<?php var_export([defined('LEFT_BEHIND'), file_exists('/tmp/left-behind.txt')]);"));
     assert.equal(seen.stdout.replace(/\s+/g, ""), "array(0=>true,1=>true,)", "the session itself sees what it left");
+    const login = (url: string | undefined) => fetch(url!, { redirect: "manual" }).then(async (r) => ({ status: r.status, cookie: r.headers.has("set-cookie"), body: await r.text() }));
+    assert.equal((await login(a.loginUrl)).status, 302, "session a's login link works while it holds the sandbox");
     const sandboxA = a.sandboxId;
     await a.dispose();
 
@@ -76,6 +78,12 @@ describe("serve --pool with real WordPress", { timeout: 300_000 }, () => {
     assert.equal(c.sandboxId, sandboxA);
     const again = await c.execute(php(random));
     assert.equal(again.stdout, first.stdout, "seeded entropy starts where boot left it, as in the previous session");
+    // After the entropy check: a page load is PHP work and moves the seeded streams on.
+    assert.notEqual(c.loginUrl, a.loginUrl, "the next session gets a login link of its own");
+    const stale = await login(a.loginUrl);
+    assert.notEqual(stale.status, 302, "the earlier session's login link no longer logs in");
+    assert.equal(stale.cookie, false);
+    assert.equal((await login(c.loginUrl)).status, 302);
     const check = await c.execute(
       php(`<?php var_export([
         'workspace' => scandir('/workspace'),

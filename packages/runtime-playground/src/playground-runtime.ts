@@ -274,7 +274,8 @@ export class PlaygroundRuntime implements Runtime {
   /**
    * A one-click administrator login for a browser on this machine: `<site>/__wp-codebox/login?key=…`
    * sets WordPress's auth cookies for the `admin` user and redirects to `/wp-admin/`. The key is
-   * random per runtime (256 bits) and compared in constant time; the URL works until disposal.
+   * random per runtime (256 bits) and compared in constant time; the URL works until disposal,
+   * or in a warm pool until the sandbox is recycled for another session (`recycle()` makes a new key).
    * @returns the login URL.
    */
   async loginUrl(): Promise<string> {
@@ -521,6 +522,8 @@ export class PlaygroundRuntime implements Runtime {
       this.snapshots.resetToClean();
       const how = await this.pool.recycleAll(() => {
         this.actors.forgetAuth();
+        // The earlier session's one-click login link must not log into the next session's site.
+        this.actors.forgetLoginUrl();
         resetWorkspaceDir(this.sandboxDir, this.setup);
       }, ["/wordpress", "/workspace"]);
       this.clock.rewind(this.bootClock);

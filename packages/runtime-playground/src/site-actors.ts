@@ -102,12 +102,21 @@ export class SiteActors {
   /**
    * A one-click administrator login for a browser on this machine: `<origin>/__wp-codebox/login?key=…`
    * sets WordPress's auth cookies for the `admin` user and redirects to `/wp-admin/`. The key is
-   * random per runtime (256 bits) and compared in constant time; the URL works until disposal.
+   * random per runtime (256 bits) and compared in constant time; the URL works until disposal or
+   * `forgetLoginUrl()` (a pool recycle).
    * @param origin - the loopback server's origin.
    */
   loginUrl(origin: string): string {
     this.loginSecret ??= randomBytes(32).toString("base64url");
     return `${origin}${LOGIN_PATH}?key=${this.loginSecret}`;
+  }
+
+  /**
+   * Invalidates the login URL: the next `loginUrl()` makes a new key. For a sandbox handed to
+   * another session (pool recycle): the earlier session's link must not log into it.
+   */
+  forgetLoginUrl(): void {
+    this.loginSecret = undefined;
   }
 
   /** True when `url` asks for the login URL (only once `loginUrl()` made one). */
