@@ -53,13 +53,20 @@ describe("per-request caches of a sandbox worker", { timeout: 300_000 }, () => {
     assert.equal(fromCache.cached, 1, "an entry is kept after a request");
     assert.deepEqual(fromCache.patterns, computed.patterns, "the same registry as without the cache");
 
-    const write = (file: string, body: string) => php(`<?php file_put_contents(${JSON.stringify(`${PATTERNS_DIR}/${file}`)}, ${JSON.stringify(body)});`, "none");
+    // Pattern files written "now" are not cached for two seconds (mtimes count whole seconds), so
+    // each change is dated: an old mtime lets the cache work, a future one keeps a file "recent".
+    const write = (file: string, body: string, age: number) =>
+      php(`<?php $f = ${JSON.stringify(`${PATTERNS_DIR}/${file}`)}; file_put_contents($f, ${JSON.stringify(body)}); touch($f, time() - (${age}));`, "none");
     const titleOf = (r: Registered, name: string) => r.patterns.find((p) => p.name === name)?.title;
     const steps: Array<[string, () => Promise<unknown>, (r: Registered) => void]> = [
-      ["a pattern added", () => write("wpcb-added.php", pattern("wpcb/added", "Added one")), (r) => assert.equal(titleOf(r, "wpcb/added"), "Added one")],
-      ["its title edited (other size)", () => write("wpcb-added.php", pattern("wpcb/added", "Edited title")), (r) => assert.equal(titleOf(r, "wpcb/added"), "Edited title")],
-      ["its title edited (same size, other mtime)", () => php(`<?php file_put_contents('${PATTERNS_DIR}/wpcb-added.php', ${JSON.stringify(pattern("wpcb/added", "Edited TITLE"))}); touch('${PATTERNS_DIR}/wpcb-added.php', time() + 5);`, "none"), (r) => assert.equal(titleOf(r, "wpcb/added"), "Edited TITLE")],
-      ["it is deleted", () => php(`<?php unlink('${PATTERNS_DIR}/wpcb-added.php');`, "none"), (r) => assert.equal(titleOf(r, "wpcb/added"), undefined)],
+      ["a pattern added", () => write("wpcb-added.php", pattern("wpcb/added", "Added one"), 100), (r) => assert.equal(titleOf(r, "wpcb/added"), "Added one")],
+      ["its title edited (other size)", () => write("wpcb-added.php", pattern("wpcb/added", "Edited title"), 90), (r) => assert.equal(titleOf(r, "wpcb/added"), "Edited title")],
+      ["its title edited (same size, other mtime)", () => write("wpcb-added.php", pattern("wpcb/added", "Edited TITLE"), 80), (r) => assert.equal(titleOf(r, "wpcb/added"), "Edited TITLE")],
+      // An edit within the same second keeps size, mtime and inode: only not caching recent files
+      // shows it (a future mtime keeps the file recent however slow the machine is).
+      ["a recent pattern", () => write("wpcb-recent.php", pattern("wpcb/recent", "Recent AAAA"), -3600), (r) => assert.equal(titleOf(r, "wpcb/recent"), "Recent AAAA")],
+      ["edited in place within its second", () => write("wpcb-recent.php", pattern("wpcb/recent", "Recent BBBB"), -3600), (r) => assert.equal(titleOf(r, "wpcb/recent"), "Recent BBBB")],
+      ["both deleted", () => php(`<?php unlink('${PATTERNS_DIR}/wpcb-added.php'); unlink('${PATTERNS_DIR}/wpcb-recent.php');`, "none"), (r) => assert.equal(titleOf(r, "wpcb/added") ?? titleOf(r, "wpcb/recent"), undefined)],
     ];
     for (const [what, change, check] of steps) {
       await change();

@@ -13,7 +13,11 @@
  * The stored entry is exactly what `get_block_patterns()` computed. It is used only while nothing it
  * was made from changed: the theme's stylesheet, version and folder, and each pattern file's
  * name, size, mtime and inode (so adding, removing or editing a pattern shows at the next request;
- * 6.6 itself waits for a theme version change). Nothing is kept in the theme development mode
+ * 6.6 itself waits for a theme version change). mtimes count whole seconds, so an edit that keeps
+ * the size within the second the entry was made would go unseen: as OPcache does
+ * (`opcache.file_update_protection`), nothing is kept or used while a pattern file is less than
+ * two seconds old (by the host's clock, read from a file written in memory: PHP's own clock may
+ * be the sandbox's virtual one). A file whose mtime is set back on purpose is not noticed. Nothing is kept in the theme development mode
  * (WordPress ignores the cache there), nor when parsing a pattern raised a `_doing_it_wrong()`
  * notice, so such a notice still shows at every request as it does without the cache.
  */
@@ -24,11 +28,27 @@ function wp_codebox_theme_pattern_cache_group() {
   return version_compare($version, '6.5-alpha', '>=') ? 'theme_files' : '';
 }
 
-/** The active theme and its parent, each with the path of its stored entry (which names everything it was made from). */
+/** The host's time now, in whole seconds: the mtime of a file just written in memory (null when that fails). */
+function wp_codebox_host_seconds() {
+  $dir = '/internal/wp-codebox/theme-patterns';
+  if (!is_dir($dir)) @mkdir($dir, 0777, true);
+  if (@file_put_contents($dir . '/.now', '') === false) return null;
+  clearstatcache(true, $dir . '/.now');
+  $mtime = @filemtime($dir . '/.now');
+  return $mtime === false ? null : $mtime;
+}
+
+/**
+ * The active theme and its parent, each with the path of its stored entry (which names everything
+ * it was made from); empty when an entry must not be kept or used now (a pattern file changed
+ * within the last two seconds, or the host's time cannot be read).
+ */
 function wp_codebox_theme_pattern_cache_entries() {
   $theme = wp_get_theme();
   $themes = array($theme);
   if ($theme->parent()) $themes[] = $theme->parent();
+  $now = wp_codebox_host_seconds();
+  if ($now === null) return array();
   $entries = array();
   foreach ($themes as $t) {
     if (!$t->exists()) continue;
@@ -36,7 +56,8 @@ function wp_codebox_theme_pattern_cache_entries() {
     $files = array();
     foreach (glob($dir . '*.php') ?: array() as $file) {
       $stat = @stat($file);
-      $files[] = $stat ? array(basename($file), $stat['size'], $stat['mtime'], $stat['ino']) : array(basename($file));
+      if (!$stat || $stat['mtime'] >= $now - 1) return array();
+      $files[] = array(basename($file), $stat['size'], $stat['mtime'], $stat['ino']);
     }
     $key = md5(serialize(array($GLOBALS['wp_version'], $t->get_stylesheet(), $t->get('Version'), $dir, $files)));
     $entries[] = array($t, '/internal/wp-codebox/theme-patterns/' . $key . '.php');
