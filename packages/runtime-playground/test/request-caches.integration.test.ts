@@ -76,6 +76,17 @@ describe("per-request caches of a sandbox worker", { timeout: 300_000 }, () => {
     }
   });
 
+  it("theme patterns: nothing is kept while a pattern file is under two seconds old, then an entry is kept", async () => {
+    // Every pattern file changed "now", then the first request: too recent to keep.
+    const recent = await registered(`${DROP_CACHES} foreach (glob('${PATTERNS_DIR}/*.php') as $f) touch($f);`);
+    assert.equal(recent.cached, 0, "no entry for files changed within the last two seconds");
+    // Waiting is the point here (the host's clock must move on), not something measured.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const later = await registered();
+    assert.equal(later.cached, 1, "an entry once the files are two seconds old by the host's clock");
+    assert.deepEqual(later.patterns, recent.patterns);
+  });
+
   it("theme patterns: a pattern WordPress complains about is complained about at every request", async () => {
     await php(`<?php file_put_contents('${PATTERNS_DIR}/wpcb-no-slug.php', "<?php\\n/**\\n * Title: No slug\\n */\\n");`, "none");
     try {

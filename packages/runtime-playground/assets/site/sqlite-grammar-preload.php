@@ -83,7 +83,11 @@ if (isset($GLOBALS['wpdb']) && is_object($GLOBALS['wpdb']) && get_class($GLOBALS
       if (!$plain) return;
       if (!is_dir(dirname($path))) @mkdir(dirname($path), 0777, true);
       $temporary = $path . '.' . getmypid() . '.tmp';
-      if (@file_put_contents($temporary, '<?php return ' . var_export($properties, true) . ";\n") !== false) @rename($temporary, $path);
+      if (@file_put_contents($temporary, '<?php return ' . var_export($properties, true) . ";\n") !== false) {
+        // An old mtime: OPcache caches a file only once it is 2 s old (file_update_protection); an entry never changes.
+        @touch($temporary, 1000000000);
+        @rename($temporary, $path);
+      }
     }
   }
   $wpdb = $GLOBALS['wpdb'] = new WP_Codebox_SQLite_Integration_Loader();

@@ -28,13 +28,19 @@ function wp_codebox_theme_pattern_cache_group() {
   return version_compare($version, '6.5-alpha', '>=') ? 'theme_files' : '';
 }
 
-/** The host's time now, in whole seconds: the mtime of a file just written in memory (null when that fails). */
+/**
+ * The host's time now, in whole seconds: the mtime of a file just created in memory (null when
+ * that fails). Created anew each time: rewriting an existing in-memory file keeps its mtime.
+ */
 function wp_codebox_host_seconds() {
   $dir = '/internal/wp-codebox/theme-patterns';
   if (!is_dir($dir)) @mkdir($dir, 0777, true);
-  if (@file_put_contents($dir . '/.now', '') === false) return null;
-  clearstatcache(true, $dir . '/.now');
-  $mtime = @filemtime($dir . '/.now');
+  $file = $dir . '/.now-' . getmypid();
+  @unlink($file);
+  if (@file_put_contents($file, '') === false) return null;
+  clearstatcache(true, $file);
+  $mtime = @filemtime($file);
+  @unlink($file);
   return $mtime === false ? null : $mtime;
 }
 
@@ -92,6 +98,10 @@ add_action('init', static function () {
     if (!is_array($data) || !isset($data['patterns']) || !is_array($data['patterns']) || $data['version'] !== $theme->get('Version')) continue;
     if (!is_dir(dirname($path))) @mkdir(dirname($path), 0777, true);
     $temporary = $path . '.' . getmypid() . '.tmp';
-    if (@file_put_contents($temporary, '<?php return ' . var_export($data['patterns'], true) . ";\n") !== false) @rename($temporary, $path);
+    if (@file_put_contents($temporary, '<?php return ' . var_export($data['patterns'], true) . ";\n") !== false) {
+      // An old mtime: OPcache caches a file only once it is 2 s old (file_update_protection); an entry never changes.
+      @touch($temporary, 1000000000);
+      @rename($temporary, $path);
+    }
   }
 }, 11);
