@@ -34,8 +34,9 @@ export function themePatternsMuPlugin(): string {
 /**
  * Preload of every sandbox worker (after Playground's `0-sqlite.php`) that keeps the SQLite
  * integration's built MySQL grammar from one request to the next (in
- * `/internal/wp-codebox/sqlite-grammar`, per worker), instead of building it at every request's
- * first query. Does nothing with another database integration or an integration that no longer
+ * `/internal/shared/opcache/wp-codebox/sqlite-grammar`, OPcache's file-cache folder, so the
+ * installed site's OPcache seed carries it, compiled, to every worker it boots), instead of
+ * building it at every request's first query. Does nothing with another database integration or an integration that no longer
  * keeps the grammar in `WP_MySQL_On_SQLite::$mysql_grammar`.
  */
 export function sqliteGrammarPreload(): string {

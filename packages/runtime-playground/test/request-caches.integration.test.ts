@@ -24,7 +24,7 @@ async function php(code: string, bootstrap: "wordpress" | "none" = "wordpress"):
 }
 
 const PATTERNS_DIR = "/wordpress/wp-content/themes/twentytwentyfour/patterns";
-const DROP_CACHES = "array_map('unlink', glob('/internal/wp-codebox/theme-patterns/*.php') ?: []); array_map('unlink', glob('/internal/wp-codebox/sqlite-grammar/*.php') ?: []);";
+const DROP_CACHES = "array_map('unlink', glob('/internal/wp-codebox/theme-patterns/*.php') ?: []); array_map('unlink', glob('/internal/shared/opcache/wp-codebox/sqlite-grammar/*.php') ?: []);";
 /**
  * Loads WordPress (bare, so hooks can be set first) and prints the theme patterns WordPress
  * registered plus how many `_doing_it_wrong()` notices pattern parsing raised.
@@ -104,7 +104,7 @@ describe("per-request caches of a sandbox worker", { timeout: 300_000 }, () => {
     assert.equal(await php("<?php echo get_option('blogname');"), "wp-codebox");
     const compare = await php(
       `<?php require '/wordpress/wp-load.php';
-      $kept = glob('/internal/wp-codebox/sqlite-grammar/*.php');
+      $kept = glob('/internal/shared/opcache/wp-codebox/sqlite-grammar/*.php');
       $property = new ReflectionProperty('WP_MySQL_On_SQLite', 'mysql_grammar');
       $property->setAccessible(true);
       $restored = $property->getValue();

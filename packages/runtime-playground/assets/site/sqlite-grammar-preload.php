@@ -7,7 +7,9 @@
  * table at the first query of every request (~7 ms of a ~70 ms WordPress load in php-wasm). The
  * built object holds only arrays and numbers, so its properties are kept in a PHP file outside the
  * site (`/internal`, per worker); OPcache keeps that file's arrays in shared memory, and putting the
- * object back costs well under a millisecond. The entry is named after everything it is made
+ * object back costs well under a millisecond. The entry is kept in OPcache's file-cache folder,
+ * so the OPcache seed saved with the installed site brings it to every new worker, already
+ * compiled. The entry is named after everything it is made
  * from (the integration's version and the size and mtime of the grammar and its class), and the
  * grammar put back is checked to be a `WP_Parser_Grammar` with exactly the properties that class
  * declares; with any other integration (a custom `db.php`, another version that no longer works
@@ -49,7 +51,9 @@ if (isset($GLOBALS['wpdb']) && is_object($GLOBALS['wpdb']) && get_class($GLOBALS
         $sources[] = array($file, $stat['size'], $stat['mtime']);
       }
       $version = defined('SQLITE_DRIVER_VERSION') ? SQLITE_DRIVER_VERSION : '';
-      return '/internal/wp-codebox/sqlite-grammar/' . md5(serialize(array(PHP_VERSION, $version, $sources))) . '.php';
+      // Inside OPcache's file-cache folder: the installed site's OPcache seed then carries the entry
+      // (and its compiled form) to every worker it boots, so a worker need not build it first.
+      return '/internal/shared/opcache/wp-codebox/sqlite-grammar/' . md5(serialize(array(PHP_VERSION, $version, $sources))) . '.php';
     }
 
     /** Declared property names of WP_Parser_Grammar, sorted. */
