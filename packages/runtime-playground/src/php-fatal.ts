@@ -1,8 +1,8 @@
 /**
  * Reading PHP fatal errors from what PHP printed or logged, for the cases where its shutdown
  * functions could not record them (the request ran out of memory in deep recursion, so no
- * userland code can run any more), and from a WebAssembly stack overflow, where PHP itself
- * never gets to report anything.
+ * userland code can run any more), and from a crash of PHP's engine (a WebAssembly trap), where
+ * PHP itself never gets to report anything.
  */
 import { BOOT_FAILURE_CAUSE_MAX_CHARS, errorMessage } from "@wp-codebox/runtime-core";
 import type { PhpFatal } from "./php-worker-protocol.js";
@@ -22,33 +22,28 @@ export function fatalFromOutput(output: string): PhpFatal | undefined {
 }
 
 /**
- * How PHP's engine died when php-wasm threw instead of returning: its stack overflowed. Two forms,
- * depending on which stack runs out first: the engine's native stack (`RangeError: Maximum call
- * stack size exceeded`), or PHP's own stack in WebAssembly memory, which then traps with
- * `memory access out of bounds` (with baseline-only compilation, native frames are smaller, so
- * this one comes first).
- * @returns the message to report, or `undefined` when the error is something else.
+ * The fatal error reported when PHP's engine died under a request: php-wasm threw a WebAssembly
+ * trap instead of returning, so PHP itself never got to report anything; `file` is the script or
+ * URL that was running and `line` is 0. Most traps are a stack overflow: PHP recursed through its
+ * own C functions (e.g. `array_map` calling itself) until a stack ran out, either the engine's
+ * native stack (`RangeError: Maximum call stack size exceeded`) or PHP's stack in WebAssembly
+ * memory, which first runs over PHP's globals and then traps where that led (`memory access out
+ * of bounds`, `null function or function signature mismatch`, …).
+ * @returns `undefined` when `error` is not a trap (php-wasm's own failure; the caller rethrows it).
  */
-export function wasmStackOverflow(error: unknown): string | undefined {
+export function engineCrashFatal(error: unknown, where: string): PhpFatal | undefined {
   const message = (error as Error | undefined)?.message ?? String(error);
-  if (error instanceof RangeError || /Maximum call stack size exceeded|stack overflow/i.test(message)) return "Maximum call stack size exceeded";
-  if (error instanceof WebAssembly.RuntimeError && /memory access out of bounds/.test(message)) return "memory access out of bounds";
-  return undefined;
-}
-
-/**
- * The fatal error reported for a WebAssembly stack overflow: PHP recursed through its own C
- * functions (e.g. `array_map` calling itself) until the engine's stack ran out. PHP had no chance
- * to say where, so `file` is the script or URL that was running and `line` is 0.
- * @param how - what `wasmStackOverflow` returned.
- */
-export function wasmStackOverflowFatal(where: string, how: string): PhpFatal {
-  return {
-    type: 1,
-    message: `${how}: unbounded recursion overflowed the PHP engine's WebAssembly stack (PHP could not report the line)`,
-    file: where,
-    line: 0,
-  };
+  let what: string;
+  if (error instanceof RangeError || /Maximum call stack size exceeded|stack overflow/i.test(message)) {
+    what = "Maximum call stack size exceeded: unbounded recursion overflowed the PHP engine's WebAssembly stack";
+  } else if (error instanceof WebAssembly.RuntimeError) {
+    what = /memory access out of bounds/.test(message)
+      ? "memory access out of bounds: unbounded recursion overflowed the PHP engine's WebAssembly stack"
+      : `PHP's engine crashed (WebAssembly trap: ${message}), most likely after unbounded recursion overflowed its stack`;
+  } else {
+    return undefined;
+  }
+  return { type: 1, message: `${what} (PHP could not report the line)`, file: where, line: 0 };
 }
 
 /** What PHP printed in a php-wasm `PHP.run()` that ended with a non-zero exit code. */

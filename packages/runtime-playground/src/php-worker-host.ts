@@ -5,7 +5,7 @@
 import { Worker } from "node:worker_threads";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
 import { cutAtCharacter } from "./utf8-cut.js";
-import type { DeferredRequest, WorkerBootOptions, WorkerEvent, WorkerRequest, WorkerResponse } from "./php-worker-protocol.js";
+import type { CappedStream, DeferredRequest, WorkerBootOptions, WorkerEvent, WorkerRequest, WorkerResponse, WorkerRunResult } from "./php-worker-protocol.js";
 import type { WorkClock } from "./work-clock.js";
 import type { WorkMark } from "./php-determinism.js";
 
@@ -41,10 +41,18 @@ export class PhpWorkerHost {
   get inFlight(): number {
     return this.calls;
   }
-  /** True once WordPress booted and until the worker is gone. */
+  /** True once WordPress booted and until the worker is gone or its PHP engine crashed. */
   get usable(): boolean {
-    return this.booted && !this.gone;
+    return this.booted && !this.gone && this.crashed === undefined;
   }
+  /** What php-wasm threw when PHP's engine crashed in this worker (it then runs nothing more). */
+  private crashed: string | undefined;
+  /**
+   * Called once when PHP's engine crashes in this worker (`engineCrashed` in an answer), with what
+   * php-wasm threw; resolves once the worker has been replaced. The crashed request's caller gets
+   * its answer only then, so its next call already goes to the replacement.
+   */
+  onEngineCrashed?: (reason: string) => Promise<void>;
   /** Called after each request this worker answered (or lost), and once it is booted. */
   onSettled?: () => void;
   /** Called with each `blocking => false` self-call PHP left, before the reply of the work that made it. */
@@ -98,9 +106,14 @@ export class PhpWorkerHost {
         const pending = this.pending.get(message.id);
         if (!pending) return;
         this.pending.delete(message.id);
+        const value = message.ok && message.engineCrashed && pending.message.op === "run" ? this.withRecordedOutput(message.id, message.value as WorkerRunResult) : message.ok ? message.value : undefined;
         this.output.delete(message.id);
-        if (message.ok) pending.resolve(message.value);
-        else pending.reject(new Error(message.error.message));
+        const answer = () => (message.ok ? pending.resolve(value) : pending.reject(new Error(message.error.message)));
+        if (message.engineCrashed && this.crashed === undefined) {
+          this.crashed = message.engineCrashed;
+          const replaced = this.onEngineCrashed?.(message.engineCrashed) ?? Promise.resolve();
+          replaced.catch(() => undefined).finally(answer);
+        } else answer();
       });
       const fail = (error: Error) => {
         this.gone = true;
@@ -117,6 +130,21 @@ export class PhpWorkerHost {
   }
 
   private readonly output = new Map<number, { stdout: Uint8Array[]; stderr: Uint8Array[]; stdoutBytes: number; stderrBytes: number }>();
+
+  /**
+   * A crashed run's result with the output PHP printed before the engine died (the worker could
+   * not read its streams any more; the chunks reached this thread as `output` events).
+   */
+  private withRecordedOutput(id: number, result: WorkerRunResult): WorkerRunResult {
+    const entry = this.output.get(id);
+    if (!entry) return result;
+    const capped = (parts: Uint8Array[], total: number): CappedStream => {
+      const data = new Uint8Array(Buffer.concat(parts.map((p) => new Uint8Array(p.buffer, p.byteOffset, p.byteLength))));
+      const bytes = Math.max(total, data.byteLength);
+      return { data: cutAtCharacter(data, bytes > data.byteLength), bytes, truncated: bytes > data.byteLength };
+    };
+    return { ...result, stdout: capped(entry.stdout, entry.stdoutBytes), stderr: capped(entry.stderr, entry.stderrBytes) };
+  }
 
   /** `[run id, stdout bytes, stderr bytes]` of the run in the worker, shared with it (see php-worker.ts). */
   private printed: Float64Array | undefined;
@@ -199,7 +227,8 @@ export class PhpWorkerHost {
    * replacement (`adopt`) instead of failing with the work that made it stop.
    */
   takeUnstarted(): UnstartedCall[] {
-    const [, ...waiting] = [...this.pending.keys()];
+    // A crashed worker started none of them (it runs nothing after the crash).
+    const waiting = this.crashed === undefined ? [...this.pending.keys()].slice(1) : [...this.pending.keys()];
     return waiting.map((id) => {
       const call = this.pending.get(id)!;
       this.pending.delete(id);

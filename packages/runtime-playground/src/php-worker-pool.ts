@@ -30,9 +30,13 @@ export interface PhpWorkerPoolOptions {
   onNetworkDenied: (denied: { host: string; port: number }) => void;
   /**
    * Pool events: `php-worker-failed` `{ message }`, `php-worker-joined` `{ workers, reason? }`,
-   * `php-worker-starting` `{ reason: "self-call" }`.
+   * `php-worker-starting` `{ reason: "self-call" }`, `php-worker-replaced`
+   * `{ reason: "engine-crashed", message }` (PHP's engine died under a request; the pool replaced
+   * that worker on its own).
    */
   onEvent: (type: string, data: Record<string, unknown>) => void;
+  /** Runs when a worker the pool replaced on its own is gone, before its replacement boots. */
+  onWorkerStopped?: () => void;
   /** PHP in some worker opened a connection to its own site (before it is connected). */
   onSelfCall: () => void;
   /** A `blocking => false` self-call a worker handed over when the PHP work that made it ended. */
@@ -85,6 +89,10 @@ export class PhpWorkerPool {
     const host = new PhpWorkerHost(options, this.options.onProgress, this.options.onNetworkDenied, owned, this.options.clock, this.options.onSelfCall);
     host.onSettled = () => this.pump();
     host.onDeferredRequest = this.options.onDeferredRequest;
+    host.onEngineCrashed = async (message) => {
+      await this.replace(host, this.options.onWorkerStopped);
+      this.options.onEvent("php-worker-replaced", { reason: "engine-crashed", message });
+    };
     return host;
   }
 

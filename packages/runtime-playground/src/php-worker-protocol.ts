@@ -143,9 +143,13 @@ export interface WorkerHttpResult {
   clockUs?: number;
 }
 
+/**
+ * The answer to a request. `engineCrashed` (what php-wasm threw): PHP's engine died under this
+ * request (a WebAssembly trap), so the worker answers nothing more and must be replaced.
+ */
 export type WorkerResponse =
-  | { id: number; ok: true; value: unknown }
-  | { id: number; ok: false; error: { message: string; stack?: string } };
+  | { id: number; ok: true; value: unknown; engineCrashed?: string }
+  | { id: number; ok: false; error: { message: string; stack?: string }; engineCrashed?: string };
 
 /** A request PHP left for the runtime to send to the sandbox's own site (nobody waits for its answer). */
 export interface DeferredRequest {

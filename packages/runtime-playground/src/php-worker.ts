@@ -12,7 +12,7 @@ import { loadNodeRuntime, createNodeFsMountHandler } from "@php-wasm/node";
 import { __private__dont__use, consumeAPISync, type FileLockManager, type PHP, type PHPRequestHandler } from "@php-wasm/universal";
 import { bootWordPressAndRequestHandler } from "@wp-playground/wordpress";
 import { createReadOnlyNodeFsMountHandler } from "./read-only-node-fs.js";
-import { bootFailureMessage, fatalFromOutput, wasmStackOverflow, wasmStackOverflowFatal } from "./php-fatal.js";
+import { bootFailureMessage, engineCrashFatal, fatalFromOutput } from "./php-fatal.js";
 import { createCopyOnWriteMountHandler } from "./copy-on-write-fs.js";
 import { unpackSeed } from "./opcache-seed.js";
 import type { CappedStream, DeferredRequest, PhpFatal, RequestReport, WorkerBootOptions, WorkerMount, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
@@ -129,6 +129,23 @@ const S_IFDIR = 0o040000;
 const SEEDED_ENTRY_MTIME_MS = 1_000_000_000_000;
 /** PHP versions whose php-wasm build has no OPcache shared memory. */
 const FILE_CACHE_ONLY_PHP = new Set(["7.4", "8.0"]);
+/**
+ * How deep PHP's C stack may grow before PHP 8.3+ stops a recursion with its own error
+ * ("Maximum call stack size of … bytes reached. Infinite recursion?"), as on a real server.
+ * php-wasm's builds give PHP 1 MiB of WebAssembly stack, just below its static data; PHP's own
+ * detection does not know that size, so by default a recursion through C functions (array_map
+ * calling itself, nested hooks) runs past the stack into PHP's globals: the engine then traps
+ * ("memory access out of bounds") or, with its globals overwritten, spins forever. Half of the
+ * stack leaves room for the C code that runs between two of PHP's checks (~5,000 levels of
+ * array_map recursion fit). Measured on php-wasm 3.1: `__stack_pointer` starts 1 MiB above the
+ * end of the data; a limit of 1 MiB already ran past it.
+ */
+const PHP_STACK_LIMIT = "512K";
+/** PHP versions with `zend.max_allowed_stack_size` (added in PHP 8.3). */
+const hasStackLimit = (version: string): boolean => {
+  const [major = 0, minor = 0] = version.split(".").map(Number);
+  return major > 8 || (major === 8 && minor >= 3);
+};
 
 /**
  * Gives every PHP script under `vfsDir` (except the OPcache folder) an mtime derived from its content.
@@ -327,6 +344,13 @@ function forgetCachedNodes(instance: PHP, vfsPath: string): number {
 let handler: PHPRequestHandler;
 let php: PHP;
 let bootFs: MemoryFsBootState | undefined;
+/**
+ * Set when PHP's engine died under a request (a WebAssembly trap, e.g. a stack overflow): the
+ * instance is no longer sound (its C stack and globals are wherever the trap left them), so this
+ * worker answers that request, flagged `engineCrashed`, and nothing after it; the runtime replaces
+ * the worker and sends what was queued here to the replacement.
+ */
+let engineCrashed: string | undefined;
 
 /** PHP that forgets what it keeps between requests of files that were just deleted: compiled scripts (OPcache) and stat/realpath caches. */
 const FORGET_DELETED_PHP = `<?php
@@ -365,11 +389,13 @@ async function handle(request: WorkerRequest): Promise<unknown> {
         exitCode = await response.exitCode;
       } catch (error) {
         sink = undefined;
-        const overflow = wasmStackOverflow(error);
-        if (!overflow) throw error;
+        engineCrashed = errorMessage(error);
+        const fatal = engineCrashFatal(error, scriptOf(request.code));
+        if (!fatal) throw error;
+        // What it printed before it died reached the runtime as output events; the runtime fills it in.
         const partial = { data: new Uint8Array(0), bytes: 0, truncated: false };
         const clockUs = virtualClockUs();
-        return { exitCode: 255, stdout: partial, stderr: partial, fatal: wasmStackOverflowFatal(scriptOf(request.code), overflow), ...(clockUs !== undefined ? { clockUs } : {}) };
+        return { exitCode: 255, stdout: partial, stderr: partial, fatal, ...(clockUs !== undefined ? { clockUs } : {}) };
       }
       sink = undefined;
       let fatal;
@@ -407,12 +433,13 @@ async function handle(request: WorkerRequest): Promise<unknown> {
         headers = await response.headers;
       } catch (error) {
         sink = undefined;
-        const overflow = wasmStackOverflow(error);
-        if (!overflow) throw error;
+        engineCrashed = errorMessage(error);
+        const fatal = engineCrashFatal(error, new URL(request.url).pathname);
+        if (!fatal) throw error;
         // What a web server answers when PHP dies without a response.
         const text = new TextEncoder().encode("Internal Server Error\n");
         const clockUs = virtualClockUs();
-        return { status: 500, headers: { "content-type": ["text/plain"] }, body: { data: text, bytes: text.byteLength, truncated: false }, fatal: wasmStackOverflowFatal(new URL(request.url).pathname, overflow), ...(clockUs !== undefined ? { clockUs } : {}) };
+        return { status: 500, headers: { "content-type": ["text/plain"] }, body: { data: text, bytes: text.byteLength, truncated: false }, fatal, ...(clockUs !== undefined ? { clockUs } : {}) };
       }
       sink = undefined;
       const report = takeReport();
@@ -482,12 +509,19 @@ async function boot(): Promise<void> {
       // the sandbox rewrote a moment ago (a generated include, a core file) from its old bytecode.
       // It costs a stat per included file: measured 20-40 ms CPU per WordPress load of ~430 files.
       "opcache.revalidate_freq": "0",
+      ...(hasStackLimit(options.phpVersion) ? { "zend.max_allowed_stack_size": PHP_STACK_LIMIT } : {}),
     },
     // /internal/wp-codebox/code holds the file each run-php or REST call writes and runs: rewritten
     // per call, it must never come from a cache (two calls within one second share an mtime).
     createFiles: { "/internal/shared/opcache-blacklist.txt": "/wordpress/wp-content/*\n/workspace/*\n/internal/eval.php\n/internal/wp-codebox/code/*\n" },
   });
   php = await handler.getPrimaryPhp();
+  // php-wasm swaps in a new PHP runtime on the request after any that exited non-zero (every PHP
+  // fatal error) and after every 400 requests. That cost ~1.2 s on the next request, threw away
+  // OPcache's shared memory, and left this worker watching the old runtime's file system (a
+  // recycled pool sandbox kept a session's files). A fatal error ends a PHP request as on any
+  // server; a crashed engine (a trap) replaces the whole worker instead (`engineCrashed`).
+  (php as unknown as { rotateRuntime: () => Promise<void> }).rotateRuntime = async () => undefined;
   php.mkdir("/internal/wp-codebox/code");
   php.writeFile(REPORT_PRELOAD, REPORT_SOURCE);
   if (options.origin) php.writeFile("/internal/shared/mu-plugins/0-wp-codebox-self-calls.php", selfCallMuPlugin());
@@ -531,12 +565,18 @@ function takeDeferredRequests(): DeferredRequest[] {
 
 port.on("message", (request: WorkerRequest) => {
   queue = queue.then(async () => {
+    // Never run anything on a crashed engine: the runtime moves this request to a replacement.
+    if (engineCrashed) return;
     let reply: WorkerResponse;
     try {
       const value = await handle(request);
       reply = { id: request.id, ok: true, value };
     } catch (error) {
       reply = { id: request.id, ok: false, error: { message: errorMessage(error), stack: (error as Error | undefined)?.stack } };
+    }
+    if (engineCrashed) {
+      post({ ...reply, engineCrashed });
+      return;
     }
     // Before the reply: the runtime counts them as running before it learns the work is done.
     if (request.op === "run" || request.op === "http") for (const deferred of takeDeferredRequests()) post({ event: "deferred-request", request: deferred });

@@ -116,6 +116,7 @@ export class PlaygroundRuntime implements Runtime {
         // Raw PHP sockets refused by the network guard (php-network-guard.ts).
         this.ledger.event("policy-denied", { code: "policy-denied", capability: `network:${denied.host}`, host: denied.host, port: denied.port, message: `The runtime policy does not allow PHP to connect to ${denied.host}:${denied.port}; allow the host in the policy's network rule.` }),
       onEvent: (type, data) => this.ledger.event(type, data),
+      onWorkerStopped: () => this.actors.forgetAuth(),
       onSelfCall: () => this.server.expectSelfCall(),
       onDeferredRequest: (request) => this.sendDeferred(request),
       clock: this.clock,

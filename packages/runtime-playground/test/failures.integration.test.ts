@@ -6,7 +6,7 @@
  * One real WordPress booted for the whole file, plus one boot that fails (a must-use plugin that
  * throws while WordPress installs) to check the boot-failed message carries PHP's own error.
  */
-import { after, before, test } from "node:test";
+import { after, before, describe, it, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -89,15 +89,21 @@ test("unbounded recursion in an HTTP request is php-fatal with HTTP 500 (logged 
   assertFatal(await http("method=POST", "path=/wp-admin/admin-ajax.php", "body=action=fatal_admin_recurse"), /Allowed memory size/, /fatal-admin\.php$/, 19, 500);
 });
 
-test("recursion through PHP's C functions overflows the WebAssembly stack: php-fatal, and the sandbox keeps serving", async () => {
-  const viaHttp = await http("method=POST", "path=/wp-admin/admin-ajax.php", "body=action=fatal_admin_recurse_native");
-  // Which stack runs out first depends on the engine's compilation tier; both are a stack overflow.
-  const overflow = /(Maximum call stack size exceeded|memory access out of bounds): unbounded recursion/;
-  assertFatal(viaHttp, overflow, /admin-ajax\.php$/, 0, 500);
-  const viaRun = await php("<?php function g($a){ return array_map('g', [$a]); } g(1);");
-  assertFatal(viaRun, overflow, /code\.php$/, 0);
+test("recursion through PHP's C functions ends at PHP's own stack limit: php-fatal with file, line and HTTP 500, as on a real PHP 8.3 server", async () => {
+  // Before: it ran past php-wasm's 1 MiB stack into PHP's globals and trapped, or hung until the
+  // site request limit. Repeated, because every overflow after the first used to hang.
+  const limit = /^Uncaught Error: Maximum call stack size of \d+ bytes \(zend\.max_allowed_stack_size - zend\.reserved_stack_size\) reached\. Infinite recursion\?/;
+  for (let round = 0; round < 2; round++) {
+    const viaHttp = await http("method=POST", "path=/wp-admin/admin-ajax.php", "body=action=fatal_admin_recurse_native");
+    assertFatal(viaHttp, /Maximum call stack size of \d+ bytes/, /fatal-admin\.php$/, 25, 500);
+    assert.match(String(viaHttp.error?.data?.message), limit);
+    const viaRun = await php("<?php\nfunction g($a){ return array_map('g', [$a]); }\ng(1);");
+    assertFatal(viaRun, /Infinite recursion\?/, /code\.php$/, 2);
+  }
   assert.equal((await http("path=/wp-json/")).status, "ok");
   assert.equal((await php("<?php echo 'alive';")).stdout, "alive");
+  const replaced = (await runtime.collectArtifacts()).events.filter((e) => e.type === "php-worker-replaced");
+  assert.deepEqual(replaced, [], "a PHP error ends a request; the worker stays");
 });
 
 test("corpus 17: a query the SQLite translation rejects leaves the run ok and is listed in result.dbErrors and review.json", async () => {
@@ -153,5 +159,45 @@ test("a boot that fails in PHP says what PHP said (message, file:line), not php-
     assert.match(error.message, /PHP exited with code 255: Uncaught RuntimeException: boom while booting \(\/wordpress\/wp-content\/mu-plugins\/boom\.php:2\)/);
     assert.doesNotMatch(error.message, /=== Std(out|err) ===/);
     return true;
+  });
+});
+
+describe("PHP 8.2 (no stack limit of its own): an engine that crashed is replaced, nothing queued is lost", () => {
+  let old: PlaygroundRuntime;
+  before(async () => {
+    old = await createPlaygroundBackend().create({ php: "8.2", plugins: [join(fixtures, "fatal-admin")], policy: { commands: ["wordpress.run-php", "wordpress.http-request"] } });
+  });
+  after(async () => {
+    await old?.dispose();
+  });
+  // Where an overflow of PHP's stack ends depends on which of PHP's globals it ran over first.
+  const overflow = /^PHP fatal error: ((Maximum call stack size exceeded|memory access out of bounds): unbounded recursion overflowed the PHP engine's WebAssembly stack|PHP's engine crashed \(WebAssembly trap: [^)]+\), most likely after unbounded recursion)/;
+
+  it("a run-php that overflows the stack is php-fatal with what it printed; PHP work sent to the worker meanwhile runs on its replacement", async () => {
+    const crash = old.execute({ command: "wordpress.run-php", args: ["code=<?php echo 'before the crash'; function g($a){ return array_map('g', [$a]); } g(1);"] });
+    // An observation runs beside commands: its PHP was queued in the worker that crashed.
+    const observed = old.observe({ type: "wordpress-state" });
+    const [crashed, state] = await Promise.all([crash, observed]);
+    assert.equal(crashed.status, "error", JSON.stringify(crashed.error));
+    assert.equal(crashed.error?.code, "php-fatal");
+    assert.match(crashed.error!.message, overflow);
+    assert.equal(crashed.stdout, "before the crash", "what PHP printed before its engine died");
+    assert.equal(state.type, "wordpress-state");
+    const next = await old.execute({ command: "wordpress.run-php", args: ["code=<?php echo 'next ', PHP_MAJOR_VERSION, '.', PHP_MINOR_VERSION;"] });
+    assert.equal(next.stdout, "next 8.2", next.error?.message);
+    const replaced = (await old.collectArtifacts()).events.filter((e) => e.type === "php-worker-replaced");
+    assert.equal(replaced.length, 1);
+    assert.equal(replaced[0]!.data?.reason, "engine-crashed");
+    assert.ok(replaced[0]!.data?.message, "what php-wasm threw");
+  });
+
+  it("an HTTP request that overflows the stack is php-fatal with HTTP 500, and the site keeps serving", async () => {
+    const result = await old.execute({ command: "wordpress.http-request", args: ["method=POST", "path=/wp-admin/admin-ajax.php", "body=action=fatal_admin_recurse_native"] });
+    assert.equal(result.error?.code, "php-fatal", result.error?.message);
+    assert.match(result.error!.message, overflow);
+    assert.equal(result.error?.data?.status, 500);
+    assert.equal((await old.execute({ command: "wordpress.http-request", args: ["path=/wp-json/"] })).status, "ok");
+    const replaced = (await old.collectArtifacts()).events.filter((e) => e.type === "php-worker-replaced");
+    assert.equal(replaced.length, 2);
   });
 });

@@ -62,6 +62,21 @@ describe("recycle with real WordPress", { timeout: 300_000 }, () => {
     assert.equal((await recycle()).workers, "restored");
   });
 
+  it("a session that ended with PHP fatal errors is recycled like any other: its files are gone, the worker stays", async () => {
+    // php-wasm used to swap in a new PHP runtime after every request that exited non-zero; the
+    // worker then watched the old runtime's files and kept this session's for the next one.
+    await php("<?php mkdir('/tmp/wpcb-fatal'); file_put_contents('/tmp/wpcb-fatal/x.txt', 'left');");
+    for (const code of ["<?php undefined_function_in_session();", "<?php throw new Exception('uncaught');", "<?php exit(3);"]) {
+      const result = await runtime.execute({ command: "wordpress.run-php", args: [`code=${code}`] });
+      assert.equal(result.status, "error", code);
+    }
+    assert.equal(await php("<?php echo file_get_contents('/tmp/wpcb-fatal/x.txt');"), "left");
+    assert.equal((await recycle()).workers, "restored");
+    assert.equal(await php("<?php var_export(file_exists('/tmp/wpcb-fatal/x.txt'));"), "false");
+    const events = (await runtime.collectArtifacts()).events;
+    assert.equal(events.filter((e) => e.type === "php-worker-replaced").length, 0);
+  });
+
   // Every way a session can change a file that was there at boot: its bytes are not kept, so the
   // worker is replaced, and the next session gets the boot content back.
   const BOOT_FILE = "/internal/shared/mu-plugins/0-playground.php";
