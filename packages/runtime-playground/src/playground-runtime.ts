@@ -10,6 +10,7 @@
  * (`command-dispatch.ts`), actors and auth (`site-actors.ts`), the evidence ledger
  * (`evidence-ledger.ts`) and snapshots (`runtime-snapshots.ts`).
  */
+import { Semaphore } from "@php-wasm/util";
 import { randomUUID } from "node:crypto";
 import {
   DEFAULT_OUTPUT_CAP_BYTES,
@@ -319,12 +320,15 @@ export class PlaygroundRuntime implements Runtime {
 
   /**
    * Runs one command. Failures come back as results (`status: "error"` / `"timed-out"`).
+   * Commands run one at a time, in the order `execute` was called (each one's deadline starts
+   * when it starts): they share the primary PHP worker and its scratch files (run-php's
+   * `/internal/wp-codebox/code/code.php`), so two at once ran each other's code.
    * @throws `runtime-disposed`, `unknown-command`, `policy-denied`, `invalid-argument`,
    *   `missing-argument` (contract misuse; nothing ran).
    */
   async execute(spec: ExecutionSpec): Promise<ExecutionResult> {
     this.lastActivity = Date.now();
-    return this.lock.withShared(async () => {
+    return this.commands.run(() => this.lock.withShared(async () => {
       this.assertLive();
       return dispatchCommand(
         {
@@ -337,8 +341,11 @@ export class PlaygroundRuntime implements Runtime {
         },
         spec,
       );
-    });
+    }));
   }
+
+  /** Admits one command at a time, first come first served (`execute`). */
+  private readonly commands = new Semaphore({ concurrency: 1 });
 
   private async replaceWorker(reason: string): Promise<void> {
     await this.pool.replace(this.pool.primary, () => this.actors.forgetAuth());

@@ -160,6 +160,30 @@ test("rest-request dispatches in-process", async () => {
   assert.equal(missing.error?.code, "http-error");
 });
 
+test("commands sent at once run one at a time, each with its own program and its own deadline", async () => {
+  // run-php and rest-request each write their program to one scratch file before running it: two
+  // at once ran the second one's program twice.
+  const sent = [
+    { command: "wordpress.run-php", args: ["code=<?php echo 'first';"], want: (r: { stdout: string }) => r.stdout === "first" },
+    { command: "wordpress.rest-request", args: ["route=/corpus/v1/echo", 'params-json={"msg":"second"}'], want: (r: { json?: unknown }) => (r.json as { data?: { msg?: string } }).data?.msg === "second" },
+    { command: "wordpress.run-php", args: ["code=<?php echo 'third';"], want: (r: { stdout: string }) => r.stdout === "third" },
+    { command: "wordpress.rest-request", args: ["route=/corpus/v1/echo", 'params-json={"msg":"fourth"}'], want: (r: { json?: unknown }) => (r.json as { data?: { msg?: string } }).data?.msg === "fourth" },
+    { command: "wordpress.run-php", args: ["code=<?php echo 'fifth';", "bootstrap=none"], want: (r: { stdout: string }) => r.stdout === "fifth" },
+  ];
+  const results = await Promise.all(sent.map((c) => runtime.execute({ command: c.command, args: c.args })));
+  results.forEach((result, i) => {
+    assert.equal(result.status, "ok", `${sent[i]!.command} #${i}: ${result.error?.message}`);
+    assert.ok(sent[i]!.want(result), `${sent[i]!.command} #${i} got another command's answer: ${result.stdout}`);
+  });
+  const started = results.map((r) => r.startedAt);
+  assert.deepEqual([...started].sort(), started, "in the order sent");
+  // The second waits 3 s behind the first; its 2 s deadline starts when it starts.
+  const [slow, queued] = await Promise.all([runPhp("<?php sleep(3); echo 'slept';", ["bootstrap=none"]), runPhp("<?php echo 'waited';", ["bootstrap=none"], 2000)]);
+  assert.equal(slow.stdout, "slept");
+  assert.equal(queued.status, "ok", queued.error?.message);
+  assert.equal(queued.stdout, "waited");
+});
+
 test("inspect-mounted-inputs lists the plugin and the read-only mount", async () => {
   const result = await runtime.execute({ command: "inspect-mounted-inputs", args: [] });
   const targets = (result.json as { mounts: { target: string; mode: string }[] }).mounts.map((m) => m.target).sort();
