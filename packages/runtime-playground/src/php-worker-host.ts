@@ -2,24 +2,13 @@
  * Main-thread handle on one PHP worker thread: boots it, sends it requests, and terminates it
  * (the only reliable way to stop runaway PHP: php-wasm ignores `max_execution_time`).
  */
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
 import { cutAtCharacter } from "./utf8-cut.js";
 import type { CappedStream, DeferredRequest, WorkerBootOptions, WorkerEvent, WorkerRequest, WorkerResponse, WorkerRunResult } from "./php-worker-protocol.js";
 import type { WorkClock } from "./work-clock.js";
 import type { WorkMark } from "./php-determinism.js";
-
-// Run from source (tsx) or from dist: the worker file sits beside this module.
-const fromSource = import.meta.url.endsWith(".ts");
-const workerUrl = new URL(fromSource ? "./php-worker.ts" : "./php-worker.js", import.meta.url);
-/**
- * The worker's own Node flags. Never the host's: a worker inherits `process.execArgv` by default,
- * and flags meant for the host process can keep it from starting (`--input-type=module`, given
- * with `-e`, refuses the worker's file entry) or load what it does not need (`--import tsx` in a
- * built install). From sources the worker needs only the `source` export condition; it loads tsx
- * itself (php-worker-dev.mjs).
- */
-const PHP_WORKER_EXEC_ARGV: readonly string[] = fromSource ? ["--conditions=source"] : [];
+import { startPhpWorkerThread } from "./php-worker-thread.js";
 
 type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void; message: WorkerRequest };
 
@@ -59,6 +48,8 @@ export class PhpWorkerHost {
   onDeferredRequest?: (request: DeferredRequest) => void;
   /** The PHP process id of this worker (for releasing its file locks when it dies). */
   readonly processId: number;
+  /** True when this worker's thread was started early by `prestartPhpWorker()` (php-worker-thread.ts). */
+  readonly prestarted: boolean;
   /** Resolves with the boot duration in ms once WordPress is booted in the worker. */
   readonly ready: Promise<number>;
 
@@ -76,14 +67,7 @@ export class PhpWorkerHost {
   ) {
     this.processId = options.processId;
     if (clock?.active) options = { ...options, determinism: clock.workerSettings(), bootMark: clock.next() };
-    this.worker = fromSource
-      ? // A .ts entry cannot be a worker's main module on Node 20; import it once tsx is loaded.
-        new Worker(new URL("./php-worker-dev.mjs", import.meta.url), {
-          workerData: { ...options, __entry: workerUrl.href },
-          execArgv: [...PHP_WORKER_EXEC_ARGV],
-          transferList: options.lockPort ? [options.lockPort] : [],
-        })
-      : new Worker(workerUrl, { workerData: options, execArgv: [...PHP_WORKER_EXEC_ARGV], transferList: options.lockPort ? [options.lockPort] : [] });
+    ({ worker: this.worker, prestarted: this.prestarted } = startPhpWorkerThread(options, options.lockPort ? [options.lockPort] : []));
     this.worker.unref();
     this.ready = new Promise<number>((resolve, reject) => {
       this.worker.on("message", (message: WorkerResponse | WorkerEvent) => {

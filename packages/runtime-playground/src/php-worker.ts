@@ -15,6 +15,7 @@ import { createReadOnlyNodeFsMountHandler } from "./read-only-node-fs.js";
 import { bootFailureMessage, engineCrashFatal, fatalFromOutput } from "./php-fatal.js";
 import { createCopyOnWriteMountHandler } from "./copy-on-write-fs.js";
 import { unpackSeed } from "./opcache-seed.js";
+import type { AwaitOptionsData } from "./php-worker-thread.js";
 import type { CappedStream, DeferredRequest, PhpFatal, RequestReport, WorkerBootOptions, WorkerMount, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
 import { phpNetworkGuardPreRun } from "./php-network-guard.js";
 import { installDeterminism, markWork, replaceRandomDevices, virtualClockUs } from "./php-determinism.js";
@@ -28,7 +29,11 @@ import { MemoryFsBootState, type EmscriptenFs, type MemoryFsRestore } from "./me
 // measured no faster with it. Process-wide; WP_CODEBOX_WASM_TIERUP=1 restores V8's default.
 if (process.env.WP_CODEBOX_WASM_TIERUP !== "1") setFlagsFromString("--liftoff-only");
 
-const options = workerData as WorkerBootOptions;
+// A prestarted worker (php-worker-thread.ts) has imported everything above by now and gets its
+// options as its first message; requests come only after it posts `ready`.
+const options: WorkerBootOptions = (workerData as Partial<AwaitOptionsData> | undefined)?.awaitOptions
+  ? await new Promise<WorkerBootOptions>((resolve) => parentPort!.once("message", resolve))
+  : (workerData as WorkerBootOptions);
 // Before PHP loads: the glue binds the time and entropy sources when it instantiates.
 installDeterminism(options.determinism, options.bootMark);
 const port = parentPort!;

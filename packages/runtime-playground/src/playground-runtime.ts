@@ -172,7 +172,13 @@ export class PlaygroundRuntime implements Runtime {
     this.bootClock = this.clock.position();
     this.bootDurationMs = Date.now() - started;
     if (this.setup.wordpressSource) this.ledger.event("wordpress-release", { ...this.setup.wordpressSource });
-    this.ledger.event("runtime-booted", { durationMs: this.bootDurationMs, bootMode: this.setup.bootMode, siteUrl: this.siteOrigin, ...(this.siteOrigin !== this.server.origin ? { loopbackUrl: this.server.origin } : {}) });
+    this.ledger.event("runtime-booted", {
+      durationMs: this.bootDurationMs,
+      bootMode: this.setup.bootMode,
+      siteUrl: this.siteOrigin,
+      ...(this.siteOrigin !== this.server.origin ? { loopbackUrl: this.server.origin } : {}),
+      ...(this.pool.primary.prestarted ? { workerPrestarted: true } : {}),
+    });
   }
 
   /**
