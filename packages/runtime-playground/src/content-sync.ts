@@ -9,7 +9,7 @@
  * moves it), so nothing a sandbox does survives a reset, even a file forged to the same size and
  * mtime.
  */
-import { copyFileSync, lstatSync, mkdirSync, readdirSync, readlinkSync, rmSync, symlinkSync, type Stats } from "node:fs";
+import { copyFileSync, lstatSync, lutimesSync, mkdirSync, readdirSync, readlinkSync, rmSync, symlinkSync, utimesSync, type Stats } from "node:fs";
 import { join } from "node:path";
 
 /** A host tree (or single file) placed at `target` (relative to the synced root; "" = the root). */
@@ -150,8 +150,15 @@ export class ContentSync {
     return { removed, copied };
   }
 
+  /** Puts a file or symlink back with its clean content and its source's mtime, as the boot's copy did. */
   private place(want: { kind: Kind; source?: string }, dest: string): void {
-    if (want.kind === "symlink") symlinkSync(readlinkSync(want.source!), dest);
-    else copyFileSync(want.source!, dest);
+    const source = lstatSync(want.source!);
+    if (want.kind === "symlink") {
+      symlinkSync(readlinkSync(want.source!), dest);
+      lutimesSync(dest, source.atime, source.mtime);
+    } else {
+      copyFileSync(want.source!, dest);
+      utimesSync(dest, source.atime, source.mtime);
+    }
   }
 }

@@ -95,11 +95,11 @@ export function resetContent(host: RuntimeStateHost, cleanDatabase: Uint8Array):
     host.contentSync.restore();
   } else {
     rmSync(host.contentDir, { recursive: true, force: true });
-    cpSync(join(host.siteDir, "wp-content"), host.contentDir, { recursive: true });
+    cpSync(join(host.siteDir, "wp-content"), host.contentDir, { recursive: true, preserveTimestamps: true });
     for (const mount of host.mounts) {
       if (!mount.target.startsWith("/wordpress/wp-content/")) continue;
       const target = join(host.contentDir, mount.target.slice("/wordpress/wp-content/".length));
-      if (mount.mode === "readonly") cpSync(mount.source, target, { recursive: true, dereference: false });
+      if (mount.mode === "readonly") cpSync(mount.source, target, { recursive: true, dereference: false, preserveTimestamps: true });
       else if (mount.kind === "directory") mkdirSync(target, { recursive: true });
     }
   }

@@ -88,13 +88,15 @@ export function sandboxWorkspaceDir(sandboxDir: string): string {
 export function populateSandboxDir(sandboxDir: string, setup: Pick<PlaygroundRuntimeSetup, "siteDir" | "mounts">): WorkerMount[] {
   const contentDir = sandboxContentDir(sandboxDir);
   const workspaceDir = sandboxWorkspaceDir(sandboxDir);
-  cpSync(join(setup.siteDir, "wp-content"), contentDir, { recursive: true });
+  // Timestamps kept: PHP sees the files' own mtimes, not the boot's (a theme's pattern cache, or a
+  // plugin's filemtime() cache-buster, would otherwise depend on when the sandbox booted).
+  cpSync(join(setup.siteDir, "wp-content"), contentDir, { recursive: true, preserveTimestamps: true });
   mkdirSync(workspaceDir, { recursive: true });
   const workerMounts: WorkerMount[] = [];
   for (const mount of setup.mounts) {
     const hostTarget = hostPathFor(mount.target, contentDir, workspaceDir);
     if (mount.mode === "readonly") {
-      cpSync(mount.source, hostTarget, { recursive: true, dereference: false });
+      cpSync(mount.source, hostTarget, { recursive: true, dereference: false, preserveTimestamps: true });
     } else {
       // A mount of the whole /workspace takes the place of the sandbox's own workspace folder.
       if (mount.kind === "directory" && mount.target !== "/workspace") mkdirSync(hostTarget, { recursive: true });
@@ -117,7 +119,7 @@ export function resetWorkspaceDir(sandboxDir: string, setup: Pick<PlaygroundRunt
   for (const mount of setup.mounts) {
     if (mount.target.startsWith("/wordpress/wp-content/")) continue;
     const hostTarget = hostPathFor(mount.target, sandboxContentDir(sandboxDir), workspaceDir);
-    if (mount.mode === "readonly") cpSync(mount.source, hostTarget, { recursive: true, dereference: false });
+    if (mount.mode === "readonly") cpSync(mount.source, hostTarget, { recursive: true, dereference: false, preserveTimestamps: true });
     else if (mount.kind === "directory" && mount.target !== "/workspace") mkdirSync(hostTarget, { recursive: true });
   }
 }

@@ -6,7 +6,7 @@
  */
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -53,6 +53,33 @@ test("episode reset() discards the episode's changes (fast path, no reboot)", as
     const { execution } = await episode.step({ command: "wordpress.run-php", args: ["code=<?php echo json_encode([get_option('blogname'), (int) wp_count_posts()->publish]);"] });
     assert.notEqual((execution.data as unknown[])[0], "Changed");
     assert.equal((execution.data as unknown[])[1], 1);
+  } finally {
+    await episode.close();
+  }
+});
+
+test("the sandbox's copies keep their files' own mtimes, at boot and after reset(): PHP never sees when the sandbox booted", async () => {
+  // A theme's pattern files copied with the boot's time made the theme pattern cache wait two
+  // seconds before it kept anything, so how many times PHP read the virtual clock in a request
+  // (and so microtime() in a seeded episode) depended on how fast the steps ran.
+  const source = join(scratch, "mtime-mount");
+  mkdirSync(source, { recursive: true });
+  writeFileSync(join(source, "data.txt"), "data");
+  utimesSync(join(source, "data.txt"), 1_500_000_000, 1_500_000_000);
+  const episode = createRuntimeEpisode({ mounts: [{ source, target: "/wordpress/wp-content/uploads/mtime-mount", mode: "readonly" }] }, backend);
+  const MTIMES = `code=<?php clearstatcache(); $f = glob(get_stylesheet_directory() . '/patterns/*.php'); echo json_encode(['mount' => filemtime(WP_CONTENT_DIR . '/uploads/mtime-mount/data.txt'), 'newest_pattern' => max(array_map('filemtime', $f)), 'patterns' => count($f), 'hello' => filemtime(WP_PLUGIN_DIR . '/hello.php')]);`;
+  try {
+    await episode.reset();
+    const booted = Math.floor(Date.now() / 1000);
+    const first = (await episode.step({ command: "wordpress.run-php", args: [MTIMES] })).execution.data as { mount: number; newest_pattern: number; patterns: number; hello: number };
+    assert.equal(first.mount, 1_500_000_000, "a read-only mount shows its host file's mtime");
+    assert.ok(first.patterns > 0);
+    // The installed site was made before this test started; its files keep those mtimes.
+    assert.ok(first.newest_pattern < booted - 2, `pattern mtime ${first.newest_pattern} is older than the boot (${booted})`);
+    await episode.step({ command: "wordpress.run-php", args: ["code=<?php file_put_contents(WP_PLUGIN_DIR . '/hello.php', '<?php // edited'); file_put_contents(WP_CONTENT_DIR . '/uploads/mtime-mount/data.txt', 'edited');"] });
+    await episode.reset();
+    const after = (await episode.step({ command: "wordpress.run-php", args: [MTIMES] })).execution.data;
+    assert.deepEqual(after, first, "reset() puts the files back with their mtimes");
   } finally {
     await episode.close();
   }
