@@ -28,7 +28,8 @@ export function fatalFromOutput(output: string): PhpFatal | undefined {
  * own C functions (e.g. `array_map` calling itself) until a stack ran out, either the engine's
  * native stack (`RangeError: Maximum call stack size exceeded`) or PHP's stack in WebAssembly
  * memory, which first runs over PHP's globals and then traps where that led (`memory access out
- * of bounds`, `null function or function signature mismatch`, …).
+ * of bounds`, `null function or function signature mismatch`, …, or a longjmp with nowhere to go:
+ * Emscripten throws the number `Infinity` for it).
  * @returns `undefined` when `error` is not a trap (php-wasm's own failure; the caller rethrows it).
  */
 export function engineCrashFatal(error: unknown, where: string): PhpFatal | undefined {
@@ -40,6 +41,10 @@ export function engineCrashFatal(error: unknown, where: string): PhpFatal | unde
     what = /memory access out of bounds/.test(message)
       ? "memory access out of bounds: unbounded recursion overflowed the PHP engine's WebAssembly stack"
       : `PHP's engine crashed (WebAssembly trap: ${message}), most likely after unbounded recursion overflowed its stack`;
+  } else if (typeof error === "number") {
+    // Emscripten throws a number for longjmp (Infinity) and C++ exceptions; one that reaches the
+    // top found no setjmp of PHP's left to land in (PHP's stack was overwritten).
+    what = `PHP's engine crashed (a longjmp found no frame to return to: ${error}), most likely after unbounded recursion overflowed its stack`;
   } else {
     return undefined;
   }

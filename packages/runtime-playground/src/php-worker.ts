@@ -135,22 +135,18 @@ const SEEDED_ENTRY_MTIME_MS = 1_000_000_000_000;
 /** PHP versions whose php-wasm build has no OPcache shared memory. */
 const FILE_CACHE_ONLY_PHP = new Set(["7.4", "8.0"]);
 /**
- * How deep PHP's C stack may grow before PHP 8.3+ stops a recursion with its own error
- * ("Maximum call stack size of … bytes reached. Infinite recursion?"), as on a real server.
- * php-wasm's builds give PHP 1 MiB of WebAssembly stack, just below its static data; PHP's own
- * detection does not know that size, so by default a recursion through C functions (array_map
- * calling itself, nested hooks) runs past the stack into PHP's globals: the engine then traps
- * ("memory access out of bounds") or, with its globals overwritten, spins forever. Half of the
- * stack leaves room for the C code that runs between two of PHP's checks (~5,000 levels of
- * array_map recursion fit). Measured on php-wasm 3.1: `__stack_pointer` starts 1 MiB above the
- * end of the data; a limit of 1 MiB already ran past it.
+ * How deep PHP's C stack may grow before PHP stops a recursion with its own error ("Maximum call
+ * stack size of … bytes reached. Infinite recursion?"), as on a real PHP 8.3 server, at the line
+ * that recursed. Of php-wasm's builds only PHP 8.3's has this check (`ini_get(
+ * 'zend.max_allowed_stack_size')` is false in the others, which ignore the setting). PHP cannot
+ * find the size of its stack out itself here, so without a limit it never stops. The binding limit
+ * is the worker's native stack (see `moveCStack`): array_map recursion takes about 2.7 native bytes
+ * per byte of C stack, so 512K is met at about 1.4 MB of the thread's 4 MB (~5,000 levels).
  */
 const PHP_STACK_LIMIT = "512K";
-/** PHP versions with `zend.max_allowed_stack_size` (added in PHP 8.3). */
-const hasStackLimit = (version: string): boolean => {
-  const [major = 0, minor = 0] = version.split(".").map(Number);
-  return major > 8 || (major === 8 && minor >= 3);
-};
+
+/** Bytes of WebAssembly memory PHP's C stack gets (`moveCStack`). */
+const LARGE_C_STACK_BYTES = 32 << 20;
 
 /**
  * Gives every PHP script under `vfsDir` (except the OPcache folder) an mtime derived from its content.
@@ -348,6 +344,28 @@ function forgetCachedNodes(instance: PHP, vfsPath: string): number {
 
 let handler: PHPRequestHandler;
 let php: PHP;
+
+/**
+ * Moves PHP's C stack, before PHP first runs (a `postRun` of the runtime: the module is ready),
+ * from the 1 MiB php-wasm gives it to `LARGE_C_STACK_BYTES` of PHP's heap. The old stack lies just
+ * above PHP's globals, so a recursion through PHP's C functions (array_map calling itself, usort,
+ * __toString, freeing a deeply nested array) ran past it into them, and the engine then trapped
+ * somewhere unrelated ("memory access out of bounds", "null function or function signature
+ * mismatch") or spun until the deadline. Every level of such recursion also takes native stack for
+ * its WebAssembly frames (0.8–2.7 bytes for each byte of C stack in what we measured), so with 32
+ * MiB the worker thread's 4 MB native stack always runs out first: a clean "Maximum call stack
+ * size exceeded" (a RangeError, after which the worker is replaced), before anything is
+ * overwritten. PHP 8.3's own check (`PHP_STACK_LIMIT`) counts from where the stack is when PHP
+ * starts, so it works in the new one. Nothing in PHP or the glue keeps the old place: Emscripten's
+ * stackSave/stackRestore and its longjmp work from the current value. The pages cost memory only
+ * once a recursion reaches them.
+ */
+function moveCStack(module: { _malloc?: (bytes: number) => number; ___stack_pointer?: WebAssembly.Global }): void {
+  const base = module._malloc?.(LARGE_C_STACK_BYTES);
+  if (!module.___stack_pointer || !base) return;
+  // The stack grows down from its 16-byte aligned top.
+  module.___stack_pointer.value = (base + LARGE_C_STACK_BYTES) & ~15;
+}
 let bootFs: MemoryFsBootState | undefined;
 /**
  * Set when PHP's engine died under a request (a WebAssembly trap, e.g. a stack overflow): the
@@ -477,7 +495,7 @@ async function boot(): Promise<void> {
     siteUrl: options.siteUrl,
     phpVersion: options.phpVersion,
     createPhpRuntime: async () =>
-      loadNodeRuntime(options.phpVersion as "8.3", { fileLockManager, extensions: (options.extensions ?? []) as "intl"[], emscriptenOptions: { processId: options.processId, preRun: [
+      loadNodeRuntime(options.phpVersion as "8.3", { fileLockManager, extensions: (options.extensions ?? []) as "intl"[], emscriptenOptions: { processId: options.processId, postRun: [moveCStack], preRun: [
             phpNetworkGuardPreRun(
               options.network,
               (denied) => post({ event: "network-denied", ...denied }),
@@ -514,7 +532,7 @@ async function boot(): Promise<void> {
       // the sandbox rewrote a moment ago (a generated include, a core file) from its old bytecode.
       // It costs a stat per included file: measured 20-40 ms CPU per WordPress load of ~430 files.
       "opcache.revalidate_freq": "0",
-      ...(hasStackLimit(options.phpVersion) ? { "zend.max_allowed_stack_size": PHP_STACK_LIMIT } : {}),
+      "zend.max_allowed_stack_size": PHP_STACK_LIMIT,
     },
     // /internal/wp-codebox/code holds the file each run-php or REST call writes and runs: rewritten
     // per call, it must never come from a cache (two calls within one second share an mtime).
