@@ -5,7 +5,6 @@ export { startControlServer, newControlToken } from "./control-server.js";
 export type { ControlServer, ControlServerOptions } from "./control-server.js";
 export { SandboxPool } from "./sandbox-pool.js";
 export type { PooledSandbox, PoolEvent, SandboxPoolOptions } from "./sandbox-pool.js";
-export { SerialQueue } from "./serial-queue.js";
 export type { LiveRuntime } from "./live-runtime.js";
 export { attachRuntime, attachedBackend, describeControl, AttachedRuntime, ControlConnection } from "./attach-client.js";
 export type { AttachOptions, ReattachEvent } from "./attach-client.js";

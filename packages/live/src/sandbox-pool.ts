@@ -4,10 +4,9 @@
  * each session takes one for itself, and a returned one is recycled in the background (reset plus
  * forgotten records when the runtime can, else disposed and re-booted).
  */
-import { WpCodeboxError } from "@wp-codebox/runtime-core";
+import { SerialQueue, WpCodeboxError } from "@wp-codebox/runtime-core";
 import { DEFAULT_POOL_WAIT_MS } from "./control-protocol.js";
 import type { LiveRuntime } from "./live-runtime.js";
-import { SerialQueue } from "./serial-queue.js";
 
 /**
  * Loads WordPress once (`/robots.txt`), so the first session does not pay the first WordPress load

@@ -30,3 +30,4 @@ export * from "./run-recipe-matrix.js";
 export * from "./determinism.js";
 export * from "./batch/batch-schemas.js";
 export * from "./test-results.js";
+export * from "./serial-queue.js";

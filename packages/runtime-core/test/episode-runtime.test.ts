@@ -215,3 +215,24 @@ test("domain fields produced by an observation stay inside data and the trace is
   assert.deepEqual(observation.data, { reward: 1, success: true, nested: { grader: "g" } });
   assertValid(episode.trace());
 });
+
+test("calls made at once run one at a time in call order: each step its own position, the trace valid", async () => {
+  const episode = createRuntimeEpisode({}, createFakeBackend());
+  await episode.reset();
+  const [first, snap, second, observed, third] = await Promise.all([
+    episode.step({ command: "kv.set", args: ["key=a", "value=1"] }),
+    episode.snapshot(),
+    episode.step({ command: "kv.get", args: ["key=a"] }),
+    episode.observe({ type: "kv" }),
+    episode.step({ command: "kv.set", args: ["key=a", "value=3"] }),
+  ]);
+  assert.deepEqual([first.refs.step, second.refs.step, third.refs.step], ["step-0001", "step-0002", "step-0003"]);
+  const trace = episode.trace();
+  assert.equal(validateRuntimeEpisodeTrace(trace).valid, true, JSON.stringify(validateRuntimeEpisodeTrace(trace).issues));
+  // Recorded in call order: step 1, snapshot, step 2, observation, step 3.
+  const sequences = [trace.steps[0]!.sequence, trace.snapshots[0]!.sequence, trace.steps[1]!.sequence, trace.observations![0]!.sequence, trace.steps[2]!.sequence];
+  assert.deepEqual(sequences, [1, 2, 3, 4, 5]);
+  assert.equal(snap.id, trace.snapshots[0]!.id);
+  assert.equal(observed.id, trace.observations![0]!.observation.id);
+  await episode.close();
+});

@@ -57,6 +57,8 @@ export interface DispatchHost {
    * spawned by a page load): the command ends, within its deadline, only then.
    */
   selfCallsSettled?(): Promise<void>;
+  /** True once the runtime is disposed (its workers are gone): a command it stopped is not a timeout. */
+  disposed?(): boolean;
 }
 
 type PartialOutput = ReturnType<PhpWorkerHost["partialOutput"]>;
@@ -144,6 +146,27 @@ export async function dispatchCommand(host: DispatchHost, spec: ExecutionSpec): 
 }
 
 /**
+ * What a command that `dispose()` stopped gives: `error` with code `runtime-disposed` and the
+ * output printed until then (it used to say it had timed out after its whole deadline).
+ */
+function disposedOutcome(host: DispatchHost): CommandOutcome {
+  let printed: PartialOutput | undefined;
+  try {
+    printed = host.primary().partialOutput();
+  } catch {
+    printed = undefined;
+  }
+  return {
+    status: "error",
+    exitCode: 1,
+    stdout: printed?.stdout ?? "",
+    stderr: printed?.stderr ?? "",
+    ...(printed ? { stdoutBytes: printed.stdoutBytes, stderrBytes: printed.stderrBytes } : {}),
+    error: { code: "runtime-disposed", message: "The runtime was disposed while this command ran: it was stopped before it finished." },
+  };
+}
+
+/**
  * Runs a handler against its deadline and the caller's abort signal (either one ends it as
  * `"timed-out"`). A worker that dies under the handler also counts as timed out; an error that is
  * not a WpCodeboxError becomes an error outcome.
@@ -172,7 +195,7 @@ async function runWithDeadline(
       return outcome;
     })
     .catch((error: unknown) => {
-    if (error instanceof WorkerGoneError) return "timed-out" as const;
+    if (error instanceof WorkerGoneError) return host.disposed?.() ? disposedOutcome(host) : ("timed-out" as const);
     if (error instanceof WpCodeboxError) throw error;
     const serialized = serializeError(error);
     return { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: serialized.code, message: serialized.message } } satisfies CommandOutcome;

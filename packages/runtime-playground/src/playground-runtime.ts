@@ -10,7 +10,6 @@
  * (`command-dispatch.ts`), actors and auth (`site-actors.ts`), the evidence ledger
  * (`evidence-ledger.ts`) and snapshots (`runtime-snapshots.ts`).
  */
-import { Semaphore } from "@php-wasm/util";
 import { randomUUID } from "node:crypto";
 import {
   DEFAULT_OUTPUT_CAP_BYTES,
@@ -18,6 +17,7 @@ import {
   SELF_CALL_SETTLE_TIMEOUT_MS,
   SITE_HTTP_RESPONSE_CAP_BYTES,
   STABLE_SITE_ORIGIN,
+  SerialQueue,
   WpCodeboxError,
   assertRuntimeSnapshot,
   type ArtifactSpec,
@@ -326,15 +326,15 @@ export class PlaygroundRuntime implements Runtime {
 
   /**
    * Runs one command. Failures come back as results (`status: "error"` / `"timed-out"`).
-   * Commands run one at a time, in the order `execute` was called (each one's deadline starts
-   * when it starts): they share the primary PHP worker and its scratch files (run-php's
-   * `/internal/wp-codebox/code/code.php`), so two at once ran each other's code.
+   * Commands run one at a time, in the order `execute` was called, with `reset`, `snapshot`,
+   * `restoreSnapshot` and `recycle` in the same line (`order`); each deadline starts when its
+   * command starts.
    * @throws `runtime-disposed`, `unknown-command`, `policy-denied`, `invalid-argument`,
    *   `missing-argument` (contract misuse; nothing ran).
    */
   async execute(spec: ExecutionSpec): Promise<ExecutionResult> {
     this.lastActivity = Date.now();
-    return this.commands.run(() => this.lock.withShared(async () => {
+    return this.order.run(() => this.lock.withShared(async () => {
       this.assertLive();
       return dispatchCommand(
         {
@@ -344,14 +344,21 @@ export class PlaygroundRuntime implements Runtime {
           primary: () => this.pool.primary,
           replaceWorker: (reason) => this.replaceWorker(reason),
           selfCallsSettled: () => this.selfCallsSettled(),
+          disposed: () => this.disposed,
         },
         spec,
       );
     }));
   }
 
-  /** Admits one command at a time, first come first served (`execute`). */
-  private readonly commands = new Semaphore({ concurrency: 1 });
+  /**
+   * Commands and the calls that change the whole sandbox (reset, snapshots, recycle), one at a time
+   * in call order. Commands share the primary PHP worker and its scratch files (run-php's
+   * `/internal/wp-codebox/code/code.php`): two at once ran each other's code. A reset called after
+   * a command must not run before it (it did when the command was still waiting for its turn).
+   * Observations and requests to the site are not in this line.
+   */
+  private readonly order = new SerialQueue();
 
   private async replaceWorker(reason: string): Promise<void> {
     await this.pool.replace(this.pool.primary, () => this.actors.forgetAuth());
@@ -477,10 +484,13 @@ export class PlaygroundRuntime implements Runtime {
    */
   async snapshot(): Promise<WordPressRuntimeSnapshot> {
     this.assertLive();
-    const snapshot = await this.lock.withExclusive(() => this.snapshots.capture());
-    this.snapshots.remember(snapshot);
-    this.ledger.event("snapshot-taken", { id: snapshot.id, sha256: snapshot.sha256, files: snapshot.files.length });
-    return snapshot;
+    return this.order.run(async () => {
+      this.assertLive();
+      const snapshot = await this.lock.withExclusive(() => this.snapshots.capture());
+      this.snapshots.remember(snapshot);
+      this.ledger.event("snapshot-taken", { id: snapshot.id, sha256: snapshot.sha256, files: snapshot.files.length });
+      return snapshot;
+    });
   }
 
   /**
@@ -491,12 +501,15 @@ export class PlaygroundRuntime implements Runtime {
   async restoreSnapshot(snapshot: unknown): Promise<void> {
     this.assertLive();
     assertRuntimeSnapshot(snapshot);
-    await this.lock.withExclusive(async () => {
-      this.snapshots.apply(snapshot);
-      await this.forgetCachedFiles();
-      this.actors.forgetAuth();
+    await this.order.run(async () => {
+      this.assertLive();
+      await this.lock.withExclusive(async () => {
+        this.snapshots.apply(snapshot);
+        await this.forgetCachedFiles();
+        this.actors.forgetAuth();
+      });
+      this.ledger.event("snapshot-restored", { id: snapshot.id, sha256: snapshot.sha256 });
     });
-    this.ledger.event("snapshot-restored", { id: snapshot.id, sha256: snapshot.sha256 });
   }
 
   /**
@@ -506,13 +519,16 @@ export class PlaygroundRuntime implements Runtime {
    */
   async reset(): Promise<void> {
     this.assertLive();
-    const started = Date.now();
-    await this.lock.withExclusive(async () => {
-      this.snapshots.resetToClean();
-      await this.forgetCachedFiles();
-      this.actors.forgetAuth();
+    await this.order.run(async () => {
+      this.assertLive();
+      const started = Date.now();
+      await this.lock.withExclusive(async () => {
+        this.snapshots.resetToClean();
+        await this.forgetCachedFiles();
+        this.actors.forgetAuth();
+      });
+      this.ledger.event("runtime-reset", { durationMs: Date.now() - started });
     });
-    this.ledger.event("runtime-reset", { durationMs: Date.now() - started });
   }
 
   /**
@@ -530,6 +546,11 @@ export class PlaygroundRuntime implements Runtime {
    * @throws `boot-failed` when a replacement worker does not boot (the pool then re-boots the sandbox).
    */
   async recycle(): Promise<void> {
+    this.assertLive();
+    await this.order.run(() => this.recycleNow());
+  }
+
+  private async recycleNow(): Promise<void> {
     this.assertLive();
     const started = Date.now();
     const workers = await this.lock.withExclusive(async () => {

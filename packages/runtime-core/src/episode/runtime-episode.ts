@@ -4,6 +4,7 @@
  */
 import { domainDigest } from "../digest.js";
 import { WpCodeboxError } from "../errors.js";
+import { SerialQueue } from "../serial-queue.js";
 import type {
   ArtifactFile,
   ArtifactSpec,
@@ -206,8 +207,12 @@ export function createRuntimeEpisode(spec: RuntimeEpisodeSpec, backend: RuntimeB
     };
   }
 
+  // One call at a time, in call order: concurrent steps took the same position (two "step-0001"),
+  // and a snapshot or observation called after a step was recorded before it.
+  const order = new SerialQueue();
+
   const episode: RuntimeEpisode = {
-    async reset() {
+    reset: () => order.run(async () => {
       ensureOpen();
       if (!runtime) runtime = await backend.create(createSpec);
       else if (runtime.reset) await runtime.reset();
@@ -239,9 +244,9 @@ export function createRuntimeEpisode(spec: RuntimeEpisodeSpec, backend: RuntimeB
       }
       state = st;
       return structuredClone(st.reset);
-    },
+    }),
 
-    async step(input, observe, options) {
+    step: (input, observe, options) => order.run(async () => {
       const { runtime: rt, state: st } = started();
       const position = st.steps.length + 1;
       const action = createEpisodeAction(redactSecrets(input, secrets), { position });
@@ -283,16 +288,16 @@ export function createRuntimeEpisode(spec: RuntimeEpisodeSpec, backend: RuntimeB
         ...(step.observation ? { observation: step.observation } : {}),
         refs: { step: step.id, action: step.actionRef, execution: step.executionRef, ...(step.observationRef ? { observation: step.observationRef } : {}) },
       });
-    },
+    }),
 
-    async observe(request) {
+    observe: (request) => order.run(async () => {
       const { runtime: rt, state: st } = started();
       const observation = await recordObservation(rt, st, request);
       st.observations.push({ sequence: ++st.sequence, observation, observationRef: refOf(observation) });
       return structuredClone(observation);
-    },
+    }),
 
-    async snapshot() {
+    snapshot: () => order.run(async () => {
       const { runtime: rt, state: st } = started();
       if (!rt.snapshot) {
         throw new WpCodeboxError("snapshot-unsupported", `The ${rt.info().backend} runtime cannot take snapshots. Use a backend that implements snapshot().`, { backend: rt.info().backend });
@@ -303,9 +308,9 @@ export function createRuntimeEpisode(spec: RuntimeEpisodeSpec, backend: RuntimeB
       knownSnapshots.set(record.id, record);
       st.snapshots.push(record);
       return structuredClone(record);
-    },
+    }),
 
-    async restore(snapshotOrId) {
+    restore: (snapshotOrId) => order.run(async () => {
       const { runtime: rt, state: st } = started();
       if (!backend.restore) {
         throw new WpCodeboxError("snapshot-unsupported", `The ${backend.kind} backend cannot restore snapshots. Use a backend that implements restore().`, { backend: backend.kind });
@@ -334,9 +339,9 @@ export function createRuntimeEpisode(spec: RuntimeEpisodeSpec, backend: RuntimeB
       }
       st.restores.push({ sequence: ++st.sequence, snapshotRef: refOf(record) });
       return structuredClone(record);
-    },
+    }),
 
-    async collectArtifacts(options) {
+    collectArtifacts: (options) => order.run(async () => {
       const { runtime: rt, state: st } = started();
       const collected = await rt.collectArtifacts(options);
       const trace = episode.trace();
@@ -352,7 +357,7 @@ export function createRuntimeEpisode(spec: RuntimeEpisodeSpec, backend: RuntimeB
       ];
       const paths = new Set(ours.map((f) => f.path));
       return { ...collected, files: [...collected.files.filter((f) => !paths.has(f.path)), ...ours] };
-    },
+    }),
 
     trace() {
       if (!state) throw new WpCodeboxError("episode-not-started", "The episode has not started: call episode.reset() first.");

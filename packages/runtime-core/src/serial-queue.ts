@@ -1,4 +1,7 @@
-/** Runs async jobs one after another, in arrival order (one sandbox never sees interleaved calls). */
+/**
+ * Runs async jobs one after another, in the order `run` was called: one sandbox or episode never
+ * sees interleaved calls. A job that fails does not stop the ones after it.
+ */
 export class SerialQueue {
   private tail: Promise<unknown> = Promise.resolve();
   private pending = 0;
