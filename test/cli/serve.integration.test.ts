@@ -203,9 +203,36 @@ describe("wp-codebox serve + --attach from separate processes", { timeout: 240_0
     assert.equal(next.stdout, "usable");
   });
 
-  it("SIGTERM disposes the sandbox: exit 0, nothing left in its temp dir", async () => {
+  it("SIGTERM disposes the sandbox: exit 0, nothing left in its temp dir; a run --attach in flight says serve went away and still writes its bundle", async () => {
+    const dir = join(tmp, "serve-gone");
+    const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, "run", "--attach", address.control, "--command", "wordpress.run-php", "--timeout", "10m", "--arg", "code=<?php echo 'x'; sleep(600);", "--artifacts", dir], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, WP_CODEBOX_TOKEN: address.token },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let runStderr = "";
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (runStderr += d));
+    const runCode = new Promise<number | null>((resolve) => child.on("close", resolve));
+    while (!runStderr.includes("Running wordpress.run-php")) {
+      if (child.exitCode !== null) throw new Error(runStderr);
+      await new Promise((r) => setTimeout(r, 20));
+    }
     serve.kill("SIGTERM");
     const code = await exited;
+    // Either serve closed the connection first (it was reached, then lost: never "unreachable"), or
+    // it answered with the command that its dispose stopped.
+    const ran = await runCode;
+    if (ran === 3) assert.match(runStderr, /error\[attach-connection-lost\]: The control endpoint http:\/\/127\.0\.0\.1:\d+ closed the connection during this call/, runStderr);
+    else {
+      assert.equal(ran, 1, runStderr);
+      assert.match(runStderr, /runtime-disposed/, runStderr);
+    }
+    assert.doesNotMatch(runStderr, /attach-unreachable\]/);
+    assert.deepEqual(await verifyArtifactBundle(dir), { valid: true, violations: [] });
+    const recorded = readFileSync(join(dir, "files/commands.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { status: string; error?: { code: string } });
+    assert.equal(recorded.length, 1);
+    assert.equal(recorded[0]!.status, "error");
+    assert.ok(["attach-connection-lost", "runtime-disposed"].includes(recorded[0]!.error!.code), recorded[0]!.error!.code);
     assert.equal(code, 0, serveStderr);
     const events = serveStderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { event: string });
     const types = events.map((e) => e.event);

@@ -70,6 +70,8 @@ export const ERROR_CODES = {
   "replay-mismatch": "sandbox",
   "attach-unauthorized": "input",
   "attach-unreachable": "environment",
+  /** The control server closed the connection during a call, before answering (serve stopped). */
+  "attach-connection-lost": "environment",
   "attach-session-not-found": "input",
   "attach-not-found": "input",
   "attach-protocol-error": "environment",

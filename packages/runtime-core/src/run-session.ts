@@ -129,6 +129,20 @@ function asSessionError(thrown: unknown): SerializedError {
   return { code: "internal-error", message: `${message} (an unexpected failure: please report it with the bundle attached)` };
 }
 
+/**
+ * The runtime's artifacts, or, when they cannot be had any more (an attached `serve` stopped during
+ * the run), what this process knows: the runtime's info and an `artifacts-unavailable` event with
+ * the error. The session still writes its bundle, with the failed result.
+ */
+async function collectOrRecordLoss(runtime: Runtime, spec: Parameters<Runtime["collectArtifacts"]>[0]): Promise<RuntimeArtifacts> {
+  try {
+    return await runtime.collectArtifacts(spec);
+  } catch (thrown) {
+    const error = asSessionError(thrown);
+    return { info: runtime.info(), results: [], events: [{ at: new Date().toISOString(), type: "artifacts-unavailable", data: { code: error.code, message: error.message } }], files: [], secrets: [] };
+  }
+}
+
 /** The exit code an error maps to: its category's, or 130/143 for an interrupt. */
 export function exitCodeForError(error: SerializedError): number {
   if (error.code === "interrupted") return INTERRUPT_EXIT_CODES[String(error.details?.signal)] ?? INTERRUPT_EXIT_CODES.SIGINT!;
@@ -214,8 +228,8 @@ export async function runSession(plan: RunPlan, options: RunSessionOptions): Pro
     }
 
     const bootEvent = () => ({ at: new Date().toISOString(), type: bootError?.code === "interrupted" ? "boot-interrupted" : "boot-failed", data: { code: bootError?.code ?? "boot-failed" } });
-    const baseArtifacts = async (): Promise<RuntimeArtifacts> =>
-      runtime ? runtime.collectArtifacts() : { info: notBootedInfo(plan, backend), results: [], events: [bootEvent()], files: [], secrets: [] };
+    const baseArtifacts = (spec?: Parameters<Runtime["collectArtifacts"]>[0]): Promise<RuntimeArtifacts> =>
+      runtime ? collectOrRecordLoss(runtime, spec) : Promise.resolve({ info: notBootedInfo(plan, backend), results: [], events: [bootEvent()], files: [], secrets: [] });
 
     let work: WorkResult;
     if (plan.kind === "command") {
@@ -259,9 +273,7 @@ export async function runSession(plan: RunPlan, options: RunSessionOptions): Pro
       };
     } else if (plan.kind === "recipe") {
       const done = await runRecipeSteps(plan.recipe, runtime, bootError, progress, stop);
-      const artifacts = runtime
-        ? await runtime.collectArtifacts({ includeRuntimeSnapshotBundles: plan.recipe.artifacts.includeRuntimeSnapshotBundles })
-        : await baseArtifacts();
+      const artifacts = await baseArtifacts({ includeRuntimeSnapshotBundles: plan.recipe.artifacts.includeRuntimeSnapshotBundles });
       const failed = done.report.outcome === "failed";
       work = {
         artifacts: { ...artifacts, results: [...artifacts.results, ...done.extraResults], files: [...artifacts.files, ...done.files] },
