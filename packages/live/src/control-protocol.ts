@@ -66,7 +66,11 @@ export interface ControlDescription {
   id: string;
   /** Site URL of the first sandbox (what a browser on this machine opens). */
   url: string;
-  /** One-click admin login URL of the first sandbox (lands in wp-admin). */
+  /**
+   * One-click admin login URL of the sandbox (lands in wp-admin); shared mode only. In a pool each
+   * session's grant has its own sandbox's link (`SessionGrant.sandbox.loginUrl`), and the first
+   * sandbox's link stops working when that sandbox is recycled.
+   */
   loginUrl?: string;
   /** `shared`: one sandbox every session uses; `pool`: each session takes its own sandbox. */
   mode: "shared" | "pool";

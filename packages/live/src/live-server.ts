@@ -103,7 +103,9 @@ export async function startLiveServer(options: LiveServerOptions): Promise<LiveS
     const describe = (): ControlDescription => ({
       id,
       url: first.runtime.info().siteUrl,
-      ...(primaryLogin ? { loginUrl: primaryLogin } : {}),
+      // In a pool the first sandbox's link gets a new key at its first recycle: each session's
+      // grant carries the link of its own sandbox instead.
+      ...(primaryLogin && pool.mode === "shared" ? { loginUrl: primaryLogin } : {}),
       mode: pool.mode,
       pool: pool.counts(),
       ttlMs,

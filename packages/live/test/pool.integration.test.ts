@@ -84,6 +84,11 @@ describe("serve --pool with real WordPress", { timeout: 300_000 }, () => {
     assert.notEqual(stale.status, 302, "the earlier session's login link no longer logs in");
     assert.equal(stale.cookie, false);
     assert.equal((await login(c.loginUrl)).status, 302);
+    // GET /v1 hands out no pooled sandbox's link (the first one's stopped working at its recycle).
+    const described = (await (await fetch(`${live.control}/v1`, { headers: { authorization: `Bearer ${live.token}` } })).json()) as { value?: Record<string, unknown> } & Record<string, unknown>;
+    const description = described.value ?? described;
+    assert.equal(description.mode, "pool");
+    assert.equal("loginUrl" in description, false);
     const check = await c.execute(
       php(`<?php var_export([
         'workspace' => scandir('/workspace'),
