@@ -9,6 +9,7 @@ import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import {
   createRuntimeEpisode,
   readArtifactFile,
+  SerialQueue,
   serializeError,
   writeArtifactBundle,
   WpCodeboxError,
@@ -237,7 +238,7 @@ export function createMcpSandbox(options: McpSandboxOptions): McpSandbox {
   let boot: Promise<void> | undefined;
   let booted = false;
   let closed = false;
-  let queue: Promise<unknown> = Promise.resolve();
+  const order = new SerialQueue();
   // Named now (the server's start time); made by the first bundle written into it.
   const sessionDir = resolve(options.artifactsDir, sessionFolderName());
 
@@ -256,15 +257,12 @@ export function createMcpSandbox(options: McpSandboxOptions): McpSandbox {
   };
 
   /** Runs `work` after the boot and after every earlier call. */
-  const serial = <T>(work: () => Promise<T>): Promise<T> => {
-    const next = queue.then(async () => {
+  const serial = <T>(work: () => Promise<T>): Promise<T> =>
+    order.run(async () => {
       if (closed) throw new WpCodeboxError("runtime-disposed", "The MCP session is closed.");
       await start();
       return work();
     });
-    queue = next.catch(() => undefined);
-    return next;
-  };
 
   const sandbox: McpSandbox = {
     start,
