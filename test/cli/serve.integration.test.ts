@@ -222,7 +222,7 @@ describe("wp-codebox serve + --attach from separate processes", { timeout: 240_0
     // Either serve closed the connection first (it was reached, then lost: never "unreachable"), or
     // it answered with the command that its dispose stopped.
     const ran = await runCode;
-    if (ran === 3) assert.match(runStderr, /error\[attach-connection-lost\]: The control endpoint http:\/\/127\.0\.0\.1:\d+ closed the connection during this call/, runStderr);
+    if (ran === 3) assert.match(runStderr, /error\[attach-connection-lost\]: The control endpoint http:\/\/127\.0\.0\.1:\d+ closed the connection before answering this call/, runStderr);
     else {
       assert.equal(ran, 1, runStderr);
       assert.match(runStderr, /runtime-disposed/, runStderr);

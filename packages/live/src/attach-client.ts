@@ -75,26 +75,13 @@ export class ControlConnection {
   }
 
   /**
-   * One call. A connection reset on a kept-alive socket is retried once on a new one (the server
-   * may have closed the idle socket just as it was reused; the request never reached it); when
-   * that retry finds nobody listening, serve went away during the call.
+   * One call. Never retried: a call that reached the sandbox may have done its work there.
    * @throws `attach-unreachable` (nothing listens), `attach-connection-lost` (serve closed the
-   *   connection during the call), `attach-protocol-error`, or the server's own error code.
+   *   connection without answering: it stopped, before or during the call), `attach-protocol-error`,
+   *   or the server's own error code.
    */
   call<T>(method: "GET" | "POST" | "DELETE", path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(toWire(body)));
-    return this.send<T>(method, path, payload, signal, false);
-  }
-
-  private connectionLost(cause: string): WpCodeboxError {
-    return new WpCodeboxError(
-      "attach-connection-lost",
-      `The control endpoint ${this.base.origin} closed the connection during this call, before answering (${cause}): serve stopped or was killed while the call ran, and what the call did in the sandbox went with it.`,
-      { control: this.base.origin, cause },
-    );
-  }
-
-  private send<T>(method: "GET" | "POST" | "DELETE", path: string, payload: Buffer | undefined, signal: AbortSignal | undefined, retry: boolean): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const req = httpRequest(
         new URL(`${this.base.pathname.replace(/\/+$/, "")}${CONTROL_PREFIX}${path}`, this.base.origin),
@@ -134,13 +121,13 @@ export class ControlConnection {
           return;
         }
         if (error.code === "ECONNRESET") {
-          if (req.reusedSocket && !retry) {
-            this.send<T>(method, path, payload, signal, true).then(resolve, (again: unknown) =>
-              reject(again instanceof WpCodeboxError && again.code === "attach-unreachable" ? this.connectionLost("ECONNRESET, then nothing listening") : again),
-            );
-            return;
-          }
-          reject(this.connectionLost(error.code));
+          reject(
+            new WpCodeboxError(
+              "attach-connection-lost",
+              `The control endpoint ${this.base.origin} closed the connection before answering this call (ECONNRESET): serve stopped, before or during the call, or was killed. If the call had started, what it did in the sandbox went with serve.`,
+              { control: this.base.origin, cause: error.code },
+            ),
+          );
           return;
         }
         reject(
