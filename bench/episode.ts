@@ -6,11 +6,11 @@
  *
  *   node --conditions=source --import tsx bench/episode.ts      # BENCH_SAMPLES=10 by default
  */
-import { cpus, totalmem } from "node:os";
+import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { createRuntimeEpisode } from "@wp-codebox/runtime-core";
 import { createPlaygroundBackend, resolveCacheDir } from "@wp-codebox/runtime-playground";
-import { existsSync, readdirSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 10);
 const REBOOT_SAMPLES = Math.max(1, Math.min(SAMPLES, 3));
@@ -47,11 +47,15 @@ async function main(): Promise<void> {
   }
   await runtime.dispose();
 
-  // 3. Plain runCLI boot on the same installed site (no copy, mounted from the host).
+  // 3. Plain runCLI boot on a copy of the same installed site, mounted from the host (plain
+  // Playground writes to the tree it mounts; the cache must stay as installed).
   const sites = join(resolveCacheDir(), "sites");
   const site = readdirSync(sites).find((d) => d.includes("php-8.3") && existsSync(join(sites, d, ".wp-codebox-site.json")));
   const runCliBoots: number[] = [];
+  const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-bench-episode-"));
+  const copy = join(scratch, "site");
   if (site) {
+    cpSync(join(sites, site), copy, { recursive: true, preserveTimestamps: true });
     const { runCLI } = await import("@wp-playground/cli");
     for (let i = 0; i < REBOOT_SAMPLES; i++) {
       const t = performance.now();
@@ -61,8 +65,8 @@ async function main(): Promise<void> {
         port: 0,
         quiet: true,
         skipBrowser: true,
-        "mount-before-install": [{ hostPath: join(sites, site), vfsPath: "/wordpress" }],
-        mountBeforeInstall: [{ hostPath: join(sites, site), vfsPath: "/wordpress" }],
+        "mount-before-install": [{ hostPath: copy, vfsPath: "/wordpress" }],
+        mountBeforeInstall: [{ hostPath: copy, vfsPath: "/wordpress" }],
         wordpressInstallMode: "do-not-attempt-installing",
       } as never)) as unknown as { playground: { run(o: { code: string }): Promise<unknown> }; [Symbol.asyncDispose](): Promise<void> };
       await cli.playground.run({ code: "<?php echo 1;" });
@@ -75,6 +79,7 @@ async function main(): Promise<void> {
   console.log(`episode reset() (warm runtime, after 20 inserts), median of ${SAMPLES}: ${fmt(median(resets))}  (min ${fmt(Math.min(...resets))}, max ${fmt(Math.max(...resets))})`);
   console.log(`full re-boot (dispose + create + first PHP result), median of ${REBOOT_SAMPLES}: ${fmt(median(reboots))}`);
   console.log(runCliBoots.length ? `plain runCLI boot to first PHP result (same installed site), median of ${REBOOT_SAMPLES}: ${fmt(median(runCliBoots))}` : "plain runCLI: no installed PHP 8.3 site in the cache (run wp-codebox once first)");
+  rmSync(scratch, { recursive: true, force: true });
   process.exit(0);
 }
 
