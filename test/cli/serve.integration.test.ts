@@ -53,6 +53,26 @@ after(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
+/**
+ * Starts a CLI process from source with the serve token in its environment and resolves once its
+ * stderr shows `ready` (the command is running in the sandbox).
+ */
+async function startAttachedCli(argv: string[], ready: string): Promise<{ child: ReturnType<typeof spawn>; stderr: () => string; code: Promise<number | null> }> {
+  const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, ...argv], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, WP_CODEBOX_TOKEN: address.token },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  const code = new Promise<number | null>((resolve) => child.on("close", resolve));
+  while (!stderr.includes(ready)) {
+    if (child.exitCode !== null) throw new Error(stderr);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return { child, stderr: () => stderr, code };
+}
+
 describe("wp-codebox serve + --attach from separate processes", { timeout: 240_000 }, () => {
   it("prints one JSON line with url, loginUrl, control, token and id", () => {
     assert.deepEqual(Object.keys(address).sort(), ["control", "id", "loginUrl", "token", "url"]);
@@ -155,20 +175,10 @@ describe("wp-codebox serve + --attach from separate processes", { timeout: 240_0
   it("Ctrl-C on run --attach stops the command in the sandbox, says so, exits 130, and the next run --attach gets the sandbox", async () => {
     const dir = join(tmp, "interrupted");
     // Ten minutes of PHP under a ten-minute timeout: if the interrupt did not stop it, the next call would queue behind it.
-    const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, "run", "--attach", address.control, "--command", "wordpress.run-php", "--timeout", "10m", "--arg", "code=<?php sleep(600);", "--artifacts", dir], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, WP_CODEBOX_TOKEN: address.token },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stderr = "";
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    const code = new Promise<number | null>((resolve) => child.on("close", resolve));
-    while (!stderr.includes("Running wordpress.run-php")) {
-      if (child.exitCode !== null) throw new Error(stderr);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    child.kill("SIGINT");
-    assert.equal(await code, 130, stderr);
+    const run = await startAttachedCli(["run", "--attach", address.control, "--command", "wordpress.run-php", "--timeout", "10m", "--arg", "code=<?php sleep(600);", "--artifacts", dir], "Running wordpress.run-php");
+    run.child.kill("SIGINT");
+    assert.equal(await run.code, 130, run.stderr());
+    const stderr = run.stderr();
     assert.match(stderr, /SIGINT received: stopping the command in the attached sandbox, writing the bundle and detaching \(wp-codebox serve keeps the sandbox\)/);
     assert.match(stderr, /error\[interrupted\]: Interrupted by SIGINT: the command was stopped in the attached sandbox, which wp-codebox serve keeps running \(attach again to go on\)/);
     assert.doesNotMatch(stderr, /disposed/);
@@ -181,20 +191,10 @@ describe("wp-codebox serve + --attach from separate processes", { timeout: 240_0
   it("Ctrl-C on episode run --attach stops the running step in the sandbox and says the sandbox stays up", async () => {
     const script = join(tmp, "long-episode.json");
     writeFileSync(script, JSON.stringify({ schema: "wp-codebox/episode-script/v1", steps: [{ name: "long", action: { command: "wordpress.run-php", args: { code: "<?php sleep(600);" }, timeoutMs: 600_000 } }] }));
-    const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, "episode", "run", script, "--attach", address.control, "--artifacts", join(tmp, "episode-interrupted")], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, WP_CODEBOX_TOKEN: address.token },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stderr = "";
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    const code = new Promise<number | null>((resolve) => child.on("close", resolve));
-    while (!stderr.includes("Step 1: wordpress.run-php")) {
-      if (child.exitCode !== null) throw new Error(stderr);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    child.kill("SIGINT");
-    assert.equal(await code, 130, stderr);
+    const run = await startAttachedCli(["episode", "run", script, "--attach", address.control, "--artifacts", join(tmp, "episode-interrupted")], "Step 1: wordpress.run-php");
+    run.child.kill("SIGINT");
+    assert.equal(await run.code, 130, run.stderr());
+    const stderr = run.stderr();
     assert.match(stderr, /SIGINT received: stopping the command in the attached sandbox/);
     assert.match(stderr, /Interrupted by SIGINT: the command was stopped in the attached sandbox, which wp-codebox serve keeps running/);
     assert.doesNotMatch(stderr, /disposed/);
@@ -205,23 +205,13 @@ describe("wp-codebox serve + --attach from separate processes", { timeout: 240_0
 
   it("SIGTERM disposes the sandbox: exit 0, nothing left in its temp dir; a run --attach in flight says serve went away and still writes its bundle", async () => {
     const dir = join(tmp, "serve-gone");
-    const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, "run", "--attach", address.control, "--command", "wordpress.run-php", "--timeout", "10m", "--arg", "code=<?php echo 'x'; sleep(600);", "--artifacts", dir], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, WP_CODEBOX_TOKEN: address.token },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let runStderr = "";
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (runStderr += d));
-    const runCode = new Promise<number | null>((resolve) => child.on("close", resolve));
-    while (!runStderr.includes("Running wordpress.run-php")) {
-      if (child.exitCode !== null) throw new Error(runStderr);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    const run = await startAttachedCli(["run", "--attach", address.control, "--command", "wordpress.run-php", "--timeout", "10m", "--arg", "code=<?php echo 'x'; sleep(600);", "--artifacts", dir], "Running wordpress.run-php");
     serve.kill("SIGTERM");
     const code = await exited;
     // Either serve closed the connection first (it was reached, then lost: never "unreachable"), or
     // it answered with the command that its dispose stopped.
-    const ran = await runCode;
+    const ran = await run.code;
+    const runStderr = run.stderr();
     if (ran === 3) assert.match(runStderr, /error\[attach-connection-lost\]: The control endpoint http:\/\/127\.0\.0\.1:\d+ closed the connection before answering this call/, runStderr);
     else {
       assert.equal(ran, 1, runStderr);
