@@ -199,3 +199,21 @@ test("browser pages see the virtual clock, the seeded Math.random and the stable
   assert.equal(result.json.finalUrl, `${STABLE_SITE_ORIGIN}/?again=1`);
   assert.deepEqual([result.json.assertions.passed, result.json.assertions.failed], [4, 0]);
 });
+
+test("sleep(), usleep() and time_nanosleep() move the virtual clock by the time slept, once", async () => {
+  const runtime = await createPlaygroundBackend().create({ clock: "2024-01-01T00:00:00Z", seed: 7 });
+  try {
+    // Each microtime() read also moves the clock by 1 µs (VIRTUAL_CLOCK_READ_US).
+    const result = await runtime.execute({
+      command: "wordpress.run-php",
+      args: ["bootstrap=none", "code=<?php $r = []; foreach ([0, 250000] as $us) { $t = microtime(true); usleep($us); $r[] = round((microtime(true) - $t) * 1e6); } $t = microtime(true); sleep(1); $r[] = round((microtime(true) - $t) * 1e6); $t = microtime(true); time_nanosleep(0, 100000000); $r[] = round((microtime(true) - $t) * 1e6); echo json_encode($r);"],
+    });
+    assert.equal(result.status, "ok", result.error?.message);
+    // Counting Asyncify's second call into the sleep import (on rewind) doubled every sleep.
+    // (A few µs either way: clock reads, and microtime()'s float seconds.)
+    const slept = result.json as number[];
+    [0, 250_000, 1_000_000, 100_000].forEach((us, i) => assert.ok(Math.abs(slept[i]! - us) <= 5, `sleep #${i}: ${slept[i]} µs, not ${us}`));
+  } finally {
+    await runtime.dispose();
+  }
+});

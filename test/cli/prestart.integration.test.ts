@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { verifyArtifactBundle } from "@wp-codebox/runtime-core";
-import { bootsLocalSandbox } from "../../packages/cli/src/prestart.js";
+import { bootsLocalSandbox, phpVersionArg } from "../../packages/cli/src/prestart.js";
 import { REPO_ROOT, show, spawnCli } from "./spawn-cli.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-prestart-"));
@@ -49,6 +49,18 @@ describe("bootsLocalSandbox", () => {
   }
 });
 
+describe("phpVersionArg", () => {
+  const cases: Array<[string, string | undefined]> = [
+    ["run --php 8.2 --command x", "8.2"],
+    ["run --php=7.4 --command x", "7.4"],
+    ["serve --pool 2", undefined],
+    ["run --command wordpress.run-php --arg code=--php", undefined],
+  ];
+  for (const [line, version] of cases) {
+    it(`${line} → ${version}`, () => assert.equal(phpVersionArg(line.split(" ")), version));
+  }
+});
+
 const BIN = join(REPO_ROOT, "bin/wp-codebox.js");
 const built = existsSync(join(REPO_ROOT, "packages/cli/dist/main.js"));
 
@@ -61,6 +73,15 @@ describe("the built CLI", { skip: !built && "packages/cli is not built" }, () =>
     const events = readFileSync(join(out, "files/events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string; data?: Record<string, unknown> });
     assert.equal(events.find((e) => e.type === "runtime-booted")?.data?.workerPrestarted, true);
     assert.equal((await verifyArtifactBundle(out)).valid, true);
+  });
+
+  it("a run of a version that needs another native stack size boots on a thread of its own, and works", { timeout: 180_000 }, async () => {
+    const out = join(scratch, "run-82");
+    const run = await spawnCli(["run", "--php", "8.2", "--php-extension", "none", "--command", "wordpress.run-php", "--arg", "code=<?php echo PHP_MAJOR_VERSION, '.', PHP_MINOR_VERSION;", "--artifacts", out, "--json"], { entry: [BIN] });
+    assert.equal(run.code, 0, show(run));
+    assert.equal(JSON.parse(run.stdout).result.stdout, "8.2");
+    const events = readFileSync(join(out, "files/events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string; data?: Record<string, unknown> });
+    assert.equal(events.find((e) => e.type === "runtime-booted")?.data?.workerPrestarted, true, "--php 8.2 on the command line: the thread was started for 8.2");
   });
 
   it("a run refused before boot exits with its own code; the idle thread keeps nothing alive", { timeout: 60_000 }, async () => {

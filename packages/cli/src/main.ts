@@ -5,11 +5,11 @@
  */
 import { prestartPhpWorker } from "@wp-codebox/runtime-playground/worker-prestart";
 import { dropOutputToClosedPipes } from "./cli-io.js";
-import { bootsLocalSandbox } from "./prestart.js";
+import { bootsLocalSandbox, phpVersionArg } from "./prestart.js";
 
 // Before the CLI itself loads (cli.js is imported below, not above): a PHP worker thread started
 // now imports php-wasm on the other core meanwhile (about 120 ms off a one-shot run).
-if (bootsLocalSandbox(process.argv.slice(2))) prestartPhpWorker();
+if (bootsLocalSandbox(process.argv.slice(2))) prestartPhpWorker(phpVersionArg(process.argv.slice(2)));
 const { runCli } = await import("./cli.js");
 // `wp-codebox … | head -1`: a reader that closes the pipe early ends nothing but the output.
 dropOutputToClosedPipes();

@@ -7,6 +7,16 @@
 /** `[command, subcommand?]` pairs that boot a local sandbox (a subcommand of `*` = any). */
 const BOOTING: ReadonlyArray<readonly [string, string?]> = [["run"], ["serve"], ["check"], ["mcp"], ["episode", "run"], ["episode", "replay"], ["recipe", "run"]];
 
+/** The value of `--php X.Y` or `--php=X.Y` in `argv`, if any (the thread's stack size follows it). */
+export function phpVersionArg(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "--php") return argv[i + 1];
+    if (a.startsWith("--php=")) return a.slice("--php=".length);
+  }
+  return undefined;
+}
+
 /**
  * True when `argv` (without node and the script) names a command that boots a sandbox here: not
  * one attached to a `serve` (`--attach`), not `mcp --lazy-boot` (it boots on the first call, maybe

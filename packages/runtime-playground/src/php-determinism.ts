@@ -48,6 +48,8 @@ let poolOffset = 0;
 /** Buffer of the replaced random devices (emptied by every mark). */
 const deviceBuffer = new Uint8Array(1024);
 let deviceLeft = 0;
+/** Set between Asyncify's unwinding call into emscripten_sleep and its rewinding call. */
+let sleepRewinding = false;
 
 function readClockUs(): number {
   const now = cursorUs;
@@ -87,11 +89,17 @@ function patchTimeImports(env: Record<string, unknown>, memory: { current?: WebA
   // sleep()/usleep() reach the host as emscripten_sleep(ms): the wait still happens, and the
   // virtual clock moves by the time slept. (Under JSPI the import is a WebAssembly.Suspending
   // wrapper that must stay as it is; there, sleeping does not move the virtual clock.)
+  // Asyncify calls the import twice per sleep: once to unwind the stack and start the timer, and
+  // again with the same ms when it rewinds after the timer fired. Only the first call counts.
   const sleep = env.emscripten_sleep as ((ms: number) => unknown) | undefined;
   const Suspending = (WebAssembly as unknown as { Suspending?: new (...args: never[]) => unknown }).Suspending;
   if (typeof sleep === "function" && !(Suspending && sleep instanceof Suspending)) {
     const sleepWithClock = (ms: number) => {
-      cursorUs += Math.max(0, Math.round(ms * 1000));
+      if (sleepRewinding) sleepRewinding = false;
+      else {
+        cursorUs += Math.max(0, Math.round(ms * 1000));
+        sleepRewinding = true;
+      }
       return sleep(ms);
     };
     env.emscripten_sleep = Object.assign(sleepWithClock, sleep);
@@ -135,6 +143,8 @@ export function installDeterminism(options: WorkerDeterminism | undefined, start
 export function markWork(mark: WorkMark | undefined): void {
   if (!settings || !mark) return;
   if (settings.clockOriginUs !== undefined) cursorUs = mark.clockUs;
+  // Work that ended inside a sleep (a timeout, a crash) never rewound it.
+  sleepRewinding = false;
   entropyKey = mark.entropyKey;
   entropyCounter = 0;
   pool = new Uint8Array(0);

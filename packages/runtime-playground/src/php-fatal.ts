@@ -37,6 +37,13 @@ export function engineCrashFatal(error: unknown, where: string): PhpFatal | unde
   let what: string;
   if (error instanceof RangeError || /Maximum call stack size exceeded|stack overflow/i.test(message)) {
     what = "Maximum call stack size exceeded: unbounded recursion overflowed the PHP engine's WebAssembly stack";
+  } else if (error instanceof WebAssembly.RuntimeError && /^Aborted\(/.test(message)) {
+    // php-wasm stopped on purpose. "missing function": the script reached a C function this
+    // build was linked without (PHP's Fibers do: their stack switching is not in php-wasm 3.1).
+    const reason = /^Aborted\((.*?)\)(?:\. Build with|$)/s.exec(message)?.[1] ?? message;
+    what = /^missing function/.test(reason)
+      ? `php-wasm aborted PHP (${reason}): the script used something this PHP build does not have, such as Fibers`
+      : `php-wasm aborted PHP (${reason})`;
   } else if (error instanceof WebAssembly.RuntimeError) {
     what = /memory access out of bounds/.test(message)
       ? "memory access out of bounds: unbounded recursion overflowed the PHP engine's WebAssembly stack"

@@ -83,6 +83,7 @@ export class PhpWorkerHost {
           else if (message.event === "boot-failed") {
             reject(new WpCodeboxError("boot-failed", `WordPress failed to boot: ${message.error.message}`, { stack: message.error.stack }));
           } else if (message.event === "progress") onProgress?.(message.message);
+          else if (message.event === "engine-message") onProgress?.(`php-wasm: ${message.text}`);
           else if (message.event === "output") this.recordOutput(message);
           else if (message.event === "network-denied") onNetworkDenied?.({ host: message.host, port: message.port });
           return;

@@ -166,6 +166,11 @@ export type WorkerEvent =
   | { event: "ready"; bootMs: number; clockUs?: number; printed: SharedArrayBuffer }
   | { event: "boot-failed"; error: { message: string; stack?: string } }
   | { event: "progress"; message: string }
+  /**
+   * What php-wasm's Emscripten glue itself printed (not PHP's output): an abort's reason, a
+   * warning. It goes to the runtime's progress instead of the process's stderr.
+   */
+  | { event: "engine-message"; text: string }
   | { event: "network-denied"; host: string; port: number }
   /** PHP opened a connection to its own site (sent before the connection is made). */
   | { event: "self-call" }

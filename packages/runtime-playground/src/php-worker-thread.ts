@@ -8,6 +8,7 @@
  * module loads nothing but `node:worker_threads`.
  */
 import { Worker, type TransferListItem } from "node:worker_threads";
+import { DEFAULT_PHP_VERSION, PHP_VERSIONS_WITH_STACK_CHECK } from "./php-versions.js";
 
 // Run from source (tsx) or from dist: the worker file sits beside this module.
 const fromSource = import.meta.url.endsWith(".ts");
@@ -21,24 +22,46 @@ const workerUrl = new URL(fromSource ? "./php-worker.ts" : "./php-worker.js", im
  */
 const PHP_WORKER_EXEC_ARGV: readonly string[] = fromSource ? ["--conditions=source"] : [];
 
+/**
+ * The native stack of a PHP worker thread, in MB. Recursion through PHP's C functions takes native
+ * stack for its WebAssembly frames besides PHP's own C stack; the sizes are chosen together
+ * (php-worker.ts, `moveCStack` and `PHP_STACK_LIMIT`): the native stack must run out before PHP's
+ * C stack does, and, where PHP checks its stack itself (8.3), only after that check. 8 MB there
+ * (usort recursion takes up to 5.3 native bytes per byte of C stack, and PHP 8.3 stops at 1 MiB);
+ * Node's default of 4 MB elsewhere: a deeper native stack made plain userland recursion on
+ * php-wasm's 8.5 build, which recurses natively for every PHP call, take minutes instead of ~18 s
+ * to end (the time grows faster than the depth).
+ */
+export function nativeStackMbFor(phpVersion: string | undefined): number {
+  return PHP_VERSIONS_WITH_STACK_CHECK.has(phpVersion ?? DEFAULT_PHP_VERSION) ? 8 : 4;
+}
+
+/** Options of a PHP worker thread for `phpVersion`. */
+function workerOptions(phpVersion: string | undefined) {
+  return { execArgv: [...PHP_WORKER_EXEC_ARGV], resourceLimits: { stackSizeMb: nativeStackMbFor(phpVersion) } };
+}
+
 /** `workerData` of a prestarted worker: it waits for its boot options as its first message. */
 export interface AwaitOptionsData {
   awaitOptions: true;
 }
 
-let spare: { worker: Worker; exited: boolean } | undefined;
+let spare: { worker: Worker; exited: boolean; stackMb: number } | undefined;
 
 /**
  * Starts one PHP worker thread now, to be booted by the next `startPhpWorkerThread` call of this
  * process. Does nothing when one is waiting already, or when running from TypeScript sources (the
  * development entry imports tsx first, which gains nothing). An unused prestarted thread never
  * keeps the process alive.
+ * @param phpVersion - the version the command line asks for; default `DEFAULT_PHP_VERSION`. A
+ *   sandbox of a version that needs another native stack size starts a thread of its own.
  */
-export function prestartPhpWorker(): void {
+export function prestartPhpWorker(phpVersion?: string): void {
   if (spare || fromSource) return;
-  const worker = new Worker(workerUrl, { workerData: { awaitOptions: true } satisfies AwaitOptionsData, execArgv: [...PHP_WORKER_EXEC_ARGV] });
+  const options = workerOptions(phpVersion);
+  const worker = new Worker(workerUrl, { ...options, workerData: { awaitOptions: true } satisfies AwaitOptionsData });
   worker.unref();
-  const entry = { worker, exited: false };
+  const entry = { worker, exited: false, stackMb: options.resourceLimits.stackSizeMb };
   // A thread that failed to start is not handed out; the host then starts a fresh one.
   worker.on("error", () => (entry.exited = true));
   worker.on("exit", () => (entry.exited = true));
@@ -51,22 +74,20 @@ export function prestartPhpWorker(): void {
  * `workerData`. `options` must be plain data plus the ports in `transferList`.
  * @returns the thread, and whether it was the prestarted one.
  */
-export function startPhpWorkerThread(options: object, transferList: TransferListItem[]): { worker: Worker; prestarted: boolean } {
+export function startPhpWorkerThread(options: { phpVersion: string }, transferList: TransferListItem[]): { worker: Worker; prestarted: boolean } {
   const waiting = spare;
   spare = undefined;
-  if (waiting && !waiting.exited) {
+  const threadOptions = workerOptions(options.phpVersion);
+  if (waiting && !waiting.exited && waiting.stackMb !== threadOptions.resourceLimits.stackSizeMb) void waiting.worker.terminate();
+  else if (waiting && !waiting.exited) {
     waiting.worker.removeAllListeners("error").removeAllListeners("exit");
     waiting.worker.postMessage(options, transferList);
     return { worker: waiting.worker, prestarted: true };
   }
   if (fromSource) {
     // A .ts entry cannot be a worker's main module on Node 20; import it once tsx is loaded.
-    const worker = new Worker(new URL("./php-worker-dev.mjs", import.meta.url), {
-      workerData: { ...options, __entry: workerUrl.href },
-      execArgv: [...PHP_WORKER_EXEC_ARGV],
-      transferList,
-    });
+    const worker = new Worker(new URL("./php-worker-dev.mjs", import.meta.url), { ...threadOptions, workerData: { ...options, __entry: workerUrl.href }, transferList });
     return { worker, prestarted: false };
   }
-  return { worker: new Worker(workerUrl, { workerData: options, execArgv: [...PHP_WORKER_EXEC_ARGV], transferList }), prestarted: false };
+  return { worker: new Worker(workerUrl, { ...threadOptions, workerData: options, transferList }), prestarted: false };
 }

@@ -9,13 +9,14 @@ import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { setFlagsFromString } from "node:v8";
 import { loadNodeRuntime, createNodeFsMountHandler } from "@php-wasm/node";
+import { logger as phpWasmLogger, type LogHandler } from "@php-wasm/logger";
 import { __private__dont__use, consumeAPISync, type FileLockManager, type PHP, type PHPRequestHandler } from "@php-wasm/universal";
 import { bootWordPressAndRequestHandler } from "@wp-playground/wordpress";
 import { createReadOnlyNodeFsMountHandler } from "./read-only-node-fs.js";
 import { bootFailureMessage, engineCrashFatal, fatalFromOutput } from "./php-fatal.js";
 import { createCopyOnWriteMountHandler } from "./copy-on-write-fs.js";
 import { unpackSeed } from "./opcache-seed.js";
-import type { AwaitOptionsData } from "./php-worker-thread.js";
+import { nativeStackMbFor, type AwaitOptionsData } from "./php-worker-thread.js";
 import type { CappedStream, DeferredRequest, PhpFatal, RequestReport, WorkerBootOptions, WorkerMount, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
 import { phpNetworkGuardPreRun } from "./php-network-guard.js";
 import { installDeterminism, markWork, replaceRandomDevices, virtualClockUs } from "./php-determinism.js";
@@ -37,6 +38,15 @@ const options: WorkerBootOptions = (workerData as Partial<AwaitOptionsData> | un
 // Before PHP loads: the glue binds the time and entropy sources when it instantiates.
 installDeterminism(options.determinism, options.bootMark);
 const port = parentPort!;
+
+// php-wasm logs its own diagnostics (an abort's reason, for one) to the console, which in a worker
+// is the process's stderr: a line in the middle of `serve --json`'s JSON events, or of an MCP
+// server's output. They go to the runtime's progress instead. (The logger keeps its handlers in a
+// private field; when that changes, php-wasm's own console output stays as it was.)
+const phpWasmLogHandlers = (phpWasmLogger as unknown as { handlers?: LogHandler[] }).handlers;
+if (Array.isArray(phpWasmLogHandlers)) {
+  phpWasmLogHandlers.splice(0, phpWasmLogHandlers.length, (log) => post({ event: "engine-message", text: typeof log.message === "string" ? log.message : errorMessage(log.message) }));
+}
 const LAST_ERROR_PATH = "/internal/wp-codebox/last-error.json";
 /** Written at shutdown of every script and HTTP request by assets/runtime/request-report.php. */
 const REPORT_PATH = "/internal/wp-codebox/request-report.json";
@@ -139,14 +149,24 @@ const FILE_CACHE_ONLY_PHP = new Set(["7.4", "8.0"]);
  * stack size of … bytes reached. Infinite recursion?"), as on a real PHP 8.3 server, at the line
  * that recursed. Of php-wasm's builds only PHP 8.3's has this check (`ini_get(
  * 'zend.max_allowed_stack_size')` is false in the others, which ignore the setting). PHP cannot
- * find the size of its stack out itself here, so without a limit it never stops. The binding limit
- * is the worker's native stack (see `moveCStack`): array_map recursion takes about 2.7 native bytes
- * per byte of C stack, so 512K is met at about 1.4 MB of the thread's 4 MB (~5,000 levels).
+ * find the size of its stack out itself here, so without a limit it never stops. What binds it is
+ * the worker's native stack (8 MB for this version, `nativeStackMbFor`), which must last until the check:
+ * usort and preg_replace_callback recursion take 4–5.3 native bytes per byte of C stack (measured:
+ * with 2M the native stack ran out first), array_map 2.7, so 1M is met by 5.3 MB at most. About
+ * 10,000 levels of array_map recursion fit, 850 of serialize() on a nested array (1.2 KB of C
+ * stack a level) and json_encode() up to its own depth limit of 512; with 512K, serialize() failed
+ * at 391 levels and json_encode() before 512.
  */
-const PHP_STACK_LIMIT = "512K";
+const PHP_STACK_LIMIT = "1M";
 
-/** Bytes of WebAssembly memory PHP's C stack gets (`moveCStack`). */
-const LARGE_C_STACK_BYTES = 32 << 20;
+/**
+ * Bytes of WebAssembly memory PHP's C stack gets (`moveCStack`): 8 bytes for each byte of the
+ * thread's native stack, so the native stack runs out first for any recursion that takes at
+ * least 0.125 native bytes per byte of C stack (the least we measured is 0.27). Not more: on
+ * php-wasm's 8.5 build, ending a runaway userland recursion took over two minutes with 64 MiB
+ * behind a 4 MB native stack, against about 20 s with 32 MiB.
+ */
+const LARGE_C_STACK_BYTES = nativeStackMbFor(options.phpVersion) * 8 * (1 << 20);
 
 /**
  * Gives every PHP script under `vfsDir` (except the OPcache folder) an mtime derived from its content.
@@ -347,18 +367,18 @@ let php: PHP;
 
 /**
  * Moves PHP's C stack, before PHP first runs (a `postRun` of the runtime: the module is ready),
- * from the 1 MiB php-wasm gives it to `LARGE_C_STACK_BYTES` of PHP's heap. The old stack lies just
+ * from the 1 MiB php-wasm gives it to `LARGE_C_STACK_BYTES` (32 or 64 MiB) of PHP's heap. The old stack lies just
  * above PHP's globals, so a recursion through PHP's C functions (array_map calling itself, usort,
- * __toString, freeing a deeply nested array) ran past it into them, and the engine then trapped
- * somewhere unrelated ("memory access out of bounds", "null function or function signature
- * mismatch") or spun until the deadline. Every level of such recursion also takes native stack for
- * its WebAssembly frames (0.8–2.7 bytes for each byte of C stack in what we measured), so with 32
- * MiB the worker thread's 4 MB native stack always runs out first: a clean "Maximum call stack
- * size exceeded" (a RangeError, after which the worker is replaced), before anything is
- * overwritten. PHP 8.3's own check (`PHP_STACK_LIMIT`) counts from where the stack is when PHP
- * starts, so it works in the new one. Nothing in PHP or the glue keeps the old place: Emscripten's
- * stackSave/stackRestore and its longjmp work from the current value. The pages cost memory only
- * once a recursion reaches them.
+ * __toString, serialize() or freeing a deeply nested array) ran past it into them, and the engine
+ * then trapped somewhere unrelated ("memory access out of bounds", "null function or function
+ * signature mismatch") or spun until the deadline. Every level of such recursion also takes native
+ * stack for its WebAssembly frames: from 0.27 (serialize) to about 5 (usort) native bytes per byte
+ * of C stack in what we measured, so the worker thread's native stack (4 or 8 MB,
+ * `nativeStackMbFor`) runs out first even at the lowest of those: a clean "Maximum call stack size exceeded" (a RangeError, after which the worker is
+ * replaced), before anything is overwritten. PHP 8.3's own check (`PHP_STACK_LIMIT`) counts from
+ * where the stack is when PHP starts, so it works in the new one. Nothing in PHP or the glue keeps
+ * the old place: Emscripten's stackSave/stackRestore and its longjmp work from the current value.
+ * The pages cost memory only once a recursion reaches them.
  */
 function moveCStack(module: { _malloc?: (bytes: number) => number; ___stack_pointer?: WebAssembly.Global }): void {
   const base = module._malloc?.(LARGE_C_STACK_BYTES);
@@ -495,7 +515,7 @@ async function boot(): Promise<void> {
     siteUrl: options.siteUrl,
     phpVersion: options.phpVersion,
     createPhpRuntime: async () =>
-      loadNodeRuntime(options.phpVersion as "8.3", { fileLockManager, extensions: (options.extensions ?? []) as "intl"[], emscriptenOptions: { processId: options.processId, postRun: [moveCStack], preRun: [
+      loadNodeRuntime(options.phpVersion as "8.3", { fileLockManager, extensions: (options.extensions ?? []) as "intl"[], emscriptenOptions: { processId: options.processId, postRun: [moveCStack], printErr: (text: string) => post({ event: "engine-message", text }), preRun: [
             phpNetworkGuardPreRun(
               options.network,
               (denied) => post({ event: "network-denied", ...denied }),

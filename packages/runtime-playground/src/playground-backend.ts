@@ -37,8 +37,9 @@ import { resolvePhpExtensions } from "./php-extensions.js";
 
 /** PHP versions `@php-wasm/node` runs, newest first: the library's own list (`SupportedPHPVersions`). */
 export const SUPPORTED_PHP_VERSIONS: readonly string[] = SupportedPHPVersions;
-/** PHP version of a sandbox when the caller names none. */
-export const DEFAULT_PHP_VERSION = "8.3";
+import { DEFAULT_PHP_VERSION } from "./php-versions.js";
+
+export { DEFAULT_PHP_VERSION };
 
 /** Options of the Playground backend. */
 export interface PlaygroundBackendOptions {

@@ -46,6 +46,11 @@ test("engine crashes are fatal errors naming the script, line 0, and what the en
     // What Emscripten throws for a longjmp (PHP 7.4's __toString recursion let one escape).
     { error: Infinity, message: /^PHP's engine crashed \(a longjmp found no frame to return to: Infinity\), most likely after unbounded recursion/ },
   ];
+  // php-wasm's own abort (what it throws when PHP reaches a function its build lacks, as Fibers do).
+  cases.push(
+    { error: new WebAssembly.RuntimeError("Aborted(missing function: ${name}). Build with -sASSERTIONS for more info."), message: /^php-wasm aborted PHP \(missing function: \$\{name\}\): the script used something this PHP build does not have, such as Fibers/ },
+    { error: new WebAssembly.RuntimeError("Aborted(OOM). Build with -sASSERTIONS for more info."), message: /^php-wasm aborted PHP \(OOM\) \(PHP could not report the line\)$/ },
+  );
   for (const { error, message } of cases) {
     const fatal = engineCrashFatal(error, "/wp-admin/admin-ajax.php");
     assert.ok(fatal, String(error));

@@ -116,6 +116,15 @@ test("C recursion that PHP checks only now and then (array_walk_recursive over a
   assert.equal((await php("<?php echo 'alive';")).stdout, "alive");
 });
 
+test("a Fiber (php-wasm's builds cannot switch stacks) is php-fatal saying so, not a recursion, and the next command works", async () => {
+  const result = await php("<?php echo 'before '; $f = new Fiber(function () { return 5; }); $f->start(); echo $f->getReturn();");
+  assert.equal(result.error?.code, "php-fatal", JSON.stringify(result.error));
+  assert.match(result.error!.message, /^PHP fatal error: php-wasm aborted PHP \(missing function: [^)]*\): the script used something this PHP build does not have, such as Fibers/);
+  assert.doesNotMatch(result.error!.message, /recursion/);
+  assert.equal(result.stdout, "before ");
+  assert.equal((await php("<?php echo 'alive';")).stdout, "alive");
+});
+
 test("corpus 17: a query the SQLite translation rejects leaves the run ok and is listed in result.dbErrors and review.json", async () => {
   const result = await php(`<?php global $wpdb; var_dump($wpdb->get_var("SELECT GROUP_CONCAT(post_title SEPARATOR '|') FROM wp_posts"));`);
   assert.equal(result.status, "ok");
