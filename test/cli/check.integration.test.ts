@@ -17,11 +17,20 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-check-"));
 const FAULTY = join(ROOT, "test/fixtures/plugins/check-faulty/check-faulty.php");
 
-async function cli(argv: string[]) {
+/** Runs the CLI in-process; `onStderr` sees each stderr write and may send a signal through `signal`. */
+async function cli(argv: string[], onStderr?: (text: string, signal: (name: NodeJS.Signals) => void) => void) {
   let stdout = "";
   let stderr = "";
-  const io: CliIo = { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), env: process.env, cwd: ROOT };
-  const code = await runCli(argv, { io, installSignalHandlers: () => () => undefined });
+  let onSignal: ((signal: NodeJS.Signals) => void) | undefined;
+  const send = (name: NodeJS.Signals) => onSignal?.(name);
+  const io: CliIo = { stdout: (t) => void (stdout += t), stderr: (t) => { stderr += t; onStderr?.(t, send); }, env: process.env, cwd: ROOT };
+  const code = await runCli(argv, {
+    io,
+    installSignalHandlers: (handler) => {
+      onSignal = handler;
+      return () => void (onSignal = undefined);
+    },
+  });
   return { code, stdout, stderr, show: () => `exit ${code}\n--- stdout ---\n${stdout.slice(0, 3000)}\n--- stderr ---\n${stderr.slice(-4000)}` };
 }
 
@@ -100,6 +109,12 @@ test("check on the clean fixture: exit 0, zero findings, every kind of surface e
   for (const page of adminPages) assert.equal(page.httpStatus, 200, `${page.target} answered ${page.httpStatus}`);
   const archive = report.surfaces.find((s) => s.kind === "post-type-archive")!;
   assert.equal(archive.httpStatus, 200);
+  // WordPress's index of the plugin's namespace is marked as such (exercised, not counted as the plugin's).
+  assert.deepEqual(
+    report.inventory.restRoutes.map((r) => [r.route, r.namespaceIndex === true]),
+    [["/check-clean/v1", true], ["/check-clean/v1/status", false], ["/check-clean/v1/items/(?P<id>\\d+)", false]],
+  );
+  assert.match(run.stderr, /added: .* 2 REST route\(s\) \(\+1 namespace index\),/);
   assert.deepEqual(report.inventory.shortcodes.map((s) => s.tag), ["check_clean_hello"]);
   assert.deepEqual(report.inventory.blocks.map((b) => b.name), ["check-clean/greeting"]);
   assert.deepEqual(report.inventory.cronHooks.map((c) => c.hook), ["check_clean_hourly"]);
@@ -159,3 +174,20 @@ test("check on a plugin whose admin page never finishes: a timeout finding for t
   assert.equal((await verifyArtifactBundle(out)).valid, true);
 });
 
+
+test("Ctrl-C during a check: exit 130, interrupted, and a partial bundle that verifies", async () => {
+  const out = join(scratch, "interrupted");
+  let sent = false;
+  const run = await cli(["check", "test/fixtures/plugins/check-hang", "--artifacts", out], (text, signal) => {
+    if (!sent && text.includes("Running wordpress.check")) {
+      sent = true;
+      signal("SIGINT");
+    }
+  });
+  assert.equal(run.code, 130, run.show());
+  assert.match(run.stderr, /SIGINT received: writing the bundle and disposing the sandbox/);
+  assert.match(run.stderr, /error\[interrupted\]: Interrupted by SIGINT/);
+  assert.equal((await verifyArtifactBundle(out)).valid, true);
+  const commands = readFileSync(join(out, "files/commands.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { command: string; status: string; error?: { code: string } });
+  assert.deepEqual(commands.map((c) => [c.command, c.status, c.error?.code]), [["wordpress.check", "error", "interrupted"]]);
+});

@@ -406,7 +406,7 @@ function buildProgram(state: CliState): Command {
     });
 
   // check PLUGIN (commands/check-cli.ts)
-  registerCheckCommand(program, { io, printJson: (value) => json(state, value), addRuntimeOptions, runtimeOptions: (opts) => runtimeRunOptions(opts, io) });
+  registerCheckCommand(program, { io, printJson: (value) => json(state, value), addRuntimeOptions, runtimeOptions: (opts) => runtimeRunOptions(opts, io), withInterrupt: (work) => withInterrupt(state, work) });
 
   // recipe validate|plan|run (commands/recipe-cli.ts)
   registerRecipeCommands(program, { io, printJson: (value) => json(state, value), withInterrupt: (work) => withInterrupt(state, work) });

@@ -119,3 +119,25 @@ test("buildPluginCheckReport: verdict, per-surface status, counts, a schema-vali
   assert.match(summary, /^check p\/p\.php: FAILED \(fail on warning\) — 0 error\(s\), 1 warning\(s\), 0 notice\(s\)/);
   assert.match(summary, /\/p\.php\n {2}9: warning php-warning on shortcode:\[s\]: Undefined <key>/);
 });
+
+test("summarizePluginCheck counts WordPress's namespace index routes apart from the plugin's own", () => {
+  const route = (path: string, namespaceIndex?: boolean) => ({ route: path, methods: ["GET"], pathParams: false, ...(namespaceIndex ? { namespaceIndex } : {}) });
+  const rows: [ReturnType<typeof route>[], string][] = [
+    [[], "0 REST route(s),"],
+    [[route("/p/v1", true), route("/p/v1/a")], "1 REST route(s) (+1 namespace index),"],
+    [[route("/p/v1", true), route("/q/v2", true), route("/p/v1/a"), route("/q/v2/b")], "2 REST route(s) (+2 namespace indexes),"],
+  ];
+  for (const [restRoutes, text] of rows) {
+    const report = buildPluginCheckReport({
+      plugin: { file: "p/p.php", name: "P", version: "1", active: true },
+      inventory: { ...empty, restRoutes },
+      leftovers: { options: [], tables: [], cronHooks: [] },
+      uninstall: "none",
+      surfaces: [],
+      findings: [],
+      failOn: "error",
+    });
+    assert.deepEqual(validateAgainstSchema(PLUGIN_CHECK_REPORT_SCHEMA, report), []);
+    assert.ok(summarizePluginCheck(report).includes(`admin page(s), ${text} 0 shortcode(s)`), summarizePluginCheck(report));
+  }
+});

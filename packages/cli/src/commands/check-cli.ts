@@ -14,6 +14,8 @@ export interface CheckCliContext {
   addRuntimeOptions: (command: Command) => Command;
   /** Maps parsed runtime flags to `RunOptions` fields. */
   runtimeOptions: (opts: Record<string, unknown>) => Omit<RunOptions, "command">;
+  /** Runs the check with Ctrl-C/SIGTERM turned into an abort: the bundle of what ran is still written. */
+  withInterrupt: <T>(work: (interrupt: AbortSignal) => Promise<T>) => Promise<T>;
 }
 
 const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join("\n")}\n`;
@@ -42,15 +44,16 @@ export function registerCheckCommand(program: Command, ctx: CheckCliContext): vo
     )
     .action(async (plugin: string, opts: Record<string, unknown>) => {
       const { runPluginCheck } = await import("./check.js");
-      const { outcome, report } = await runPluginCheck({
+      const { outcome, report } = await ctx.withInterrupt((interrupt) => runPluginCheck({
         ...ctx.runtimeOptions(opts),
+        interrupt,
         pluginDir: plugin,
         browser: opts.browser === true,
         failOn: opts.failOn as string,
         ...(opts.timeout !== undefined ? { timeout: opts.timeout as string } : {}),
         ...(opts.surfaceTimeout !== undefined ? { surfaceTimeout: opts.surfaceTimeout as string } : {}),
         ...(opts.artifacts !== undefined ? { artifactsDir: opts.artifacts as string } : {}),
-      });
+      }));
       if (opts.json === true && report) ctx.printJson(report);
       if (outcome.result.stderr) io.stderr(outcome.result.stderr);
       io.stderr(`bundle:   ${outcome.bundle.directory}\nverify:   ${outcome.bundle.valid ? "valid" : "INVALID"}\n`);

@@ -77,6 +77,9 @@ export const PLUGIN_INVENTORY_SCHEMA = Type.Object(
           route: Type.String(),
           methods: Type.Array(Type.String()),
           pathParams: Type.Boolean({ description: "The route has path parameters, so it has no parameter-free URL." }),
+          namespaceIndex: Type.Optional(
+            Type.Boolean({ description: "WordPress's own index of a namespace (/{namespace}), which it adds for every namespace that has routes: exercised like the others, not counted as one of the plugin's routes." }),
+          ),
           callback: Type.Optional(SOURCE_LOCATION),
         },
         { additionalProperties: false },

@@ -244,12 +244,22 @@ function printable(text: string): string {
   return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
 }
 
+/** "2 REST route(s)", and "(+1 namespace index)" for WordPress's own index routes among them. */
+function restRoutesText(routes: PluginInventory["restRoutes"]): string {
+  const indexes = routes.filter((r) => r.namespaceIndex === true).length;
+  return `${routes.length - indexes} REST route(s)${indexes > 0 ? ` (+${indexes} namespace index${indexes > 1 ? "es" : ""})` : ""}`;
+}
+
+/**
+ * The human summary `check` prints on stderr: the verdict and counts, what the plugin added, the
+ * surfaces, and the first `top` findings grouped by file. Control characters are escaped.
+ */
 export function summarizePluginCheck(report: PluginCheckReport, top = 10): string {
   const c = report.counts;
   const inv = report.inventory;
   const out = [
     `check ${report.plugin.file}: ${report.status.toUpperCase()} (fail on ${report.failOn}) — ${c.error} error(s), ${c.warning} warning(s), ${c.notice} notice(s)`,
-    `added: ${inv.adminPages.length} admin page(s), ${inv.restRoutes.length} REST route(s), ${inv.shortcodes.length} shortcode(s), ${inv.blocks.length} block(s), ${inv.cronHooks.length} cron hook(s), ${inv.ajaxActions.length} AJAX action(s), ${inv.postTypes.length} post type(s), ${inv.taxonomies.length} taxonomy(ies), ${inv.options.length} option(s), ${inv.tables.length} table(s)`,
+    `added: ${inv.adminPages.length} admin page(s), ${restRoutesText(inv.restRoutes)}, ${inv.shortcodes.length} shortcode(s), ${inv.blocks.length} block(s), ${inv.cronHooks.length} cron hook(s), ${inv.ajaxActions.length} AJAX action(s), ${inv.postTypes.length} post type(s), ${inv.taxonomies.length} taxonomy(ies), ${inv.options.length} option(s), ${inv.tables.length} table(s)`,
     `surfaces: ${report.surfaces.length} (${report.surfaces.filter((s) => s.status === "failed").length} failed, ${report.surfaces.filter((s) => s.status === "skipped").length} skipped)`,
   ];
   for (const [kind, n] of Object.entries(report.countsBySurface)) out.push(`  ${kind}: ${n.error} error(s), ${n.warning} warning(s), ${n.notice} notice(s)`);

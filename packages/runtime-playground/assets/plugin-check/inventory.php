@@ -82,7 +82,9 @@ function wp_codebox_check_inventory(): array {
 	}
 
 	$routes = [];
-	foreach (rest_get_server()->get_routes() as $route => $handlers) {
+	$rest_server = rest_get_server();
+	$namespaces = $rest_server->get_namespaces();
+	foreach ($rest_server->get_routes() as $route => $handlers) {
 		$methods = [];
 		$callback = null;
 		foreach ((array) $handlers as $handler) {
@@ -97,6 +99,10 @@ function wp_codebox_check_inventory(): array {
 			$callback = $handlers[0]['callback'];
 		}
 		$row = ['route' => (string) $route, 'methods' => array_values(array_unique($methods)), 'pathParams' => (bool) preg_match('/[(\[]/', (string) $route)];
+		// WordPress adds an index route for every namespace that has routes.
+		if (in_array(ltrim((string) $route, '/'), $namespaces, true)) {
+			$row['namespaceIndex'] = true;
+		}
 		$where = wp_codebox_check_where($callback);
 		if ($where !== null) {
 			$row['callback'] = $where;
