@@ -114,6 +114,22 @@ const CASES: Case[] = [
     exit: 2,
     check: (r) => assert.match(r.stderr, /^error\[invalid-usage\]: unknown option '--bogus'/m),
   },
+  // A word without its flag (here the value of a forgotten --arg) is refused before boot, on every command.
+  ...([
+    [["run", "code=<?php echo 1;", "--command", "wordpress.run-php", "--artifacts", join(tmp, "never-stray")], "run", "0 arguments but got 1"],
+    [["check", "a", "b"], "check", "1 argument but got 2"],
+    [["artifacts", "verify", "a", "b"], "verify", "1 argument but got 2"],
+    [["episode", "run", "a.json", "extra"], "run", "1 argument but got 2"],
+    [["doctor", "now"], "doctor", "0 arguments but got 1"],
+  ] as const).map(([argv, name, expected]) => ({
+    name: `${argv.slice(0, 2).join(" ")} with a stray argument → 2`,
+    argv: () => [...argv],
+    exit: 2,
+    check: (r: { stderr: string }) => {
+      assert.match(r.stderr, new RegExp(`^error\\[invalid-usage\\]: too many arguments for '${name}'\\. Expected ${expected}\\.`, "m"));
+      assert.equal(existsSync(join(tmp, "never-stray")), false);
+    },
+  })),
   { name: "run without --command → 2", argv: () => ["run"], exit: 2, check: (r) => assert.match(r.stderr, /^error\[invalid-usage\]: required option '--command <id>'/m) },
   {
     name: "run with an unknown command id → 2 (before boot)",

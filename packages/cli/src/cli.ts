@@ -147,6 +147,8 @@ function buildProgram(state: CliState): Command {
     .description("A disposable, offline WordPress runtime (WordPress Playground) that runs commands and writes verifiable artifact bundles.")
     .version(version(), "-V, --version", "print the wp-codebox version")
     .exitOverride()
+    // A stray word (a flag value without its flag, a mistyped option) is refused, not ignored.
+    .allowExcessArguments(false)
     .showSuggestionAfterError(true)
     .configureOutput({
       writeOut: (text) => io.stdout(text),
