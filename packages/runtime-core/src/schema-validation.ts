@@ -213,9 +213,39 @@ export function certainlyValid(schema: unknown, value: unknown): boolean {
   return true;
 }
 
+/** The value at JSON pointer `pointer` (Ajv's instancePath) inside `root`. */
+function valueAt(root: unknown, pointer: string): unknown {
+  let value = root;
+  for (const raw of pointer.split("/").slice(1)) {
+    const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    if (value === null || typeof value !== "object") return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
+}
+
+/** ` (got "ro")` for a primitive value (shortened), ` (got an object)` and so on otherwise. */
+function gotText(value: unknown): string {
+  if (value === undefined) return "";
+  if (value === null || ["string", "number", "boolean"].includes(typeof value)) {
+    const text = JSON.stringify(value);
+    return ` (got ${text.length > 60 ? `${text.slice(0, 57)}…` : text})`;
+  }
+  return ` (got ${Array.isArray(value) ? "an array" : "an object"})`;
+}
+
+/** `must be "a"` or `must be one of "a", "b"`. */
+function oneOfText(allowed: readonly unknown[]): string {
+  const list = allowed.map((a) => JSON.stringify(a));
+  return list.length === 1 ? `must be ${list[0]}` : `must be one of ${list.join(", ")}`;
+}
+
 /**
  * Validates `value` against `schema` and returns every issue (empty array when valid).
- * `additionalProperties: false` violations name the unknown field in the path.
+ * `additionalProperties: false` violations name the unknown field in the path. A value outside a
+ * `const` or `enum`, or outside a union of them (TypeBox's `Union([Literal(…), …])`, which Ajv
+ * reports as one error per branch plus the anyOf), is one issue naming the allowed values and the
+ * value given: `must be one of "readonly", "readwrite" (got "ro")`.
  */
 export function validateAgainstSchema(schema: TSchema | object, value: unknown): SchemaIssue[] {
   if (certainlyValid(schema, value)) return [];
@@ -225,16 +255,39 @@ export function validateAgainstSchema(schema: TSchema | object, value: unknown):
     cache.set(schema, validate);
   }
   if (validate(value)) return [];
-  return (validate.errors ?? []).map((e) => {
-    let path = e.instancePath || "";
-    if (e.keyword === "additionalProperties") {
-      path = `${path}/${(e.params as { additionalProperty: string }).additionalProperty}`;
-      return { path: path || "/", message: "unknown field" };
-    }
-    if (e.keyword === "required") {
-      path = `${path}/${(e.params as { missingProperty: string }).missingProperty}`;
-      return { path, message: "is required" };
-    }
-    return { path: path || "/", message: e.message ?? "is invalid" };
-  });
+  const errors = validate.errors ?? [];
+  const isLiteral = (e: (typeof errors)[number]) => e.keyword === "const" || e.keyword === "enum";
+  const allowedOf = (e: (typeof errors)[number]): unknown[] =>
+    e.keyword === "const" ? [(e.params as { allowedValue: unknown }).allowedValue] : [...((e.params as { allowedValues: unknown[] }).allowedValues ?? [])];
+  // Unions whose every failing branch is a literal at the union's own path: one issue each.
+  const folded = new Set<(typeof errors)[number]>();
+  const literalUnions = new Map<(typeof errors)[number], unknown[]>();
+  for (const e of errors) {
+    if (e.keyword !== "anyOf" && e.keyword !== "oneOf") continue;
+    const inside = errors.filter((b) => b !== e && b.schemaPath.startsWith(`${e.schemaPath}/`));
+    // A literal branch fails with its const (and, for a value of another type, its type).
+    const literalBranches = new Set(inside.filter(isLiteral).map((b) => b.schemaPath.slice(e.schemaPath.length).split("/")[1]));
+    const literalOnly = inside.every(
+      (b) => b.instancePath === e.instancePath && (isLiteral(b) || (b.keyword === "type" && literalBranches.has(b.schemaPath.slice(e.schemaPath.length).split("/")[1]))),
+    );
+    if (inside.length === 0 || !literalOnly) continue;
+    inside.forEach((b) => folded.add(b));
+    literalUnions.set(e, [...new Set(inside.filter(isLiteral).flatMap(allowedOf))]);
+  }
+  return errors
+    .filter((e) => !folded.has(e))
+    .map((e) => {
+      let path = e.instancePath || "";
+      if (e.keyword === "additionalProperties") {
+        path = `${path}/${(e.params as { additionalProperty: string }).additionalProperty}`;
+        return { path: path || "/", message: "unknown field" };
+      }
+      if (e.keyword === "required") {
+        path = `${path}/${(e.params as { missingProperty: string }).missingProperty}`;
+        return { path, message: "is required" };
+      }
+      const allowed = literalUnions.get(e) ?? (isLiteral(e) ? allowedOf(e) : undefined);
+      if (allowed) return { path: path || "/", message: `${oneOfText(allowed)}${gotText(valueAt(value, e.instancePath))}` };
+      return { path: path || "/", message: e.message ?? "is invalid" };
+    });
 }

@@ -126,9 +126,9 @@ test("wrong types, unknown fields, non-object steps and ambiguous shapes", () =>
     "6 values: select takes only one of: value, values (got value and values)",
     "7 state: unknown field",
     "8 selector: waitFor needs exactly one of: selector, url, loadState",
-    "9 state: must be equal to constant",
+    '9 state: must be one of "visible", "hidden", "attached", "detached", "enabled", "disabled", "checked", "unchecked", "editable" (got "shiny")',
     "9 count: must be integer",
-    "10 what: must be equal to constant",
+    '10 what: must be one of "html", "console", "network", "all" (got "video")',
     "11 timeout: must be >= 0",
   ]);
 });

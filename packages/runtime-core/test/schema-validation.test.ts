@@ -113,3 +113,23 @@ test("keywords it does not know, other formats and code-point lengths are left t
   // Invalid documents still get Ajv's issues.
   assert.deepEqual(validateAgainstSchema(RUNTIME_POLICY_INPUT_SCHEMA, { commands: [1] }), [{ path: "/commands/0", message: "must be string" }]);
 });
+
+test("validateAgainstSchema names the allowed values and the value given for literals, enums and unions of literals", () => {
+  const mode = Type.Object({ mode: Type.Union([Type.Literal("readonly"), Type.Literal("readwrite")]) });
+  const rows: [object, unknown, { path: string; message: string }[]][] = [
+    [mode, { mode: "ro" }, [{ path: "/mode", message: 'must be one of "readonly", "readwrite" (got "ro")' }]],
+    [mode, { mode: 1 }, [{ path: "/mode", message: 'must be one of "readonly", "readwrite" (got 1)' }]],
+    [mode, { mode: { a: 1 } }, [{ path: "/mode", message: 'must be one of "readonly", "readwrite" (got an object)' }]],
+    [Type.Object({ v: Type.Literal("v1") }), { v: "v2" }, [{ path: "/v", message: 'must be "v1" (got "v2")' }]],
+    [{ type: "object", properties: { n: { enum: [1, 2] } } }, { n: 3 }, [{ path: "/n", message: "must be one of 1, 2 (got 3)" }]],
+    [Type.Array(Type.Union([Type.Literal("a"), Type.Literal("b")])), ["a", "x".repeat(100)], [{ path: "/1", message: `must be one of "a", "b" (got "${"x".repeat(56)}…)` }]],
+    [Type.Object({ "a/b": Type.Literal(true) }), { "a/b": false }, [{ path: "/a~1b", message: "must be true (got false)" }]],
+    // A union with a non-literal branch keeps Ajv's messages (callers fold those their own way).
+    [Type.Object({ t: Type.Union([Type.Literal("x"), Type.Number()]) }), { t: "y" }, [
+      { path: "/t", message: 'must be "x" (got "y")' },
+      { path: "/t", message: "must be number" },
+      { path: "/t", message: "must match a schema in anyOf" },
+    ]],
+  ];
+  for (const [schema, value, expected] of rows) assert.deepEqual(validateAgainstSchema(schema, value), expected, JSON.stringify(value));
+});
