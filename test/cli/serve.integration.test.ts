@@ -57,10 +57,10 @@ after(async () => {
  * Starts a CLI process from source with the serve token in its environment and resolves once its
  * stderr shows `ready` (the command is running in the sandbox).
  */
-async function startAttachedCli(argv: string[], ready: string): Promise<{ child: ReturnType<typeof spawn>; stderr: () => string; code: Promise<number | null> }> {
+async function startAttachedCli(argv: string[], ready: string, env: NodeJS.ProcessEnv = { WP_CODEBOX_TOKEN: address.token }): Promise<{ child: ReturnType<typeof spawn>; stderr: () => string; code: Promise<number | null> }> {
   const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, ...argv], {
     cwd: REPO_ROOT,
-    env: { ...process.env, WP_CODEBOX_TOKEN: address.token },
+    env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";
@@ -241,6 +241,24 @@ describe("wp-codebox serve + --attach from separate processes", { timeout: 240_0
     const after = await spawnCli(["collect", "--attach", address.control, "--token", address.token, "--artifacts", join(tmp, "too-late")]);
     assert.equal(after.code, 3, show(after));
     assert.match(after.stderr, /^error\[attach-unreachable\]/m);
+  });
+});
+
+describe("serve stopped while it boots", { timeout: 120_000 }, () => {
+  it("SIGTERM during the boot disposes the booting sandbox: exit 143, interrupted, nothing left in its temp dir", async () => {
+    const own = join(tmp, "boot-interrupted-tmp");
+    mkdirSync(own);
+    const booting = await startAttachedCli(["serve", "--json"], "Booting WordPress", { TMPDIR: own });
+    // The sandbox's folder exists by now: what the signal must not leave behind.
+    assert.equal(readdirSync(own).filter((n) => n.startsWith("wp-codebox-")).length, 1);
+    booting.child.kill("SIGTERM");
+    assert.equal(await booting.code, 143, booting.stderr());
+    const events = booting.stderr().split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { event: string; data?: { code?: string; message?: string } });
+    const types = events.map((e) => e.event);
+    assert.deepEqual(types.slice(types.indexOf("signal")), ["signal", "live-closing", "live-disposed", "error"], types.join(","));
+    assert.equal(events.at(-1)!.data?.code, "interrupted");
+    assert.match(events.at(-1)!.data?.message ?? "", /^Interrupted by SIGTERM while the sandbox booted/);
+    assert.deepEqual(readdirSync(own).filter((n) => n.startsWith("wp-codebox-")), []);
   });
 });
 

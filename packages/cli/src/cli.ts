@@ -267,15 +267,30 @@ function buildProgram(state: CliState): Command {
       // Node prints its own warnings (a deprecation, a listener leak) as plain stderr lines: with
       // --json they become events too, for as long as serve runs.
       const restoreWarnings = asJson ? routeProcessWarnings((warning) => jsonEvent(io, "warning", { name: warning.name, message: warning.message })) : () => undefined;
-      const live = await startServe(serveOptions).catch((error: unknown) => {
-        restoreWarnings();
-        throw error;
-      });
+      // Installed before the boot: a signal while the sandbox boots disposes it (exit 130/143,
+      // `interrupted`), one after it is ready stops serve (exit 0). A second one leaves at once.
+      const booting = new AbortController();
+      let live: Awaited<ReturnType<typeof startServe>> | undefined;
+      let signalled = false;
       const removeHandlers = state.installSignalHandlers((signal) => {
+        if (signalled) process.exit(signal === "SIGTERM" ? EXIT_CODES.sigterm : EXIT_CODES.sigint);
+        signalled = true;
         if (asJson) jsonEvent(io, "signal", { signal });
-        else io.stderr(`\nwp-codebox: ${signal} received: disposing the sandbox\n`);
-        void live.close(signal);
+        else io.stderr(`\nwp-codebox: ${signal} received: ${live ? "disposing the sandbox" : "stopping the boot and disposing the sandbox"} (send it again to quit at once)\n`);
+        if (live) void live.close(signal);
+        else booting.abort(signal);
       });
+      try {
+        live = await startServe({ ...serveOptions, signal: booting.signal });
+      } catch (error) {
+        removeHandlers();
+        restoreWarnings();
+        const failure = describeFailure(error);
+        if (failure.code === "interrupted") {
+          throw new CliExitError(failure.code, failure.message, failure.details?.signal === "SIGTERM" ? EXIT_CODES.sigterm : EXIT_CODES.sigint, failure.details ?? {});
+        }
+        throw error;
+      }
       try {
         if (asJson) {
           io.stdout(`${JSON.stringify({ url: live.url, loginUrl: live.loginUrl ?? null, control: live.control, token: live.token, id: live.id })}\n`);

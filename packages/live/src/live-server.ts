@@ -7,7 +7,7 @@
  * session expires after `sessionLeaseMs` and the TTL counts from its last sign of life.
  */
 import { randomUUID } from "node:crypto";
-import type { RuntimeBackend, RuntimeCreateSpec } from "@wp-codebox/runtime-core";
+import { WpCodeboxError, type RuntimeBackend, type RuntimeCreateSpec } from "@wp-codebox/runtime-core";
 import { DEFAULT_SESSION_LEASE_MS, type ControlDescription } from "./control-protocol.js";
 import { newControlToken, startControlServer, type ControlServer } from "./control-server.js";
 import type { LiveRuntime } from "./live-runtime.js";
@@ -39,6 +39,12 @@ export interface LiveServerOptions {
    * `DEFAULT_SESSION_LEASE_MS` (60 s); 0 = sessions never expire.
    */
   sessionLeaseMs?: number;
+  /**
+   * Aborting it while the first sandbox boots stops the start: what booted is disposed and
+   * `startLiveServer` throws `interrupted` (details.signal: the abort reason, e.g. "SIGTERM").
+   * Aborting later does nothing; call `close()`.
+   */
+  signal?: AbortSignal;
   onEvent?: (event: LiveEvent) => void;
 }
 
@@ -94,8 +100,14 @@ export async function startLiveServer(options: LiveServerOptions): Promise<LiveS
   };
 
   let primaryLogin: string | undefined;
+  const abortReason = () => (typeof options.signal?.reason === "string" ? options.signal.reason : "SIGINT");
+  // A signal while booting: the pool disposes the sandbox as soon as its boot returns.
+  const onAbort = () => void close(abortReason());
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener("abort", onAbort, { once: true });
   try {
     const first = await pool.start();
+    if (options.signal?.aborted) throw new WpCodeboxError("runtime-disposed", "Stopped while booting.");
     primaryLogin = first.runtime.loginUrl ? await first.runtime.loginUrl() : undefined;
     const token = options.token ?? newControlToken();
     const ttlMs = options.ttlMs ?? 0;
@@ -143,6 +155,12 @@ export async function startLiveServer(options: LiveServerOptions): Promise<LiveS
     return { ...address, pool, closed, close };
   } catch (error) {
     await close("boot-failed");
+    if (options.signal?.aborted) {
+      const signal = abortReason();
+      throw new WpCodeboxError("interrupted", `Interrupted by ${signal} while the sandbox booted: it was disposed, and nothing is left behind.`, { signal });
+    }
     throw error;
+  } finally {
+    options.signal?.removeEventListener("abort", onAbort);
   }
 }

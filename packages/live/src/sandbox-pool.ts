@@ -105,7 +105,8 @@ export class SandboxPool {
    * @throws what the backend throws for the first sandbox (`boot-failed`, …).
    */
   async start(): Promise<PooledSandbox> {
-    const first = await this.boot();
+    // Tracked, so that a dispose() during the first boot returns only once it is disposed too.
+    const first = await this.track(this.boot());
     if (this.size > 1) {
       this.track(
         (async () => {

@@ -168,6 +168,24 @@ describe("live server (fake backend)", () => {
     }
   });
 
+  it("an abort while the first sandbox boots disposes it once booted and throws interrupted; live-disposed comes after", async () => {
+    const stats = newStats();
+    const events: LiveEvent[] = [];
+    const real = fakeBackend(stats);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const backend: RuntimeBackend = { kind: "fake", create: async (spec) => (await gate, real.create(spec)) };
+    const controller = new AbortController();
+    const starting = startLiveServer({ backend, spec: {}, pool: 2, signal: controller.signal, onEvent: (e) => events.push(e) });
+    controller.abort("SIGTERM");
+    release();
+    await assert.rejects(starting, (e: WpCodeboxError) => e.code === "interrupted" && e.details?.signal === "SIGTERM" && /^Interrupted by SIGTERM while the sandbox booted/.test(e.message));
+    assert.equal(stats.created, 1, "the rest of the pool never boots");
+    assert.equal(stats.disposed, 1);
+    assert.deepEqual(events.map((e) => e.type), ["live-closing", "live-disposed"]);
+    assert.equal(events[0]!.data?.reason, "SIGTERM");
+  });
+
   it("disposes everything when the TTL passes without activity", async () => {
     const stats = newStats();
     const events: LiveEvent[] = [];

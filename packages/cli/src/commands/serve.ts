@@ -29,6 +29,8 @@ export interface ServeOptions extends Omit<RunOptions, "command" | "args" | "tim
    */
   sessionLease?: string;
   onEvent?: (event: LiveEvent) => void;
+  /** Aborting it while the sandbox boots disposes it; `startServe` then throws `interrupted`. */
+  signal?: AbortSignal;
 }
 
 /** Shortest `--session-lease` other than 0, in ms: clients renew every third of it over HTTP. */
@@ -133,6 +135,7 @@ export async function startServe(options: ServeOptions): Promise<LiveServer> {
     ttlMs,
     ...(sessionLeaseMs !== undefined ? { sessionLeaseMs } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
   });
 }
 
