@@ -564,6 +564,7 @@ async function boot(): Promise<void> {
   // OPcache's shared memory, and left this worker watching the old runtime's file system (a
   // recycled pool sandbox kept a session's files). A fatal error ends a PHP request as on any
   // server; a crashed engine (a trap) replaces the whole worker instead (`engineCrashed`).
+  // Rotation also hid a file descriptor leak of php-wasm's: `closeLeakedRequestStreams` closes it.
   (php as unknown as { rotateRuntime: () => Promise<void> }).rotateRuntime = async () => undefined;
   php.mkdir("/internal/wp-codebox/code");
   php.writeFile(REPORT_PRELOAD, REPORT_SOURCE);
@@ -606,6 +607,33 @@ function takeDeferredRequests(): DeferredRequest[] {
   return out;
 }
 
+/** The output devices php-wasm points PHP's stdout and stderr at during a request. */
+const REQUEST_OUTPUT_DEVICES = new Set(["/request/stdout", "/request/stderr"]);
+
+/**
+ * Closes the file descriptors php-wasm leaves open on its `/request/stdout` and `/request/stderr`
+ * devices. Each PHP request (`run` and `http` alike) opens both and `dup2`s them onto fds 1 and 2
+ * (php_wasm.c, `redirect_stream_to_file`) but never closes the fds it opened: two Emscripten
+ * streams per request stay open for good. php-wasm's runtime rotation (every 400 requests) used to
+ * throw them away; with rotation off, a worker reached Emscripten's `FS.MAX_OPEN_FDS` (4096)
+ * after ~1,900 commands, and then runs failed: an exit 255, "ok" runs with empty output, then
+ * "zend_mm_heap corrupted" and an engine crash. Called between requests only (the message queue
+ * runs one at a time), when no stream on these devices is in use: fds 1 and 2 point back at the
+ * terminal by then, and PHP has closed its own streams.
+ */
+function closeLeakedRequestStreams(): void {
+  const fs = (php as unknown as Record<symbol, { FS?: { streams: ({ fd: number; path: string } | null)[]; close(stream: unknown): void } }> | undefined)?.[__private__dont__use]?.FS;
+  if (!fs?.streams) return;
+  for (const stream of fs.streams) {
+    if (!stream || stream.fd <= 2 || !REQUEST_OUTPUT_DEVICES.has(stream.path)) continue;
+    try {
+      fs.close(stream);
+    } catch {
+      // closed already
+    }
+  }
+}
+
 port.on("message", (request: WorkerRequest) => {
   queue = queue.then(async () => {
     // Never run anything on a crashed engine: the runtime moves this request to a replacement.
@@ -621,6 +649,7 @@ port.on("message", (request: WorkerRequest) => {
       post({ ...reply, engineCrashed });
       return;
     }
+    closeLeakedRequestStreams();
     // Before the reply: the runtime counts them as running before it learns the work is done.
     if (request.op === "run" || request.op === "http") for (const deferred of takeDeferredRequests()) post({ event: "deferred-request", request: deferred });
     post(reply);
