@@ -213,6 +213,15 @@ test("sleep(), usleep() and time_nanosleep() move the virtual clock by the time 
     // (A few µs either way: clock reads, and microtime()'s float seconds.)
     const slept = result.json as number[];
     [0, 250_000, 1_000_000, 100_000].forEach((us, i) => assert.ok(Math.abs(slept[i]! - us) <= 5, `sleep #${i}: ${slept[i]} µs, not ${us}`));
+    // time_nanosleep() is libc's clock loop in php-wasm: the clock moves by the time slept (plus
+    // the loop's last read), without the wall-time wait, so a 3 s sleep fits a 2 s deadline.
+    const looped = await runtime.execute({
+      command: "wordpress.run-php",
+      args: ["bootstrap=none", "code=<?php $t = microtime(true); time_nanosleep(3, 0); echo round((microtime(true) - $t) * 1e6);"],
+      timeoutMs: 2_000,
+    });
+    assert.equal(looped.status, "ok", looped.error?.message);
+    assert.ok(Number(looped.stdout) >= 3_000_000 && Number(looped.stdout) <= 3_000_005, looped.stdout);
   } finally {
     await runtime.dispose();
   }
