@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runCli, type CliIo } from "@wp-codebox/cli";
+import { spawnCli } from "./spawn-cli.js";
 import { verifyArtifactBundle, type PluginCheckReport } from "@wp-codebox/runtime-core";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -190,4 +191,18 @@ test("Ctrl-C during a check: exit 130, interrupted, and a partial bundle that ve
   assert.equal((await verifyArtifactBundle(out)).valid, true);
   const commands = readFileSync(join(out, "files/commands.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { command: string; status: string; error?: { code: string } });
   assert.deepEqual(commands.map((c) => [c.command, c.status, c.error?.code]), [["wordpress.check", "error", "interrupted"]]);
+});
+
+test("a second Ctrl-C quits at once and says so: exit 130, error[interrupted] naming the second signal", async () => {
+  const out = join(scratch, "twice");
+  const sent: string[] = [];
+  const run = await spawnCli(["check", "test/fixtures/plugins/check-hang", "--artifacts", out], {
+    onStderr: (stderr, child) => {
+      if (sent.length === 0 && stderr.includes("Running wordpress.check")) sent.push(String(child.kill("SIGINT")));
+      else if (sent.length === 1 && stderr.includes("SIGINT received")) sent.push(String(child.kill("SIGINT")));
+    },
+  });
+  assert.deepEqual(sent, ["true", "true"]);
+  assert.equal(run.code, 130, run.stderr);
+  assert.match(run.stderr, /^error\[interrupted\]: Second SIGINT: quitting at once; the bundle may be incomplete \(wp-codebox artifacts verify tells\)\.$/m);
 });

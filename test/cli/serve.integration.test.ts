@@ -262,6 +262,26 @@ describe("serve stopped while it boots", { timeout: 120_000 }, () => {
   });
 });
 
+describe("serve signalled twice", { timeout: 120_000 }, () => {
+  it("a second SIGTERM quits at once, and the last stderr line is an error event saying so", async () => {
+    const sent: boolean[] = [];
+    const run = await spawnCli(["serve", "--json"], {
+      onStderr: (stderr, child) => {
+        if (sent.length === 0 && stderr.includes("Booting WordPress")) sent.push(child.kill("SIGTERM"));
+        else if (sent.length === 1 && stderr.includes('"event":"signal"')) sent.push(child.kill("SIGTERM"));
+      },
+    });
+    assert.deepEqual(sent, [true, true]);
+    assert.equal(run.code, 143, show(run));
+    const events = run.stderr.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { event: string; data?: { code?: string; message?: string; exitCode?: number } });
+    const last = events.at(-1)!;
+    assert.equal(last.event, "error", show(run));
+    assert.equal(last.data?.code, "interrupted");
+    assert.equal(last.data?.exitCode, 143);
+    assert.match(last.data?.message ?? "", /^Second SIGTERM: quitting at once/);
+  });
+});
+
 describe("serve --site-request-timeout", { timeout: 60_000 }, () => {
   it("refuses a limit that is not a duration before booting (exit 2)", async () => {
     const garbage = await spawnCli(["serve", "--site-request-timeout", "soon"]);

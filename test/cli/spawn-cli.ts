@@ -1,5 +1,5 @@
 /** Spawns the CLI from source (`node --conditions=source --import tsx packages/cli/src/main.ts …`). */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -17,8 +17,13 @@ export interface CliRun {
  * Runs `wp-codebox <argv>` from source and collects its output.
  * @param options.closeStdout - close the reading end of stdout at once, as `| head -0` would: the
  *   CLI's writes then fail with EPIPE; `stdout` stays "".
+ * @param options.onStderr - called with all of stderr so far after each chunk, and the child (to
+ *   send it a signal when a line shows up).
  */
-export function spawnCli(argv: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; entry?: string[]; closeStdout?: boolean } = {}): Promise<CliRun> {
+export function spawnCli(
+  argv: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; entry?: string[]; closeStdout?: boolean; onStderr?: (stderr: string, child: ChildProcess) => void } = {},
+): Promise<CliRun> {
   const started = Date.now();
   const entry = options.entry ?? ["--conditions=source", "--import", "tsx", MAIN];
   return new Promise((resolve, reject) => {
@@ -32,7 +37,10 @@ export function spawnCli(argv: string[], options: { cwd?: string; env?: NodeJS.P
     let stderr = "";
     if (options.closeStdout) child.stdout.destroy();
     else child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      stderr += d;
+      options.onStderr?.(stderr, child);
+    });
     child.on("error", reject);
     child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr, durationMs: Date.now() - started }));
   });

@@ -115,6 +115,19 @@ function runtimeRunOptions(opts: Record<string, unknown>, io: CliIo): Omit<RunOp
 }
 
 /**
+ * Exits now on a second SIGINT/SIGTERM, saying so first (an `error` event under `serve --json`):
+ * work in progress, such as a bundle being written, stops where it is. The exit handlers still
+ * remove the sandboxes' temporary folders.
+ */
+function quitAtOnce(state: CliState, signal: NodeJS.Signals, consequence: string): never {
+  const exitCode = signal === "SIGTERM" ? EXIT_CODES.sigterm : EXIT_CODES.sigint;
+  const message = `Second ${signal}: quitting at once; ${consequence}.`;
+  if (state.jsonEvents) jsonEvent(state.io, "error", { code: "interrupted", message, details: { signal }, exitCode });
+  else state.io.stderr(`\nerror[interrupted]: ${message}\n`);
+  process.exit(exitCode);
+}
+
+/**
  * Runs `work` with SIGINT/SIGTERM turned into an abort of the signal it gets: the session then
  * writes its bundle and disposes the sandbox. A second signal leaves at once.
  */
@@ -124,10 +137,8 @@ async function withInterrupt<T>(state: CliState, work: (interrupt: AbortSignal) 
     ? "stopping the command in the attached sandbox, writing the bundle and detaching (wp-codebox serve keeps the sandbox)"
     : "writing the bundle and disposing the sandbox";
   const removeHandlers = state.installSignalHandlers((signal) => {
-    if (controller.signal.aborted) {
-      // Second signal: the user insists; leave now.
-      process.exit(signal === "SIGTERM" ? EXIT_CODES.sigterm : EXIT_CODES.sigint);
-    }
+    // Second signal: the user insists; leave now.
+    if (controller.signal.aborted) quitAtOnce(state, signal, "the bundle may be incomplete (wp-codebox artifacts verify tells)");
     state.io.stderr(`\nwp-codebox: ${signal} received: ${doing} (send it again to quit at once)\n`);
     controller.abort(signal);
   });
@@ -273,7 +284,7 @@ function buildProgram(state: CliState): Command {
       let live: Awaited<ReturnType<typeof startServe>> | undefined;
       let signalled = false;
       const removeHandlers = state.installSignalHandlers((signal) => {
-        if (signalled) process.exit(signal === "SIGTERM" ? EXIT_CODES.sigterm : EXIT_CODES.sigint);
+        if (signalled) quitAtOnce(state, signal, "serve stops without disposing its sandboxes in order (their temporary folders are still removed)");
         signalled = true;
         if (asJson) jsonEvent(io, "signal", { signal });
         else io.stderr(`\nwp-codebox: ${signal} received: ${live ? "disposing the sandbox" : "stopping the boot and disposing the sandbox"} (send it again to quit at once)\n`);
