@@ -116,17 +116,18 @@ const CASES: Case[] = [
   },
   // A word without its flag (here the value of a forgotten --arg) is refused before boot, on every command.
   ...([
-    [["run", "code=<?php echo 1;", "--command", "wordpress.run-php", "--artifacts", join(tmp, "never-stray")], "run", "0 arguments but got 1"],
-    [["check", "a", "b"], "check", "1 argument but got 2"],
-    [["artifacts", "verify", "a", "b"], "verify", "1 argument but got 2"],
-    [["episode", "run", "a.json", "extra"], "run", "1 argument but got 2"],
-    [["doctor", "now"], "doctor", "0 arguments but got 1"],
-  ] as const).map(([argv, name, expected]) => ({
+    [["run", "code=<?php echo 1;", "--command", "wordpress.run-php", "--artifacts", join(tmp, "never-stray")], "run", "0 arguments but got 1", "run"],
+    [["check", "a", "b"], "check", "1 argument but got 2", "check"],
+    [["artifacts", "verify", "a", "b"], "verify", "1 argument but got 2", "artifacts verify"],
+    [["episode", "run", "a.json", "extra"], "run", "1 argument but got 2", "episode run"],
+    [["recipe", "validate", "a.json", "extra"], "validate", "1 argument but got 2", "recipe validate"],
+    [["doctor", "now"], "doctor", "0 arguments but got 1", "doctor"],
+  ] as const).map(([argv, name, expected, help]) => ({
     name: `${argv.slice(0, 2).join(" ")} with a stray argument → 2`,
     argv: () => [...argv],
     exit: 2,
     check: (r: { stderr: string }) => {
-      assert.match(r.stderr, new RegExp(`^error\\[invalid-usage\\]: too many arguments for '${name}'\\. Expected ${expected}\\.`, "m"));
+      assert.match(r.stderr, new RegExp(`^error\\[invalid-usage\\]: too many arguments for '${name}'\\. Expected ${expected}\\. Run "wp-codebox ${help} --help" for usage\\.$`, "m"));
       assert.equal(existsSync(join(tmp, "never-stray")), false);
     },
   })),

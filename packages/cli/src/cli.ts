@@ -556,13 +556,21 @@ function printRunOutcome(state: CliState, outcome: RunOutcome, asJson: boolean):
   io.stderr(`${lines.join("\n")}\n`);
 }
 
-function commanderUsage(error: CommanderError, argv: readonly string[]): CliExitError | undefined {
+function commanderUsage(error: CommanderError, argv: readonly string[], program: Command): CliExitError | undefined {
   if (error.code === "commander.helpDisplayed" || error.code === "commander.version") return undefined;
   if (error.code === "commander.help" || error.code === "commander.executeSubCommandAsync") {
     return new CliExitError("invalid-usage", "No command given: see the list above.", EXIT_CODES.invalidInput);
   }
-  const sub = argv.find((a) => !a.startsWith("-"));
-  const hint = sub && ["run", "check", "serve", "collect", "mcp", "recipe", "episode", "commands", "schema", "artifacts", "doctor", "batch", "worker"].includes(sub) ? `wp-codebox ${sub} --help` : "wp-codebox --help";
+  // The help of the deepest command the words name (`episode run --help`, not `episode --help`).
+  const path: string[] = [];
+  let command = program;
+  for (const word of argv.filter((a) => !a.startsWith("-"))) {
+    const next = command.commands.find((c) => c.name() === word);
+    if (!next) break;
+    path.push(word);
+    command = next;
+  }
+  const hint = `wp-codebox ${[...path, "--help"].join(" ")}`;
   const message = error.message.replace(/^error: /, "");
   return new CliExitError("invalid-usage", `${message}${/[.?]$/.test(message) ? "" : "."} Run "${hint}" for usage.`, EXIT_CODES.invalidInput, {
     commanderCode: error.code,
@@ -586,13 +594,14 @@ export async function runCli(argv: readonly string[], options: RunCliOptions = {
   };
   const { io } = state;
   const wantsJson = argv.includes("--json");
+  const program = buildProgram(state);
   try {
-    await buildProgram(state).parseAsync([...argv], { from: "user" });
+    await program.parseAsync([...argv], { from: "user" });
     return EXIT_CODES.ok;
   } catch (thrown) {
     let error: unknown = thrown;
     if (thrown instanceof CommanderError) {
-      const usage = commanderUsage(thrown, argv);
+      const usage = commanderUsage(thrown, argv, program);
       if (!usage) return thrown.exitCode;
       error = usage;
     }
