@@ -119,6 +119,7 @@ test("validation lists every problem of the whole file with its line and JSON po
   }
   const byKey = (k: string) => v.issues.find((i) => `${i.line} ${i.pointer}` === k)!.message;
   assert.match(byKey("2 /runtime/php"), /php-version-unavailable: PHP 9\.9 is not available\. Choose one of: 7\.4, 8\.0/);
+  assert.match(byKey("2 /timeout"), /^Invalid duration "soon": use a non-negative number of milliseconds/);
   assert.match(byKey("4 /id"), /duplicates the id of line 2/);
   assert.match(byKey("5 /recipe"), /missing\.json does not exist/);
   assert.match(byKey("6 /recipe"), /bad\.json#\/steps\/0\/command: unknown command "nope"/);

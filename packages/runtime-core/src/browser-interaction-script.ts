@@ -218,22 +218,9 @@ function stepIssue(index: number, pointer: string, message: string): BrowserScri
   return { index, field, path: `/${index}${pointer === "/" ? "" : pointer}`, message };
 }
 
-/** Runs the per-variant schema and folds Ajv's union noise (anyOf) into one issue per field. */
+/** Runs the per-variant schema (`validateAgainstSchema` already folds unions into one issue per field). */
 function schemaIssues(index: number, schema: TSchema, value: unknown): BrowserScriptIssue[] {
-  const raw = validateAgainstSchema(schema, value);
-  const isUnion = (m: string) => /must match (a|exactly one) schema in (anyOf|oneOf)/.test(m);
-  const hasNested = (path: string) => raw.some((o) => o.path.startsWith(`${path}/`));
-  // At a union (anyOf) path with nested issues, the nested ones name the real problem; without
-  // nested issues, the branch type errors are merged into one message ("must be string, or must be object").
-  const unionPaths = new Set(raw.filter((i) => isUnion(i.message)).map((i) => i.path));
-  const byPath = new Map<string, string[]>();
-  for (const issue of raw) {
-    if (isUnion(issue.message) || (unionPaths.has(issue.path) && hasNested(issue.path))) continue;
-    const messages = byPath.get(issue.path) ?? [];
-    if (!messages.includes(issue.message)) messages.push(issue.message);
-    byPath.set(issue.path, messages);
-  }
-  return [...byPath.entries()].map(([path, messages]) => stepIssue(index, path, messages.join(", or ")));
+  return validateAgainstSchema(schema, value).map((issue) => stepIssue(index, issue.path, issue.message));
 }
 
 function validateStep(index: number, value: unknown): BrowserScriptIssue[] {

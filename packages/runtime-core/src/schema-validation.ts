@@ -234,18 +234,28 @@ function gotText(value: unknown): string {
   return ` (got ${Array.isArray(value) ? "an array" : "an object"})`;
 }
 
-/** `must be "a"` or `must be one of "a", "b"`. */
-function oneOfText(allowed: readonly unknown[]): string {
-  const list = allowed.map((a) => JSON.stringify(a));
-  return list.length === 1 ? `must be ${list[0]}` : `must be one of ${list.join(", ")}`;
+/** JSON Schema type name → words: "object" → "an object", "integer" → "an integer". */
+function typeText(type: string): string {
+  return type === "null" ? "null" : `${/^[aeiou]/.test(type) ? "an" : "a"} ${type}`;
 }
+
+/** `must be X`, `must be X or Y`, `must be one of X, Y, or Z` (already-formatted choices). */
+function choiceText(choices: readonly string[]): string {
+  if (choices.length === 1) return `must be ${choices[0]}`;
+  if (choices.length === 2) return `must be ${choices[0]} or ${choices[1]}`;
+  return `must be one of ${choices.slice(0, -1).join(", ")}, or ${choices.at(-1)}`;
+}
+
 
 /**
  * Validates `value` against `schema` and returns every issue (empty array when valid).
  * `additionalProperties: false` violations name the unknown field in the path. A value outside a
  * `const` or `enum`, or outside a union of them (TypeBox's `Union([Literal(…), …])`, which Ajv
  * reports as one error per branch plus the anyOf), is one issue naming the allowed values and the
- * value given: `must be one of "readonly", "readwrite" (got "ro")`.
+ * value given: `must be "readonly" or "readwrite" (got "ro")`. A union the value is of no branch
+ * of is one issue naming each branch's literal or type (`must be one of "deny", "allow", or an
+ * object (got 5)`); where the value is of some branches' type, only their errors are reported.
+ * Type, pattern and range errors say what was given too.
  */
 export function validateAgainstSchema(schema: TSchema | object, value: unknown): SchemaIssue[] {
   if (certainlyValid(schema, value)) return [];
@@ -256,26 +266,38 @@ export function validateAgainstSchema(schema: TSchema | object, value: unknown):
   }
   if (validate(value)) return [];
   const errors = validate.errors ?? [];
-  const isLiteral = (e: (typeof errors)[number]) => e.keyword === "const" || e.keyword === "enum";
-  const allowedOf = (e: (typeof errors)[number]): unknown[] =>
+  type AjvIssue = (typeof errors)[number];
+  const isLiteral = (e: AjvIssue) => e.keyword === "const" || e.keyword === "enum";
+  const allowedOf = (e: AjvIssue): unknown[] =>
     e.keyword === "const" ? [(e.params as { allowedValue: unknown }).allowedValue] : [...((e.params as { allowedValues: unknown[] }).allowedValues ?? [])];
-  // Unions whose every failing branch is a literal at the union's own path: one issue each.
-  const folded = new Set<(typeof errors)[number]>();
-  const literalUnions = new Map<(typeof errors)[number], unknown[]>();
+  // Ajv reports a union (anyOf/oneOf) as every branch's errors plus its own. A branch whose
+  // errors all sit at the union's path and are type or literal mismatches is one the value is
+  // not of at all; the others are branches the value is of, and their errors are the problem.
+  const dropped = new Set<AjvIssue>();
+  const unionText = new Map<AjvIssue, string>();
   for (const e of errors) {
     if (e.keyword !== "anyOf" && e.keyword !== "oneOf") continue;
-    const inside = errors.filter((b) => b !== e && b.schemaPath.startsWith(`${e.schemaPath}/`));
-    // A literal branch fails with its const (and, for a value of another type, its type).
-    const literalBranches = new Set(inside.filter(isLiteral).map((b) => b.schemaPath.slice(e.schemaPath.length).split("/")[1]));
-    const literalOnly = inside.every(
-      (b) => b.instancePath === e.instancePath && (isLiteral(b) || (b.keyword === "type" && literalBranches.has(b.schemaPath.slice(e.schemaPath.length).split("/")[1]))),
-    );
-    if (inside.length === 0 || !literalOnly) continue;
-    inside.forEach((b) => folded.add(b));
-    literalUnions.set(e, [...new Set(inside.filter(isLiteral).flatMap(allowedOf))]);
+    const branches = new Map<string, AjvIssue[]>();
+    for (const b of errors) {
+      if (b === e || !b.schemaPath.startsWith(`${e.schemaPath}/`)) continue;
+      const index = b.schemaPath.slice(e.schemaPath.length + 1).split("/")[0]!;
+      branches.set(index, [...(branches.get(index) ?? []), b]);
+    }
+    if (branches.size === 0) continue;
+    const mismatched = [...branches.values()].filter((list) => list.every((b) => b.instancePath === e.instancePath && (isLiteral(b) || b.keyword === "type")));
+    if (mismatched.length === branches.size) {
+      // The value is of no branch: one issue naming what each branch takes.
+      const literals = mismatched.flatMap((list) => list.filter(isLiteral).flatMap(allowedOf));
+      const types = mismatched.filter((list) => !list.some(isLiteral)).flatMap((list) => list.filter((b) => b.keyword === "type").map((b) => typeText((b.params as { type: string }).type)));
+      unionText.set(e, `${choiceText([...new Set(literals.map((l) => JSON.stringify(l))), ...new Set(types)])}${gotText(valueAt(value, e.instancePath))}`);
+    } else {
+      // Only the branches the value is of say what is wrong with it.
+      dropped.add(e);
+    }
+    for (const list of mismatched) list.forEach((b) => dropped.add(b));
   }
   return errors
-    .filter((e) => !folded.has(e))
+    .filter((e) => !dropped.has(e))
     .map((e) => {
       let path = e.instancePath || "";
       if (e.keyword === "additionalProperties") {
@@ -286,8 +308,15 @@ export function validateAgainstSchema(schema: TSchema | object, value: unknown):
         path = `${path}/${(e.params as { missingProperty: string }).missingProperty}`;
         return { path, message: "is required" };
       }
-      const allowed = literalUnions.get(e) ?? (isLiteral(e) ? allowedOf(e) : undefined);
-      if (allowed) return { path: path || "/", message: `${oneOfText(allowed)}${gotText(valueAt(value, e.instancePath))}` };
-      return { path: path || "/", message: e.message ?? "is invalid" };
+      const got = gotText(valueAt(value, e.instancePath));
+      const union = unionText.get(e);
+      if (union) return { path: path || "/", message: union };
+      if (isLiteral(e)) return { path: path || "/", message: `${choiceText(allowedOf(e).map((a) => JSON.stringify(a)))}${got}` };
+      if (e.keyword === "type") return { path: path || "/", message: `must be ${String((e.params as { type: string }).type).split(",").map(typeText).join(" or ")}${got}` };
+      if (e.keyword === "uniqueItems") {
+        const { i, j } = e.params as { i: number; j: number };
+        return { path: path || "/", message: `must not repeat an item (items ${Math.min(i, j)} and ${Math.max(i, j)} are the same)` };
+      }
+      return { path: path || "/", message: `${e.message ?? "is invalid"}${["pattern", "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"].includes(e.keyword) ? got : ""}` };
     });
 }

@@ -91,7 +91,7 @@ test("corpus case 9: every issue is reported with its index and field", () => {
   assert.match(result.issues[0]!.message, /unknown step kind "teleport"/);
   assert.equal(result.issues[1]!.message, "is required");
   assert.equal(result.issues[1]!.path, "/2/selector");
-  assert.equal(result.issues[3]!.message, "must be string");
+  assert.equal(result.issues[3]!.message, "must be a string (got 3)");
 
   const topLevel = validateBrowserInteractionScript({ steps: [] });
   assert.equal(topLevel.valid, false);
@@ -117,19 +117,19 @@ test("wrong types, unknown fields, non-object steps and ambiguous shapes", () =>
   const got = result.issues.map(({ index, field, message }) => `${index} ${field}: ${message}`);
   assert.deepEqual(got, [
     "0 extra: unknown field",
-    "0 timeout: must be number",
+    '0 timeout: must be a number (got "5s")',
     "1 : must be an object with a kind field",
     "2 kind: is required (one of navigate, click, fill, type, press, drag, hover, select, waitFor, evaluate, expect, screenshot, capture)",
-    "3 to.x: must be number",
-    "4 to: must be string, or must be object",
+    '3 to.x: must be a number (got "1")',
+    "4 to: must be a string or an object (got 5)",
     "5 value: select needs exactly one of: value, values",
     "6 values: select takes only one of: value, values (got value and values)",
     "7 state: unknown field",
     "8 selector: waitFor needs exactly one of: selector, url, loadState",
-    '9 state: must be one of "visible", "hidden", "attached", "detached", "enabled", "disabled", "checked", "unchecked", "editable" (got "shiny")',
-    "9 count: must be integer",
-    '10 what: must be one of "html", "console", "network", "all" (got "video")',
-    "11 timeout: must be >= 0",
+    '9 state: must be one of "visible", "hidden", "attached", "detached", "enabled", "disabled", "checked", "unchecked", or "editable" (got "shiny")',
+    "9 count: must be an integer (got 1.5)",
+    '10 what: must be one of "html", "console", "network", or "all" (got "video")',
+    "11 timeout: must be >= 0 (got -1)",
   ]);
 });
 

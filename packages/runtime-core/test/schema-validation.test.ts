@@ -111,25 +111,32 @@ test("keywords it does not know, other formats and code-point lengths are left t
   assert.equal(certainlyValid(Type.String({ maxLength: 1 }), "😀"), true);
   assert.equal(certainlyValid(Type.Union([Type.Literal("a"), Type.Literal("b")]), "b"), true);
   // Invalid documents still get Ajv's issues.
-  assert.deepEqual(validateAgainstSchema(RUNTIME_POLICY_INPUT_SCHEMA, { commands: [1] }), [{ path: "/commands/0", message: "must be string" }]);
+  assert.deepEqual(validateAgainstSchema(RUNTIME_POLICY_INPUT_SCHEMA, { commands: [1] }), [{ path: "/commands/0", message: "must be a string (got 1)" }]);
 });
 
 test("validateAgainstSchema names the allowed values and the value given for literals, enums and unions of literals", () => {
   const mode = Type.Object({ mode: Type.Union([Type.Literal("readonly"), Type.Literal("readwrite")]) });
   const rows: [object, unknown, { path: string; message: string }[]][] = [
-    [mode, { mode: "ro" }, [{ path: "/mode", message: 'must be one of "readonly", "readwrite" (got "ro")' }]],
-    [mode, { mode: 1 }, [{ path: "/mode", message: 'must be one of "readonly", "readwrite" (got 1)' }]],
-    [mode, { mode: { a: 1 } }, [{ path: "/mode", message: 'must be one of "readonly", "readwrite" (got an object)' }]],
+    [mode, { mode: "ro" }, [{ path: "/mode", message: 'must be "readonly" or "readwrite" (got "ro")' }]],
+    [mode, { mode: 1 }, [{ path: "/mode", message: 'must be "readonly" or "readwrite" (got 1)' }]],
+    [mode, { mode: { a: 1 } }, [{ path: "/mode", message: 'must be "readonly" or "readwrite" (got an object)' }]],
     [Type.Object({ v: Type.Literal("v1") }), { v: "v2" }, [{ path: "/v", message: 'must be "v1" (got "v2")' }]],
-    [{ type: "object", properties: { n: { enum: [1, 2] } } }, { n: 3 }, [{ path: "/n", message: "must be one of 1, 2 (got 3)" }]],
-    [Type.Array(Type.Union([Type.Literal("a"), Type.Literal("b")])), ["a", "x".repeat(100)], [{ path: "/1", message: `must be one of "a", "b" (got "${"x".repeat(56)}…)` }]],
+    [{ type: "object", properties: { n: { enum: [1, 2] } } }, { n: 3 }, [{ path: "/n", message: "must be 1 or 2 (got 3)" }]],
+    [Type.Array(Type.Union([Type.Literal("a"), Type.Literal("b")])), ["a", "x".repeat(100)], [{ path: "/1", message: `must be "a" or "b" (got "${"x".repeat(56)}…)` }]],
     [Type.Object({ "a/b": Type.Literal(true) }), { "a/b": false }, [{ path: "/a~1b", message: "must be true (got false)" }]],
-    // A union with a non-literal branch keeps Ajv's messages (callers fold those their own way).
-    [Type.Object({ t: Type.Union([Type.Literal("x"), Type.Number()]) }), { t: "y" }, [
-      { path: "/t", message: 'must be "x" (got "y")' },
-      { path: "/t", message: "must be number" },
-      { path: "/t", message: "must match a schema in anyOf" },
+    // A union the value is of no branch of names each branch's literal or type.
+    [Type.Object({ t: Type.Union([Type.Literal("x"), Type.Number()]) }), { t: "y" }, [{ path: "/t", message: 'must be "x" or a number (got "y")' }]],
+    [Type.Object({ t: Type.Union([Type.Literal("x"), Type.Literal("y"), Type.Object({ a: Type.String() })]) }), { t: 5 }, [{ path: "/t", message: 'must be one of "x", "y", or an object (got 5)' }]],
+    // Of the branches of the value's type, only their errors: the literals' mismatch is noise.
+    [Type.Object({ t: Type.Union([Type.Literal("x"), Type.Object({ a: Type.String() }, { additionalProperties: false })]) }), { t: { b: 1 } }, [
+      { path: "/t/a", message: "is required" },
+      { path: "/t/b", message: "unknown field" },
     ]],
+    // Types, patterns, ranges and repeats say what was given.
+    [Type.Object({ n: Type.Integer({ minimum: 1 }) }), { n: 1.5 }, [{ path: "/n", message: "must be an integer (got 1.5)" }]],
+    [Type.Object({ n: Type.Integer({ minimum: 1 }) }), { n: 0 }, [{ path: "/n", message: "must be >= 1 (got 0)" }]],
+    [Type.Object({ s: Type.String({ pattern: "^[a-z]+$" }) }), { s: "Bad" }, [{ path: "/s", message: 'must match pattern "^[a-z]+$" (got "Bad")' }]],
+    [Type.Array(Type.String(), { uniqueItems: true }), ["a", "b", "a"], [{ path: "/", message: "must not repeat an item (items 0 and 2 are the same)" }]],
   ];
   for (const [schema, value, expected] of rows) assert.deepEqual(validateAgainstSchema(schema, value), expected, JSON.stringify(value));
 });
