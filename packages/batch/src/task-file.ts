@@ -85,13 +85,13 @@ export interface TaskFileOptions {
 }
 
 function collapseIssues(issues: { path: string; message: string }[]): { path: string; message: string }[] {
-  // A union (php, seed, timeout) makes Ajv report one error per branch; keep one clear message per field.
+  // One message per field (the schema validator already folds unions into one issue each).
   const byPath = new Map<string, string[]>();
   for (const i of issues) byPath.set(i.path, [...(byPath.get(i.path) ?? []), i.message]);
   return [...byPath].map(([path, messages]) => {
-    if (messages.length === 1) return { path, message: messages[0]! };
+    // A duration is text or a number of ms: say that rather than name JSON types.
     if (path === "/timeout") return { path, message: 'must be a duration such as "90s" or a positive number of ms' };
-    return { path, message: [...new Set(messages)].filter((m) => !m.startsWith("must match a schema in anyOf")).join("; ") || "is invalid" };
+    return { path, message: [...new Set(messages)].join("; ") };
   });
 }
 

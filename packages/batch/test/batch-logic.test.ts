@@ -90,6 +90,7 @@ test("validation lists every problem of the whole file with its line and JSON po
     '{"id": "g", "episode": "ep.json", "runtime": {"php": "5.6", "seed": -1}}', // 11
     '{"id": "h", "episode": "ep-net.json", "runtime": {"seed": 5}}', // 12: seeded with outbound network
     '{"id": "i", "recipe": "ok.json", "runtime": {"clock": "2030-01-01"}}', // 13: no timezone
+'{"id": "j", "recipe": "ok.json", "timeout": true}', // 14: neither text nor a number
   ].join("\n");
   const v = validateTaskLines(text, dir, { backend });
   assert.equal(v.valid, false);
@@ -114,11 +115,13 @@ test("validation lists every problem of the whole file with its line and JSON po
     "11 /runtime/seed",
     "12 /runtime/seed",
     "13 /runtime/clock",
+    "14 /timeout",
   ]) {
     assert.ok(got.includes(expected), `expected an issue at line ${expected}; got ${JSON.stringify(v.issues, null, 1)}`);
   }
   const byKey = (k: string) => v.issues.find((i) => `${i.line} ${i.pointer}` === k)!.message;
   assert.match(byKey("2 /runtime/php"), /php-version-unavailable: PHP 9\.9 is not available\. Choose one of: 7\.4, 8\.0/);
+  assert.equal(byKey("14 /timeout"), 'must be a duration such as "90s" or a positive number of ms');
   assert.match(byKey("2 /timeout"), /^Invalid duration "soon": use a non-negative number of milliseconds/);
   assert.match(byKey("4 /id"), /duplicates the id of line 2/);
   assert.match(byKey("5 /recipe"), /missing\.json does not exist/);
