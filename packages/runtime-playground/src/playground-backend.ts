@@ -34,12 +34,11 @@ import type { PlaygroundRuntimeSetup } from "./sandbox-boot.js";
 import { WORDPRESS_VERSION_PATTERN, assertWordPressReleaseObtainable, ensureWordPressRelease, isBundledWordPress } from "./wordpress-releases.js";
 import { assertPhpData } from "./php-value.js";
 import { resolvePhpExtensions } from "./php-extensions.js";
+import { DEFAULT_PHP_VERSION } from "./php-versions.js";
 
 /** PHP versions `@php-wasm/node` runs, newest first: the library's own list (`SupportedPHPVersions`). */
 export const SUPPORTED_PHP_VERSIONS: readonly string[] = SupportedPHPVersions;
-import { DEFAULT_PHP_VERSION } from "./php-versions.js";
-
-export { DEFAULT_PHP_VERSION };
+export { DEFAULT_PHP_VERSION } from "./php-versions.js";
 
 /** Options of the Playground backend. */
 export interface PlaygroundBackendOptions {
