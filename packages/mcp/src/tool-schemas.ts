@@ -3,7 +3,7 @@
  * command id with `.` and `-` as `_` (`wordpress.run-php` → `wordpress_run_php`), its input schema
  * derived from the command's `args`, so the catalog and the tools never drift.
  */
-import { COMMAND_DEFINITIONS, WpCodeboxError, hasCapability, type CommandArgument, type CommandDefinition, type RuntimePolicy } from "@wp-codebox/runtime-core";
+import { COMMAND_DEFINITIONS, WpCodeboxError, flattenCommandArgs, hasCapability, type CommandArgument, type CommandDefinition, type RuntimePolicy } from "@wp-codebox/runtime-core";
 
 /** A JSON Schema object as MCP carries it in `tools/list` (`inputSchema`). */
 export interface ToolInputSchema {
@@ -113,9 +113,12 @@ export function commandForToolName(name: string): CommandDefinition | undefined 
 }
 
 /**
- * Turns a tool call's arguments into the command's flat `key=value` args (catalog order).
+ * Turns a tool call's arguments into the command's flat `key=value` args, with the same value
+ * rules as recipe steps and episode actions (`flattenCommandArgs`: a string is the catalog's
+ * string form of any argument, other JSON types only where the argument's format takes them).
  * @throws WpCodeboxError `invalid-argument` for an unknown property or a value of the wrong JSON
- *   type; the catalog parser (`parseCommandArgs`, run by the runtime) checks everything else.
+ *   type, its message naming the tool; the catalog parser (`parseCommandArgs`, run by the runtime)
+ *   checks everything else.
  */
 export function toolInputToArgs(def: CommandDefinition, input: Record<string, unknown> | undefined): string[] {
   const given = input ?? {};
@@ -129,30 +132,14 @@ export function toolInputToArgs(def: CommandDefinition, input: Record<string, un
       });
     }
   }
-  const args: string[] = [];
-  for (const arg of def.args) {
-    const value = given[arg.name];
-    if (value === undefined || value === null) continue;
-    args.push(`${arg.name}=${argumentText(def, arg, value)}`);
-  }
-  return args;
-}
-
-function argumentText(def: CommandDefinition, arg: CommandArgument, value: unknown): string {
-  const bad = (expected: string): never => {
-    throw new WpCodeboxError("invalid-argument", `${toolNameForCommand(def.id)}: argument "${arg.name}" must be ${expected}.`, { command: def.id, argument: arg.name });
-  };
-  if (typeof value === "string") return value;
-  switch (arg.format) {
-    case "integer":
-      return typeof value === "number" && Number.isInteger(value) ? String(value) : bad("an integer");
-    case "boolean":
-      return typeof value === "boolean" ? String(value) : bad("true or false");
-    case "json":
-      return typeof value === "object" ? JSON.stringify(value) : bad("a JSON object or array, or a string");
-    case "list":
-      return Array.isArray(value) && value.every((v) => typeof v === "string") ? value.join(",") : bad("an array of strings or a comma-separated string");
-    default:
-      return bad("a string");
+  try {
+    // Catalog order, as the tool schema lists them: the same call always gives the same args.
+    const ordered = Object.fromEntries(valid.filter((k) => Object.hasOwn(given, k)).map((k) => [k, given[k]]));
+    return flattenCommandArgs(def.id, ordered).args;
+  } catch (error) {
+    if (error instanceof WpCodeboxError && error.message.startsWith(`${def.id}: `)) {
+      throw new WpCodeboxError(error.code, `${toolNameForCommand(def.id)}: ${error.message.slice(def.id.length + 2)}`, error.details);
+    }
+    throw error;
   }
 }

@@ -159,7 +159,7 @@ test("arguments the tool schema refuses: invalid-argument, the tool named once, 
   const wrongType = await call("wordpress_run_php", { code: 5 });
   assert.equal(wrongType.isError, true);
   assert.equal(structured(wrongType).error.code, "invalid-argument");
-  assert.equal(text(wrongType), 'error[invalid-argument]: wordpress_run_php: argument "code" must be a string.');
+  assert.equal(text(wrongType), 'error[invalid-argument]: wordpress_run_php: argument "code" must be a string (got 5).');
   const unknown = await call("wordpress_run_php", { code: "<?php echo 1;", bogus: true });
   assert.equal(structured(unknown).error.code, "invalid-argument");
   assert.equal(structured(unknown).error.data.argument, "bogus");

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import AjvModule from "ajv";
-import { COMMAND_DEFINITIONS, WpCodeboxError, normalizePolicy, parseCommandArgs } from "@wp-codebox/runtime-core";
+import { COMMAND_DEFINITIONS, WpCodeboxError, flattenCommandArgs, normalizePolicy, parseCommandArgs } from "@wp-codebox/runtime-core";
 import { commandForToolName, commandTools, episodeTools, toolInputToArgs, toolNameForCommand, type McpToolDescription } from "../src/index.js";
 
 test("every runnable catalog command has exactly one tool whose schema matches its args", () => {
@@ -56,6 +56,29 @@ test("tool input becomes catalog args that the catalog parser accepts", () => {
   assert.deepEqual(toolInputToArgs(state, { sections: ["summary", "options"], "include-content": true }), ["sections=summary,options", "include-content=true"]);
   assert.throws(() => toolInputToArgs(rest, { nope: 1 }), (e: unknown) => e instanceof WpCodeboxError && e.code === "invalid-argument");
   assert.throws(() => toolInputToArgs(http, { "expect-status": 2.5 }), (e: unknown) => e instanceof WpCodeboxError && e.code === "invalid-argument");
+});
+
+test("a tool call and an episode action or recipe step take the same values the same way", () => {
+  const php = commandForToolName("wordpress_run_php")!;
+  const state = commandForToolName("wordpress_state_export")!;
+  for (const [def, input] of [
+    [php, { code: "<?php echo 1;", bootstrap: "none" }],
+    [state, { sections: ["summary", "options"], "include-content": true, "option-names": "blogname" }],
+  ] as const) {
+    assert.deepEqual(toolInputToArgs(def, input), flattenCommandArgs(def.id, input).args);
+  }
+  for (const input of [{ code: 1 }, { code: ["<?php"] }, { code: "<?php", bootstrap: false }]) {
+    const core = (() => {
+      try {
+        flattenCommandArgs(php.id, input);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return "accepted";
+    })();
+    assert.match(core, /^wordpress\.run-php: argument /);
+    assert.throws(() => toolInputToArgs(php, input), (e: unknown) => e instanceof WpCodeboxError && e.code === "invalid-argument" && e.message === core.replace("wordpress.run-php: ", "wordpress_run_php: "));
+  }
 });
 
 /**

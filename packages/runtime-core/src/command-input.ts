@@ -7,9 +7,10 @@
 import { existsSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { browserInteractionScriptUsesEvaluate, readBrowserScriptArgs } from "./browser-interaction-script.js";
-import { getCommandDefinition, parseCommandArgs, readJsonArg, type CommandDefinition } from "./command-registry.js";
+import { getCommandDefinition, parseCommandArgs, readJsonArg, type CommandArgument, type CommandDefinition } from "./command-registry.js";
 import { WpCodeboxError } from "./errors.js";
 import type { ObservationSpec } from "./runtime.js";
+import { gotText } from "./schema-validation.js";
 import { normalizeWordPressStateRequest, wordPressStateRequestFromArgs } from "./wordpress-state.js";
 
 /** A command invocation that passed every offline check. */
@@ -26,13 +27,23 @@ export interface CheckedCommandInput {
 }
 
 /**
- * Turns structured args into flat `key=value` strings. A string array is kept as is. In an
- * object, strings, numbers and booleans become `key=value`; an object or array value for `k`
- * becomes `k-json=<inline JSON>` (or `k=<JSON>` when `k` already ends in `-json`). A string value
- * under the base name of a JSON-valued argument (`"steps": "@flow.json"` when the command has
- * `steps-json` and no `steps`) goes to that argument, since that is what people write first.
- * @param command - command id; unknown ids get no base-name mapping.
+ * Turns structured args (a recipe step's, an episode action's or an MCP tool call's object) into
+ * flat `key=value` strings, checking each value's JSON type against its argument's catalog format,
+ * so that a number never reaches PHP as source text and every caller refuses the same values:
+ * - a string is taken as the catalog's string form of any argument (`"5"`, `"true"`, `"a,b"`);
+ * - `integer`: an integer; `boolean`: true or false; `duration`: a whole number of milliseconds;
+ * - `json`: an object or array (written as inline JSON); `list`: an array of strings without commas;
+ * - every other format (text, path, url, enum, actor, viewport): a string only;
+ * - `null` is "not given".
+ * A value under the base name of a JSON argument (`"steps": [...]` or `"steps": "@flow.json"` when
+ * the command has `steps-json` and no `steps`) goes to that argument, since that is what people
+ * write first. A key the command does not have passes through as `key=…`, for `parseCommandArgs`
+ * to refuse with the list of valid keys. A string array is kept as is.
+ * @param command - command id; for an unknown id there are no type checks (its error comes from
+ *   the catalog) and an object or array value for `k` becomes `k-json=<inline JSON>`.
  * @returns the flat args and, per arg, the key it came from (for error pointers).
+ * @throws WpCodeboxError `invalid-argument` with `details.argument` (the key as given) when a value
+ *   has the wrong JSON type for its argument.
  */
 export function flattenCommandArgs(command: string, args: readonly string[] | Record<string, unknown> | undefined): { args: string[]; keys: string[] } {
   if (args === undefined) return { args: [], keys: [] };
@@ -43,17 +54,48 @@ export function flattenCommandArgs(command: string, args: readonly string[] | Re
   } catch {
     definition = undefined;
   }
-  const jsonArg = (key: string): boolean =>
-    definition !== undefined && !definition.args.some((a) => a.name === key) && definition.args.some((a) => a.name === `${key}-json` && a.format === "json");
   const out: string[] = [];
   const keys: string[] = [];
   for (const [key, value] of Object.entries(args)) {
-    if (value !== null && typeof value === "object") out.push(`${key.endsWith("-json") ? key : `${key}-json`}=${JSON.stringify(value)}`);
-    else if (typeof value === "string" && jsonArg(key)) out.push(`${key}-json=${value}`);
-    else out.push(`${key}=${String(value)}`);
+    if (value === null || value === undefined) continue;
+    const spec = definition && argumentOf(definition, key);
+    const text = spec ? argumentText(command, key, spec, value) : typeof value === "object" ? JSON.stringify(value) : String(value);
+    const name = spec ? spec.name : definition === undefined && typeof value === "object" && !key.endsWith("-json") ? `${key}-json` : key;
+    out.push(`${name}=${text}`);
     keys.push(key);
   }
   return { args: out, keys };
+}
+
+/** The catalog argument a structured key names: itself, or the `-json` argument of its base name. */
+function argumentOf(definition: CommandDefinition, key: string): CommandArgument | undefined {
+  return definition.args.find((a) => a.name === key) ?? definition.args.find((a) => a.name === `${key}-json` && a.format === "json");
+}
+
+function argumentText(command: string, key: string, spec: CommandArgument, value: unknown): string {
+  if (typeof value === "string") return value;
+  const bad = (expected: string): never => {
+    throw new WpCodeboxError("invalid-argument", `${command}: argument "${key}" must be ${expected}${gotText(value)}.`, {
+      command,
+      argument: key,
+      expected,
+    });
+  };
+  switch (spec.format) {
+    case "integer":
+      return typeof value === "number" && Number.isInteger(value) ? String(value) : bad("an integer");
+    case "boolean":
+      return typeof value === "boolean" ? String(value) : bad("true or false");
+    case "duration":
+      return typeof value === "number" && Number.isInteger(value) && value >= 0 ? String(value) : bad('a duration string such as "30s" or a whole number of milliseconds');
+    case "json":
+      return typeof value === "object" ? JSON.stringify(value) : bad("a JSON object or array, or a string holding JSON or @file");
+    case "list":
+      if (Array.isArray(value) && value.every((v) => typeof v === "string" && !v.includes(","))) return value.join(",");
+      return bad("an array of strings (without commas) or a comma-separated string");
+    default:
+      return bad(spec.format === "enum" && spec.values ? `a string, one of ${spec.values.map((v) => `"${v}"`).join(", ")}` : "a string");
+  }
 }
 
 /**

@@ -20,7 +20,7 @@ import { parseMountFlag, pluginMount, resolveMounts, themeMount } from "./mounts
 import { missingCapability, normalizePolicy, parsePolicyArg } from "./policy.js";
 import { planRecipe, readRecipeFile, type RecipePlan } from "./recipe/validate-recipe.js";
 import type { MountSpec, ObservationSpec, ResolvedMount, RuntimeBackend, RuntimeCreateSpec, RuntimePolicy, RuntimePreflight } from "./runtime.js";
-import type { SchemaIssue } from "./schema-validation.js";
+import { jsonPointerToken, type SchemaIssue } from "./schema-validation.js";
 import { episodeDeterminismOptions, parseClockOption, parseSeedOption, resolveDeterminism, type SiteOriginMode } from "./determinism.js";
 
 /** Runtime inputs of a single-command run, as the command line gives them (strings) or as objects. */
@@ -530,7 +530,9 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
         if (missing !== undefined) issues.push({ path: `${pointer}/action`, message: `the policy does not grant the capability "${missing}" this step needs; add it to /policy/commands` });
         checkedArgs = checked.args;
       } catch (error) {
-        at(`${pointer}/action`, error);
+        // A value of the wrong JSON type is pointed at its key; the catalog's errors at the action.
+        const key = error instanceof WpCodeboxError && error.details.expected !== undefined && typeof error.details.argument === "string" ? error.details.argument : undefined;
+        at(key !== undefined ? `${pointer}/action/args/${jsonPointerToken(key)}` : `${pointer}/action`, error);
       }
       if (step.observe) observation(`${pointer}/observe`, step.observe);
       if (checkedArgs === undefined) return;

@@ -224,8 +224,13 @@ function valueAt(root: unknown, pointer: string): unknown {
   return value;
 }
 
-/** ` (got "ro")` for a primitive value (shortened), ` (got an object)` and so on otherwise. */
-function gotText(value: unknown): string {
+/** One key as a JSON Pointer reference token (RFC 6901: `~` → `~0`, `/` → `~1`). */
+export function jsonPointerToken(key: string): string {
+  return key.replace(/~/g, "~0").replace(/\//g, "~1");
+}
+
+/** ` (got "ro")` for a primitive value (shortened), ` (got an object)` and so on otherwise; "" for undefined. */
+export function gotText(value: unknown): string {
   if (value === undefined) return "";
   if (value === null || ["string", "number", "boolean"].includes(typeof value)) {
     const text = JSON.stringify(value);

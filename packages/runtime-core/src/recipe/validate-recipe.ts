@@ -12,7 +12,7 @@ import { normalizePolicy } from "../policy.js";
 import { resolveDeterminism } from "../determinism.js";
 import { pluginMount, resolveMounts, themeMount } from "../mounts.js";
 import { parseDuration } from "../durations.js";
-import { validateAgainstSchema, type SchemaIssue } from "../schema-validation.js";
+import { jsonPointerToken, validateAgainstSchema, type SchemaIssue } from "../schema-validation.js";
 import { browserInteractionScriptUsesEvaluate, normalizeLegacyBrowserActions, validateBrowserInteractionScript } from "../browser-interaction-script.js";
 import type { MountSpec, ResolvedMount, RuntimeBackend, RuntimePolicy } from "../runtime.js";
 import { flattenCommandArgs } from "../command-input.js";
@@ -94,7 +94,6 @@ export interface RecipeValidation {
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const escapePointer = (key: string) => key.replace(/~/g, "~0").replace(/\//g, "~1");
 
 /** Drops Ajv's union noise (anyOf) where nested issues already name the problem. */
 function foldSchemaIssues(raw: SchemaIssue[]): SchemaIssue[] {
@@ -431,10 +430,19 @@ function analyzeStep(
     at(`${pointer}/command`, `"${step.command}" cannot be a recipe step${definition.runnable ? "" : " (it is a policy-only capability, granted automatically when a browser script needs it)"}; use one of ${known.join(", ")}`);
     return undefined;
   }
-  const { args: flat, keys } = recipeArgsToFlat(step.args, step.command);
+  let flat: string[];
+  let keys: string[];
+  try {
+    ({ args: flat, keys } = recipeArgsToFlat(step.args, step.command));
+  } catch (error) {
+    if (!(error instanceof WpCodeboxError)) throw error;
+    const key = typeof error.details.argument === "string" ? error.details.argument : undefined;
+    at(key !== undefined ? `${pointer}/args/${jsonPointerToken(key)}` : `${pointer}/args`, `${error.code}: ${error.message}`);
+    return undefined;
+  }
   const argPointer = (argName: string) => {
     const i = flat.findIndex((a) => a.startsWith(`${argName}=`));
-    return i >= 0 ? `${pointer}/args/${escapePointer(keys[i]!)}` : `${pointer}/args`;
+    return i >= 0 ? `${pointer}/args/${jsonPointerToken(keys[i]!)}` : `${pointer}/args`;
   };
   // Resolve file references relative to the recipe: `@file` for json args, path args, and
   // `@file` text args (replaced by the file's content).
@@ -445,7 +453,7 @@ function analyzeStep(
     const value = raw.slice(eq + 1);
     const spec = definition.args.find((a) => a.name === key);
     if (!spec) return raw;
-    const where = `${pointer}/args/${escapePointer(keys[i]!)}`;
+    const where = `${pointer}/args/${jsonPointerToken(keys[i]!)}`;
     if (spec.format === "json") {
       if (value.startsWith("@")) {
         const file = resolve(base, value.slice(1));
@@ -502,7 +510,7 @@ function analyzeStep(
       const wrapped = isRecord(raw) && "steps" in raw;
       const input = wrapped ? (raw as { steps: unknown }).steps : raw;
       const report = argName === "steps-json" ? validateBrowserInteractionScript(input) : normalizeLegacyBrowserActions(input);
-      const root = `${pointer}/args/${escapePointer(keys[i]!)}${wrapped ? "/steps" : ""}`;
+      const root = `${pointer}/args/${jsonPointerToken(keys[i]!)}${wrapped ? "/steps" : ""}`;
       for (const issue of report.issues) at(`${root}${issue.path}`, issue.message);
       if (report.valid && browserInteractionScriptUsesEvaluate(report.steps)) usesEvaluate = true;
     }
