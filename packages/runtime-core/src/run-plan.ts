@@ -13,7 +13,7 @@ import { isKernelPseudoPath } from "./artifact-bundle/bundle-layout.js";
 import { checkCommandInput, checkObservationRequest, flattenCommandArgs } from "./command-input.js";
 import { commandIds, getCommandDefinition } from "./command-registry.js";
 import { parseDuration } from "./durations.js";
-import { assertEpisodeScript, type EpisodeScript } from "./episode-script.js";
+import { validateEpisodeScript, type EpisodeScript, type EpisodeScriptStep } from "./episode-script.js";
 import { assertEnvironment, environmentVariableProblem, isEnvName, readSecretEnv } from "./environment.js";
 import { WpCodeboxError } from "./errors.js";
 import { parseMountFlag, pluginMount, resolveMounts, themeMount } from "./mounts.js";
@@ -424,11 +424,15 @@ function readEpisodeScript(path: string): unknown {
 function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: NodeJS.ProcessEnv, options: PlanRunOptions): EpisodeRunPlan {
   const path = request.file !== undefined ? resolve(cwd, request.file) : undefined;
   if (request.script === undefined && path === undefined) throw new WpCodeboxError("missing-argument", "An episode run needs the script file or the parsed script.");
-  const script: unknown = request.script ?? readEpisodeScript(path!);
-  assertEpisodeScript(script);
+  const input: unknown = request.script ?? readEpisodeScript(path!);
+  // Schema issues do not stop the checks below: they run on the parts that are well-formed, so
+  // one run lists every problem (an unknown field no longer hides a bad observation type).
+  const schemaIssues = validateEpisodeScript(input).issues;
+  if (schemaIssues.some((i) => i.path === "/" || i.path === "/schema" || i.path === "/steps")) throw invalidEpisodeScriptError(schemaIssues, path);
+  const script = withoutInvalidParts(input as EpisodeScript, schemaIssues);
   const baseDir = request.baseDir !== undefined ? resolve(cwd, request.baseDir) : path !== undefined ? dirname(path) : cwd;
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(baseDir, p));
-  const issues: SchemaIssue[] = [];
+  const issues: SchemaIssue[] = [...schemaIssues];
   const at = (pointer: string, error: unknown) => issues.push({ path: pointer, message: issueMessage(error) });
 
   // Runtime.
@@ -519,6 +523,7 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
   const steps: PlannedEpisodeStep[] = [];
   const actions: PlannedAction[] = [];
   script.steps.forEach((step, index) => {
+    if (step === null) return; // left out: its schema issues are listed
     const pointer = `/steps/${index}`;
     const name = step.name !== undefined ? { name: step.name } : {};
     if ("action" in step) {
@@ -561,16 +566,17 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
     ...(determinism.seed !== undefined ? { seed: determinism.seed } : {}),
     ...(determinism.origin !== undefined ? { origin: determinism.origin } : {}),
   };
+  // The backend's checks (PHP version, extensions, WordPress source) run whatever else is wrong; a
+  // WordPress source refused above is left out of them, so it is not reported twice.
   let preflight: RuntimePreflight | void = undefined;
-  if (issues.length === 0) {
-    try {
-      preflight = options.backend?.preflight?.(createSpec);
-    } catch (error) {
-      const code = error instanceof WpCodeboxError ? error.code : "";
-      // `none` beside other extensions is an invalid-argument about the extensions list too.
-      const aboutExtensions = code === "php-extension-unavailable" || (error instanceof WpCodeboxError && error.details.option === "extensions");
-      at(aboutExtensions ? "/runtime/extensions" : code.startsWith("php-") ? "/runtime/php" : "/runtime", error);
-    }
+  const wordpressRefused = issues.some((i) => i.path === "/runtime" || i.path === "/runtime/wordpress");
+  try {
+    preflight = options.backend?.preflight?.(wordpressRefused ? { ...createSpec, wordpress: undefined } : createSpec);
+  } catch (error) {
+    const code = error instanceof WpCodeboxError ? error.code : "";
+    // `none` beside other extensions is an invalid-argument about the extensions list too.
+    const aboutExtensions = code === "php-extension-unavailable" || (error instanceof WpCodeboxError && error.details.option === "extensions");
+    at(aboutExtensions ? "/runtime/extensions" : code.startsWith("php-") ? "/runtime/php" : "/runtime", error);
   }
   if (issues.length > 0) throw invalidEpisodeScriptError(issues, path);
 
@@ -588,6 +594,24 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
       includeRuntimeSnapshotBundles: script.artifacts?.includeRuntimeSnapshotBundles ?? false,
     },
   };
+}
+
+/**
+ * The script without the parts that have schema issues, for the checks that need well-formed
+ * input: a top-level field (or one runtime field) with an issue is left out, and a step with an
+ * issue becomes `null` (its index, and so every pointer, stays).
+ */
+function withoutInvalidParts(script: EpisodeScript, issues: readonly SchemaIssue[]): Omit<EpisodeScript, "steps"> & { steps: (EpisodeScriptStep | null)[] } {
+  const hasIssue = (prefix: string) => issues.some((i) => i.path === prefix || i.path.startsWith(`${prefix}/`));
+  const clean: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(script)) {
+    if (key === "runtime" && !issues.some((i) => i.path === "/runtime") && value && typeof value === "object") {
+      clean.runtime = Object.fromEntries(Object.entries(value).filter(([field]) => !hasIssue(`/runtime/${jsonPointerToken(field)}`)));
+    } else if (key === "steps") {
+      clean.steps = script.steps.map((step, i) => (hasIssue(`/steps/${i}`) ? null : step));
+    } else if (!hasIssue(`/${jsonPointerToken(key)}`)) clean[key] = value;
+  }
+  return clean as Omit<EpisodeScript, "steps"> & { steps: (EpisodeScriptStep | null)[] };
 }
 
 function invalidEpisodeScriptError(issues: SchemaIssue[], path: string | undefined): WpCodeboxError {

@@ -301,6 +301,12 @@ export function validateAgainstSchema(schema: TSchema | object, value: unknown):
     }
     for (const list of mismatched) list.forEach((b) => dropped.add(b));
   }
+  // A literal with its type (TypeBox's Literal(true) is `{ type, const }`) fails both keywords for
+  // a value of another type: the literal alone says what is wanted.
+  const node = (e: AjvIssue) => e.schemaPath.slice(0, e.schemaPath.lastIndexOf("/"));
+  for (const e of errors) {
+    if (e.keyword === "type" && errors.some((l) => isLiteral(l) && l.instancePath === e.instancePath && node(l) === node(e))) dropped.add(e);
+  }
   return errors
     .filter((e) => !dropped.has(e))
     .map((e) => {

@@ -165,6 +165,33 @@ describe("planRun refuses invalid input before boot", () => {
   }
 });
 
+describe("planRun lists every problem of an episode script at once", () => {
+  it("schema issues, semantic checks and the backend's checks together, each at its pointer", () => {
+    const backend = fakeBackend();
+    const request = episode({
+      colour: "red",
+      runtime: { php: "5.6", clock: "yesterday", seed: -1 },
+      plugins: ["./no-plugin"],
+      steps: [
+        { action: { command: "wordpress.run-php", args: { code: 1 } } },
+        { action: php(), observe: { type: "mind-reading" } },
+        { snapshot: "yes" },
+      ],
+    });
+    assert.throws(
+      () => planRun(request, { cwd: dir, backend, artifactsDir: join(dir, "out", "all-at-once"), processEnv: {} }),
+      (error: unknown) => {
+        assert.ok(error instanceof WpCodeboxError);
+        const paths = ((error.details.issues as { path: string }[]) ?? []).map((i) => i.path).sort();
+        assert.deepEqual(paths, ["/colour", "/plugins/0", "/runtime/clock", "/runtime/php", "/runtime/seed", "/steps/0/action/args/code", "/steps/1/observe", "/steps/2/snapshot"]);
+        assert.match(error.message, /^Invalid episode script \(8 issues\):/);
+        return true;
+      },
+    );
+    assert.equal(backend.created, 0);
+  });
+});
+
 describe("planRun resolves a valid run", () => {
   it("a command: file references absolute, the default policy grants exactly the command, preflight facts kept", () => {
     const plan = planRun(

@@ -124,6 +124,8 @@ test("validateAgainstSchema names the allowed values and the value given for lit
     [{ type: "object", properties: { n: { enum: [1, 2] } } }, { n: 3 }, [{ path: "/n", message: "must be 1 or 2 (got 3)" }]],
     [Type.Array(Type.Union([Type.Literal("a"), Type.Literal("b")])), ["a", "x".repeat(100)], [{ path: "/1", message: `must be "a" or "b" (got "${"x".repeat(56)}…)` }]],
     [Type.Object({ "a/b": Type.Literal(true) }), { "a/b": false }, [{ path: "/a~1b", message: "must be true (got false)" }]],
+    [Type.Object({ snapshot: Type.Literal(true) }), { snapshot: "yes" }, [{ path: "/snapshot", message: "must be true (got \"yes\")" }]],
+    [Type.Object({ schema: Type.Literal("v1") }), { schema: 1 }, [{ path: "/schema", message: "must be \"v1\" (got 1)" }]],
     // A union the value is of no branch of names each branch's literal or type.
     [Type.Object({ t: Type.Union([Type.Literal("x"), Type.Number()]) }), { t: "y" }, [{ path: "/t", message: 'must be "x" or a number (got "y")' }]],
     [Type.Object({ t: Type.Union([Type.Literal("x"), Type.Literal("y"), Type.Object({ a: Type.String() })]) }), { t: 5 }, [{ path: "/t", message: 'must be one of "x", "y", or an object (got 5)' }]],
