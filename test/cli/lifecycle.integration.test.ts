@@ -42,6 +42,8 @@ test("run: a plugin that fatals on activation → boot-failed, exit 1, a verifyi
   const run = await cli(["run", "--plugin", PLUGIN, "--command", "wordpress.run-php", "--arg", "code=<?php echo 1;", "--artifacts", out, "--json"]);
   assert.equal(run.code, 1, run.show());
   assert.match(run.stderr, /^error\[boot-failed\]: /m);
+  // The command never ran: the summary gives no exit code of its own.
+  assert.match(run.stderr, /^status: +error \(no exit code: error\[boot-failed\]\) in \d+ ms — wordpress\.run-php$/m);
   const printed = JSON.parse(run.stdout);
   assert.equal(printed.result.error.code, "boot-failed");
   assert.equal(printed.bundle.valid, true);

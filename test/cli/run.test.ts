@@ -54,6 +54,7 @@ describe("wp-codebox run (boots WordPress)", { timeout: 180_000 }, () => {
     const run = await spawnCli(["run", "--command", "wordpress.run-php", "--arg", "code=<?php no_such_function();", "--artifacts", dir], { env });
     assert.equal(run.code, 1, show(run));
     assert.match(run.stderr, /^error\[php-fatal\]: /m);
+    assert.match(run.stderr, /^status: +error \(command exit code 255\) /m);
     assert.equal((await verifyArtifactBundle(dir)).valid, true);
     const review = JSON.parse(readFileSync(join(dir, "files/review.json"), "utf8"));
     assert.equal(review.status, "error");

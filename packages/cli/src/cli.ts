@@ -548,7 +548,10 @@ function printRunOutcome(state: CliState, outcome: RunOutcome, asJson: boolean):
   }
   const lines = [
     "",
-    `status:   ${result.status} (command exit code ${result.exitCode}) in ${result.durationMs} ms — ${result.command}`,
+    // A command that never ran or was cut off (no boot, an interrupt) has no exit code of its own.
+    outcome.error && result.error?.code === outcome.error.code
+      ? `status:   ${result.status} (no exit code: error[${outcome.error.code}]) in ${result.durationMs} ms — ${result.command}`
+      : `status:   ${result.status} (command exit code ${result.exitCode}) in ${result.durationMs} ms — ${result.command}`,
     `bundle:   ${bundle.directory}`,
     `id:       ${bundle.id}`,
     `verify:   ${bundle.valid ? "valid" : `INVALID (${bundle.violations.map((v) => `${v.code} ${v.path}`).join("; ")})`}`,

@@ -224,7 +224,8 @@ export async function runSession(plan: RunPlan, options: RunSessionOptions): Pro
       if (runtime) {
         const info = runtime.info();
         progress(`Booted WordPress ${info.wordpressVersion} on PHP ${info.phpVersion} in ${info.bootDurationMs} ms (${info.bootMode} site)`);
-      } else progress(`The sandbox did not boot: ${bootError!.code}: ${bootError!.message}`);
+      } else if (booted.kind === "interrupted") progress(`The sandbox did not boot: interrupted by ${booted.signal}`);
+      else progress(`The sandbox did not boot: ${bootError!.code}: ${bootError!.message}`);
     }
 
     const bootEvent = () => ({ at: new Date().toISOString(), type: bootError?.code === "interrupted" ? "boot-interrupted" : "boot-failed", data: { code: bootError?.code ?? "boot-failed" } });

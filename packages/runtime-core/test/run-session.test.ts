@@ -171,6 +171,25 @@ describe("runSession: every path writes a verifying bundle", () => {
     assert.equal(outcome.bundle.valid, true);
   });
 
+  it("an interrupt during boot: progress says so without claiming a bundle before it is written", async () => {
+    const counters = { created: 0, disposed: 0 };
+    const controller = new AbortController();
+    // The boot is interrupted, then fails a little later (the session waits for it, to dispose what it booted).
+    const backend = backendOf(counters, () => {
+      queueMicrotask(() => controller.abort("SIGINT"));
+      return new Promise<never>((_, reject) => setTimeout(() => reject(new WpCodeboxError("boot-failed", "stopped")), 20));
+    });
+    const lines: string[] = [];
+    const outcome = await runSession(planRun(REQUESTS.command!, { cwd: dir, artifactsDir: out() }), { backend, signal: controller.signal, onProgress: (m) => lines.push(m) });
+    assert.equal(outcome.error?.code, "interrupted");
+    assert.equal(outcome.exitCode, 130);
+    const failed = lines.indexOf("The sandbox did not boot: interrupted by SIGINT");
+    const writing = lines.findIndex((l) => l.startsWith("Writing the artifact bundle"));
+    assert.ok(failed >= 0 && writing > failed, lines.join("\n"));
+    assert.ok(lines.slice(0, writing).every((l) => !/bundle written/.test(l)), lines.join("\n"));
+    assert.equal(outcome.bundle.valid, true);
+  });
+
   it("secret values never reach the outcome the caller prints", async () => {
     const counters = { created: 0, disposed: 0 };
     const backend = backendOf(counters, async () => fakeRuntime(counters));
