@@ -2,7 +2,8 @@
  * The evidence one sandbox gathers for its bundle: execution results, lifecycle events, files
  * commands and observations wrote, database errors per running command, browser assertions and
  * PHPUnit test counts. Everything is kept
- * in the order it happened; `collect` hands it to the bundle writer.
+ * in the order it happened; `collect` hands it to the bundle writer. Past a memory budget, large
+ * output and file contents live in files of the sandbox directory (`evidence-spill.ts`).
  */
 import {
   isBrowserCommand,
@@ -17,6 +18,7 @@ import {
   type WordPressRuntimeSnapshot,
 } from "@wp-codebox/runtime-core";
 import type { CommandOutcome } from "./commands/command-context.js";
+import { EvidenceSpill } from "./evidence-spill.js";
 import type { DbError } from "./php-worker-protocol.js";
 
 type Assertions = NonNullable<CommandOutcome["assertions"]>;
@@ -32,6 +34,21 @@ export class EvidenceLedger {
   private readonly byExecution = new Map<string, { files: ArtifactFile[]; assertions?: Assertions; tests?: TestCounts }>();
   /** Database errors of each running command, by execution id (filled by its PHP runs and HTTP requests). */
   private readonly dbErrorsByExecution = new Map<string, DbError[]>();
+  /** Everything stays in memory until `spillTo` names a folder. */
+  private spill = new EvidenceSpill(undefined);
+
+  /**
+   * Lets values recorded from now on go to files in `dir` once more than `budgetBytes` (default
+   * 64 MiB) of evidence is held in memory.
+   */
+  spillTo(dir: string, budgetBytes?: number): void {
+    this.spill = new EvidenceSpill(dir, budgetBytes);
+  }
+
+  /** Bytes of evidence held in memory (an estimate; spilled values count only as their reference). */
+  get heldBytes(): number {
+    return this.spill.heldBytes;
+  }
 
   /** Records a lifecycle event `{ at: ISO-8601 now, type, data? }`. */
   event(type: string, data?: Record<string, unknown>): void {
@@ -63,17 +80,24 @@ export class EvidenceLedger {
   /** Records a finished command: its result, and the files, assertions and test counts its handler returned. */
   recordCommand(result: ExecutionResult, outcome: CommandOutcome | "timed-out"): void {
     if (outcome !== "timed-out") {
-      if (outcome.files) this.addFiles(outcome.files);
+      const files = (outcome.files ?? []).map((f) => this.spill.keepFile(f));
+      this.addFiles(files);
       if (outcome.assertions) this.assertions.push(outcome.assertions);
       if (outcome.tests) this.testCounts.push(outcome.tests);
-      this.byExecution.set(result.id, { files: outcome.files ?? [], ...(outcome.assertions ? { assertions: outcome.assertions } : {}), ...(outcome.tests ? { tests: outcome.tests } : {}) });
+      this.byExecution.set(result.id, { files, ...(outcome.assertions ? { assertions: outcome.assertions } : {}), ...(outcome.tests ? { tests: outcome.tests } : {}) });
     }
-    this.results.push(result);
+    this.results.push(this.spill.keepResult(result));
   }
 
   /** Adds bundle files; a `.jsonl` file that exists already is appended to (browser steps.jsonl across commands). */
   addFiles(files: ArtifactFile[]): void {
-    mergeFiles(this.files, files);
+    for (const file of files) {
+      const existing = this.files.findIndex((f) => f.path === file.path);
+      if (existing >= 0 && file.path.endsWith(".jsonl")) this.files[existing] = this.spill.appendToFile(this.files[existing]!, String(file.content));
+      else if (existing >= 0) this.files[existing] = this.spill.keepFile(file);
+      // A .jsonl file grows in place: its own copy, so the command that wrote its first lines keeps them alone.
+      else this.files.push(file.path.endsWith(".jsonl") ? this.spill.keepFile({ ...file }) : this.spill.keepFile(file));
+    }
   }
 
   /** Next free bundle folder `files/observations/<prefix>-<0001>`. */
@@ -102,6 +126,7 @@ export class EvidenceLedger {
     this.testCounts.length = 0;
     this.artifactDirectories.clear();
     this.byExecution.clear();
+    this.spill.clear();
   }
 
   /** The browser assertions of the given commands (default every command so far), as one block. */

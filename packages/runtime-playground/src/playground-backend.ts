@@ -62,6 +62,12 @@ export interface PlaygroundBackendOptions {
   wordpressMirror?: string;
   /** Never fetch a WordPress release (only bundled or cached ones); default `$WP_CODEBOX_OFFLINE === "1"`. */
   offline?: boolean;
+  /**
+   * Bytes of evidence (command output, bundle file contents) a sandbox keeps in memory before
+   * larger values go to files in its own directory; default 64 MiB (`DEFAULT_EVIDENCE_MEMORY_BYTES`).
+   * Matters for long-lived sandboxes (`serve`, MCP), whose evidence grows with every call.
+   */
+  evidenceMemoryBytes?: number;
 }
 
 /**
@@ -215,6 +221,7 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
         ...(spec.siteRequestTimeoutMs !== undefined ? { siteRequestTimeoutMs: spec.siteRequestTimeoutMs } : {}),
         wpCli: { ...(spec.wpCliPhar !== undefined ? { flag: spec.wpCliPhar } : {}), cacheDir },
         workers: options.workers ?? (Number(process.env.WP_CODEBOX_WORKERS) || 1),
+        ...(options.evidenceMemoryBytes !== undefined ? { evidenceMemoryBytes: options.evidenceMemoryBytes } : {}),
         determinism,
         onProgress: spec.onProgress,
       });

@@ -47,6 +47,7 @@ import {
   populateSandboxDir,
   resetWorkspaceDir,
   sandboxContentDir,
+  sandboxEvidenceDir,
   sandboxContentSync,
   sandboxCoreLayers,
   workerBootOptions,
@@ -157,6 +158,7 @@ export class PlaygroundRuntime implements Runtime {
   private async start(): Promise<void> {
     const started = Date.now();
     this.sandboxDir = createSandboxDir();
+    this.ledger.spillTo(sandboxEvidenceDir(this.sandboxDir), this.setup.evidenceMemoryBytes);
     this.workerMounts.push(...populateSandboxDir(this.sandboxDir, this.setup));
     this.contentSync = sandboxContentSync(this.sandboxDir, this.setup);
     this.server = await startSandboxHttpServer();

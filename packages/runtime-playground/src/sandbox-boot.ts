@@ -46,6 +46,8 @@ export interface PlaygroundRuntimeSetup {
   wpCli?: WpCliPharSource;
   /** PHP workers serving HTTP in parallel (browser traffic); 1 = a single worker (default). */
   workers?: number;
+  /** Evidence bytes kept in memory before large values spill to the sandbox directory (evidence-spill.ts). */
+  evidenceMemoryBytes?: number;
   /** Clock, seed and origin (resolved by `resolveDeterminism`); default real clock, host entropy, loopback origin. */
   determinism?: RuntimeDeterminism;
   onProgress?: (message: string) => void;
@@ -72,6 +74,11 @@ export function sandboxContentDir(sandboxDir: string): string {
  */
 export function sandboxCoreLayers(sandboxDir: string): { upper: string; whiteouts: string } {
   return { upper: join(sandboxDir, "core-upper"), whiteouts: join(sandboxDir, "core-whiteouts") };
+}
+
+/** Host folder of the evidence a long-lived sandbox moved out of memory (`evidence-spill.ts`); never mounted. */
+export function sandboxEvidenceDir(sandboxDir: string): string {
+  return join(sandboxDir, "evidence");
 }
 
 /** Host folder mounted at `/workspace`. */
