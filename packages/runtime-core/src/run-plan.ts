@@ -265,50 +265,76 @@ function finishBase(
 }
 
 function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: NodeJS.ProcessEnv, options: PlanRunOptions): CommandRunPlan {
-  const checked = checkCommandInput(request.command, request.args ?? [], cwd);
-  const timeoutMs = request.timeout === undefined ? undefined : parseDuration(request.timeout);
+  // Every flag is checked even after one fails, so one run names every problem (see `refuseAll`).
+  const problems: WpCodeboxError[] = [];
+  const attempt = <T>(check: () => T): T | undefined => {
+    try {
+      return check();
+    } catch (error) {
+      if (!(error instanceof WpCodeboxError)) throw error;
+      problems.push(error);
+      return undefined;
+    }
+  };
+  const checked = attempt(() => checkCommandInput(request.command, request.args ?? [], cwd));
+  const timeoutMs = request.timeout === undefined ? undefined : attempt(() => namingFlag("--timeout", request.timeout!, () => parseDuration(request.timeout!)));
   // A policy that leaves out "commands" grants exactly the command, as no policy at all does.
-  const policyDefaults = { defaults: { commands: [checked.capability] } };
-  const policy =
+  const granted = checked ? [checked.capability] : [];
+  const policyDefaults = { defaults: { commands: granted } };
+  const policy = attempt(() =>
     request.policy === undefined
-      ? normalizePolicy({ commands: [checked.capability] })
+      ? normalizePolicy({ commands: granted })
       : typeof request.policy === "string"
         ? parsePolicyArg(request.policy, cwd, policyDefaults)
-        : normalizePolicy(request.policy, policyDefaults);
+        : normalizePolicy(request.policy, policyDefaults),
+  );
   // The runtime would deny it on execute: say so before a boot.
-  const missing = missingCapability(policy, checked);
+  const missing = policy && checked ? missingCapability(policy, checked) : undefined;
   if (missing !== undefined) {
-    throw new WpCodeboxError(
-      "invalid-policy",
-      `The policy does not grant the capability "${missing}" that ${checked.command}${missing === checked.capability ? "" : " with an evaluate step"} needs, so the run would be denied: add it to the policy's "commands" (it grants ${JSON.stringify(policy.commands)}), or leave "commands" out to grant exactly this command.`,
-      { capability: missing, commands: policy.commands },
+    problems.push(
+      new WpCodeboxError(
+        "invalid-policy",
+        `The policy does not grant the capability "${missing}" that ${checked!.command}${missing === checked!.capability ? "" : " with an evaluate step"} needs, so the run would be denied: add it to the policy's "commands" (it grants ${JSON.stringify(policy!.commands)}), or leave "commands" out to grant exactly this command.`,
+        { capability: missing, commands: policy!.commands },
+      ),
     );
   }
 
   if (request.wp !== undefined && request.wordpressPath !== undefined) {
-    throw new WpCodeboxError("invalid-argument", "Give either --wp X.Y (a bundled WordPress) or --wordpress PATH (your own build), not both.", {
-      wp: request.wp,
-      wordpress: request.wordpressPath,
-    });
+    problems.push(
+      new WpCodeboxError("invalid-argument", "Give either --wp X.Y (a bundled WordPress) or --wordpress PATH (your own build), not both.", {
+        wp: request.wp,
+        wordpress: request.wordpressPath,
+      }),
+    );
   }
   let wordpress: RuntimeCreateSpec["wordpress"];
+  let wordpressRefused = false;
   if (request.wordpressPath !== undefined) {
     const path = resolve(cwd, request.wordpressPath);
     if (!existsSync(path)) {
-      throw new WpCodeboxError("wordpress-source-invalid", `--wordpress ${request.wordpressPath} does not exist (resolved to ${path}): pass a WordPress zip or directory.`, {
-        path: request.wordpressPath,
-      });
+      wordpressRefused = true;
+      problems.push(
+        new WpCodeboxError("wordpress-source-invalid", `--wordpress ${request.wordpressPath} does not exist (resolved to ${path}): pass a WordPress zip or directory.`, {
+          path: request.wordpressPath,
+        }),
+      );
     }
     wordpress = { path };
   } else if (request.wp !== undefined) wordpress = { version: request.wp };
 
-  const mountSpecs: MountSpec[] = (request.mounts ?? []).map((m) => {
-    const spec = typeof m === "string" ? parseMountFlag(m) : m;
-    return { ...spec, source: resolve(cwd, spec.source) };
-  });
+  const mountSpecs: MountSpec[] = [];
+  for (const m of request.mounts ?? []) {
+    const spec = typeof m === "string" ? attempt(() => parseMountFlag(m)) : m;
+    if (spec) mountSpecs.push({ ...spec, source: resolve(cwd, spec.source) });
+  }
   const plugins = (request.plugins ?? []).map((p) => resolve(cwd, p));
   const themes = (request.themes ?? []).map((t) => resolve(cwd, t));
-  const mounts = resolveMounts([...mountSpecs, ...plugins.map((p) => pluginMount(p, cwd)), ...themes.map((t) => themeMount(t, cwd))], cwd);
+  const mounts: ResolvedMount[] = [];
+  // One at a time, so that each missing source is named; then all together, for clashing targets.
+  const specs = [...mountSpecs, ...plugins.map((p) => pluginMount(p, cwd)), ...themes.map((t) => themeMount(t, cwd))];
+  const each = specs.map((spec) => attempt(() => resolveMounts([spec], cwd)));
+  if (each.every((m) => m !== undefined)) mounts.push(...(attempt(() => resolveMounts(specs, cwd)) ?? []));
 
   const env: Record<string, string> = {};
   const pairs = Array.isArray(request.env) ? request.env : Object.entries(request.env ?? {}).map(([k, v]) => `${k}=${v}`);
@@ -316,27 +342,27 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
     const eq = pair.indexOf("=");
     const name = eq > 0 ? pair.slice(0, eq) : "";
     if (!isEnvName(name)) {
-      throw new WpCodeboxError("invalid-argument", `--env ${pair}: expected NAME=VALUE with NAME made of letters, digits and _ (e.g. --env MY_FLAG=1).`, { flag: pair });
+      problems.push(new WpCodeboxError("invalid-argument", `--env ${pair}: expected NAME=VALUE with NAME made of letters, digits and _ (e.g. --env MY_FLAG=1).`, { flag: pair }));
+      continue;
     }
     env[name] = pair.slice(eq + 1);
   }
   for (const name of request.secretEnv ?? []) {
     if (!isEnvName(name)) {
-      throw new WpCodeboxError("invalid-argument", `--secret-env ${name}: expected an environment variable name (letters, digits and _).`, { name });
+      problems.push(new WpCodeboxError("invalid-argument", `--secret-env ${name}: expected an environment variable name (letters, digits and _).`, { name }));
     }
   }
-  const secrets = readSecretEnv(request.secretEnv ?? [], processEnv);
-  if (secrets.missing.length > 0) {
-    const name = secrets.missing[0]!;
-    throw new WpCodeboxError("invalid-argument", `--secret-env ${name}: ${name} is not set in the environment. Export it first (export ${name}=...) or drop the flag.`, { name });
+  const secrets = readSecretEnv((request.secretEnv ?? []).filter(isEnvName), processEnv);
+  for (const name of secrets.missing) {
+    problems.push(new WpCodeboxError("invalid-argument", `--secret-env ${name}: ${name} is not set in the environment. Export it first (export ${name}=...) or drop the flag.`, { name }));
   }
-  const siteRequestTimeoutMs = request.siteRequestTimeout === undefined ? undefined : siteRequestTimeoutOption(request.siteRequestTimeout);
+  const siteRequestTimeoutMs = request.siteRequestTimeout === undefined ? undefined : attempt(() => siteRequestTimeoutOption(request.siteRequestTimeout!));
   // What PHP cannot receive unchanged is refused here, not after a boot.
-  assertEnvironment(env, "--env");
-  assertEnvironment(secrets.values, "--secret-env");
+  attempt(() => assertEnvironment(env, "--env"));
+  attempt(() => assertEnvironment(secrets.values, "--secret-env"));
 
   // Clock and seed (invalid-clock, invalid-seed, seed-with-network).
-  const determinism = resolveDeterminism({ clock: request.clock, seed: request.seed, origin: request.origin }, policy.network);
+  const determinism = attempt(() => resolveDeterminism({ clock: request.clock, seed: request.seed, origin: request.origin }, (policy ?? defaultRuntimePolicy()).network));
 
   const createSpec: RuntimeCreateSpec = {
     ...(wordpress ? { wordpress } : {}),
@@ -345,21 +371,48 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
     mounts: mountSpecs,
     plugins,
     themes,
-    policy,
+    ...(policy ? { policy } : {}),
     env,
     secretEnv: secrets.values,
     ...(request.wpCliPhar !== undefined ? { wpCliPhar: resolve(cwd, request.wpCliPhar) } : {}),
     ...(request.clock !== undefined ? { clock: request.clock } : {}),
     ...(siteRequestTimeoutMs !== undefined ? { siteRequestTimeoutMs } : {}),
-    ...(determinism.seed !== undefined ? { seed: determinism.seed } : {}),
+    ...(determinism?.seed !== undefined ? { seed: determinism.seed } : {}),
     ...(request.origin !== undefined ? { origin: request.origin } : {}),
   };
-  const preflight = options.backend?.preflight?.(createSpec);
+  // The backend's own checks (PHP version, extensions, WordPress source) whatever else is wrong.
+  const preflight = attempt(() => options.backend?.preflight?.(wordpressRefused ? { ...createSpec, wordpress: undefined } : createSpec));
+  if (problems.length > 0) throw refuseAll(problems);
 
   const runId = options.runId ?? newRunId();
   const artifactsDir = resolve(cwd, options.artifactsDir ?? `wp-codebox-artifacts/${runId}`);
-  const command: PlannedAction = { pointer: "/command", command: checked.command, args: checked.args, ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
-  return { kind: "command", ...finishBase(runId, artifactsDir, createSpec, policy, mounts, [command], preflight), command };
+  const command: PlannedAction = { pointer: "/command", command: checked!.command, args: checked!.args, ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
+  return { kind: "command", ...finishBase(runId, artifactsDir, createSpec, policy!, mounts, [command], preflight ?? undefined), command };
+}
+
+/** `check()`, its error's message prefixed with the flag and value it is about (code kept). */
+function namingFlag<T>(flag: string, value: string | number, check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (!(error instanceof WpCodeboxError)) throw error;
+    throw new WpCodeboxError(error.code, `${flag} ${value}: ${error.message}`, error.details);
+  }
+}
+
+/**
+ * One error for every problem of a command run's flags: the first problem's code (so each alone
+ * keeps the code it always had), its message followed by the others, and all of them in
+ * `details.problems` (`[{ code, message, details }]`).
+ */
+function refuseAll(problems: WpCodeboxError[]): WpCodeboxError {
+  const [first, ...rest] = problems;
+  if (rest.length === 0) return first!;
+  const more = rest.map((p) => `  error[${p.code}]: ${p.message}`).join("\n");
+  return new WpCodeboxError(first!.code, `${first!.message}\nAlso ${rest.length} more problem${rest.length === 1 ? "" : "s"}:\n${more}`, {
+    ...first!.details,
+    problems: problems.map((p) => ({ code: p.code, message: p.message, details: p.details })),
+  });
 }
 
 /**

@@ -165,6 +165,44 @@ describe("planRun refuses invalid input before boot", () => {
   }
 });
 
+describe("planRun names every problem of a command run's flags at once", () => {
+  it("the first problem's code, every problem in the message and in details.problems, nothing booted", () => {
+    const backend = fakeBackend();
+    const request = run({
+      args: ["code=<?php echo 1;", "colour=red"],
+      timeout: "soon",
+      php: "5.6",
+      clock: "yesterday",
+      mounts: ["./nowhere:/wordpress/wp-content/plugins/nowhere"],
+      env: ["1X=2"],
+      secretEnv: ["WP_CODEBOX_TEST_UNSET"],
+    });
+    assert.throws(
+      () => planRun(request, { cwd: dir, backend, artifactsDir: join(dir, "out", "flags"), processEnv: {} }),
+      (error: unknown) => {
+        assert.ok(error instanceof WpCodeboxError);
+        assert.equal(error.code, "invalid-argument");
+        const problems = error.details.problems as { code: string; message: string }[];
+        assert.deepEqual(problems.map((p) => p.code), ["invalid-argument", "invalid-duration", "mount-source-missing", "invalid-argument", "invalid-argument", "invalid-clock", "php-version-unavailable"]);
+        assert.match(error.message, /^wordpress\.run-php: unknown argument "colour"\..*\nAlso 6 more problems:\n  error\[invalid-duration\]: --timeout soon: /s);
+        for (const p of problems) assert.ok(error.message.includes(p.message), p.message);
+        return true;
+      },
+    );
+    assert.equal(backend.created, 0);
+  });
+
+  it("one problem alone is thrown as it is", () => {
+    assert.throws(() => planRun(run({ php: "5.6" }), { cwd: dir, backend: fakeBackend(), artifactsDir: join(dir, "out", "one") }), (error: unknown) => {
+      assert.ok(error instanceof WpCodeboxError);
+      assert.equal(error.code, "php-version-unavailable");
+      assert.equal(error.details.problems, undefined);
+      assert.equal(error.message, "PHP 5.6 is not available.");
+      return true;
+    });
+  });
+});
+
 describe("planRun lists every problem of an episode script at once", () => {
   it("schema issues, semantic checks and the backend's checks together, each at its pointer", () => {
     const backend = fakeBackend();
