@@ -26,6 +26,35 @@ async function cli(argv: string[]) {
   return { code, stdout, stderr, show: () => `exit ${code}\n--- stdout ---\n${stdout.slice(0, 3000)}\n--- stderr ---\n${stderr.slice(-3000)}` };
 }
 
+/** Runs the CLI and sends it SIGINT once stderr shows `when` (the step that must be interrupted is running). */
+async function cliInterrupted(argv: string[], when: RegExp) {
+  let stdout = "";
+  let stderr = "";
+  let send: ((signal: NodeJS.Signals) => void) | undefined;
+  let sent = false;
+  const io: CliIo = {
+    stdout: (t) => void (stdout += t),
+    stderr: (t) => {
+      stderr += t;
+      if (!sent && send && when.test(stderr)) {
+        sent = true;
+        // After this write returns: the step's execute has started.
+        setImmediate(() => send!("SIGINT"));
+      }
+    },
+    env: process.env,
+    cwd: ROOT,
+  };
+  const code = await runCli(argv, {
+    io,
+    installSignalHandlers: (onSignal) => {
+      send = onSignal;
+      return () => (send = undefined);
+    },
+  });
+  return { code, stdout, stderr, sent, show: () => `exit ${code}\n--- stdout ---\n${stdout.slice(0, 3000)}\n--- stderr ---\n${stderr.slice(-3000)}` };
+}
+
 async function assertBootFailedBundle(dir: string): Promise<void> {
   assert.deepEqual(await verifyArtifactBundle(dir), { valid: true, violations: [] });
   const review = JSON.parse(readFileSync(join(dir, "files/review.json"), "utf8"));
@@ -110,4 +139,56 @@ test("episode run: identity user fields under redaction safe are refused before 
   assert.match(run.stderr, /error\[invalid-episode-script\]/);
   assert.match(run.stderr, /\/steps\/0\/observe: invalid-state-request/);
   assert.equal(existsSync(out), false);
+});
+
+// Each step below would run for its whole 60 s timeout if the interrupt did not end it.
+const ENDLESS = "<?php while (true) {}";
+
+test("recipe run: Ctrl-C during a step ends that step as interrupted; the outcome is failed, later steps skipped, exit 130", { timeout: 120_000 }, async () => {
+  const file = join(scratch, "recipe-interrupted.json");
+  writeFileSync(
+    file,
+    JSON.stringify({
+      schema: "wp-codebox/workspace-recipe/v1",
+      steps: [
+        { name: "first", command: "wordpress.run-php", args: { code: "<?php echo 1;" } },
+        { name: "endless", command: "wordpress.run-php", args: { code: ENDLESS }, timeout: "60s" },
+        { name: "never", command: "wordpress.run-php", args: { code: "<?php echo 3;" } },
+      ],
+    }),
+  );
+  const out = join(scratch, "recipe-interrupted-out");
+  const run = await cliInterrupted(["recipe", "run", file, "--artifacts", out], /\/steps\/1 endless/);
+  assert.equal(run.sent, true, run.show());
+  assert.equal(run.code, 130, run.show());
+  assert.match(run.stderr, /INTERRUPTED \/steps\/1 \(endless\): interrupted by SIGINT before it finished/);
+  assert.match(run.stderr, /^outcome: +failed/m);
+  assert.deepEqual(await verifyArtifactBundle(out), { valid: true, violations: [] });
+  const report = JSON.parse(readFileSync(join(out, "files/recipe-report.json"), "utf8"));
+  assert.deepEqual(report.steps.map((s: { status: string }) => s.status), ["passed", "failed", "skipped"]);
+  assert.equal(report.steps[1].result.error.code, "interrupted");
+  assert.equal(report.outcome, "failed");
+});
+
+test("episode run: Ctrl-C during a step stops it in the sandbox (timed-out, interrupted in the trace); no later step, exit 130", { timeout: 120_000 }, async () => {
+  const file = join(scratch, "episode-interrupted.json");
+  writeFileSync(
+    file,
+    JSON.stringify({
+      schema: "wp-codebox/episode-script/v1",
+      steps: [
+        { action: { command: "wordpress.run-php", args: { code: "<?php echo 1;" } } },
+        { action: { command: "wordpress.run-php", args: { code: ENDLESS } } },
+        { action: { command: "wordpress.run-php", args: { code: "<?php echo 3;" } } },
+      ],
+    }),
+  );
+  const out = join(scratch, "episode-interrupted-out");
+  const run = await cliInterrupted(["episode", "run", file, "--artifacts", out, "--json"], /Step 2: wordpress\.run-php/);
+  assert.equal(run.sent, true, run.show());
+  assert.equal(run.code, 130, run.show());
+  const printed = JSON.parse(run.stdout);
+  assert.equal(printed.error.code, "interrupted");
+  assert.deepEqual(printed.steps.map((s: { status: string; errorCode?: string }) => [s.status, s.errorCode ?? ""]), [["ok", ""], ["timed-out", "interrupted"]]);
+  assert.deepEqual(await verifyArtifactBundle(out), { valid: true, violations: [] });
 });

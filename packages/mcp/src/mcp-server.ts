@@ -29,6 +29,8 @@ export interface WpCodeboxMcpServerOptions {
   summaryChars?: number;
   /** Server version reported at initialize. */
   version?: string;
+  /** Base of relative `code-file` and `@file` tool arguments; default `process.cwd()`. */
+  cwd?: string;
   log?: (message: string) => void;
 }
 
@@ -173,7 +175,8 @@ export function createWpCodeboxMcpServer(options: WpCodeboxMcpServerOptions): Se
   async function callTool(name: string, input: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
     const def = commandForToolName(name);
     if (def) {
-      const args = toolInputToArgs(def, input);
+      // Refused here, before a (lazy) boot or a step, if the command would refuse it.
+      const args = toolInputToArgs(def, input, options.cwd);
       // A client that cancels the request (notifications/cancelled) stops the command.
       const { execution, refs } = await sandbox.step(def.id, args, { signal });
       const lines = [`${def.id}: ${execution.status} (exit ${execution.exitCode}) in ${Math.round(execution.durationMs)} ms — ${refs.step}`];

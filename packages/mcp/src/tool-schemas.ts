@@ -3,7 +3,7 @@
  * command id with `.` and `-` as `_` (`wordpress.run-php` → `wordpress_run_php`), its input schema
  * derived from the command's `args`, so the catalog and the tools never drift.
  */
-import { COMMAND_DEFINITIONS, WpCodeboxError, flattenCommandArgs, hasCapability, type CommandArgument, type CommandDefinition, type RuntimePolicy } from "@wp-codebox/runtime-core";
+import { COMMAND_DEFINITIONS, WpCodeboxError, checkCommandInput, flattenCommandArgs, hasCapability, type CommandArgument, type CommandDefinition, type RuntimePolicy } from "@wp-codebox/runtime-core";
 
 /** A JSON Schema object as MCP carries it in `tools/list` (`inputSchema`). */
 export interface ToolInputSchema {
@@ -113,32 +113,27 @@ export function commandForToolName(name: string): CommandDefinition | undefined 
 }
 
 /**
- * Turns a tool call's arguments into the command's flat `key=value` args, with the same value
- * rules as recipe steps and episode actions (`flattenCommandArgs`: a string is the catalog's
- * string form of any argument, other JSON types only where the argument's format takes them).
- * @throws WpCodeboxError `invalid-argument` for an unknown property or a value of the wrong JSON
- *   type, its message naming the tool; the catalog parser (`parseCommandArgs`, run by the runtime)
- *   checks everything else.
+ * Turns a tool call's arguments into the command's checked flat `key=value` args, in catalog
+ * order, with the same rules as recipe steps and episode actions: `flattenCommandArgs` (a string
+ * is the catalog's string form of any argument, other JSON types only where the argument's format
+ * takes them, a base name such as `steps` for its `-json` argument), then `checkCommandInput` (the
+ * catalog parser, JSON and browser-script checks, `path` args made absolute against `cwd`). So a
+ * call the command would refuse is refused before anything boots or runs.
+ * @param cwd - base of relative `code-file` and `@file` values (the MCP server's working directory).
+ * @throws WpCodeboxError what those throw (`invalid-argument`, `missing-argument`,
+ *   `invalid-json-arg`, `invalid-steps-json`, …), the message naming the tool (`wordpress_run_php:`).
  */
-export function toolInputToArgs(def: CommandDefinition, input: Record<string, unknown> | undefined): string[] {
-  const given = input ?? {};
-  const valid = def.args.map((a) => a.name);
-  for (const key of Object.keys(given)) {
-    if (!valid.includes(key)) {
-      throw new WpCodeboxError("invalid-argument", `${toolNameForCommand(def.id)}: unknown argument "${key}". Valid: ${valid.join(", ") || "(none)"}.`, {
-        command: def.id,
-        argument: key,
-        valid,
-      });
-    }
-  }
+export function toolInputToArgs(def: CommandDefinition, input: Record<string, unknown> | undefined, cwd: string = process.cwd()): string[] {
+  const tool = toolNameForCommand(def.id);
   try {
+    const flat = flattenCommandArgs(def.id, input ?? {}).args;
     // Catalog order, as the tool schema lists them: the same call always gives the same args.
-    const ordered = Object.fromEntries(valid.filter((k) => Object.hasOwn(given, k)).map((k) => [k, given[k]]));
-    return flattenCommandArgs(def.id, ordered).args;
+    const position = (arg: string) => def.args.findIndex((a) => arg.startsWith(`${a.name}=`));
+    const ordered = [...flat].sort((x, y) => position(x) - position(y));
+    return checkCommandInput(def.id, ordered, cwd).args;
   } catch (error) {
     if (error instanceof WpCodeboxError && error.message.startsWith(`${def.id}: `)) {
-      throw new WpCodeboxError(error.code, `${toolNameForCommand(def.id)}: ${error.message.slice(def.id.length + 2)}`, error.details);
+      throw new WpCodeboxError(error.code, `${tool}: ${error.message.slice(def.id.length + 2)}`, error.details);
     }
     throw error;
   }

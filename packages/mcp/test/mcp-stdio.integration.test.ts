@@ -163,9 +163,18 @@ test("arguments the tool schema refuses: invalid-argument, the tool named once, 
   const unknown = await call("wordpress_run_php", { code: "<?php echo 1;", bogus: true });
   assert.equal(structured(unknown).error.code, "invalid-argument");
   assert.equal(structured(unknown).error.data.argument, "bogus");
+  assert.equal(text(unknown), 'error[invalid-argument]: wordpress_run_php: unknown argument "bogus". Valid keys: code, code-file, bootstrap, as.');
+  // What the catalog refuses is refused the same way, before anything runs: no step is used up.
   const missing = await call("wordpress_run_php", {});
   assert.equal(structured(missing).error.code, "missing-argument");
-  assert.match(structured(missing).step, /^step-\d{4}$/, "what the catalog parser refuses is a (failed) step");
+  assert.match(text(missing), /^error\[missing-argument\]: wordpress_run_php: give exactly one of "code" or "code-file"/);
+  assert.equal(structured(missing).step, undefined);
+  const badEnum = await call("wordpress_run_php", { code: "<?php echo 1;", bootstrap: "foo" });
+  assert.match(text(badEnum), /^error\[invalid-argument\]: wordpress_run_php: argument "bootstrap" has invalid value "foo"/);
+  const badScript = await call("wordpress_browser_actions", { steps: [{ kind: "click" }] });
+  assert.equal(structured(badScript).error.code, "invalid-steps-json");
+  const nulls = await call("wordpress_run_php", { code: null });
+  assert.equal(structured(nulls).error.code, "missing-argument");
 });
 
 test("a cancelled call stops its command in the sandbox; the next call does not wait for it", async () => {

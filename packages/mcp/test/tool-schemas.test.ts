@@ -55,7 +55,12 @@ test("tool input becomes catalog args that the catalog parser accepts", () => {
   const state = commandForToolName("wordpress_state_export")!;
   assert.deepEqual(toolInputToArgs(state, { sections: ["summary", "options"], "include-content": true }), ["sections=summary,options", "include-content=true"]);
   assert.throws(() => toolInputToArgs(rest, { nope: 1 }), (e: unknown) => e instanceof WpCodeboxError && e.code === "invalid-argument");
-  assert.throws(() => toolInputToArgs(http, { "expect-status": 2.5 }), (e: unknown) => e instanceof WpCodeboxError && e.code === "invalid-argument");
+  assert.throws(() => toolInputToArgs(http, { path: "/", "expect-status": 2.5 }), (e: unknown) => e instanceof WpCodeboxError && e.code === "invalid-argument");
+  // What the catalog refuses is refused here too, naming the tool; the base name of a -json argument is taken.
+  assert.throws(() => toolInputToArgs(http, { "expect-status": 200 }), (e: unknown) => e instanceof WpCodeboxError && e.code === "missing-argument" && /^wordpress_http_request: give exactly one of "path" or "url"/.test(e.message));
+  const browser = commandForToolName("wordpress_browser_actions")!;
+  assert.deepEqual(toolInputToArgs(browser, { steps: [{ kind: "navigate", url: "/" }] }), ['steps-json=[{"kind":"navigate","url":"/"}]']);
+  assert.throws(() => toolInputToArgs(browser, { steps: [{ kind: "click" }] }), (e: unknown) => e instanceof WpCodeboxError && e.code === "invalid-steps-json");
 });
 
 test("a tool call and an episode action or recipe step take the same values the same way", () => {
@@ -153,7 +158,7 @@ test("each catalog format has one canonical type, and the catalog's string forms
     viewport: "string",
   });
   const http = commandForToolName("wordpress_http_request")!;
-  assert.deepEqual(toolInputToArgs(http, { "expect-status": "200", "body-json": '{"a":1}' }), ['body-json={"a":1}', "expect-status=200"]);
+  assert.deepEqual(toolInputToArgs(http, { path: "/", "expect-status": "200", "body-json": '{"a":1}' }), ["path=/", 'body-json={"a":1}', "expect-status=200"]);
   const state = commandForToolName("wordpress_state_export")!;
   assert.deepEqual(toolInputToArgs(state, { sections: "summary,options", "include-content": "true" }), ["sections=summary,options", "include-content=true"]);
 });

@@ -364,7 +364,8 @@ export function readBrowserScriptArgs(args: Record<string, string | undefined>, 
     throw new WpCodeboxError(
       "invalid-steps-json",
       `The browser script has ${report.issues.length} problem(s); fix them and run again:\n${formatBrowserScriptIssues(report.issues)}`,
-      { issues: report.issues },
+      // `within`: where the steps sit inside the argument's JSON ("/steps" for `{ "steps": [...] }`).
+      { argument: legacy ? "actions-json" : "steps-json", within: input === raw ? "" : "/steps", issues: report.issues },
     );
   }
   return report.steps as BrowserInteractionStep[];

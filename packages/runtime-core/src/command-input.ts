@@ -7,10 +7,10 @@
 import { existsSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { browserInteractionScriptUsesEvaluate, readBrowserScriptArgs } from "./browser-interaction-script.js";
-import { getCommandDefinition, parseCommandArgs, readJsonArg, type CommandArgument, type CommandDefinition } from "./command-registry.js";
+import { getCommandDefinition, parseCommandArgs, readJsonArg, unknownArgumentError, type CommandArgument, type CommandDefinition } from "./command-registry.js";
 import { WpCodeboxError } from "./errors.js";
 import type { ObservationSpec } from "./runtime.js";
-import { gotText } from "./schema-validation.js";
+import { gotText, jsonPointerToken, type SchemaIssue } from "./schema-validation.js";
 import { normalizeWordPressStateRequest, wordPressStateRequestFromArgs } from "./wordpress-state.js";
 
 /** A command invocation that passed every offline check. */
@@ -37,13 +37,14 @@ export interface CheckedCommandInput {
  * - `null` is "not given".
  * A value under the base name of a JSON argument (`"steps": [...]` or `"steps": "@flow.json"` when
  * the command has `steps-json` and no `steps`) goes to that argument, since that is what people
- * write first. A key the command does not have passes through as `key=…`, for `parseCommandArgs`
- * to refuse with the list of valid keys. A string array is kept as is.
+ * write first. A key the command does not have is refused with the list of valid keys (a key
+ * such as `"code=<?php …"` would otherwise smuggle text into another argument). A string array
+ * is kept as is.
  * @param command - command id; for an unknown id there are no type checks (its error comes from
  *   the catalog) and an object or array value for `k` becomes `k-json=<inline JSON>`.
  * @returns the flat args and, per arg, the key it came from (for error pointers).
- * @throws WpCodeboxError `invalid-argument` with `details.argument` (the key as given) when a value
- *   has the wrong JSON type for its argument.
+ * @throws WpCodeboxError `invalid-argument` with `details.argument` (the key as given) for an
+ *   unknown key, a key given twice (`steps` and `steps-json`), or a value of the wrong JSON type.
  */
 export function flattenCommandArgs(command: string, args: readonly string[] | Record<string, unknown> | undefined): { args: string[]; keys: string[] } {
   if (args === undefined) return { args: [], keys: [] };
@@ -56,12 +57,24 @@ export function flattenCommandArgs(command: string, args: readonly string[] | Re
   }
   const out: string[] = [];
   const keys: string[] = [];
+  const given = new Map<string, string>();
   for (const [key, value] of Object.entries(args)) {
     if (value === null || value === undefined) continue;
-    const spec = definition && argumentOf(definition, key);
-    const text = spec ? argumentText(command, key, spec, value) : typeof value === "object" ? JSON.stringify(value) : String(value);
-    const name = spec ? spec.name : definition === undefined && typeof value === "object" && !key.endsWith("-json") ? `${key}-json` : key;
-    out.push(`${name}=${text}`);
+    if (definition === undefined) {
+      // A key with "=" would move its value into another argument once flattened.
+      if (key.includes("=") || key === "") throw new WpCodeboxError("invalid-argument", `${command}: "${key}" is not an argument name.`, { command, argument: key });
+      out.push(`${typeof value === "object" && !key.endsWith("-json") ? `${key}-json` : key}=${typeof value === "object" ? JSON.stringify(value) : String(value)}`);
+      keys.push(key);
+      continue;
+    }
+    const spec = argumentOf(definition, key);
+    if (!spec) throw unknownArgumentError(definition, key);
+    const twice = given.get(spec.name);
+    if (twice !== undefined) {
+      throw new WpCodeboxError("invalid-argument", `${command}: "${twice}" and "${key}" are the same argument (${spec.name}); give it once.`, { command, argument: key });
+    }
+    given.set(spec.name, key);
+    out.push(`${spec.name}=${argumentText(command, key, spec, value)}`);
     keys.push(key);
   }
   return { args: out, keys };
@@ -83,7 +96,7 @@ function argumentText(command: string, key: string, spec: CommandArgument, value
   };
   switch (spec.format) {
     case "integer":
-      return typeof value === "number" && Number.isInteger(value) ? String(value) : bad("an integer");
+      return typeof value === "number" && Number.isSafeInteger(value) ? String(value) : bad("an integer");
     case "boolean":
       return typeof value === "boolean" ? String(value) : bad("true or false");
     case "duration":
@@ -96,6 +109,28 @@ function argumentText(command: string, key: string, spec: CommandArgument, value
     default:
       return bad(spec.format === "enum" && spec.values ? `a string, one of ${spec.values.map((v) => `"${v}"`).join(", ")}` : "a string");
   }
+}
+
+/**
+ * A failed check of structured args (`flattenCommandArgs`, `checkCommandInput`) as issues pointed
+ * into the object the args came from: at the key an error is about (the key as written, also for
+ * a base name such as `steps`), each browser-script problem at its step inside that key, and an
+ * error about no single argument (a missing one of a group) at the args object itself.
+ * @param base - pointer of the args object, e.g. `/steps/2/args`.
+ * @param flat - what `flattenCommandArgs` made of it (empty when it failed there).
+ * @returns `[{ path, message }]`; messages are `code: message`, browser-script problems their own.
+ */
+export function commandArgsIssues(error: WpCodeboxError, base: string, flat: { args: readonly string[]; keys: readonly string[] } = { args: [], keys: [] }): SchemaIssue[] {
+  const argument = typeof error.details.argument === "string" && !error.details.argument.includes("|") ? error.details.argument : undefined;
+  const index = argument === undefined ? -1 : flat.args.findIndex((a) => a.startsWith(`${argument}=`));
+  const key = index >= 0 ? flat.keys[index] : argument;
+  const at = key === undefined ? base : `${base}/${jsonPointerToken(key)}`;
+  const inner = error.details.issues;
+  if (error.code === "invalid-steps-json" && Array.isArray(inner)) {
+    const within = typeof error.details.within === "string" ? error.details.within : "";
+    return (inner as SchemaIssue[]).map((issue) => ({ path: `${at}${within}${issue.path === "/" ? "" : issue.path}`, message: issue.message }));
+  }
+  return [{ path: at, message: `${error.code}: ${error.message}` }];
 }
 
 /**

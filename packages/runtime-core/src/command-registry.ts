@@ -371,6 +371,19 @@ export function commandCatalog(): CommandCatalog {
 }
 
 /**
+ * The `invalid-argument` error for a key a command does not take, listing the keys it takes.
+ * @param prefix - what the message starts with (default the command id; MCP gives the tool name).
+ */
+export function unknownArgumentError(def: CommandDefinition, key: string, prefix: string = def.id): WpCodeboxError {
+  const valid = def.args.map((a) => a.name);
+  return new WpCodeboxError("invalid-argument", `${prefix}: unknown argument "${key}". Valid keys: ${valid.length ? valid.join(", ") : "(none: this command takes no args)"}.`, {
+    command: def.id,
+    argument: key,
+    valid,
+  });
+}
+
+/**
  * Parses flat `key=value` args against a command's definition. Each arg is split at the first `=`
  * (values may contain `=`). Formats are checked where possible offline (`enum`, `integer`,
  * `boolean`, `duration`, `actor`, `viewport`); `json` args are read later with `readJsonArg`.
@@ -406,13 +419,7 @@ export function parseCommandArgs(id: string, args: readonly string[]): Record<st
     const key = raw.slice(0, eq);
     const value = raw.slice(eq + 1);
     const spec = def.args.find((a) => a.name === key);
-    if (!spec) {
-      throw new WpCodeboxError("invalid-argument", `${id}: unknown argument "${key}". Valid keys: ${validText}.`, {
-        command: id,
-        argument: key,
-        valid,
-      });
-    }
+    if (!spec) throw unknownArgumentError(def, key);
     if (Object.hasOwn(out, key)) {
       throw new WpCodeboxError("invalid-argument", `${id}: argument "${key}" is given more than once; give it once.`, {
         command: id,
@@ -474,7 +481,7 @@ function checkFormat(id: string, spec: CommandArgument, value: string): void {
       if (!spec.values?.includes(value)) bad(`one of ${spec.values?.join(", ")}`);
       break;
     case "integer":
-      if (!/^-?\d+$/.test(value)) bad("an integer");
+      if (!/^-?\d+$/.test(value) || !Number.isSafeInteger(Number(value))) bad(`an integer (at most ${Number.MAX_SAFE_INTEGER} either side of 0)`);
       break;
     case "boolean":
       if (value !== "true" && value !== "false") bad('"true" or "false"');
@@ -482,8 +489,9 @@ function checkFormat(id: string, spec: CommandArgument, value: string): void {
     case "duration":
       try {
         parseDuration(value);
-      } catch {
-        bad('a duration such as "500ms", "3s", "2m" or a number of milliseconds');
+      } catch (error) {
+        // parseDuration says what is wrong (no unit, too long) and what is allowed.
+        throw new WpCodeboxError("invalid-argument", `${id}: argument "${spec.name}": ${(error as Error).message}`, { command: id, argument: spec.name, value });
       }
       break;
     case "actor":

@@ -61,7 +61,7 @@ export async function runEpisodeSteps(
   backend: RuntimeBackend | undefined,
   progress: (message: string) => void,
   shouldStop: () => boolean = () => false,
-  /** Aborting it stops the step running now (recorded `timed-out`); given for a sandbox that outlives the run. */
+  /** Aborting it stops the step running now in the sandbox (recorded `timed-out`, error `interrupted`); no later step runs. */
   signal?: AbortSignal,
 ): Promise<EpisodeSessionWork> {
   let handedOut = false;

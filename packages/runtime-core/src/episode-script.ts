@@ -9,6 +9,7 @@ import { ENV_NAME_PATTERN } from "./environment.js";
 import { WpCodeboxError } from "./errors.js";
 import { validateAgainstSchema, type SchemaIssue } from "./schema-validation.js";
 import { EPISODE_DEFAULT_CLOCK, EPISODE_DEFAULT_SEED } from "./determinism.js";
+import { MAX_DURATION_MS } from "./durations.js";
 
 /** Schema id of an episode script. */
 export const EPISODE_SCRIPT_SCHEMA = "wp-codebox/episode-script/v1" as const;
@@ -26,7 +27,7 @@ export const EpisodeScriptActionSchema = Type.Object(
     kind: Type.Optional(Type.Union([Type.Literal("command"), Type.Literal("filesystem"), Type.Literal("http"), Type.Literal("browser")])),
     command: Type.String({ minLength: 1 }),
     args: Type.Optional(Type.Union([Type.Array(Type.String()), Type.Record(Type.String(), Type.Unknown())])),
-    timeoutMs: Type.Optional(Type.Integer({ minimum: 0 })),
+    timeoutMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_DURATION_MS, description: "Wall-clock limit of the command in ms (0 = none)." })),
     method: Type.Optional(Type.String({ minLength: 1 })),
     url: Type.Optional(Type.String({ minLength: 1 })),
     path: Type.Optional(Type.String({ minLength: 1 })),

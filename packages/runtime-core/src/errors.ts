@@ -185,3 +185,14 @@ export function serializeError(error: unknown): SerializedError {
   if (error instanceof WpCodeboxError) return error.toJSON();
   return { code: "internal-error", message: errorMessage(error) };
 }
+
+/**
+ * Why a signal aborted, in words: its reason when that is a string (`"SIGINT"`), an Error
+ * reason's message, else `fallback`.
+ */
+export function abortReasonText(signal: AbortSignal | undefined, fallback = "aborted"): string {
+  const reason: unknown = signal?.reason;
+  if (typeof reason === "string" && reason) return reason;
+  if (reason instanceof Error && reason.message) return reason.message;
+  return fallback;
+}

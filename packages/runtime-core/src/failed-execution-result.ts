@@ -3,8 +3,9 @@ import type { ExecutionResult } from "./runtime.js";
 
 /**
  * The `ExecutionResult` recorded for a command that could not run (the sandbox did not boot, the
- * policy refused it, the run was interrupted): `status: "error"`, empty output, the error as data,
- * so the bundle still says what happened to that command.
+ * policy refused it, the run was interrupted): `status: "error"`, `exitCode: -1` (it has none of its
+ * own, as in episode traces), empty output, the error as data, so the bundle still says what
+ * happened to that command.
  * @param startedMs - when the attempt began (ms since the epoch); default now, giving 0 ms.
  */
 export function failedExecutionResult(
@@ -18,7 +19,7 @@ export function failedExecutionResult(
     command: command.command,
     args: command.args,
     status: "error",
-    exitCode: 1,
+    exitCode: -1,
     stdout: "",
     stderr: "",
     error: { code: error.code, message: error.message, ...(error.details && Object.keys(error.details).length ? { data: error.details } : {}) },

@@ -10,7 +10,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { isKernelPseudoPath } from "./artifact-bundle/bundle-layout.js";
-import { checkCommandInput, checkObservationRequest, flattenCommandArgs } from "./command-input.js";
+import { checkCommandInput, checkObservationRequest, commandArgsIssues, flattenCommandArgs } from "./command-input.js";
 import { commandIds, getCommandDefinition } from "./command-registry.js";
 import { parseDuration } from "./durations.js";
 import { validateEpisodeScript, type EpisodeScript, type EpisodeScriptStep } from "./episode-script.js";
@@ -582,15 +582,17 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
     if ("action" in step) {
       const { args, command, timeoutMs, ...intent } = step.action;
       let checkedArgs: string[] | undefined;
+      let flat: { args: string[]; keys: string[] } | undefined;
       try {
-        const checked = checkCommandInput(command, flattenCommandArgs(command, args).args, baseDir);
+        flat = flattenCommandArgs(command, args);
+        const checked = checkCommandInput(command, flat.args, baseDir);
         const missing = missingCapability(policy, checked);
         if (missing !== undefined) issues.push({ path: `${pointer}/action`, message: `the policy does not grant the capability "${missing}" this step needs; add it to /policy/commands` });
         checkedArgs = checked.args;
       } catch (error) {
-        // A value of the wrong JSON type is pointed at its key; the catalog's errors at the action.
-        const key = error instanceof WpCodeboxError && error.details.expected !== undefined && typeof error.details.argument === "string" ? error.details.argument : undefined;
-        at(key !== undefined ? `${pointer}/action/args/${jsonPointerToken(key)}` : `${pointer}/action`, error);
+        if (!(error instanceof WpCodeboxError)) throw error;
+        if (error.code === "unknown-command") at(`${pointer}/action/command`, error);
+        else issues.push(...commandArgsIssues(error, `${pointer}/action/args`, flat));
       }
       if (step.observe) observation(`${pointer}/observe`, step.observe);
       if (checkedArgs === undefined) return;

@@ -14,6 +14,7 @@ import { runEpisodeSteps, type EpisodeScriptStepReport, type EpisodeSessionWork 
 import type { RuntimeEpisodeTrace } from "./episode/episode-trace.js";
 import { ERROR_CODES, WpCodeboxError, exitCodeForCategory, serializeError, type ErrorCode, type SerializedError } from "./errors.js";
 import { failedExecutionResult } from "./failed-execution-result.js";
+import { abortReason, raceInterrupt } from "./interrupt.js";
 import { runRecipeSteps, type RecipeReport } from "./recipe/run-recipe.js";
 import { createRedactor } from "./redaction.js";
 import type { RunPlan } from "./run-plan.js";
@@ -83,28 +84,6 @@ export interface RunSessionOutcome {
   command?: { result: ExecutionResult };
   recipe?: { report: RecipeReport };
   episode?: { trace?: RuntimeEpisodeTrace; steps: EpisodeScriptStepReport[]; allOk: boolean };
-}
-
-type Raced<T> = { kind: "value"; value: T } | { kind: "interrupted"; signal: string } | { kind: "failed"; thrown: unknown };
-
-function abortReason(signal: AbortSignal): string {
-  return typeof signal.reason === "string" ? signal.reason : "SIGINT";
-}
-
-/** Settles with the promise's value or error, or with the interrupt when `signal` aborts first. */
-function raceInterrupt<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<Raced<T>> {
-  const settled = promise.then(
-    (value): Raced<T> => ({ kind: "value", value }),
-    (thrown: unknown): Raced<T> => ({ kind: "failed", thrown }),
-  );
-  if (!signal) return settled;
-  if (signal.aborted) return Promise.resolve({ kind: "interrupted", signal: abortReason(signal) });
-  let onAbort: (() => void) | undefined;
-  const interrupted = new Promise<Raced<T>>((resolve) => {
-    onAbort = () => resolve({ kind: "interrupted", signal: abortReason(signal) });
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-  return Promise.race([settled, interrupted]).finally(() => signal.removeEventListener("abort", onAbort!));
 }
 
 /**
@@ -273,7 +252,7 @@ export async function runSession(plan: RunPlan, options: RunSessionOptions): Pro
         outcome: { command: { result } },
       };
     } else if (plan.kind === "recipe") {
-      const done = await runRecipeSteps(plan.recipe, runtime, bootError, progress, stop);
+      const done = await runRecipeSteps(plan.recipe, runtime, bootError, progress, stop, signal ? { signal, stopInSandbox: !disposes } : undefined);
       const artifacts = await baseArtifacts({ includeRuntimeSnapshotBundles: plan.recipe.artifacts.includeRuntimeSnapshotBundles });
       const failed = done.report.outcome === "failed";
       work = {
@@ -287,7 +266,8 @@ export async function runSession(plan: RunPlan, options: RunSessionOptions): Pro
       };
     } else {
       let done: EpisodeSessionWork = { steps: [], allOk: false };
-      if (runtime) done = await runEpisodeSteps(plan, runtime, backend, progress, stop, !disposes ? signal : undefined);
+      // The signal stops the running step in the sandbox (recorded in the trace), whoever owns it.
+      if (runtime) done = await runEpisodeSteps(plan, runtime, backend, progress, stop, signal);
       const error = bootError ?? done.error;
       const artifacts = done.artifacts ?? (await baseArtifacts());
       const failedStep = done.trace?.steps.find((s) => s.execution.status !== "ok");

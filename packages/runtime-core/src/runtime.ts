@@ -95,7 +95,11 @@ export interface RuntimeCreateSpec {
 export interface ExecutionSpec {
   command: string;
   args: string[];
-  /** Wall-clock limit in ms, enforced from outside PHP. Default: 60000 ms. `0` means none. */
+  /**
+   * Wall-clock limit in ms, enforced from outside PHP. Default: the command's `defaultTimeoutMs`
+   * (60000 ms for most). `0` means none; a whole number up to `MAX_DURATION_MS` (2^31 - 1),
+   * anything else is `invalid-argument`.
+   */
   timeoutMs?: number;
   signal?: AbortSignal;
 }

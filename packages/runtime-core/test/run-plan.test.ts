@@ -119,8 +119,8 @@ const CASES: Case[] = [
 
   // An episode script.
   { name: "episode: schema violation", request: episode({ steps: [] }), code: "invalid-episode-script", path: "/steps" },
-  { name: "episode: unknown command", request: episode({ steps: [{ action: { command: "wordpress.fly" } }] }), code: "invalid-episode-script", path: "/steps/0/action" },
-  { name: "episode: bad args", request: episode({ steps: [{ action: { command: "wordpress.run-php", args: { colour: "red" } } }] }), code: "invalid-episode-script", path: "/steps/0/action" },
+  { name: "episode: unknown command", request: episode({ steps: [{ action: { command: "wordpress.fly" } }] }), code: "invalid-episode-script", path: "/steps/0/action/command" },
+  { name: "episode: bad args", request: episode({ steps: [{ action: { command: "wordpress.run-php", args: { colour: "red" } } }] }), code: "invalid-episode-script", path: "/steps/0/action/args/colour" },
   {
     name: "episode: identity user fields in an observation under redaction safe",
     request: episode({ steps: [{ action: php(), observe: { type: "wordpress-state", sections: ["users"], userFields: ["user_email"] } }] }),
@@ -129,7 +129,7 @@ const CASES: Case[] = [
   },
   { name: "episode: a number for PHP source", request: episode({ steps: [{ action: { command: "wordpress.run-php", args: { code: 1 } } }] }), code: "invalid-episode-script", path: "/steps/0/action/args/code" },
   { name: "episode: an array for PHP source", request: episode({ steps: [{ action: { command: "wordpress.run-php", args: { code: ["<?php"] } } }] }), code: "invalid-episode-script", path: "/steps/0/action/args/code" },
-  { name: "episode: a string for an integer that is not one", request: episode({ steps: [{ action: { command: "wordpress.http-request", args: { path: "/", "expect-status": "ok" } } }] }), code: "invalid-episode-script", path: "/steps/0/action" },
+  { name: "episode: a string for an integer that is not one", request: episode({ steps: [{ action: { command: "wordpress.http-request", args: { path: "/", "expect-status": "ok" } } }] }), code: "invalid-episode-script", path: "/steps/0/action/args/expect-status" },
   { name: "episode: unknown observation type", request: episode({ steps: [{ observe: { type: "mind-reading" } }] }), code: "invalid-episode-script", path: "/steps/0/observe" },
   { name: "episode: http-response without a path", request: episode({ steps: [{ observe: { type: "http-response" } }] }), code: "invalid-episode-script", path: "/steps/0/observe" },
   { name: "episode: bad reset observation", request: episode({ resetObservations: [{ type: "wordpress-state", sections: ["nope"] }], steps: [php()].map((a) => ({ action: a })) }), code: "invalid-episode-script", path: "/resetObservations/0" },
@@ -201,6 +201,36 @@ describe("planRun names every problem of a command run's flags at once", () => {
       return true;
     });
   });
+});
+
+describe("a recipe step and an episode action refuse the same args with the same issue at the same place", () => {
+  const BAD_ARGS: [string, string, Record<string, unknown>][] = [
+    ["bad enum", "wordpress.run-php", { code: "<?php echo 1;", bootstrap: "foo" }],
+    ["unknown key with / and ~", "wordpress.run-php", { code: "<?php echo 1;", "a/b~c": 1 }],
+    ["a key with =", "wordpress.run-php", { "code=<?php echo 7*6;//": 5 }],
+    ["wrong type", "wordpress.run-php", { code: 1 }],
+    ["null is not given", "wordpress.run-php", { code: null }],
+    ["name and base name", "wordpress.browser-actions", { steps: [], "steps-json": "[]" }],
+    ["inline browser script", "wordpress.browser-actions", { steps: { steps: [{ kind: "click" }] } }],
+    ["huge integer", "wordpress.http-request", { path: "/", "expect-status": 1e21 }],
+  ];
+  const issuesOf = (request: RunRequest, base: string) => {
+    try {
+      planRun(request, { cwd: dir, backend: fakeBackend(), artifactsDir: join(dir, "out", "parity"), processEnv: {} });
+    } catch (error) {
+      return ((error as WpCodeboxError).details.issues as { path: string; message: string }[]).map((i) => ({ ...i, path: i.path.replace(base, "<args>") }));
+    }
+    return [];
+  };
+  for (const [name, command, args] of BAD_ARGS) {
+    it(name, () => {
+      const fromRecipe = issuesOf(recipe({ steps: [{ command, args }] }), "/steps/0/args");
+      const fromEpisode = issuesOf(episode({ steps: [{ action: { command, args } }] }), "/steps/0/action/args");
+      assert.ok(fromRecipe.length > 0, "refused");
+      assert.ok(fromRecipe.every((i) => i.path.startsWith("<args>")), JSON.stringify(fromRecipe));
+      assert.deepEqual(fromEpisode, fromRecipe);
+    });
+  }
 });
 
 describe("planRun lists every problem of an episode script at once", () => {

@@ -55,9 +55,11 @@ const CASES: Case[] = [
   { format: "list", command: "wordpress.state-export", key: "sections", value: "options,plugins", flat: "sections=options,plugins" },
   { format: "list", command: "wordpress.state-export", key: "sections", value: ["a,b"], error: 'argument "sections" must be an array of strings (without commas) or a comma-separated string (got an array)' },
   { format: "list", command: "wordpress.state-export", key: "sections", value: [1], error: 'argument "sections" must be an array of strings (without commas) or a comma-separated string (got an array)' },
-  // a key the command lacks passes through, for the catalog parser to refuse with the valid keys
-  { format: "unknown key", command: "wordpress.run-php", key: "colour", value: "red", flat: "colour=red" },
-  { format: "unknown key", command: "wordpress.run-php", key: "colour", value: { r: 1 }, flat: 'colour={"r":1}' },
+  // a key the command lacks is refused with the valid keys; one with "=" cannot move its value into another argument
+  { format: "unknown key", command: "wordpress.run-php", key: "colour", value: "red", error: 'unknown argument "colour". Valid keys: code, code-file, bootstrap, as' },
+  { format: "unknown key", command: "wordpress.run-php", key: "colour", value: { r: 1 }, error: 'unknown argument "colour". Valid keys: code, code-file, bootstrap, as' },
+  { format: "unknown key", command: "wordpress.run-php", key: "code=<?php echo 7*6;//", value: 5, error: 'unknown argument "code=<?php echo 7*6;//". Valid keys: code, code-file, bootstrap, as' },
+  { format: "unknown key", command: "wordpress.run-php", key: "__proto__", value: "x", error: 'unknown argument "__proto__". Valid keys: code, code-file, bootstrap, as' },
 ];
 
 describe("flattenCommandArgs: one rule per argument format", () => {
@@ -84,6 +86,14 @@ describe("flattenCommandArgs: one rule per argument format", () => {
     assert.deepEqual(flattenCommandArgs("wordpress.run-php", { code: "<?php", as: null }).args, ["code=<?php"]);
     assert.deepEqual(flattenCommandArgs("wordpress.run-php", ["code=1", "x"]).args, ["code=1", "x"]);
     assert.deepEqual(flattenCommandArgs("wordpress.fly", { n: 2, steps: [1] }).args, ["n=2", "steps-json=[1]"]);
+    assert.throws(() => flattenCommandArgs("wordpress.fly", { "a=b": 1 }), { code: "invalid-argument" });
+  });
+
+  it("an argument given under its name and its base name is refused", () => {
+    assert.throws(
+      () => flattenCommandArgs("wordpress.browser-actions", { steps: [], "steps-json": "[]" }),
+      (error: unknown) => error instanceof WpCodeboxError && error.message === 'wordpress.browser-actions: "steps" and "steps-json" are the same argument (steps-json); give it once.',
+    );
   });
 
   it("the table covers every catalog format, each case under its argument's real format", () => {

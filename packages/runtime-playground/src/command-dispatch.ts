@@ -6,7 +6,9 @@
  */
 import { randomUUID } from "node:crypto";
 import {
+  MAX_DURATION_MS,
   WpCodeboxError,
+  abortReasonText,
   assertCapability,
   getCommandDefinition,
   parseCommandArgs,
@@ -77,6 +79,13 @@ export async function dispatchCommand(host: DispatchHost, spec: ExecutionSpec): 
   }
   assertCapability(host.policy, definition.capability);
   const args = parseCommandArgs(spec.command, spec.args);
+  // Past 2^31 - 1 ms a Node timer fires at once: the command would "time out" as it starts.
+  if (spec.timeoutMs !== undefined && !(Number.isInteger(spec.timeoutMs) && spec.timeoutMs >= 0 && spec.timeoutMs <= MAX_DURATION_MS)) {
+    throw new WpCodeboxError("invalid-argument", `${spec.command}: timeoutMs must be a whole number of milliseconds from 0 (no limit) to ${MAX_DURATION_MS} (got ${String(spec.timeoutMs)}).`, {
+      command: spec.command,
+      timeoutMs: spec.timeoutMs,
+    });
+  }
   const handler = HANDLERS[spec.command];
   const id = `exec-${randomUUID()}`;
   const startedAt = new Date().toISOString();
@@ -86,6 +95,8 @@ export async function dispatchCommand(host: DispatchHost, spec: ExecutionSpec): 
   const dbErrors = host.ledger.openDbErrors(id);
   let outcome: CommandOutcome | "timed-out";
   let timedOutOutput: PartialOutput | undefined;
+  /** Stopped through `spec.signal` (a Ctrl-C, a cancelled MCP call) rather than by its deadline. */
+  let aborted = false;
   if (!handler) {
     outcome = {
       status: "error",
@@ -98,6 +109,7 @@ export async function dispatchCommand(host: DispatchHost, spec: ExecutionSpec): 
     const ran = await runWithDeadline(host, handler, args, timeoutMs, spec.signal, id);
     outcome = ran.outcome;
     timedOutOutput = ran.partialOutput;
+    aborted = ran.aborted === true;
   }
   const finished = Date.now();
   const result: ExecutionResult =
@@ -112,11 +124,17 @@ export async function dispatchCommand(host: DispatchHost, spec: ExecutionSpec): 
           stderr: timedOutOutput?.stderr ?? "",
           stdoutBytes: timedOutOutput?.stdoutBytes ?? 0,
           stderrBytes: timedOutOutput?.stderrBytes ?? 0,
-          error: {
-            code: "timeout",
-            message: `${spec.command}: Timeout ${timeoutMs}ms exceeded. The PHP worker was stopped and replaced; raise --timeout if the work needs longer.`,
-            data: { timeoutMs },
-          },
+          error: aborted
+            ? {
+                code: "interrupted",
+                message: `${spec.command}: stopped by the caller before it finished (${abortReasonText(spec.signal)}). The PHP worker was stopped and replaced.`,
+                data: { reason: abortReasonText(spec.signal) },
+              }
+            : {
+                code: "timeout",
+                message: `${spec.command}: Timeout ${timeoutMs}ms exceeded. The PHP worker was stopped and replaced; raise --timeout if the work needs longer.`,
+                data: { timeoutMs },
+              },
           startedAt,
           finishedAt: new Date().toISOString(),
           durationMs: finished - started,
@@ -178,13 +196,17 @@ async function runWithDeadline(
   timeoutMs: number,
   signal: AbortSignal | undefined,
   executionId: string,
-): Promise<{ outcome: CommandOutcome | "timed-out"; partialOutput?: PartialOutput }> {
+): Promise<{ outcome: CommandOutcome | "timed-out"; partialOutput?: PartialOutput; aborted?: boolean }> {
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
+  let aborted = false;
   const deadline = new Promise<"timed-out">((resolve) => {
     if (timeoutMs > 0) timer = setTimeout(() => resolve("timed-out"), timeoutMs);
     if (signal) {
-      onAbort = () => resolve("timed-out");
+      onAbort = () => {
+        aborted = true;
+        resolve("timed-out");
+      };
       if (signal.aborted) onAbort();
       else signal.addEventListener("abort", onAbort, { once: true });
     }
@@ -213,7 +235,7 @@ async function runWithDeadline(
       // PHP cannot be interrupted from inside: kill the thread, boot a replacement on the same files.
       await host.replaceWorker("timeout");
     }
-    return { outcome: winner, ...(partialOutput ? { partialOutput } : {}) };
+    return { outcome: winner, ...(partialOutput ? { partialOutput } : {}), ...(winner === "timed-out" && aborted ? { aborted } : {}) };
   } finally {
     if (timer) clearTimeout(timer);
     if (onAbort) signal?.removeEventListener("abort", onAbort);

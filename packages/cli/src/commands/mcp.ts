@@ -94,6 +94,7 @@ export async function runMcpServer(options: McpOptions): Promise<McpStdioOutcome
       policy,
       observationTypes: PLAYGROUND_OBSERVATION_TYPES,
       eagerBoot: options.lazyBoot !== true,
+      cwd,
       ...(options.version ? { version: options.version } : {}),
       log: options.log,
     });

@@ -8,6 +8,7 @@ import { validateAgainstSchema } from "../schema-validation.js";
 import { RUNTIME_EPISODE_ACTION_SCHEMA } from "./episode-constants.js";
 import { Sha256HexSchema } from "./episode-refs.js";
 import { omitKeys, pad4 } from "./json-value.js";
+import { MAX_DURATION_MS } from "../durations.js";
 
 /** Action kinds. `command` is the compatibility primitive; the others keep higher-level intent. */
 export const RuntimeEpisodeActionKindSchema = Type.Union([
@@ -25,7 +26,7 @@ const intentFields = {
   operation: Type.Optional(Type.String({ minLength: 1 })),
   selector: Type.Optional(Type.String({ minLength: 1 })),
   /** Wall-clock limit in ms passed to `execute`; part of the digest because it changes the outcome. */
-  timeoutMs: Type.Optional(Type.Integer({ minimum: 0 })),
+  timeoutMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_DURATION_MS, description: "Wall-clock limit of the command in ms (0 = none)." })),
 };
 
 /**

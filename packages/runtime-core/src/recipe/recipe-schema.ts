@@ -51,8 +51,8 @@ export type RecipeExpect = Static<typeof RECIPE_EXPECT_SCHEMA>;
 export type RecipeJsonExpectation = Static<typeof RECIPE_JSON_EXPECTATION_SCHEMA>;
 
 /**
- * One command to run. `args` is an object (string/number/boolean values become `key=value`; an
- * object or array value for key `k` becomes `k-json=<inline JSON>`) or a raw `key=value` list.
+ * One command to run. `args` is an object, each value of a JSON type its argument's format takes
+ * (`flattenCommandArgs`; `null` = not given), or a raw `key=value` list.
  */
 export const RECIPE_STEP_SCHEMA = Type.Object(
   {
@@ -60,7 +60,7 @@ export const RECIPE_STEP_SCHEMA = Type.Object(
     command: Type.String({ minLength: 1, description: "Command id (wp-codebox commands)." }),
     args: Type.Optional(
       Type.Union([
-        Type.Record(Type.String({ pattern: "^[a-z][a-z0-9-]*$" }), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Array(Type.Unknown()), Type.Object({})])),
+        Type.Record(Type.String({ pattern: "^[a-z][a-z0-9-]*$" }), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null(), Type.Array(Type.Unknown()), Type.Object({})])),
         Type.Array(Type.String()),
       ]),
     ),

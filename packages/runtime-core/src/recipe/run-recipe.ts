@@ -6,6 +6,7 @@
  */
 import { serializeError, type SerializedError } from "../errors.js";
 import { failedExecutionResult } from "../failed-execution-result.js";
+import { raceInterrupt } from "../interrupt.js";
 import type { ArtifactFile, ExecutionResult, Runtime } from "../runtime.js";
 import { checkExpectations, type ExpectationCheck } from "./recipe-expectations.js";
 import type { PlannedRecipeStep, RecipePlan } from "./validate-recipe.js";
@@ -60,6 +61,9 @@ export interface RecipeSessionWork {
  * `expect` means status ok) stops the run; later steps are recorded as skipped. A thrown `execute`
  * (policy denial, missing browser or WP-CLI) is recorded as the step's error result.
  * @param shouldStop - checked before each step; true (an interrupt) skips the rest.
+ * @param interrupt - an interrupt (Ctrl-C) that also ends the step running now: the step fails
+ *   with `interrupted` at once; with `stopInSandbox` (a sandbox that outlives the run) the
+ *   command is also stopped there, else the caller disposes the sandbox.
  */
 export async function runRecipeSteps(
   plan: RecipePlan,
@@ -67,6 +71,7 @@ export async function runRecipeSteps(
   bootError: SerializedError | undefined,
   progress: (message: string) => void,
   shouldStop: () => boolean = () => false,
+  interrupt?: { signal: AbortSignal; stopInSandbox: boolean },
 ): Promise<RecipeSessionWork> {
   const all: PlannedRecipeStep[] = [...plan.setup, ...plan.steps];
   const reports: RecipeStepReport[] = all.map((s) => ({
@@ -89,13 +94,30 @@ export async function runRecipeSteps(
       const report = reports[i]!;
       progress(`${step.pointer} ${step.name}`);
       let result: ExecutionResult;
-      try {
-        result = await runtime.execute({ command: step.command, args: step.args, ...(step.timeoutMs !== undefined ? { timeoutMs: step.timeoutMs } : {}) });
-      } catch (thrown) {
-        const serialized = serializeError(thrown);
+      const started = Date.now();
+      const ran = await raceInterrupt(
+        runtime.execute({
+          command: step.command,
+          args: step.args,
+          ...(step.timeoutMs !== undefined ? { timeoutMs: step.timeoutMs } : {}),
+          ...(interrupt?.stopInSandbox ? { signal: interrupt.signal } : {}),
+        }),
+        interrupt?.signal,
+      );
+      if (ran.kind === "value") result = ran.value;
+      else if (ran.kind === "failed") {
+        const serialized = serializeError(ran.thrown);
         error ??= serialized;
         result = failedExecutionResult(step, serialized);
         extraResults.push(result);
+      } else {
+        // Interrupted mid-step: the step failed, and it says so (not "passed" after the fact).
+        result = failedExecutionResult(step, { code: "interrupted", message: `Interrupted by ${ran.signal} before the step finished.`, details: { signal: ran.signal } }, started);
+        extraResults.push(result);
+        Object.assign(report, { status: "failed", executionId: result.id, result: { status: result.status, exitCode: result.exitCode, durationMs: result.durationMs, error: result.error }, expectations: [] });
+        failure = { pointer: step.pointer, name: step.name, phase: step.phase, message: `${step.pointer} (${step.name}): interrupted by ${ran.signal} before it finished` };
+        progress(`INTERRUPTED ${failure.message}`);
+        break;
       }
       const checks = checkExpectations(step.expect, result);
       const failed = checks.find((c) => !c.passed);

@@ -15,7 +15,7 @@ import { parseDuration } from "../durations.js";
 import { jsonPointerToken, validateAgainstSchema, type SchemaIssue } from "../schema-validation.js";
 import { browserInteractionScriptUsesEvaluate, normalizeLegacyBrowserActions, validateBrowserInteractionScript } from "../browser-interaction-script.js";
 import type { MountSpec, ResolvedMount, RuntimeBackend, RuntimePolicy } from "../runtime.js";
-import { flattenCommandArgs } from "../command-input.js";
+import { commandArgsIssues, flattenCommandArgs } from "../command-input.js";
 import { normalizeWordPressStateRequest, wordPressStateRequestFromArgs } from "../wordpress-state.js";
 import { WORKSPACE_RECIPE_SCHEMA, type RecipeExpect, type RecipeStep, type WorkspaceRecipe } from "./recipe-schema.js";
 import { parseJsonPath } from "./recipe-expectations.js";
@@ -436,14 +436,9 @@ function analyzeStep(
     ({ args: flat, keys } = recipeArgsToFlat(step.args, step.command));
   } catch (error) {
     if (!(error instanceof WpCodeboxError)) throw error;
-    const key = typeof error.details.argument === "string" ? error.details.argument : undefined;
-    at(key !== undefined ? `${pointer}/args/${jsonPointerToken(key)}` : `${pointer}/args`, `${error.code}: ${error.message}`);
+    for (const issue of commandArgsIssues(error, `${pointer}/args`)) at(issue.path, issue.message);
     return undefined;
   }
-  const argPointer = (argName: string) => {
-    const i = flat.findIndex((a) => a.startsWith(`${argName}=`));
-    return i >= 0 ? `${pointer}/args/${jsonPointerToken(keys[i]!)}` : `${pointer}/args`;
-  };
   // Resolve file references relative to the recipe: `@file` for json args, path args, and
   // `@file` text args (replaced by the file's content).
   const resolved = flat.map((raw, i) => {
@@ -491,9 +486,7 @@ function analyzeStep(
     if (definition.kind === "state") normalizeWordPressStateRequest(wordPressStateRequestFromArgs(parsed));
   } catch (error) {
     if (!(error instanceof WpCodeboxError)) throw error;
-    const argument = typeof error.details.argument === "string" ? error.details.argument : undefined;
-    const single = argument && !argument.includes("|") ? argument : undefined;
-    at(single ? argPointer(single) : `${pointer}/args`, `${error.code}: ${error.message}`);
+    for (const issue of commandArgsIssues(error, `${pointer}/args`, { args: resolved, keys })) at(issue.path, issue.message);
   }
   // Browser scripts: every issue, pointed into the recipe.
   let usesEvaluate = false;

@@ -1,0 +1,29 @@
+/**
+ * Interrupts of a session (Ctrl-C, SIGTERM): racing work against the signal, so the session can
+ * write its bundle without waiting for a command that may never end.
+ */
+import { abortReasonText } from "./errors.js";
+
+/** How a raced promise ended: its value, its error, or the interrupt that came first. */
+export type Raced<T> = { kind: "value"; value: T } | { kind: "interrupted"; signal: string } | { kind: "failed"; thrown: unknown };
+
+/** The signal name an interrupt carries (`"SIGINT"`, `"SIGTERM"`); `"SIGINT"` when it carries none. */
+export function abortReason(signal: AbortSignal): string {
+  return abortReasonText(signal, "SIGINT");
+}
+
+/** Settles with the promise's value or error, or with the interrupt when `signal` aborts first. */
+export function raceInterrupt<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<Raced<T>> {
+  const settled = promise.then(
+    (value): Raced<T> => ({ kind: "value", value }),
+    (thrown: unknown): Raced<T> => ({ kind: "failed", thrown }),
+  );
+  if (!signal) return settled;
+  if (signal.aborted) return Promise.resolve({ kind: "interrupted", signal: abortReason(signal) });
+  let onAbort: (() => void) | undefined;
+  const interrupted = new Promise<Raced<T>>((resolve) => {
+    onAbort = () => resolve({ kind: "interrupted", signal: abortReason(signal) });
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  return Promise.race([settled, interrupted]).finally(() => signal.removeEventListener("abort", onAbort!));
+}
