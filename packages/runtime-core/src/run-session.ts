@@ -91,13 +91,15 @@ export interface RunSessionOutcome {
  * otherwise the sandbox is someone else's (an attached `serve` sandbox): its command was stopped
  * and it stays up.
  */
-function interruptedError(signal: string, directory: string, owned = true): SerializedError {
+function interruptedError(signal: string, directory: string, owned = true, duringBoot = false): SerializedError {
   return {
     code: "interrupted",
-    message: owned
-      ? `Interrupted by ${signal}: the sandbox was disposed and a partial bundle written to ${directory}. Run the command again to finish the work.`
-      : `Interrupted by ${signal}: the command was stopped in the attached sandbox, which wp-codebox serve keeps running (attach again to go on), and a partial bundle written to ${directory}.`,
-    details: { signal, ...(owned ? {} : { attached: true }) },
+    message: duringBoot
+      ? `Interrupted by ${signal} while the sandbox was booting: the boot was stopped and a partial bundle written to ${directory}. Run the command again to finish the work.`
+      : owned
+        ? `Interrupted by ${signal}: the sandbox was disposed and a partial bundle written to ${directory}. Run the command again to finish the work.`
+        : `Interrupted by ${signal}: the command was stopped in the attached sandbox, which wp-codebox serve keeps running (attach again to go on), and a partial bundle written to ${directory}.`,
+    details: { signal, ...(owned ? {} : { attached: true }), ...(duringBoot ? { phase: "boot" } : {}) },
   };
 }
 
@@ -198,7 +200,7 @@ export async function runSession(plan: RunPlan, options: RunSessionOptions): Pro
       booting = backend!.create({ ...plan.createSpec, onProgress: progress });
       const booted = await raceInterrupt(booting, signal);
       if (booted.kind === "value") runtime = booted.value;
-      else if (booted.kind === "interrupted") bootError = interrupted = interruptedError(booted.signal, plan.artifactsDir, disposes);
+      else if (booted.kind === "interrupted") bootError = interrupted = interruptedError(booted.signal, plan.artifactsDir, disposes, true);
       else bootError = asSessionError(booted.thrown);
       if (runtime) {
         const info = runtime.info();

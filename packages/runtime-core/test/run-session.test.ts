@@ -187,6 +187,7 @@ describe("runSession: every path writes a verifying bundle", () => {
     const writing = lines.findIndex((l) => l.startsWith("Writing the artifact bundle"));
     assert.ok(failed >= 0 && writing > failed, lines.join("\n"));
     assert.ok(lines.slice(0, writing).every((l) => !/bundle written/.test(l)), lines.join("\n"));
+    assert.match(outcome.error?.message ?? "", /^Interrupted by SIGINT while the sandbox was booting: the boot was stopped/);
     assert.equal(outcome.bundle.valid, true);
   });
 
