@@ -553,7 +553,7 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
   // Environment and secrets: what PHP cannot receive unchanged is refused here, not after a boot.
   for (const [name, value] of Object.entries(script.env ?? {})) {
     const problem = environmentVariableProblem(name, value);
-    if (problem) issues.push({ path: `/env/${name.replace(/~/g, "~0").replace(/\//g, "~1")}`, message: problem });
+    if (problem) issues.push({ path: `/env/${jsonPointerToken(name)}`, message: problem });
   }
   const secrets = readSecretEnv(script.secretEnv ?? [], processEnv);
   for (const name of secrets.missing) {

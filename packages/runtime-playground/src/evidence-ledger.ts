@@ -45,7 +45,7 @@ export class EvidenceLedger {
     this.spill = new EvidenceSpill(dir, budgetBytes);
   }
 
-  /** Bytes of evidence held in memory (an estimate; spilled values count only as their reference). */
+  /** Bytes of evidence held in memory (an estimate, counted once `spillTo` named a folder; spilled values count as nothing). */
   get heldBytes(): number {
     return this.spill.heldBytes;
   }

@@ -51,6 +51,8 @@ export class EvidenceSpill {
    * `stdout`, `stderr` and `json` read from files (each read returns equal content).
    */
   keepResult(result: ExecutionResult): ExecutionResult {
+    // Nowhere to spill to: nothing to measure either (no JSON.stringify per command).
+    if (this.dir === undefined) return result;
     const fields: [keyof ExecutionResult, "text" | "json"][] = [
       ["stdout", "text"],
       ["stderr", "text"],
@@ -76,7 +78,7 @@ export class EvidenceSpill {
    * file. Keeping a file this store already kept returns it unchanged.
    */
   keepFile(file: ArtifactFile): ArtifactFile {
-    if (this.kept.has(file)) return file;
+    if (this.dir === undefined || this.kept.has(file)) return file;
     const size = contentSize(file.content);
     if (!this.shouldSpill(size)) {
       this.held += size;

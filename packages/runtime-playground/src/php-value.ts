@@ -9,7 +9,7 @@
  * are never interpreted by PHP's parser. Strings arrive byte-identical as UTF-8.
  */
 import { phpVar } from "@php-wasm/util";
-import { WpCodeboxError, loneSurrogateIndex } from "@wp-codebox/runtime-core";
+import { WpCodeboxError, jsonPointerToken, loneSurrogateIndex } from "@wp-codebox/runtime-core";
 
 /** A value `phpValue` accepts: the JSON data model (no undefined, functions, NaN or Infinity). */
 export type PhpData = string | number | boolean | null | readonly PhpData[] | { readonly [key: string]: PhpData };
@@ -57,14 +57,10 @@ export function assertPhpData(value: unknown, what = "value", pointer = ""): ass
   }
   if (typeof value === "object" && (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null)) {
     for (const [key, item] of Object.entries(value)) {
-      assertPhpData(key, what, `${pointer}/${escapePointer(key)} (key)`);
-      assertPhpData(item, what, `${pointer}/${escapePointer(key)}`);
+      assertPhpData(key, what, `${pointer}/${jsonPointerToken(key)} (key)`);
+      assertPhpData(item, what, `${pointer}/${jsonPointerToken(key)}`);
     }
     return;
   }
   throw new WpCodeboxError("invalid-argument", `${where} is a ${typeof value}; only JSON data (strings, numbers, booleans, null, arrays, plain objects) can be passed to PHP.`, { what, pointer });
-}
-
-function escapePointer(key: string): string {
-  return key.replace(/~/g, "~0").replace(/\//g, "~1");
 }

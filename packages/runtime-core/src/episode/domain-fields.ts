@@ -2,13 +2,13 @@
  * Finds consumer-domain fields (reward, grader, scenario, …) in a trace, outside the free-form
  * `data` / `metadata` objects where callers may put anything.
  */
-import type { SchemaIssue } from "../schema-validation.js";
+import { jsonPointerToken, type SchemaIssue } from "../schema-validation.js";
 import { EPISODE_DOMAIN_FIELDS, EPISODE_FREE_FORM_KEYS } from "./episode-constants.js";
 import { isRecord } from "./json-value.js";
 
 /** Escapes one JSON pointer segment (RFC 6901). */
 export function pointerSegment(key: string | number): string {
-  return String(key).replace(/~/g, "~0").replace(/\//g, "~1");
+  return jsonPointerToken(String(key));
 }
 
 /**

@@ -280,7 +280,7 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
   if (isRecord(inputs.runtimeEnv) && !bad("/inputs/runtimeEnv")) {
     for (const [name, value] of Object.entries(inputs.runtimeEnv)) {
       const problem = environmentVariableProblem(name, value);
-      if (problem) at(`/inputs/runtimeEnv/${name.replace(/~/g, "~0").replace(/\//g, "~1")}`, problem);
+      if (problem) at(`/inputs/runtimeEnv/${jsonPointerToken(name)}`, problem);
     }
   }
   const secretEnv = Array.isArray(inputs.secretEnv) ? [...inputs.secretEnv] : [];
