@@ -86,6 +86,10 @@ export const ERROR_CODES = {
   "expectation-failed": "sandbox",
   "episode-step-failed": "sandbox",
   "queue-unreachable": "environment",
+  /** A recipe, episode script or task file names a host path outside its folder and the --allow-path grants. */
+  "path-not-allowed": "input",
+  /** A recipe's or episode script's policy asks for outbound network the --allow-network grants do not give. */
+  "network-not-allowed": "input",
 } as const satisfies Record<string, ErrorCategory>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -10,6 +10,7 @@ export * from "./durations.js";
 export * from "./command-registry.js";
 export * from "./policy.js";
 export * from "./mounts.js";
+export * from "./host-access.js";
 export * from "./redaction.js";
 export * from "./artifact-bundle/index.js";
 export { DEFAULT_BROWSER_STEP_TIMEOUT_MS, DEFAULT_BROWSER_TOTAL_TIMEOUT_MS } from "./defaults.js";

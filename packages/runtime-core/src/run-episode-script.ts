@@ -18,6 +18,10 @@ export interface RunEpisodeScriptOptions {
   processEnv?: NodeJS.ProcessEnv;
   onProgress?: (message: string) => void;
   signal?: AbortSignal;
+  /** Host paths beyond `baseDir` the script may name (`--allow-path`); relative to the process's working directory. */
+  allowPaths?: readonly string[];
+  /** Hosts the script's policy may reach (`--allow-network`; `*` = every host). */
+  allowNetwork?: readonly string[];
 }
 
 /** What `runEpisodeScript` returns: the session outcome plus the episode's trace and step list. */
@@ -40,7 +44,7 @@ export interface EpisodeScriptOutcome {
 export async function runEpisodeScript(script: unknown, backend: RuntimeBackend, options: RunEpisodeScriptOptions): Promise<EpisodeScriptOutcome> {
   const plan = planRun(
     { kind: "episode", script, baseDir: options.baseDir },
-    { backend, ...(options.artifactsDir !== undefined ? { artifactsDir: options.artifactsDir } : {}), ...(options.processEnv ? { processEnv: options.processEnv } : {}) },
+    { backend, ...(options.artifactsDir !== undefined ? { artifactsDir: options.artifactsDir } : {}), ...(options.processEnv ? { processEnv: options.processEnv } : {}), ...(options.allowPaths ? { allowPaths: options.allowPaths } : {}), ...(options.allowNetwork ? { allowNetwork: options.allowNetwork } : {}) },
   );
   const session = await runSession(plan, { backend, ...(options.onProgress ? { onProgress: options.onProgress } : {}), ...(options.signal ? { signal: options.signal } : {}) });
   const episode = session.episode ?? { steps: [], allOk: false };

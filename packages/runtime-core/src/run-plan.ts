@@ -19,6 +19,7 @@ import { WpCodeboxError } from "./errors.js";
 import { parseMountFlag, pluginMount, resolveMounts, themeMount } from "./mounts.js";
 import { missingCapability, normalizePolicy, parsePolicyArg } from "./policy.js";
 import { planRecipe, readRecipeFile, type RecipePlan } from "./recipe/validate-recipe.js";
+import { episodeScriptHostAccess, hostAccessCode, resolveHostAccess, type HostAccess, type HostPathUse } from "./host-access.js";
 import type { MountSpec, ObservationSpec, ResolvedMount, RuntimeBackend, RuntimeCreateSpec, RuntimePolicy, RuntimePreflight } from "./runtime.js";
 import { jsonPointerToken, type SchemaIssue } from "./schema-validation.js";
 import { episodeDeterminismOptions, parseClockOption, parseSeedOption, resolveDeterminism, type SiteOriginMode } from "./determinism.js";
@@ -112,6 +113,14 @@ export interface PlanRunOptions {
   runId?: string;
   /** The backend that will run the plan: its `preflight` checks the WordPress source and PHP version. */
   backend?: Pick<RuntimeBackend, "preflight">;
+  /**
+   * `--allow-path DIR`: host folders or files, beyond a recipe's or episode script's own folder,
+   * that it may name; relative to `cwd`. Default none. Not used by command runs (the caller
+   * named those paths).
+   */
+  allowPaths?: readonly string[];
+  /** `--allow-network ORIGIN`: hosts a recipe's or script's policy may reach (`*` = every host). Default none. */
+  allowNetwork?: readonly string[];
 }
 
 /** One command the session will execute, with its args resolved (file references absolute). */
@@ -168,6 +177,8 @@ export interface EpisodeRunPlan extends RunPlanBase {
     steps: PlannedEpisodeStep[];
     resetObservations?: ObservationSpec[];
     includeRuntimeSnapshotBundles: boolean;
+    /** The script's folder, the grants, and each path outside the folder a grant let through. */
+    hostAccess: HostAccess & { widened: HostPathUse[] };
   };
 }
 
@@ -431,6 +442,9 @@ function planRecipeRun(request: RecipeRunRequest, cwd: string, processEnv: NodeJ
   const path = resolve(cwd, request.file);
   const recipe = planRecipe(request.recipe ?? readRecipeFile(path), path, {
     processEnv,
+    cwd,
+    ...(options.allowPaths ? { allowPaths: options.allowPaths } : {}),
+    ...(options.allowNetwork ? { allowNetwork: options.allowNetwork } : {}),
     ...(options.backend ? { backend: options.backend } : {}),
   });
   // --clock / --seed override the recipe's runtime.clock / runtime.seed, checked like them.
@@ -485,6 +499,10 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
   const script = withoutInvalidParts(input as EpisodeScript, schemaIssues);
   const baseDir = request.baseDir !== undefined ? resolve(cwd, request.baseDir) : path !== undefined ? dirname(path) : cwd;
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(baseDir, p));
+  // Host paths and network the script may reach are checked first: a refused path is never read.
+  const access = resolveHostAccess(baseDir, options, cwd);
+  const host = episodeScriptHostAccess(input, baseDir, access);
+  if (host.issues.length > 0) throw invalidEpisodeScriptError([...host.issues, ...schemaIssues], path);
   const issues: SchemaIssue[] = [...schemaIssues];
   const at = (pointer: string, error: unknown) => issues.push({ path: pointer, message: issueMessage(error) });
 
@@ -647,6 +665,7 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
       steps,
       ...(script.resetObservations ? { resetObservations: script.resetObservations } : {}),
       includeRuntimeSnapshotBundles: script.artifacts?.includeRuntimeSnapshotBundles ?? false,
+      hostAccess: { ...access, widened: host.widened },
     },
   };
 }
@@ -671,7 +690,8 @@ function withoutInvalidParts(script: EpisodeScript, issues: readonly SchemaIssue
 
 function invalidEpisodeScriptError(issues: SchemaIssue[], path: string | undefined): WpCodeboxError {
   return new WpCodeboxError(
-    "invalid-episode-script",
+    // A path or network the script may not reach is refused under its own code.
+    hostAccessCode(issues, "invalid-episode-script"),
     `Invalid episode script${path ? ` ${path}` : ""} (${issues.length} issue${issues.length === 1 ? "" : "s"}):\n${issues.map((i) => `  ${i.path || "/"}: ${i.message}`).join("\n")}\nFix them; wp-codebox schema episode-script prints the JSON Schema.`,
     { issues },
   );

@@ -54,7 +54,8 @@ export async function runRecipeMatrix(request: { file: string; recipe?: unknown;
   const cwd = options.cwd ?? process.cwd();
   const path = resolve(cwd, request.file);
   const document = (request.recipe ?? readRecipeFile(path)) as Record<string, unknown> & { runtime?: Record<string, unknown> };
-  const plan = planRecipe(document, path, { ...(options.processEnv ? { processEnv: options.processEnv } : {}), backend: options.backend });
+  const grants = { ...(options.allowPaths ? { allowPaths: options.allowPaths } : {}), ...(options.allowNetwork ? { allowNetwork: options.allowNetwork } : {}) };
+  const plan = planRecipe(document, path, { ...(options.processEnv ? { processEnv: options.processEnv } : {}), backend: options.backend, cwd, ...grants });
   const artifactsDir = options.artifactsDir !== undefined ? resolve(cwd, options.artifactsDir) : plan.artifacts.directory ?? resolve(cwd, `wp-codebox-artifacts/${newRunId()}`);
   assertUsableArtifactsDir(artifactsDir);
   mkdirSync(artifactsDir, { recursive: true });
@@ -75,7 +76,7 @@ export async function runRecipeMatrix(request: { file: string; recipe?: unknown;
         ...(request.clock !== undefined ? { clock: request.clock } : {}),
         ...(request.seed !== undefined ? { seed: request.seed } : {}),
       },
-      { cwd, ...(options.processEnv ? { processEnv: options.processEnv } : {}), artifactsDir: join(artifactsDir, id), backend: options.backend },
+      { cwd, ...(options.processEnv ? { processEnv: options.processEnv } : {}), artifactsDir: join(artifactsDir, id), backend: options.backend, ...grants },
     );
     const outcome = await runSession(cellPlan, { backend: options.backend, ...(options.signal ? { signal: options.signal } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
     outcomes.push(outcome);

@@ -19,6 +19,7 @@ import { commandArgsIssues, flattenCommandArgs } from "../command-input.js";
 import { normalizeWordPressStateRequest, wordPressStateRequestFromArgs } from "../wordpress-state.js";
 import { WORKSPACE_RECIPE_SCHEMA, type RecipeExpect, type RecipeStep, type WorkspaceRecipe } from "./recipe-schema.js";
 import { parseJsonPath } from "./recipe-expectations.js";
+import { commandArgHostPaths, hostAccessCode, hostPathChecker, networkAccessIssues, resolveHostAccess, type HostAccess, type HostPathUse } from "../host-access.js";
 
 
 /** Options of `validateRecipe` / `planRecipe`. */
@@ -34,6 +35,15 @@ export interface RecipeCheckOptions {
   processEnv?: NodeJS.ProcessEnv;
   /** The backend that will run the recipe: its `preflight` checks `runtime.wp` and `runtime.php`. */
   backend?: Pick<RuntimeBackend, "preflight">;
+  /**
+   * `--allow-path DIR`: host folders or files, beyond the recipe's own folder, that the recipe
+   * may name (mounts, plugins, themes, `@file` and path args); relative to `cwd`. Default none.
+   */
+  allowPaths?: readonly string[];
+  /** `--allow-network ORIGIN`: hosts the recipe's policy may reach (`*` = every host). Default none. */
+  allowNetwork?: readonly string[];
+  /** Base of relative `allowPaths`; default `process.cwd()`. */
+  cwd?: string;
 }
 
 /** One step, resolved: flat args with paths made absolute, expectations, timeout. */
@@ -84,6 +94,11 @@ export interface RecipePlan {
   setup: PlannedRecipeStep[];
   steps: PlannedRecipeStep[];
   artifacts: { directory?: string; includeRuntimeSnapshotBundles: boolean };
+  /**
+   * What the recipe may reach on the host: its own folder, the `--allow-path` / `--allow-network`
+   * grants, and `widened`: every path outside the folder that a grant let through.
+   */
+  hostAccess: HostAccess & { widened: HostPathUse[] };
 }
 
 /** Result of `validateRecipe`: `issues` are `{ path (JSON pointer), message }`. */
@@ -160,7 +175,8 @@ export function planRecipe(value: unknown, recipePath: string, options: RecipeCh
 /** The `invalid-recipe` error for a list of issues, one `pointer: message` per line. */
 export function invalidRecipeError(recipePath: string, issues: readonly SchemaIssue[]): WpCodeboxError {
   return new WpCodeboxError(
-    "invalid-recipe",
+    // A path or network the recipe may not reach is refused under its own code.
+    hostAccessCode(issues, "invalid-recipe"),
     `The recipe ${recipePath} has ${issues.length} problem(s):\n${formatRecipeIssues(issues)}\nFix them and run again (wp-codebox schema recipe prints the JSON Schema).`,
     { issues: issues.map((i) => ({ ...i })), recipe: recipePath },
   );
@@ -191,8 +207,11 @@ export function readRecipeFile(path: string): unknown {
 
 function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckOptions): Analysis {
   const base = dirname(resolve(recipePath));
+  const access = resolveHostAccess(base, options, options.cwd);
   const issues = foldSchemaIssues(validateAgainstSchema(WORKSPACE_RECIPE_SCHEMA, value));
   if (!isRecord(value) || issues.some((i) => i.path === "/" || i.path === "/schema")) return { issues };
+  // Every host path the recipe names must lie in its folder or a granted one, checked before it is read.
+  const { check: allowed, widened } = hostPathChecker(access, issues);
   const recipe = value as Partial<WorkspaceRecipe>;
   const bad = (path: string) => issues.some((i) => i.path === path || i.path.startsWith(`${path}/`));
   const at = (path: string, message: string) => issues.push({ path, message });
@@ -264,16 +283,19 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
   (Array.isArray(inputs.mounts) ? inputs.mounts : []).forEach((m, i) => {
     if (bad(`/inputs/mounts/${i}`)) return;
     const spec: MountSpec = { source: isAbsolute(m.source) ? m.source : resolve(base, m.source), target: m.target, mode: m.mode ?? "readonly" };
+    if (!allowed(`/inputs/mounts/${i}/source`, spec.source)) return;
     if (check(`/inputs/mounts/${i}`, spec, " (sources are relative to the recipe file)")) mounts.push(spec);
   });
   (Array.isArray(inputs.plugins) ? inputs.plugins : []).forEach((p, i) => {
     if (bad(`/inputs/plugins/${i}`) || typeof p !== "string") return;
     const abs = resolve(base, p);
+    if (!allowed(`/inputs/plugins/${i}`, abs)) return;
     if (check(`/inputs/plugins/${i}`, pluginMount(abs, base), " (plugin paths are relative to the recipe file)")) plugins.push(abs);
   });
   (Array.isArray(inputs.themes) ? inputs.themes : []).forEach((t, i) => {
     if (bad(`/inputs/themes/${i}`) || typeof t !== "string") return;
     const abs = resolve(base, t);
+    if (!allowed(`/inputs/themes/${i}`, abs)) return;
     if (check(`/inputs/themes/${i}`, themeMount(abs, base), " (theme paths are relative to the recipe file)")) themes.push(abs);
   });
   // Environment and secrets: what PHP cannot receive unchanged is refused here, not after a boot.
@@ -304,6 +326,8 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
       if (!(error instanceof WpCodeboxError)) throw error;
       for (const issue of (error.details.issues as SchemaIssue[] | undefined) ?? [{ path: "", message: error.message }]) at(`/policy${issue.path}`, issue.message);
     }
+    // Outbound network is the command line's to grant: the recipe can only narrow it.
+    if (explicitPolicy) issues.push(...networkAccessIssues(explicitPolicy.network, access, "/policy/network"));
     if (secretEnv.length && recipe.policy.secrets === "none") at("/policy/secrets", `is "none" but inputs.secretEnv names ${secretEnv.join(", ")}; use "scoped" or drop the secrets`);
   }
 
@@ -321,7 +345,7 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
     list.forEach((step, index) => {
       const pointer = `/${phase}/${index}`;
       if (!isRecord(step) || bad(`${pointer}/command`) || bad(`${pointer}/args`) || typeof step.command !== "string") return;
-      const result = analyzeStep(step, pointer, base, issues, bad);
+      const result = analyzeStep(step, pointer, base, issues, bad, allowed);
       if (!result) return;
       use(result.capability, pointer, `used by ${pointer}`, false);
       if (result.usesEvaluate) use(BROWSER_EVALUATE_CAPABILITY, pointer, `auto-granted: the browser script of ${pointer} has an evaluate step`, true);
@@ -405,6 +429,7 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
         ...(artifactsDir !== undefined ? { directory: resolve(base, artifactsDir) } : {}),
         includeRuntimeSnapshotBundles: recipe.artifacts?.includeRuntimeSnapshotBundles ?? false,
       },
+      hostAccess: { ...access, widened },
     },
   };
 }
@@ -416,6 +441,7 @@ function analyzeStep(
   base: string,
   issues: SchemaIssue[],
   bad: (path: string) => boolean,
+  allowed: (pointer: string, path: string) => boolean,
 ): { args: string[]; capability: string; usesEvaluate: boolean } | undefined {
   const at = (path: string, message: string) => issues.push({ path, message });
   const known = COMMAND_DEFINITIONS.filter((d) => d.recipe).map((d) => d.id);
@@ -439,6 +465,9 @@ function analyzeStep(
     for (const issue of commandArgsIssues(error, `${pointer}/args`)) at(issue.path, issue.message);
     return undefined;
   }
+  // No file is read (and none is named in a plan) unless the recipe may name it.
+  const refused = commandArgHostPaths(step.command, flat, base, { keys, textFiles: true }).filter(({ key, path }) => !allowed(`${pointer}/args/${jsonPointerToken(key)}`, path));
+  if (refused.length) return undefined;
   // Resolve file references relative to the recipe: `@file` for json args, path args, and
   // `@file` text args (replaced by the file's content).
   const resolved = flat.map((raw, i) => {
