@@ -26,6 +26,10 @@ export interface BatchCommonOptions {
   log?: (message: string) => void;
   /** Environment: `WP_CODEBOX_OFFLINE`, and (local mode) the secret values sandboxes read; default `process.env`. */
   env?: NodeJS.ProcessEnv;
+  /** `--allow-path DIR`: host paths the task file, recipes and scripts may name beyond their folders (relative to `cwd`). */
+  allowPaths?: readonly string[];
+  /** `--allow-network ORIGIN`: hosts the recipes' and scripts' policies may reach (`*` = every host). */
+  allowNetwork?: readonly string[];
 }
 
 /** Options of `runLocalBatch`. */
@@ -66,7 +70,14 @@ export function prepareBatch(options: BatchCommonOptions): PreparedBatch {
   const root = resolve(cwd, options.artifactsDir);
   const offline = (options.env ?? process.env).WP_CODEBOX_OFFLINE === "1";
   const backend = createPlaygroundBackend({ cwd: dirname(tasksFile), offline });
-  const tasks = assertValidTaskFile(validateTaskFile(tasksFile, { backend, offline, wordpressVersions: listWordPressBuilds().map((b) => b.version) }));
+  const tasks = assertValidTaskFile(validateTaskFile(tasksFile, {
+      backend,
+      offline,
+      wordpressVersions: listWordPressBuilds().map((b) => b.version),
+      cwd,
+      ...(options.allowPaths ? { allowPaths: options.allowPaths } : {}),
+      ...(options.allowNetwork ? { allowNetwork: options.allowNetwork } : {}),
+    }));
   if (existsSync(root) && !statSync(root).isDirectory()) throw new WpCodeboxError("artifacts-dir-invalid", `--artifacts ${root} is a file: pass a directory (it is created if missing).`, { path: root });
   const blocked = tasks.filter((t) => {
     const dir = join(root, t.id);

@@ -51,7 +51,7 @@ const statePath = (root: string, ...parts: string[]) => join(root, BATCH_STATE_D
  */
 export function taskFingerprint(task: ResolvedTask): string {
   const hash = createHash("sha256");
-  hash.update(JSON.stringify({ kind: task.kind, file: task.file, runtime: task.runtime, timeoutMs: task.timeoutMs ?? null }));
+  hash.update(JSON.stringify({ kind: task.kind, file: task.file, runtime: task.runtime, timeoutMs: task.timeoutMs ?? null, ...(task.grants ? { grants: task.grants } : {}) }));
   try {
     hash.update(readFileSync(task.file));
   } catch {
@@ -140,7 +140,7 @@ export async function runTaskToBundle(task: ResolvedTask, options: RunTaskOption
       throw new WpCodeboxError(task.kind === "recipe" ? "invalid-recipe" : "invalid-episode-script", `Cannot read ${task.file}: ${(error as Error).message}`, { path: task.file });
     }
     const request = task.kind === "recipe" ? { kind: "recipe" as const, file: task.file, recipe: document } : { kind: "episode" as const, file: task.file, script: document, baseDir: dirname(task.file) };
-    const plan = planRun(request, { cwd: dirname(task.file), processEnv, artifactsDir: stage, backend });
+    const plan = planRun(request, { cwd: dirname(task.file), processEnv, artifactsDir: stage, backend, ...(task.grants ? task.grants : {}) });
     const outcome = await runSession(plan, { backend, ...(progress ? { onProgress: progress } : {}) });
     const failure = outcome.recipe?.report.failure;
     const failedStep = outcome.episode?.steps.find((s) => s.kind === "action" && s.status !== "ok");

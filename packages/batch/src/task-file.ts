@@ -18,6 +18,10 @@ import {
   validateAgainstSchema,
   validateEpisodeScript,
   validateRecipe,
+  episodeScriptHostAccess,
+  hostPathChecker,
+  hostAccessCode,
+  resolveHostAccess,
   type BatchTask,
   type RuntimeBackend,
 } from "@wp-codebox/runtime-core";
@@ -59,6 +63,11 @@ export interface ResolvedTask {
    * `runtime` overrides, so the cells of one recipe run side by side in the pool.
    */
   matrix?: { task: string; wp: string | null; php: string | null };
+  /**
+   * The `--allow-path` / `--allow-network` grants the batch was started with (absolute paths,
+   * host patterns), carried to whichever process runs the task.
+   */
+  grants?: { allowPaths: string[]; allowNetwork: string[] };
 }
 
 /** What `validateTaskFile` returns: the tasks in file order, or every issue. */
@@ -82,6 +91,15 @@ export interface TaskFileOptions {
   offline?: boolean;
   /** Skip reading the referenced recipes and scripts (pure shape check). */
   skipReferencedFiles?: boolean;
+  /**
+   * `--allow-path DIR`: host paths beyond the task file's folder (for its `recipe`/`episode`
+   * paths) and beyond each recipe's or script's own folder (for what it names); relative to `cwd`.
+   */
+  allowPaths?: readonly string[];
+  /** `--allow-network ORIGIN`: hosts the recipes' and scripts' policies may reach (`*` = every host). */
+  allowNetwork?: readonly string[];
+  /** Base of relative `allowPaths`; default `process.cwd()`. */
+  cwd?: string;
 }
 
 function collapseIssues(issues: { path: string; message: string }[]): { path: string; message: string }[] {
@@ -190,6 +208,10 @@ export function validateTaskLines(text: string, baseDir: string, options: TaskFi
   const tasks: ResolvedTask[] = [];
   const seen = new Map<string, number>();
   const lines = text.split(/\r?\n/);
+  // The task file names recipes and scripts: they must lie in its folder or a granted path.
+  const fileAccess = resolveHostAccess(baseDir, options, options.cwd);
+  const grants = { allowPaths: fileAccess.allowPaths, allowNetwork: fileAccess.allowNetwork };
+  const hasGrants = grants.allowPaths.length > 0 || grants.allowNetwork.length > 0;
   lines.forEach((raw, index) => {
     const line = index + 1;
     const trimmed = raw.trim();
@@ -242,6 +264,11 @@ export function validateTaskLines(text: string, baseDir: string, options: TaskFi
     const kind: ResolvedTask["kind"] = hasRecipe ? "recipe" : "episode";
     const lineValid = issues.length === before;
     const file = isAbsolute(rel) ? rel : resolve(baseDir, rel);
+    const pathIssues: { path: string; message: string }[] = [];
+    if (!hostPathChecker(fileAccess, pathIssues).check(`/${hasRecipe ? "recipe" : "episode"}`, file)) {
+      for (const i of pathIssues) at(i.path, i.message);
+      return;
+    }
     const runtime: TaskRuntimeOverrides = { ...(task.runtime ?? {}) };
     let cells: { wp?: string; php?: string }[] | undefined;
     if (!options.skipReferencedFiles) {
@@ -267,17 +294,19 @@ export function validateTaskLines(text: string, baseDir: string, options: TaskFi
           ...(options.backend ? { backend: options.backend } : {}),
           ...(options.wordpressVersions ? { wordpressVersions: options.wordpressVersions } : {}),
           ...(options.offline ? { offline: true } : {}),
+          ...grants,
         };
         for (const issue of validateRecipe(doc, file, checks).issues) fileIssue(issue.path, issue.message);
         cells = matrixCells(doc);
       } else {
         const { issues: scriptIssues } = validateEpisodeScript(doc);
         for (const issue of scriptIssues) fileIssue(issue.path, issue.message);
+        for (const issue of episodeScriptHostAccess(doc, dirname(file), resolveHostAccess(dirname(file), grants)).issues) fileIssue(issue.path, issue.message);
         if (scriptIssues.length === 0) checkEpisodeRuntime(doc as EpisodeLike, options, fileIssue);
       }
     }
     if (!lineValid || issues.length > before) return;
-    const base = { line, kind, file, ...(timeoutMs !== undefined && timeoutMs > 0 ? { timeoutMs } : {}) };
+    const base = { line, kind, file, ...(timeoutMs !== undefined && timeoutMs > 0 ? { timeoutMs } : {}), ...(hasGrants ? { grants } : {}) };
     if (!cells) {
       tasks.push({ id: task.id!, ...base, runtime });
       return;
@@ -331,7 +360,8 @@ export function formatTaskFileIssues(validation: Pick<TaskFileValidation, "path"
 export function assertValidTaskFile(validation: TaskFileValidation): ResolvedTask[] {
   if (!validation.valid) {
     throw new WpCodeboxError(
-      "invalid-batch",
+      // A path or network a task may not reach is refused under its own code.
+      hostAccessCode(validation.issues, "invalid-batch"),
       `${validation.path} has ${validation.issues.length} problem(s); nothing ran:\n${formatTaskFileIssues(validation)}\nwp-codebox schema batch-task prints the JSON Schema of one line.`,
       { issues: validation.issues },
     );

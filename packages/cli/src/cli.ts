@@ -15,6 +15,7 @@ import type { RunOptions, RunOutcome } from "./commands/run.js";
 import { registerRecipeCommands } from "./commands/recipe-cli.js";
 import { registerCheckCommand } from "./commands/check-cli.js";
 import { registerBatchCommands } from "./commands/batch-cli.js";
+import { addHostAccessOptions, hostAccessGrants, type HostAccessFlags } from "./host-access-flags.js";
 
 /** Per-invocation state shared by the actions and the top-level catch. */
 interface CliState {
@@ -237,6 +238,7 @@ function buildProgram(state: CliState): Command {
   addRuntimeOptions(
     program
       .command("serve")
+      .option("--allow-path <dir>", "let the --recipe file name host paths under DIR besides its own folder (repeatable; symlinks are followed before checking)", (v: string, p: string[] | undefined) => [...(p ?? []), v])
       .description("Boot a sandbox and keep it up: site URL, one-click admin login, and a control endpoint for --attach.")
       .option("--recipe <file>", "take the runtime and inputs (plugins, themes, mounts, env, secret env) of a workspace recipe; flags add to it")
       .option("--port <n>", "control endpoint port on 127.0.0.1 (default: any free port)")
@@ -264,6 +266,7 @@ function buildProgram(state: CliState): Command {
         // Boot progress as events too: with --json nothing on stderr is plain text.
         ...(asJson ? { onProgress: (message: string) => jsonEvent(io, "progress", { message }) } : {}),
         ...(opts.recipe !== undefined ? { recipe: opts.recipe as string } : {}),
+        ...(opts.allowPath !== undefined ? { allowPaths: opts.allowPath as string[] } : {}),
         ...(opts.port !== undefined ? { port: opts.port as string } : {}),
         ...(opts.ttl !== undefined ? { ttl: opts.ttl as string } : {}),
         ...(opts.pool !== undefined ? { pool: opts.pool as string } : {}),
@@ -444,8 +447,8 @@ function buildProgram(state: CliState): Command {
 
   // episode run | replay
   const episode = program.command("episode").description("Run stateful episodes and replay their traces.").addHelpText("after", examples(["wp-codebox episode run examples/episodes/seed-and-snapshot.json --artifacts out-episode", "wp-codebox episode replay out-episode"]));
-  episode
-    .command("run")
+  addHostAccessOptions(episode
+    .command("run"), "the script")
     .description("Run an episode script (wp-codebox/episode-script/v1) and write its bundle: trace, events, observations, snapshots.")
     .argument("<script>", "episode script JSON file; relative paths in it resolve against its folder")
     .option("--artifacts <dir>", "bundle directory, created; refused if not empty (default: the script's artifacts.directory, else ./wp-codebox-artifacts/<episode id>)")
@@ -455,7 +458,7 @@ function buildProgram(state: CliState): Command {
     .option("--attach <control-url>", "drive a live sandbox of wp-codebox serve (reset first; the script's runtime, inputs and policy are not used)")
     .option("--token <token>", "control token (default $WP_CODEBOX_TOKEN)")
     .addHelpText("after", "\nA failing step is recorded, not fatal. Exit codes: 0 every step ok; 1 a step failed or timed out (the bundle is still written); 2 invalid script (every issue listed)." + examples(["wp-codebox episode run episode.json --artifacts out-episode --json"]))
-    .action(async (script: string, opts: { artifacts?: string; json?: boolean; attach?: string; token?: string; clock?: string; seed?: string }) => {
+    .action(async (script: string, opts: { artifacts?: string; json?: boolean; attach?: string; token?: string; clock?: string; seed?: string } & HostAccessFlags) => {
       const { runEpisode, formatEpisodeOutcome } = await import("./commands/episode-run.js");
       const attached = opts.attach !== undefined ? await (await import("./commands/attach.js")).attach({ control: opts.attach, ...(opts.token !== undefined ? { token: opts.token } : {}), processEnv: io.env }) : undefined;
       let outcome: Awaited<ReturnType<typeof runEpisode>>;
@@ -467,6 +470,7 @@ function buildProgram(state: CliState): Command {
             ...(opts.artifacts ? { artifactsDir: opts.artifacts } : {}),
             ...(opts.clock !== undefined ? { clock: opts.clock } : {}),
             ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
+            ...hostAccessGrants(opts),
             cwd: io.cwd,
             processEnv: io.env,
             interrupt,

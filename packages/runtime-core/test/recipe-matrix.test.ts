@@ -26,6 +26,9 @@ import {
 const dir = mkdtempSync(join(tmpdir(), "wp-codebox-matrix-"));
 mkdirSync(join(dir, "my-plugin"));
 writeFileSync(join(dir, "my-plugin", "my-plugin.php"), "<?php /* Plugin Name: Mine */");
+// A PHPUnit entry inside the recipe's folder: a recipe may only name paths there (or granted ones).
+mkdirSync(join(dir, "bin"));
+writeFileSync(join(dir, "bin", "phpunit"), "#!/usr/bin/env php\n<?php\n");
 const recipePath = join(dir, "recipe.json");
 after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -33,7 +36,7 @@ const recipe = (runtime: unknown) => ({
   schema: "wp-codebox/workspace-recipe/v1",
   runtime,
   inputs: { plugins: ["./my-plugin"] },
-  steps: [{ command: "wordpress.phpunit", args: { phpunit: "/usr/bin/phpunit" }, expect: { tests: "all-passed" } }],
+  steps: [{ command: "wordpress.phpunit", args: { phpunit: "./bin/phpunit" }, expect: { tests: "all-passed" } }],
 });
 
 test("a matrix plans every wp × php cell in order; latest and 8.5 are valid versions", () => {

@@ -5,6 +5,7 @@
 import { InvalidArgumentError, type Command } from "commander";
 import type { CliIo } from "../cli-io.js";
 import { CliExitError, EXIT_CODES } from "../cli-exit-error.js";
+import { addHostAccessOptions, hostAccessGrants, type HostAccessFlags } from "../host-access-flags.js";
 
 /** What the batch commands need from the CLI invocation. */
 export interface BatchCliContext {
@@ -32,8 +33,8 @@ function isolation(value: string): Isolation {
 /** Adds `batch` and `worker` to `program`. */
 export function registerBatchCommands(program: Command, ctx: BatchCliContext): void {
   const { io } = ctx;
-  program
-    .command("batch")
+  addHostAccessOptions(program
+    .command("batch"), "the task file and its recipes and scripts")
     .description("Run every task of a task file (tasks.jsonl: recipes and episodes), N sandboxes at once or on a BullMQ queue; one bundle per task, report.json and junit.xml.")
     .argument("<tasks>", 'task file: one JSON object a line, {"id": "t1", "recipe": "recipe.json"} or {"id": "t2", "episode": "script.json"} (wp-codebox schema batch-task)')
     .requiredOption("--artifacts <dir>", "where DIR/<id>/ bundles, report.json and junit.xml go; re-running skips tasks whose bundle verifies")
@@ -53,9 +54,9 @@ export function registerBatchCommands(program: Command, ctx: BatchCliContext): v
           "wp-codebox batch tasks.jsonl --artifacts /shared/out --queue redis://10.0.0.5:6379/0",
         ]),
     )
-    .action(async (tasksFile: string, opts: { artifacts: string; concurrency?: number; isolation?: Isolation; queue?: string; queueName?: string; attempts?: number; json?: boolean }) => {
+    .action(async (tasksFile: string, opts: { artifacts: string; concurrency?: number; isolation?: Isolation; queue?: string; queueName?: string; attempts?: number; json?: boolean } & HostAccessFlags) => {
       const batch = await import("@wp-codebox/batch");
-      const common = { tasksFile, artifactsDir: opts.artifacts, cwd: io.cwd, env: io.env, log: (m: string) => io.stderr(`${m}\n`) };
+      const common = { tasksFile, artifactsDir: opts.artifacts, cwd: io.cwd, env: io.env, log: (m: string) => io.stderr(`${m}\n`), ...hostAccessGrants(opts) };
       if (opts.queue !== undefined && (opts.concurrency !== undefined || opts.isolation !== undefined)) io.stderr("wp-codebox: --concurrency and --isolation are set on each worker in queue mode; ignored here\n");
       const outcome = opts.queue
         ? await batch.submitQueueBatch({ ...common, queueUrl: opts.queue, ...(opts.queueName ? { queueName: opts.queueName } : {}), ...(opts.attempts ? { attempts: opts.attempts } : {}) })

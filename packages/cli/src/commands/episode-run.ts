@@ -21,6 +21,10 @@ export interface EpisodeRunOptions {
   /** Aborting it (reason `"SIGINT"`/`"SIGTERM"`) stops the episode: bundle written, sandbox disposed. */
   interrupt?: AbortSignal;
   backend?: RuntimeBackend;
+  /** `--allow-path DIR`: host paths beyond the script's folder it may name (relative to `cwd`). */
+  allowPaths?: readonly string[];
+  /** `--allow-network ORIGIN`: hosts the script's policy may reach (`*` = every host). */
+  allowNetwork?: readonly string[];
 }
 
 /**
@@ -35,7 +39,7 @@ export async function runEpisode(options: EpisodeRunOptions): Promise<RunSession
   const backend = options.backend ?? createPlaygroundBackend({ cwd: dirname(resolve(cwd, options.script)) });
   const plan = planRun(
     { kind: "episode", file: options.script, ...(options.clock !== undefined ? { clock: options.clock } : {}), ...(options.seed !== undefined ? { seed: options.seed } : {}) },
-    { cwd, ...(options.processEnv ? { processEnv: options.processEnv } : {}), ...(options.artifactsDir !== undefined ? { artifactsDir: options.artifactsDir } : {}), backend },
+    { cwd, ...(options.processEnv ? { processEnv: options.processEnv } : {}), ...(options.artifactsDir !== undefined ? { artifactsDir: options.artifactsDir } : {}), backend, ...(options.allowPaths ? { allowPaths: options.allowPaths } : {}), ...(options.allowNetwork ? { allowNetwork: options.allowNetwork } : {}) },
   );
   return runSession(plan, { backend, ...(options.backend?.kind === "attached" ? { sandboxOutlives: true } : {}), ...(options.interrupt ? { signal: options.interrupt } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
 }

@@ -3,6 +3,7 @@
  */
 import type { Command } from "commander";
 import type { CliIo } from "../cli-io.js";
+import { addHostAccessOptions, hostAccessGrants, type HostAccessFlags } from "../host-access-flags.js";
 
 /** What the recipe commands need from the CLI invocation. */
 export interface RecipeCliContext {
@@ -23,35 +24,35 @@ export function registerRecipeCommands(program: Command, ctx: RecipeCliContext):
     .description("Validate, plan and run workspace recipes (wp-codebox/workspace-recipe/v1): one JSON file that replays a CI check or a bug report.")
     .addHelpText("after", examples(["wp-codebox recipe validate examples/recipes/plugin-smoke/recipe.json", "wp-codebox recipe plan examples/recipes/admin-browser/recipe.json", "wp-codebox recipe run examples/recipes/plugin-smoke/recipe.json --artifacts out"]));
 
-  recipe
-    .command("validate")
+  addHostAccessOptions(recipe
+    .command("validate"), "the recipe")
     .description("Check a recipe without booting: every problem, each with a JSON pointer.")
     .argument("<file>", "recipe JSON file")
     .option("--json", 'print {"recipe", "valid", "issues": [{"path", "message"}]} on stdout')
     .addHelpText("after", "\nExit codes: 0 valid, 2 invalid (every problem listed as `pointer: message`)." + examples(["wp-codebox recipe validate recipe.json"]))
-    .action(async (file: string, opts: { json?: boolean }) => {
+    .action(async (file: string, opts: { json?: boolean } & HostAccessFlags) => {
       const { validateRecipeFile, invalidRecipeExit } = await import("./recipe-run.js");
-      const report = await validateRecipeFile(file, io.cwd, io.env);
+      const report = await validateRecipeFile(file, io.cwd, io.env, hostAccessGrants(opts));
       if (opts.json) ctx.printJson(report);
       if (!report.valid) throw invalidRecipeExit(report);
       if (!opts.json) io.stderr(`valid: ${report.recipe}\n`);
     });
 
-  recipe
-    .command("plan")
+  addHostAccessOptions(recipe
+    .command("plan"), "the recipe")
     .description("Dry run: resolved inputs, the derived policy (auto-granted capabilities marked) and the ordered steps with resolved args. Boots nothing.")
     .argument("<file>", "recipe JSON file")
     .option("--json", "print the plan (wp-codebox/workspace-recipe-plan/v1) on stdout")
     .addHelpText("after", "\nExit codes: 0 planned, 2 invalid recipe." + examples(["wp-codebox recipe plan recipe.json", "wp-codebox recipe plan recipe.json --json | jq .capabilities"]))
-    .action(async (file: string, opts: { json?: boolean }) => {
+    .action(async (file: string, opts: { json?: boolean } & HostAccessFlags) => {
       const { planRecipeFile, formatRecipePlan } = await import("./recipe-run.js");
-      const plan = await planRecipeFile(file, io.cwd, io.env);
+      const plan = await planRecipeFile(file, io.cwd, io.env, hostAccessGrants(opts));
       if (opts.json) ctx.printJson(plan);
       else io.stdout(formatRecipePlan(plan));
     });
 
-  recipe
-    .command("run")
+  addHostAccessOptions(recipe
+    .command("run"), "the recipe")
     .description("Run a recipe in one fresh sandbox: setup, then steps, checking each step's expect; always writes the bundle. With runtime.matrix: once per (wp, php) cell, one bundle per cell plus matrix-summary.json.")
     .argument("<file>", "recipe JSON file")
     .option("--artifacts <dir>", "bundle directory (default: the recipe's artifacts.directory, else ./wp-codebox-artifacts/<run id>); refused if not empty")
@@ -64,7 +65,7 @@ export function registerRecipeCommands(program: Command, ctx: RecipeCliContext):
       "\nExit codes: 0 every expectation met; 1 a step failed its expectations (later steps skipped; files/recipe-report.json says which, with expected and actual); 2 invalid recipe; 3 environment (no browser, no WP-CLI)." +
         examples(["wp-codebox recipe run recipe.json", "API_TOKEN=... wp-codebox recipe run recipe.json --artifacts out --json"]),
     )
-    .action(async (file: string, opts: { artifacts?: string; wpCliPhar?: string; clock?: string; seed?: string; json?: boolean }) => {
+    .action(async (file: string, opts: { artifacts?: string; wpCliPhar?: string; clock?: string; seed?: string; json?: boolean } & HostAccessFlags) => {
       const { runRecipeFile, formatRecipeRun, recipeHasMatrix, runRecipeMatrixFile, formatRecipeMatrixRun, recipeMatrixExit } = await import("./recipe-run.js");
       const { sessionExitError } = await import("../cli-exit-error.js");
       // What a single recipe run and a matrix run both take from the command line.
@@ -77,6 +78,7 @@ export function registerRecipeCommands(program: Command, ctx: RecipeCliContext):
         ...(opts.wpCliPhar !== undefined ? { wpCliPhar: opts.wpCliPhar } : {}),
         ...(opts.clock !== undefined ? { clock: opts.clock } : {}),
         ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
+        ...hostAccessGrants(opts),
         onProgress: (message: string) => io.stderr(`wp-codebox: ${message}\n`),
       });
       if (recipeHasMatrix(file, io.cwd)) {

@@ -18,6 +18,8 @@ import {
   type RunSessionOutcome,
   type RuntimeBackend,
   type SchemaIssue,
+  hostAccessCode,
+  type HostAccessGrants,
 } from "@wp-codebox/runtime-core";
 import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
 import { CliExitError, EXIT_CODES } from "../cli-exit-error.js";
@@ -41,16 +43,16 @@ function recipeBackend(path: string, processEnv: NodeJS.ProcessEnv = process.env
  * Validates a recipe file: every problem, each with a JSON pointer.
  * @throws WpCodeboxError `invalid-recipe` when the file is missing or not JSON.
  */
-export async function validateRecipeFile(file: string, cwd: string, processEnv: NodeJS.ProcessEnv = process.env): Promise<RecipeValidateReport> {
+export async function validateRecipeFile(file: string, cwd: string, processEnv: NodeJS.ProcessEnv = process.env, grants: HostAccessGrants = {}): Promise<RecipeValidateReport> {
   const path = resolve(cwd, file);
-  const report = validateRecipe(readRecipeFile(path), path, { backend: recipeBackend(path, processEnv) });
+  const report = validateRecipe(readRecipeFile(path), path, { backend: recipeBackend(path, processEnv), cwd, ...grants });
   return { recipe: path, valid: report.valid, issues: report.issues };
 }
 
 /** The `invalid-recipe` exit (2) for a failed validation, listing every `pointer: message`. */
 export function invalidRecipeExit(report: RecipeValidateReport): CliExitError {
   return new CliExitError(
-    "invalid-recipe",
+    hostAccessCode(report.issues, "invalid-recipe"),
     `${report.recipe} has ${report.issues.length} problem(s):\n${formatRecipeIssues(report.issues)}\nFix them and run "wp-codebox recipe validate" again (wp-codebox schema recipe prints the JSON Schema).`,
     EXIT_CODES.invalidInput,
     { issues: report.issues },
@@ -61,9 +63,9 @@ export function invalidRecipeExit(report: RecipeValidateReport): CliExitError {
  * Plans a recipe without booting anything.
  * @throws WpCodeboxError `invalid-recipe` listing every problem.
  */
-export async function planRecipeFile(file: string, cwd: string, processEnv: NodeJS.ProcessEnv = process.env): Promise<RecipePlan> {
+export async function planRecipeFile(file: string, cwd: string, processEnv: NodeJS.ProcessEnv = process.env, grants: HostAccessGrants = {}): Promise<RecipePlan> {
   const path = resolve(cwd, file);
-  return planRecipe(readRecipeFile(path), path, { backend: recipeBackend(path, processEnv) });
+  return planRecipe(readRecipeFile(path), path, { backend: recipeBackend(path, processEnv), cwd, ...grants });
 }
 
 /** Human text of a plan. */
@@ -87,6 +89,9 @@ export function formatRecipePlan(plan: RecipePlan): string {
     const keys = Object.keys(s.expect);
     lines.push(`               expect: ${keys.length ? JSON.stringify(s.expect) : '{"status":"ok"} (default)'}`);
   }
+  const access = plan.hostAccess;
+  lines.push(`host:     the recipe's folder ${access.folder}${access.allowPaths.length ? `; --allow-path ${access.allowPaths.join(", ")}` : ""}; network ${access.allowNetwork.length ? `--allow-network ${access.allowNetwork.join(", ")}` : "none granted"}`);
+  for (const w of access.widened) lines.push(`  + ${w.pointer}: ${w.path} (outside the folder, allowed by --allow-path ${w.allowedBy})`);
   lines.push(`bundle:   ${plan.artifacts.directory ?? "./wp-codebox-artifacts/<run id>"}${plan.artifacts.includeRuntimeSnapshotBundles ? " (with runtime snapshots)" : ""}`);
   return `${lines.join("\n")}\n`;
 }
@@ -94,6 +99,11 @@ export function formatRecipePlan(plan: RecipePlan): string {
 /** `--clock` / `--seed` as run-request fields. */
 function determinismFlags(options: { clock?: string; seed?: string }): { clock?: string; seed?: string } {
   return { ...(options.clock !== undefined ? { clock: options.clock } : {}), ...(options.seed !== undefined ? { seed: options.seed } : {}) };
+}
+
+/** The grants of `options` that were given. */
+function grantsOf(options: HostAccessGrants): HostAccessGrants {
+  return { ...(options.allowPaths ? { allowPaths: options.allowPaths } : {}), ...(options.allowNetwork ? { allowNetwork: options.allowNetwork } : {}) };
 }
 
 /** Options of `recipe run`. */
@@ -111,6 +121,10 @@ export interface RecipeRunOptions {
   /** Aborting it (reason `"SIGINT"`/`"SIGTERM"`) stops the recipe: bundle written, sandbox disposed. */
   interrupt?: AbortSignal;
   backend?: RuntimeBackend;
+  /** `--allow-path DIR`: host paths beyond the recipe's folder it may name (relative to `cwd`). */
+  allowPaths?: readonly string[];
+  /** `--allow-network ORIGIN`: hosts the recipe's policy may reach (`*` = every host). */
+  allowNetwork?: readonly string[];
 }
 
 /**
@@ -125,7 +139,7 @@ export async function runRecipeFile(options: RecipeRunOptions): Promise<RunSessi
   const backend = options.backend ?? recipeBackend(path, options.processEnv);
   const plan = planRun(
     { kind: "recipe", file: path, ...(options.wpCliPhar !== undefined ? { wpCliPhar: options.wpCliPhar } : {}), ...determinismFlags(options) },
-    { cwd: options.cwd, processEnv: options.processEnv, ...(options.artifactsDir !== undefined ? { artifactsDir: options.artifactsDir } : {}), backend },
+    { cwd: options.cwd, processEnv: options.processEnv, ...(options.artifactsDir !== undefined ? { artifactsDir: options.artifactsDir } : {}), backend, ...grantsOf(options) },
   );
   return runSession(plan, { backend, ...(options.interrupt ? { signal: options.interrupt } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
 }
@@ -149,6 +163,7 @@ export async function runRecipeMatrixFile(options: RecipeRunOptions & { onCell?:
       cwd: options.cwd,
       processEnv: options.processEnv,
       backend: options.backend ?? recipeBackend(path, options.processEnv),
+      ...grantsOf(options),
       ...(options.artifactsDir !== undefined ? { artifactsDir: options.artifactsDir } : {}),
       ...(options.interrupt ? { signal: options.interrupt } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),

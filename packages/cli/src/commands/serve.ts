@@ -17,6 +17,8 @@ export const DEFAULT_SERVE_TTL = "30m";
 export interface ServeOptions extends Omit<RunOptions, "command" | "args" | "timeout" | "artifactsDir" | "interrupt"> {
   /** Recipe whose `runtime` and `inputs` (plugins, themes, mounts, env, secretEnv) the sandbox takes; flags add to / override it. */
   recipe?: string;
+  /** `--allow-path DIR`: host paths beyond the `--recipe` file's folder it may name (relative to `cwd`). */
+  allowPaths?: string[];
   /** Control port on 127.0.0.1; default any free port. */
   port?: string | number;
   /** Idle time (`30m`, `90s`; `0` = never); default 30m. */
@@ -74,7 +76,8 @@ export async function prepareServe(options: ServeOptions): Promise<{ spec: Runti
   const processEnv = options.processEnv ?? process.env;
   let base: Partial<RunOptions> = {};
   if (options.recipe !== undefined) {
-    const plan = await planRecipeFile(options.recipe, cwd);
+    // The recipe's paths are checked like `recipe run` checks them; its policy is not used (--policy is).
+    const plan = await planRecipeFile(options.recipe, cwd, processEnv, options.allowPaths ? { allowPaths: options.allowPaths } : {});
     base = {
       ...(plan.runtime.wp !== undefined ? { wp: plan.runtime.wp } : {}),
       ...(plan.runtime.php !== undefined ? { php: plan.runtime.php } : {}),
