@@ -126,7 +126,7 @@ test("check on the clean fixture: exit 0, zero findings, every kind of surface e
 
 test("wordpress.check as a recipe step gates on fail-on", async () => {
   const out = join(scratch, "recipe");
-  const run = await cli(["recipe", "run", "examples/recipes/plugin-check/recipe.json", "--artifacts", out, "--json"]);
+  const run = await cli(["recipe", "run", "examples/recipes/plugin-check/recipe.json", "--allow-path", "test/fixtures", "--artifacts", out, "--json"]);
   assert.equal(run.code, 0, run.show());
   assert.ok(existsSync(join(out, "files/check/report.json")));
   assert.equal((await verifyArtifactBundle(out)).valid, true);

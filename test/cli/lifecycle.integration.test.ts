@@ -105,7 +105,7 @@ test("recipe run: the same plugin as a recipe input → boot-failed, exit 1, a v
   const file = join(scratch, "recipe.json");
   writeFileSync(file, JSON.stringify({ schema: "wp-codebox/workspace-recipe/v1", inputs: { plugins: [PLUGIN] }, steps: [{ command: "wordpress.run-php", args: { code: "<?php echo 1;" } }] }));
   const out = join(scratch, "recipe-out");
-  const run = await cli(["recipe", "run", file, "--artifacts", out, "--json"]);
+  const run = await cli(["recipe", "run", file, "--allow-path", PLUGIN, "--artifacts", out, "--json"]);
   assert.equal(run.code, 1, run.show());
   const printed = JSON.parse(run.stdout);
   assert.equal(printed.error.code, "boot-failed");
@@ -118,7 +118,7 @@ test("episode run: an episode whose boot fails → boot-failed, exit 1, a verify
   const file = join(scratch, "episode.json");
   writeFileSync(file, JSON.stringify({ schema: "wp-codebox/episode-script/v1", plugins: [PLUGIN], steps: [{ action: { command: "wordpress.run-php", args: { code: "<?php echo 1;" } } }] }));
   const out = join(scratch, "episode-out");
-  const run = await cli(["episode", "run", file, "--artifacts", out, "--json"]);
+  const run = await cli(["episode", "run", file, "--allow-path", PLUGIN, "--artifacts", out, "--json"]);
   assert.equal(run.code, 1, run.show());
   assert.equal(JSON.parse(run.stdout).error.code, "boot-failed");
   await assertBootFailedBundle(out);

@@ -99,7 +99,7 @@ describe("wp-codebox run --wp beyond the bundled builds", { timeout: 120_000 }, 
 describe("wp-codebox recipe run with runtime.matrix", { timeout: 600_000 }, () => {
   it("runs the 2×2 matrix: four bundles that verify, and a summary printed and written as JSON", async () => {
     const dir = join(tmp, "matrix");
-    const run = await spawnCli(["recipe", "run", "examples/recipes/phpunit-matrix/recipe.json", "--artifacts", dir]);
+    const run = await spawnCli(["recipe", "run", "examples/recipes/phpunit-matrix/recipe.json", "--allow-path", "test/fixtures", "--allow-path", "/usr/bin", "--artifacts", dir]);
     assert.equal(run.code, 0, show(run));
     const cells = ["wp-6.4-php-7.4", "wp-6.4-php-8.5", "wp-6.5-php-7.4", "wp-6.5-php-8.5"];
     assert.deepEqual(readdirSync(dir).sort(), [...cells, "matrix-summary.json"].sort());

@@ -20,7 +20,7 @@ after(() => rmSync(scratch, { recursive: true, force: true }));
 
 test("episode script → verified bundle with the failed step recorded → replay matches", async () => {
   const script = JSON.parse(readFileSync(join(examples, "seed-and-snapshot.json"), "utf8"));
-  const outcome = await runEpisodeScript(script, backend, { baseDir: examples, artifactsDir: join(scratch, "run") });
+  const outcome = await runEpisodeScript(script, backend, { baseDir: examples, artifactsDir: join(scratch, "run"), allowPaths: [fileURLToPath(new URL("../../../test/fixtures/", import.meta.url))] });
   assert.equal(outcome.allOk, false);
   assert.deepEqual(outcome.steps.map((s) => s.status ?? s.kind), ["ok", "ok", "snapshot", "error"]);
   const dir = outcome.bundle.directory;
