@@ -70,6 +70,11 @@ export function realPathOf(path: string): string {
   return rest.length ? join(real, ...rest) : real;
 }
 
+/** An IPv4 address (or a run of digits and dots), or an IPv6 one (it has a colon). */
+function isIpLiteral(host: string): boolean {
+  return /^[\d.]+$/.test(host) || host.includes(":");
+}
+
 function isInside(path: string, root: string): boolean {
   if (path === root) return true;
   const rel = relative(root, path);
@@ -108,6 +113,7 @@ export function parseNetworkGrant(text: string): string {
     host = value.split(":").length === 2 ? value.slice(0, value.indexOf(":")) : value;
   }
   if (!/^(\*\.)?[a-z0-9._:-]+$/.test(host) || host.startsWith(".") || host.endsWith(".")) return bad("is not a host name");
+  if (host.startsWith("*.") && isIpLiteral(host.slice(2))) return bad("puts a wildcard on an IP address; a wildcard covers subdomains of a DNS name only");
   return host;
 }
 
@@ -211,7 +217,8 @@ export function networkAccessIssues(network: NetworkPolicy, access: Pick<HostAcc
   if (network === "allow") {
     return [{ path: pointer, message: `${NETWORK_NOT_ALLOWED}: the file's policy allows outbound network to every host, but ${granted}. If you trust it, run again with --allow-network '*', or narrow the policy to {"allowHosts": [...]} and grant those hosts with --allow-network HOST.` }];
   }
-  const covers = (grant: string, host: string) => grant === host || (grant.startsWith("*.") && host.endsWith(grant.slice(1)) && host.length > grant.length - 1);
+  // A wildcard covers subdomains of a DNS name, never an IP address that happens to end alike.
+  const covers = (grant: string, host: string) => grant === host || (grant.startsWith("*.") && !isIpLiteral(host.replace(/^\*\./, "")) && host.endsWith(grant.slice(1)) && host.length > grant.length - 1);
   const issues: SchemaIssue[] = [];
   network.allowHosts.forEach((entry, i) => {
     const host = entry.toLowerCase();
