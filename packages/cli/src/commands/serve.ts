@@ -76,8 +76,9 @@ export async function prepareServe(options: ServeOptions): Promise<{ spec: Runti
   const processEnv = options.processEnv ?? process.env;
   let base: Partial<RunOptions> = {};
   if (options.recipe !== undefined) {
-    // The recipe's paths are checked like `recipe run` checks them; its policy is not used (--policy is).
-    const plan = await planRecipeFile(options.recipe, cwd, processEnv, options.allowPaths ? { allowPaths: options.allowPaths } : {});
+    // The recipe's paths are checked like `recipe run` checks them. Its policy is not used (--policy
+    // is), so its network rule needs no grant.
+    const plan = await planRecipeFile(options.recipe, cwd, processEnv, { ...(options.allowPaths ? { allowPaths: options.allowPaths } : {}), allowNetwork: ["*"] });
     base = {
       ...(plan.runtime.wp !== undefined ? { wp: plan.runtime.wp } : {}),
       ...(plan.runtime.php !== undefined ? { php: plan.runtime.php } : {}),
