@@ -31,7 +31,7 @@ function bundleFiles(dir: string): string[] {
 for (const name of ["plugin-smoke", "admin-browser", "seeded-content", "bug-fatal-on-activate"]) {
   test(`cookbook: examples/recipes/${name} runs with every expectation met`, async () => {
     const out = join(scratch, name);
-    const run = await cli(["recipe", "run", `examples/recipes/${name}/recipe.json`, "--allow-path", "test/fixtures", "--artifacts", out, "--json"]);
+    const run = await cli(["recipe", "run", `examples/recipes/${name}/recipe.json`, "--allow-path", "test/fixtures", "--allow-path", "examples/browser", "--artifacts", out, "--json"]);
     assert.equal(run.code, 0, run.show());
     const { report, bundle } = JSON.parse(run.stdout) as { report: { outcome: string; counts: { failed: number; skipped: number } }; bundle: { valid: boolean } };
     assert.equal(report.outcome, "passed");
@@ -44,10 +44,10 @@ for (const name of ["plugin-smoke", "admin-browser", "seeded-content", "bug-fata
 }
 
 test("recipe plan shows the auto-granted evaluate capability without booting", async () => {
-  const run = await cli(["recipe", "plan", "examples/recipes/admin-browser/recipe.json", "--allow-path", "test/fixtures"]);
+  const run = await cli(["recipe", "plan", "examples/recipes/admin-browser/recipe.json", "--allow-path", "test/fixtures", "--allow-path", "examples/browser"]);
   assert.equal(run.code, 0, run.show());
   assert.match(run.stdout, /\(auto-granted\) wordpress\.browser-actions\.evaluate: auto-granted: the browser script of \/steps\/1 has an evaluate step/);
-  const json = await cli(["recipe", "plan", "examples/recipes/admin-browser/recipe.json", "--allow-path", "test/fixtures", "--json"]);
+  const json = await cli(["recipe", "plan", "examples/recipes/admin-browser/recipe.json", "--allow-path", "test/fixtures", "--allow-path", "examples/browser", "--json"]);
   const plan = JSON.parse(json.stdout) as { capabilities: { capability: string; autoGranted: boolean }[] };
   assert.deepEqual(plan.capabilities.filter((c) => c.autoGranted).map((c) => c.capability), ["wordpress.browser-actions.evaluate"]);
 });
