@@ -137,8 +137,9 @@ export function resolveHostAccess(folder: string, grants: HostAccessGrants = {},
 /**
  * Whether a file may name `path`: inside its folder, or inside a granted path (both compared
  * with symlinks resolved, so a link inside the folder that points out is outside).
- * @returns `{ allowed: true, allowedBy? }` (`allowedBy` the grant, when outside the folder) or
- *   `{ allowed: false, issue }` whose message starts `path-not-allowed:` and names the remedy.
+ * @returns `{ allowed: true, real, allowedBy? }` (`real` the path with symlinks resolved,
+ *   `allowedBy` the grant when outside the folder) or `{ allowed: false, real, message }`, the
+ *   message starting `path-not-allowed:` and naming the `--allow-path` that would allow it.
  */
 export function checkHostPath(path: string, access: HostAccess): { allowed: true; real: string; allowedBy?: string } | { allowed: false; real: string; message: string } {
   const real = realPathOf(path);

@@ -241,7 +241,10 @@ export function defaultRuntimePolicy(): RuntimePolicy {
  *   `invalid-state-request`, `invalid-duration`, `invalid-policy`, `invalid-mount`, `mount-*`,
  *   `wordpress-source-invalid`, `php-version-unavailable`, `wordpress-version-unavailable`,
  *   `wordpress-build-missing`; for a recipe `invalid-recipe`, for a script
- *   `invalid-episode-script`, each listing every problem in `details.issues` as `{ path, message }`;
+ *   `invalid-episode-script`, each listing every problem in `details.issues` as `{ path, message }`
+ *   (`path-not-allowed` / `network-not-allowed` instead when the recipe or script names a host path
+ *   or asks for network that `allowPaths` / `allowNetwork` do not grant; `invalid-argument` for a
+ *   grant that does not exist or is no host);
  *   and on every path `artifacts-dir-not-empty` / `artifacts-dir-invalid`.
  * @example
  * const plan = planRun({ kind: "command", command: "wordpress.run-php", args: ["code=<?php echo 1;"] }, { backend });

@@ -164,7 +164,10 @@ export function validateRecipe(value: unknown, recipePath: string, options: Reci
  * reason (auto-granted ones marked), and the ordered steps with their resolved args.
  * Without `policy.commands`, the policy grants exactly the capabilities the steps use, plus
  * `wordpress.browser-actions.evaluate` when a browser script has an `evaluate` step.
- * @throws WpCodeboxError `invalid-recipe` with `details.issues` (every problem) when invalid.
+ * @throws WpCodeboxError `invalid-recipe` with `details.issues` (every problem) when invalid;
+ *   `path-not-allowed` / `network-not-allowed` (same shape) when any problem is a host path or
+ *   network the recipe may not reach (see `allowPaths` / `allowNetwork`); `invalid-argument` for a
+ *   bad grant.
  */
 export function planRecipe(value: unknown, recipePath: string, options: RecipeCheckOptions = {}): RecipePlan {
   const { issues, plan } = analyzeRecipe(value, recipePath, options);
