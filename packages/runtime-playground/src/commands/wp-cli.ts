@@ -6,13 +6,15 @@
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { WpCodeboxError } from "@wp-codebox/runtime-core";
+import { WpCodeboxError, parseWpCliCommand, splitCommandLine, wpCliArgv } from "@wp-codebox/runtime-core";
 import type { CommandHandler, WpCliPharSource } from "./command-context.js";
 import { outcomeFromRun, withFatalRecorder } from "./run-php.js";
 import { phpProgram } from "../php-assets.js";
 import { phpValue } from "../php-value.js";
 
 export type { WpCliPharSource };
+/** Kept here too: the command line splitter moved to runtime-core with the other offline checks. */
+export { splitCommandLine };
 
 const SANDBOX_PHAR = "/internal/wp-codebox/wp-cli.phar";
 const HOW_TO =
@@ -45,51 +47,12 @@ export function resolveWpCliPhar(source: WpCliPharSource, cwd: string): { path: 
   });
 }
 
-/**
- * Splits a WP-CLI command line into argv like a POSIX shell would for plain words, '…' and "…"
- * quotes and backslash escapes (no variables, globs or substitutions).
- * @throws WpCodeboxError `invalid-argument` for an unterminated quote.
- * @example splitCommandLine(`post create --post_title="Hello world"`) // ["post", "create", "--post_title=Hello world"]
- */
-export function splitCommandLine(line: string): string[] {
-  const out: string[] = [];
-  let current = "";
-  let inWord = false;
-  let quote: "'" | '"' | undefined;
-  for (let i = 0; i < line.length; i++) {
-    const ch = line[i]!;
-    if (quote) {
-      if (ch === quote) quote = undefined;
-      else if (ch === "\\" && quote === '"' && (line[i + 1] === '"' || line[i + 1] === "\\")) current += line[++i];
-      else current += ch;
-    } else if (ch === "'" || ch === '"') {
-      quote = ch;
-      inWord = true;
-    } else if (ch === "\\" && i + 1 < line.length) {
-      current += line[++i];
-      inWord = true;
-    } else if (/\s/.test(ch)) {
-      if (inWord) out.push(current);
-      current = "";
-      inWord = false;
-    } else {
-      current += ch;
-      inWord = true;
-    }
-  }
-  if (quote) throw new WpCodeboxError("invalid-argument", `wordpress.wp-cli: unterminated ${quote} quote in command "${line}"; close the quote.`, { command: line });
-  if (inWord) out.push(current);
-  return out;
-}
-
 export const wpCli: CommandHandler = async (ctx, args) => {
-  const line = (args.command ?? "").trim().replace(/^wp\s+/, "");
-  const argv = splitCommandLine(line);
-  if (argv.length === 0) throw new WpCodeboxError("missing-argument", 'wordpress.wp-cli: command is empty; pass e.g. command="plugin list --format=json".');
+  // Checked again here for callers that reach the backend without a plan (live sessions).
+  const { argv } = parseWpCliCommand(args.command ?? "");
   const phar = resolveWpCliPhar(ctx.wpCli, ctx.cwd);
   await ctx.writeSandboxFile(SANDBOX_PHAR, readFileSync(phar.path));
-  const has = (flag: string) => argv.some((a) => a === `--${flag}` || a.startsWith(`--${flag}=`));
-  const full = ["wp", ...argv, ...(has("path") ? [] : ["--path=/wordpress"]), ...(has("url") ? [] : [`--url=${ctx.siteUrl}`])];
+  const full = wpCliArgv(argv, { path: "/wordpress", url: ctx.siteUrl });
   const code = withFatalRecorder(phpProgram({ wp_codebox_argv: phpValue(full, "wp-cli command"), wp_codebox_phar: phpValue(SANDBOX_PHAR) }, "commands/wp-cli.php"));
   const outcome = outcomeFromRun(await ctx.runPhp(code));
   if (outcome.error?.code === "php-exit") {
