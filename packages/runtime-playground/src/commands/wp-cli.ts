@@ -17,6 +17,8 @@ export type { WpCliPharSource };
 export { splitCommandLine };
 
 const SANDBOX_PHAR = "/internal/wp-codebox/wp-cli.phar";
+const NO_PROCESSES =
+  "(Exit 127: WP-CLI tried to start another process, such as a second WP-CLI run or a system binary, and PHP-wasm cannot start processes. What ran before that step stands; run the follow-up as its own wordpress.wp-cli command, e.g. `rewrite flush` after `rewrite structure`.)";
 const HOW_TO =
   "WP-CLI is not bundled: download wp-cli.phar yourself (https://wp-cli.org/#installing) and pass --wp-cli-phar PATH, set WP_CODEBOX_WP_CLI_PHAR=PATH, or copy it to <cache dir>/wp-cli.phar";
 
@@ -56,10 +58,12 @@ export const wpCli: CommandHandler = async (ctx, args) => {
   const code = withFatalRecorder(phpProgram({ wp_codebox_argv: phpValue(full, "wp-cli command"), wp_codebox_phar: phpValue(SANDBOX_PHAR) }, "commands/wp-cli.php"));
   const outcome = outcomeFromRun(await ctx.runPhp(code));
   if (outcome.error?.code === "php-exit") {
+    // 127 is what WP-CLI reports when proc_open cannot start a child (another `wp` run, a binary).
+    const spawn = outcome.exitCode === 127 ? ` ${NO_PROCESSES}` : "";
     outcome.error = {
       code: "wp-cli-failed",
-      message: `WP-CLI exited with code ${outcome.exitCode}: ${(outcome.stderr || outcome.stdout).trim().slice(0, 500) || "(no output)"}`,
-      data: { exitCode: outcome.exitCode, phar: phar.source },
+      message: `WP-CLI exited with code ${outcome.exitCode}: ${(outcome.stderr || outcome.stdout).trim().slice(0, 500) || "(no output)"}${spawn}`,
+      data: { exitCode: outcome.exitCode, phar: phar.source, ...(spawn ? { reason: "process-unavailable" } : {}) },
     };
   }
   return outcome;
