@@ -79,7 +79,7 @@ export function splitCommandLine(line: string): string[] {
       inWord = true;
     }
   }
-  if (quote) throw new WpCodeboxError("invalid-argument", `wordpress.wp-cli: unterminated ${quote} quote in command "${line}"; close the quote.`, { command: line });
+  if (quote) throw new WpCodeboxError("invalid-argument", `wordpress.wp-cli: unterminated ${quote} quote in command "${line}"; close the quote.`, { argument: "command", command: line });
   if (inWord) out.push(current);
   return out;
 }
@@ -90,7 +90,8 @@ export function splitCommandLine(line: string): string[] {
  * @returns `argv` (the arguments without `wp`) and `words` (the positional words, flags left out,
  *   lower-cased: `["post", "list"]`).
  * @throws WpCodeboxError `missing-argument` (empty), `invalid-argument` (unterminated quote),
- *   `wp-cli-unsupported` (a command from `UNSUPPORTED_WP_CLI_COMMANDS`; details `{ command, reason }`).
+ *   `wp-cli-unsupported` (a command from `UNSUPPORTED_WP_CLI_COMMANDS`; details `{ argument: "command",
+ *   command, reason }`).
  * @example parseWpCliCommand("wp db query 'SELECT 1'") // throws wp-cli-unsupported
  */
 export function parseWpCliCommand(line: string): { argv: string[]; words: string[] } {
@@ -104,6 +105,7 @@ export function parseWpCliCommand(line: string): { argv: string[]; words: string
       const name = `wp ${entry.words.join(" ")}`;
       const instead = INSTEAD[entry.words[0]!];
       throw new WpCodeboxError("wp-cli-unsupported", `wordpress.wp-cli: \`${name}\` cannot run in the sandbox because it ${entry.reason}.${instead ? ` ${instead}.` : ""}`, {
+        argument: "command",
         command: name,
         reason: entry.reason,
       });
