@@ -1,8 +1,8 @@
 /**
- * `wordpress.wp-cli`: runs a WP-CLI command inside the sandbox with a caller-supplied wp-cli.phar.
- * No registry this project can reach ships WP-CLI, so nothing is downloaded: the phar is resolved
- * from `--wp-cli-phar PATH`, then `$WP_CODEBOX_WP_CLI_PHAR`, then `<cacheDir>/wp-cli.phar`
- *; with none of these the command fails with `wp-cli-unavailable` (exit 3).
+ * `wordpress.wp-cli`: runs a WP-CLI command inside the sandbox with a wp-cli.phar from this
+ * machine. The phar is resolved from `--wp-cli-phar PATH`, then `$WP_CODEBOX_WP_CLI_PHAR`, then the
+ * newest phar `wp-codebox wp-cli install` cached (`<cacheDir>/wp-cli/`), then `<cacheDir>/wp-cli.phar`;
+ * with none of these the command fails with `wp-cli-unavailable` (exit 3). Nothing is fetched here.
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -11,6 +11,7 @@ import type { CommandHandler, WpCliPharSource } from "./command-context.js";
 import { outcomeFromRun, withFatalRecorder } from "./run-php.js";
 import { phpProgram } from "../php-assets.js";
 import { phpValue } from "../php-value.js";
+import { newestCachedWpCli } from "../wp-cli-releases.js";
 
 export type { WpCliPharSource };
 /** Kept here too: the command line splitter moved to runtime-core with the other offline checks. */
@@ -20,7 +21,7 @@ const SANDBOX_PHAR = "/internal/wp-codebox/wp-cli.phar";
 const NO_PROCESSES =
   "(Exit 127: WP-CLI tried to start another process, such as a second WP-CLI run or a system binary, and PHP-wasm cannot start processes. What ran before that step stands; run the follow-up as its own wordpress.wp-cli command, e.g. `rewrite flush` after `rewrite structure`.)";
 const HOW_TO =
-  "WP-CLI is not bundled: download wp-cli.phar yourself (https://wp-cli.org/#installing) and pass --wp-cli-phar PATH, set WP_CODEBOX_WP_CLI_PHAR=PATH, or copy it to <cache dir>/wp-cli.phar";
+  "WP-CLI is not bundled: run `wp-codebox wp-cli install` once (it fetches and checks the official phar and caches it), or pass --wp-cli-phar PATH or set WP_CODEBOX_WP_CLI_PHAR=PATH to a wp-cli.phar of your own";
 
 /**
  * Finds the phar to use.
@@ -42,9 +43,11 @@ export function resolveWpCliPhar(source: WpCliPharSource, cwd: string): { path: 
     }
     return { path, source: kind };
   }
+  const installed = source.cacheDir ? newestCachedWpCli(source.cacheDir) : undefined;
+  if (installed) return { path: installed.pharPath, source: "cache" };
   const cached = source.cacheDir ? join(source.cacheDir, "wp-cli.phar") : undefined;
   if (cached && existsSync(cached)) return { path: cached, source: "cache" };
-  throw new WpCodeboxError("wp-cli-unavailable", `No wp-cli.phar found (checked --wp-cli-phar, WP_CODEBOX_WP_CLI_PHAR${cached ? `, ${cached}` : ""}). ${HOW_TO}.`, {
+  throw new WpCodeboxError("wp-cli-unavailable", `No wp-cli.phar found (checked --wp-cli-phar, WP_CODEBOX_WP_CLI_PHAR${cached ? `, ${join(source.cacheDir!, "wp-cli")}, ${cached}` : ""}). ${HOW_TO}.`, {
     checked: cached ? [cached] : [],
   });
 }
