@@ -7,7 +7,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createPlaygroundBackend, resolveWpCliPhar, splitCommandLine, type PlaygroundRuntime } from "@wp-codebox/runtime-playground";
@@ -111,6 +111,19 @@ test("wp-cli: a non-zero exit is status error with wp-cli-failed and the exit co
   assert.equal(result.exitCode, 3);
   assert.equal(result.error?.code, "wp-cli-failed");
   assert.match(result.error!.message, /asked to fail/);
+});
+
+test("wp-cli: a script (not a phar) that starts with #! runs without the #! line in its output", async () => {
+  const original = readFileSync(stubPhar, "utf8");
+  writeFileSync(stubPhar, `#!/usr/bin/env php\n${original}`);
+  try {
+    const result = await denied.execute({ command: "wordpress.wp-cli", args: ["command=option get blogname"] });
+    assert.equal(result.status, "ok", result.stderr);
+    assert.ok(result.stdout.startsWith("{"), result.stdout.slice(0, 80));
+    assert.deepEqual((result.json as { argv: string[] }).argv.slice(0, 3), ["option", "get", "blogname"]);
+  } finally {
+    writeFileSync(stubPhar, original);
+  }
 });
 
 test("wp-cli without a phar: wp-cli-unavailable saying how to provide one", async () => {
