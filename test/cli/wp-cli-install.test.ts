@@ -4,7 +4,8 @@
  * serves the real WP-CLI 2.10.0 phar from `$WP_CODEBOX_TEST_SHARED/wp-cli/` when that is set, else
  * stand-in bytes (installing never runs the phar). Cases: install, cache reuse without a request,
  * `latest`, a checksum mismatch, a missing release, an unreachable mirror, offline, a damaged
- * cache; then `wordpress.wp-cli` picks the cached phar by default and `doctor` lists it.
+ * cache; then `wordpress.wp-cli` picks the cached phar by default and `doctor` lists it. Also:
+ * `run` refuses `wp db query` before boot.
  */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -141,4 +142,12 @@ test("a damaged cached phar is dropped, not used", async () => {
   const check = report.checks.find((c) => c.id === "wp-cli")!;
   assert.equal(check.status, "missing");
   assert.match(check.detail, /wp-codebox wp-cli install/);
+});
+
+test("run refuses `wp db query` with wp-cli-unsupported (exit 2) before anything boots", async () => {
+  const out = join(scratch, "db-query-out");
+  const run = await cli(["run", "--command", "wordpress.wp-cli", "--arg", "command=db query 'SELECT 1'", "--artifacts", out], env());
+  assert.equal(run.code, 2, run.show());
+  assert.match(run.stderr, /error\[wp-cli-unsupported\]: wordpress\.wp-cli: `wp db query` cannot run in the sandbox because it runs the MySQL client binary/);
+  assert.doesNotMatch(run.stderr, /boot/i, "refused before boot");
 });
