@@ -48,7 +48,7 @@ export function resolveWpCliPhar(source: WpCliPharSource, cwd: string): { path: 
   const cached = source.cacheDir ? join(source.cacheDir, "wp-cli.phar") : undefined;
   if (cached && existsSync(cached)) return { path: cached, source: "cache" };
   throw new WpCodeboxError("wp-cli-unavailable", `No wp-cli.phar found (checked --wp-cli-phar, WP_CODEBOX_WP_CLI_PHAR${cached ? `, ${join(source.cacheDir!, "wp-cli")}, ${cached}` : ""}). ${HOW_TO}.`, {
-    checked: cached ? [cached] : [],
+    checked: cached ? [join(source.cacheDir!, "wp-cli"), cached] : [],
   });
 }
 
