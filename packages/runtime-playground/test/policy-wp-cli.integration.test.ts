@@ -1,8 +1,8 @@
 /**
  * Integration: the network rule reaches raw PHP sockets (php-wasm's outbound proxy is guarded), and
- * `wordpress.wp-cli` runs a caller-supplied phar. WP-CLI itself is not available offline, so the
- * "phar" here is a tiny PHP stub the test writes: it proves the plumbing (resolution, argv, --path,
- * WordPress loaded by the stub, exit codes), not WP-CLI.
+ * `wordpress.wp-cli` runs a caller-supplied phar. The "phar" here is a tiny PHP stub the test
+ * writes: it proves the plumbing (resolution, argv, --path, WordPress loaded by the stub, exit
+ * codes) on every machine; the real WP-CLI is tested in wp-cli-real.integration.test.ts.
  */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
