@@ -10,6 +10,7 @@ import { createServer, type Server } from "node:http";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { CommandResult } from "@wp-codebox/runtime-core";
 import { createPlaygroundBackend, resolveWpCliPhar, splitCommandLine, type PlaygroundRuntime } from "@wp-codebox/runtime-playground";
 
 const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-policy-"));
@@ -113,16 +114,32 @@ test("wp-cli: a non-zero exit is status error with wp-cli-failed and the exit co
   assert.match(result.error!.message, /asked to fail/);
 });
 
-test("wp-cli: a script (not a phar) that starts with #! runs without the #! line in its output", async () => {
+test("a #! first line never reaches the output, and strict_types after it works: run-php code, code-file, a wp-cli script", async () => {
+  const script = "#!/usr/bin/env php\n<?php declare(strict_types=1);\necho json_encode(['line' => __LINE__]);\n";
+  const codeFile = join(scratch, "shebang.php");
+  writeFileSync(codeFile, script);
   const original = readFileSync(stubPhar, "utf8");
-  writeFileSync(stubPhar, `#!/usr/bin/env php\n${original}`);
-  try {
-    const result = await denied.execute({ command: "wordpress.wp-cli", args: ["command=option get blogname"] });
-    assert.equal(result.status, "ok", result.stderr);
-    assert.ok(result.stdout.startsWith("{"), result.stdout.slice(0, 80));
-    assert.deepEqual((result.json as { argv: string[] }).argv.slice(0, 3), ["option", "get", "blogname"]);
-  } finally {
-    writeFileSync(stubPhar, original);
+  const cases: [string, () => Promise<CommandResult>, (json: unknown) => void][] = [
+    ["run-php code", () => denied.execute({ command: "wordpress.run-php", args: [`code=${script}`] }), (json) => assert.deepEqual(json, { line: 3 }, "line numbers are the file's")],
+    ["run-php code-file", () => denied.execute({ command: "wordpress.run-php", args: [`code-file=${codeFile}`] }), (json) => assert.deepEqual(json, { line: 3 })],
+    [
+      "wp-cli script",
+      async () => {
+        writeFileSync(stubPhar, `#!/usr/bin/env php\n<?php declare(strict_types=1);\n${original.replace(/^<\?php\n/, "")}`);
+        try {
+          return await denied.execute({ command: "wordpress.wp-cli", args: ["command=option get blogname"] });
+        } finally {
+          writeFileSync(stubPhar, original);
+        }
+      },
+      (json) => assert.deepEqual((json as { argv: string[] }).argv.slice(0, 3), ["option", "get", "blogname"]),
+    ],
+  ];
+  for (const [name, run, check] of cases) {
+    const result = await run();
+    assert.equal(result.status, "ok", `${name}: ${result.error?.message ?? ""} ${result.stdout}`);
+    assert.ok(result.stdout.startsWith("{"), `${name}: ${result.stdout.slice(0, 80)}`);
+    check(result.json);
   }
 });
 

@@ -7,7 +7,7 @@
  * command line skips, and an include would print it before WP-CLI's output. WP-CLI's stub maps
  * itself as "wp-cli.phar" and includes php/boot-phar.php; this does the same through
  * Phar::loadPhar. A file that is not a phar (or not laid out like WP-CLI's) is still required,
- * with a leading #! line kept out of the output.
+ * from a copy without its #! line.
  */
 $GLOBALS['argv'] = $_SERVER['argv'] = $wp_codebox_argv;
 $GLOBALS['argc'] = $_SERVER['argc'] = count($GLOBALS['argv']);
@@ -28,17 +28,16 @@ if ($wp_codebox_boot !== null) {
 	unset($e);
 	include $wp_codebox_boot;
 } else {
-	$wp_codebox_head = (string) file_get_contents($wp_codebox_phar, false, null, 0, 2);
-	if ($wp_codebox_head === '#!') {
-		// Drop the first output line only, exactly as PHP's command line skips it.
-		$wp_codebox_skipping = true;
-		ob_start(function ($chunk) use (&$wp_codebox_skipping) {
-			if (!$wp_codebox_skipping) { return $chunk; }
-			$nl = strpos($chunk, "\n");
-			if ($nl === false) { return ''; }
-			$wp_codebox_skipping = false;
-			return (string) substr($chunk, $nl + 1);
-		}, 1);
+	$wp_codebox_src = (string) file_get_contents($wp_codebox_phar);
+	if (strncmp($wp_codebox_src, '#!', 2) === 0) {
+		// A plain script with a #! line: run a copy without that line (as run-php does), since an
+		// included file would print it, and a declare(strict_types=1) after it would be fatal.
+		$wp_codebox_nl = strpos($wp_codebox_src, "\n");
+		$wp_codebox_rest = $wp_codebox_nl === false ? '' : substr($wp_codebox_src, $wp_codebox_nl + 1);
+		if (strncmp($wp_codebox_rest, '<?php', 5) === 0) { $wp_codebox_rest = "<?php\n" . substr($wp_codebox_rest, 5); }
+		$wp_codebox_phar .= '.script.php';
+		file_put_contents($wp_codebox_phar, $wp_codebox_rest);
 	}
+	unset($wp_codebox_src);
 	require $wp_codebox_phar;
 }
