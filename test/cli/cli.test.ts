@@ -83,7 +83,7 @@ const CASES: Case[] = [
       assert.match(r.stdout, /Examples:/);
     },
   },
-  ...["run", "commands", "schema", "artifacts", "artifacts verify", "doctor"].map(
+  ...["run", "commands", "schema", "artifacts", "artifacts verify", "doctor", "wp-cli install"].map(
     (cmd): Case => ({
       name: `${cmd} --help has examples`,
       argv: () => [...cmd.split(" "), "--help"],
@@ -122,6 +122,7 @@ const CASES: Case[] = [
     [["episode", "run", "a.json", "extra"], "run", "1 argument but got 2", "episode run"],
     [["recipe", "validate", "a.json", "extra"], "validate", "1 argument but got 2", "recipe validate"],
     [["doctor", "now"], "doctor", "0 arguments but got 1", "doctor"],
+    [["wp-cli", "install", "2.10.0", "now"], "install", "1 argument but got 2", "wp-cli install"],
   ] as const).map(([argv, name, expected, help]) => ({
     name: `${argv.slice(0, 2).join(" ")} with a stray argument → 2`,
     argv: () => [...argv],

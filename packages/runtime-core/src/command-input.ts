@@ -10,6 +10,7 @@ import { browserInteractionScriptUsesEvaluate, readBrowserScriptArgs } from "./b
 import { getCommandDefinition, parseCommandArgs, readJsonArg, unknownArgumentError, type CommandArgument, type CommandDefinition } from "./command-registry.js";
 import { WpCodeboxError } from "./errors.js";
 import type { ObservationSpec } from "./runtime.js";
+import { parseWpCliCommand } from "./wp-cli-command.js";
 import { gotText, jsonPointerToken, type SchemaIssue } from "./schema-validation.js";
 import { normalizeWordPressStateRequest, wordPressStateRequestFromArgs } from "./wordpress-state.js";
 
@@ -140,7 +141,7 @@ export function commandArgsIssues(error: WpCodeboxError, base: string, flat: { a
  * @param cwd - base of relative `@file` and path args.
  * @returns the args with file references made absolute, so the plan no longer depends on `cwd`.
  * @throws WpCodeboxError `unknown-command`, `invalid-argument`, `missing-argument`,
- *   `invalid-json-arg`, `invalid-steps-json`, `invalid-state-request`.
+ *   `invalid-json-arg`, `invalid-steps-json`, `invalid-state-request`, `wp-cli-unsupported`.
  */
 export function checkCommandInput(command: string, args: readonly string[], cwd: string): CheckedCommandInput {
   const parsed = parseCommandArgs(command, args);
@@ -165,6 +166,7 @@ export function checkCommandInput(command: string, args: readonly string[], cwd:
     usesEvaluate = browserInteractionScriptUsesEvaluate(readBrowserScriptArgs(parsed, cwd));
   }
   if (definition.kind === "state") normalizeWordPressStateRequest(wordPressStateRequestFromArgs(parsed));
+  if (command === "wordpress.wp-cli" && parsed.command !== undefined) parseWpCliCommand(parsed.command);
   // Keep the caller's order; only values changed.
   const resolvedArgs = args.map((raw) => {
     const key = raw.slice(0, raw.indexOf("="));

@@ -136,12 +136,16 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
   },
   {
     id: "wordpress.wp-cli",
-    summary: "Run a WP-CLI command (needs a wp-cli.phar: --wp-cli-phar or WP_CODEBOX_WP_CLI_PHAR).",
+    summary: "Run a WP-CLI command (needs a wp-cli.phar: `wp-codebox wp-cli install` once, or --wp-cli-phar / WP_CODEBOX_WP_CLI_PHAR).",
     kind: "php",
     defaultTimeoutMs: DEFAULT_COMMAND_TIMEOUT_MS,
     capability: "wordpress.wp-cli",
     args: [arg("command", "text", 'WP-CLI arguments without the leading "wp", e.g. "plugin list --format=json".', { required: true })],
-    output: { description: "WP-CLI stdout, stderr and exit code.", jsonFields: [] },
+    output: {
+      description:
+        'WP-CLI stdout, stderr and exit code; JSON output (--format=json) is parsed into result.json. A non-zero exit is status "error" with wp-cli-failed; commands that need mysql, mysqldump or another process are refused before boot with wp-cli-unsupported.',
+      jsonFields: [],
+    },
     recipe: true,
     runnable: true,
     examples: ["command=plugin list --format=json"],

@@ -33,6 +33,12 @@ export const ERROR_CODES = {
   "browser-step-failed": "sandbox",
   "assertion-failed": "sandbox",
   "wp-cli-unavailable": "environment",
+  /** A WP-CLI command that cannot run under PHP-wasm (it runs mysql, mysqldump or another process). */
+  "wp-cli-unsupported": "input",
+  /** `wp-cli install`: the release location could not be reached or has no such phar or checksum. */
+  "wp-cli-download-failed": "environment",
+  /** `wp-cli install`: the phar does not match its published SHA-512 (nothing is kept). */
+  "wp-cli-checksum-mismatch": "environment",
   "phpunit-unavailable": "environment",
   "phpunit-failed": "sandbox",
   "tests-failed": "sandbox",

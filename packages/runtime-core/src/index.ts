@@ -20,6 +20,7 @@ export * from "./recipe/index.js";
 export * from "./episode-script.js";
 export * from "./episode-runner.js";
 export * from "./command-input.js";
+export * from "./wp-cli-command.js";
 export * from "./run-plan.js";
 export { ENV_NAME_PATTERN, assertEnvironment, environmentVariableProblem, isEnvName, loneSurrogateIndex, readSecretEnv } from "./environment.js";
 export * from "./run-session.js";

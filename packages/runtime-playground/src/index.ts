@@ -16,6 +16,8 @@ export type { RunBrowserScriptOptions, BrowserCookie } from "./browser/run-brows
 export type * from "./browser/browser-script-outcome.js";
 export { resolveWpCliPhar, splitCommandLine } from "./commands/wp-cli.js";
 export type { WpCliPharSource } from "./commands/wp-cli.js";
+export { installWpCli, latestWpCliVersion, listCachedWpCli, newestCachedWpCli, wpCliMirror, wpCliPharUrl, DEFAULT_WP_CLI_MIRROR, WP_CLI_VERSION_PATTERN } from "./wp-cli-releases.js";
+export type { CachedWpCli, WpCliInstallOptions } from "./wp-cli-releases.js";
 export { ensureWordPressTree } from "./wordpress-builds.js";
 export { ensureInstalledSite } from "./installed-site.js";
 export { PLAYGROUND_OBSERVATION_TYPES } from "./observations.js";

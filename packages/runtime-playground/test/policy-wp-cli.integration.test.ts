@@ -1,15 +1,16 @@
 /**
  * Integration: the network rule reaches raw PHP sockets (php-wasm's outbound proxy is guarded), and
- * `wordpress.wp-cli` runs a caller-supplied phar. WP-CLI itself is not available offline, so the
- * "phar" here is a tiny PHP stub the test writes: it proves the plumbing (resolution, argv, --path,
- * WordPress loaded by the stub, exit codes), not WP-CLI.
+ * `wordpress.wp-cli` runs a caller-supplied phar. The "phar" here is a tiny PHP stub the test
+ * writes: it proves the plumbing (resolution, argv, --path, WordPress loaded by the stub, exit
+ * codes) on every machine; the real WP-CLI is tested in wp-cli-real.integration.test.ts.
  */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { CommandResult } from "@wp-codebox/runtime-core";
 import { createPlaygroundBackend, resolveWpCliPhar, splitCommandLine, type PlaygroundRuntime } from "@wp-codebox/runtime-playground";
 
 const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-policy-"));
@@ -111,6 +112,35 @@ test("wp-cli: a non-zero exit is status error with wp-cli-failed and the exit co
   assert.equal(result.exitCode, 3);
   assert.equal(result.error?.code, "wp-cli-failed");
   assert.match(result.error!.message, /asked to fail/);
+});
+
+test("a #! first line never reaches the output, and strict_types after it works: run-php code, code-file, a wp-cli script", async () => {
+  const script = "#!/usr/bin/env php\n<?php declare(strict_types=1);\necho json_encode(['line' => __LINE__]);\n";
+  const codeFile = join(scratch, "shebang.php");
+  writeFileSync(codeFile, script);
+  const original = readFileSync(stubPhar, "utf8");
+  const cases: [string, () => Promise<CommandResult>, (json: unknown) => void][] = [
+    ["run-php code", () => denied.execute({ command: "wordpress.run-php", args: [`code=${script}`] }), (json) => assert.deepEqual(json, { line: 3 }, "line numbers are the file's")],
+    ["run-php code-file", () => denied.execute({ command: "wordpress.run-php", args: [`code-file=${codeFile}`] }), (json) => assert.deepEqual(json, { line: 3 })],
+    [
+      "wp-cli script",
+      async () => {
+        writeFileSync(stubPhar, `#!/usr/bin/env php\n<?php declare(strict_types=1);\n${original.replace(/^<\?php\n/, "")}`);
+        try {
+          return await denied.execute({ command: "wordpress.wp-cli", args: ["command=option get blogname"] });
+        } finally {
+          writeFileSync(stubPhar, original);
+        }
+      },
+      (json) => assert.deepEqual((json as { argv: string[] }).argv.slice(0, 3), ["option", "get", "blogname"]),
+    ],
+  ];
+  for (const [name, run, check] of cases) {
+    const result = await run();
+    assert.equal(result.status, "ok", `${name}: ${result.error?.message ?? ""} ${result.stdout}`);
+    assert.ok(result.stdout.startsWith("{"), `${name}: ${result.stdout.slice(0, 80)}`);
+    check(result.json);
+  }
 });
 
 test("wp-cli without a phar: wp-cli-unavailable saying how to provide one", async () => {

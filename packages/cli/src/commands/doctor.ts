@@ -6,7 +6,7 @@
  */
 import { accessSync, constants, existsSync, readFileSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { DEFAULT_PHP_EXTENSIONS, DEFAULT_PHP_VERSION, SUPPORTED_PHP_VERSIONS, availablePhpExtensions, findChromium, listWordPressBuilds, resolveCacheDir } from "@wp-codebox/runtime-playground";
+import { DEFAULT_PHP_EXTENSIONS, DEFAULT_PHP_VERSION, SUPPORTED_PHP_VERSIONS, availablePhpExtensions, findChromium, listCachedWpCli, listWordPressBuilds, resolveCacheDir } from "@wp-codebox/runtime-playground";
 
 /** Schema id of the `doctor --json` report. */
 export const DOCTOR_REPORT_SCHEMA_ID = "wp-codebox/doctor-report/v1";
@@ -174,16 +174,20 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorRepo
     });
   }
 
-  const pharCandidates = [env.WP_CODEBOX_WP_CLI_PHAR, join(cacheDir, "wp-cli.phar")].filter((p): p is string => Boolean(p));
-  const phar = pharCandidates.find((p) => existsSync(p));
+  // The same order wordpress.wp-cli resolves: env, the newest installed phar, <cache>/wp-cli.phar.
+  const installed = listCachedWpCli(cacheDir);
+  const phar = [env.WP_CODEBOX_WP_CLI_PHAR, installed[0]?.pharPath, join(cacheDir, "wp-cli.phar")].find((p): p is string => Boolean(p) && existsSync(p!));
+  const pharCandidates = [env.WP_CODEBOX_WP_CLI_PHAR, `${join(cacheDir, "wp-cli")}/`, join(cacheDir, "wp-cli.phar")].filter((p): p is string => Boolean(p));
+  const cachedList = installed.map((c) => c.version).join(", ");
   checks.push({
     id: "wp-cli",
     required: false,
     status: phar ? "ok" : "missing",
     detail: phar
-      ? "wp-cli.phar found"
-      : `No wp-cli.phar (checked ${pharCandidates.join(", ")}): only wordpress.wp-cli needs it; set WP_CODEBOX_WP_CLI_PHAR=/path/to/wp-cli.phar.`,
+      ? `wp-cli.phar found; wordpress.wp-cli uses it by default.${installed.length ? ` Cached by wp-cli install: WP-CLI ${cachedList}.` : ""}`
+      : `No wp-cli.phar (checked ${pharCandidates.join(", ")}): only wordpress.wp-cli needs it; run \`wp-codebox wp-cli install\` (or set WP_CODEBOX_WP_CLI_PHAR=/path/to/wp-cli.phar).`,
     ...(phar ? { path: phar } : {}),
+    data: { cached: installed.map((c) => ({ version: c.version, path: c.pharPath, sha512: c.sha512, url: c.url, fetchedAt: c.fetchedAt })) },
   });
 
   return { schema: DOCTOR_REPORT_SCHEMA_ID, ok: checks.every((c) => !c.required || c.status === "ok"), checks };

@@ -17,6 +17,7 @@ import { browserInteractionScriptUsesEvaluate, normalizeLegacyBrowserActions, va
 import type { MountSpec, ResolvedMount, RuntimeBackend, RuntimePolicy } from "../runtime.js";
 import { commandArgsIssues, flattenCommandArgs } from "../command-input.js";
 import { normalizeWordPressStateRequest, wordPressStateRequestFromArgs } from "../wordpress-state.js";
+import { parseWpCliCommand } from "../wp-cli-command.js";
 import { WORKSPACE_RECIPE_SCHEMA, type RecipeExpect, type RecipeStep, type WorkspaceRecipe } from "./recipe-schema.js";
 import { parseJsonPath } from "./recipe-expectations.js";
 import { commandArgHostPaths, hostAccessCode, hostPathChecker, networkAccessIssues, resolveHostAccess, type HostAccess, type HostPathUse } from "../host-access.js";
@@ -516,6 +517,7 @@ function analyzeStep(
   try {
     const parsed = parseCommandArgs(step.command, resolved);
     if (definition.kind === "state") normalizeWordPressStateRequest(wordPressStateRequestFromArgs(parsed));
+    if (step.command === "wordpress.wp-cli" && parsed.command !== undefined) parseWpCliCommand(parsed.command);
   } catch (error) {
     if (!(error instanceof WpCodeboxError)) throw error;
     for (const issue of commandArgsIssues(error, `${pointer}/args`, { args: resolved, keys })) at(issue.path, issue.message);

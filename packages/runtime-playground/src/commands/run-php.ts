@@ -101,6 +101,21 @@ export function outcomeFromRun(run: WorkerRunResult): CommandOutcome {
   return { ...base, status: "ok", exitCode: 0, ...(json !== undefined ? { json } : {}) };
 }
 
+/**
+ * A script's `#!` first line, removed. PHP's command line skips that line only in the script it
+ * starts with; the sandbox includes the file, where the line would be printed (and a
+ * `declare(strict_types=1)` after it would be a fatal error). When the next line opens with
+ * `<?php`, the tag moves up to line 1 so every later line keeps its number in errors.
+ * @example withoutShebang("#!/usr/bin/env php\n<?php echo 1;") // "<?php\n echo 1;"
+ */
+export function withoutShebang(source: string): string {
+  if (!source.startsWith("#!")) return source;
+  const nl = source.indexOf("\n");
+  if (nl < 0) return "";
+  const rest = source.slice(nl + 1);
+  return rest.startsWith("<?php") ? `<?php\n${rest.slice(5)}` : rest;
+}
+
 export const runPhp: CommandHandler = async (ctx, args) => {
   let source: string;
   let file: string;
@@ -115,8 +130,9 @@ export const runPhp: CommandHandler = async (ctx, args) => {
     source = args.code ?? "";
     file = "/internal/wp-codebox/code/code.php";
   }
+  source = withoutShebang(source);
   // Bare statements are accepted too: `echo 1;` runs as `<?php echo 1;`.
-  if (!/^\s*<\?(php|=)?/.test(source) && !source.startsWith("#!")) source = `<?php\n${source}`;
+  if (!/^\s*<\?(php|=)?/.test(source)) source = `<?php\n${source}`;
   const bootstrap = args.bootstrap === "none" ? "none" : "wordpress";
   const user = bootstrap === "wordpress" ? await ctx.wrapperUser(args.as) : 0;
   await ctx.writeSandboxFile(file, source);

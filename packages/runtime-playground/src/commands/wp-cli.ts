@@ -1,22 +1,27 @@
 /**
- * `wordpress.wp-cli`: runs a WP-CLI command inside the sandbox with a caller-supplied wp-cli.phar.
- * No registry this project can reach ships WP-CLI, so nothing is downloaded: the phar is resolved
- * from `--wp-cli-phar PATH`, then `$WP_CODEBOX_WP_CLI_PHAR`, then `<cacheDir>/wp-cli.phar`
- *; with none of these the command fails with `wp-cli-unavailable` (exit 3).
+ * `wordpress.wp-cli`: runs a WP-CLI command inside the sandbox with a wp-cli.phar from this
+ * machine. The phar is resolved from `--wp-cli-phar PATH`, then `$WP_CODEBOX_WP_CLI_PHAR`, then the
+ * newest phar `wp-codebox wp-cli install` cached (`<cacheDir>/wp-cli/`), then `<cacheDir>/wp-cli.phar`;
+ * with none of these the command fails with `wp-cli-unavailable` (exit 3). Nothing is fetched here.
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { WpCodeboxError } from "@wp-codebox/runtime-core";
+import { WpCodeboxError, parseWpCliCommand, splitCommandLine, wpCliArgv } from "@wp-codebox/runtime-core";
 import type { CommandHandler, WpCliPharSource } from "./command-context.js";
 import { outcomeFromRun, withFatalRecorder } from "./run-php.js";
 import { phpProgram } from "../php-assets.js";
 import { phpValue } from "../php-value.js";
+import { newestCachedWpCli } from "../wp-cli-releases.js";
 
 export type { WpCliPharSource };
+/** Kept here too: the command line splitter moved to runtime-core with the other offline checks. */
+export { splitCommandLine };
 
 const SANDBOX_PHAR = "/internal/wp-codebox/wp-cli.phar";
+const NO_PROCESSES =
+  "(Exit 127: WP-CLI tried to start another process, such as a second WP-CLI run or a system binary, and PHP-wasm cannot start processes. What ran before that step stands; run the follow-up as its own wordpress.wp-cli command, e.g. `rewrite flush` after `rewrite structure`.)";
 const HOW_TO =
-  "WP-CLI is not bundled: download wp-cli.phar yourself (https://wp-cli.org/#installing) and pass --wp-cli-phar PATH, set WP_CODEBOX_WP_CLI_PHAR=PATH, or copy it to <cache dir>/wp-cli.phar";
+  "WP-CLI is not bundled: run `wp-codebox wp-cli install` once (it fetches and checks the official phar and caches it), or pass --wp-cli-phar PATH or set WP_CODEBOX_WP_CLI_PHAR=PATH to a wp-cli.phar of your own";
 
 /**
  * Finds the phar to use.
@@ -38,65 +43,30 @@ export function resolveWpCliPhar(source: WpCliPharSource, cwd: string): { path: 
     }
     return { path, source: kind };
   }
+  const installed = source.cacheDir ? newestCachedWpCli(source.cacheDir) : undefined;
+  if (installed) return { path: installed.pharPath, source: "cache" };
   const cached = source.cacheDir ? join(source.cacheDir, "wp-cli.phar") : undefined;
   if (cached && existsSync(cached)) return { path: cached, source: "cache" };
-  throw new WpCodeboxError("wp-cli-unavailable", `No wp-cli.phar found (checked --wp-cli-phar, WP_CODEBOX_WP_CLI_PHAR${cached ? `, ${cached}` : ""}). ${HOW_TO}.`, {
-    checked: cached ? [cached] : [],
+  throw new WpCodeboxError("wp-cli-unavailable", `No wp-cli.phar found (checked --wp-cli-phar, WP_CODEBOX_WP_CLI_PHAR${cached ? `, ${join(source.cacheDir!, "wp-cli")}, ${cached}` : ""}). ${HOW_TO}.`, {
+    checked: cached ? [join(source.cacheDir!, "wp-cli"), cached] : [],
   });
 }
 
-/**
- * Splits a WP-CLI command line into argv like a POSIX shell would for plain words, '…' and "…"
- * quotes and backslash escapes (no variables, globs or substitutions).
- * @throws WpCodeboxError `invalid-argument` for an unterminated quote.
- * @example splitCommandLine(`post create --post_title="Hello world"`) // ["post", "create", "--post_title=Hello world"]
- */
-export function splitCommandLine(line: string): string[] {
-  const out: string[] = [];
-  let current = "";
-  let inWord = false;
-  let quote: "'" | '"' | undefined;
-  for (let i = 0; i < line.length; i++) {
-    const ch = line[i]!;
-    if (quote) {
-      if (ch === quote) quote = undefined;
-      else if (ch === "\\" && quote === '"' && (line[i + 1] === '"' || line[i + 1] === "\\")) current += line[++i];
-      else current += ch;
-    } else if (ch === "'" || ch === '"') {
-      quote = ch;
-      inWord = true;
-    } else if (ch === "\\" && i + 1 < line.length) {
-      current += line[++i];
-      inWord = true;
-    } else if (/\s/.test(ch)) {
-      if (inWord) out.push(current);
-      current = "";
-      inWord = false;
-    } else {
-      current += ch;
-      inWord = true;
-    }
-  }
-  if (quote) throw new WpCodeboxError("invalid-argument", `wordpress.wp-cli: unterminated ${quote} quote in command "${line}"; close the quote.`, { command: line });
-  if (inWord) out.push(current);
-  return out;
-}
-
 export const wpCli: CommandHandler = async (ctx, args) => {
-  const line = (args.command ?? "").trim().replace(/^wp\s+/, "");
-  const argv = splitCommandLine(line);
-  if (argv.length === 0) throw new WpCodeboxError("missing-argument", 'wordpress.wp-cli: command is empty; pass e.g. command="plugin list --format=json".');
+  // Checked again here for callers that reach the backend without a plan (live sessions).
+  const { argv } = parseWpCliCommand(args.command ?? "");
   const phar = resolveWpCliPhar(ctx.wpCli, ctx.cwd);
   await ctx.writeSandboxFile(SANDBOX_PHAR, readFileSync(phar.path));
-  const has = (flag: string) => argv.some((a) => a === `--${flag}` || a.startsWith(`--${flag}=`));
-  const full = ["wp", ...argv, ...(has("path") ? [] : ["--path=/wordpress"]), ...(has("url") ? [] : [`--url=${ctx.siteUrl}`])];
+  const full = wpCliArgv(argv, { path: "/wordpress", url: ctx.siteUrl });
   const code = withFatalRecorder(phpProgram({ wp_codebox_argv: phpValue(full, "wp-cli command"), wp_codebox_phar: phpValue(SANDBOX_PHAR) }, "commands/wp-cli.php"));
   const outcome = outcomeFromRun(await ctx.runPhp(code));
   if (outcome.error?.code === "php-exit") {
+    // 127 is what WP-CLI reports when proc_open cannot start a child (another `wp` run, a binary).
+    const spawn = outcome.exitCode === 127 ? ` ${NO_PROCESSES}` : "";
     outcome.error = {
       code: "wp-cli-failed",
-      message: `WP-CLI exited with code ${outcome.exitCode}: ${(outcome.stderr || outcome.stdout).trim().slice(0, 500) || "(no output)"}`,
-      data: { exitCode: outcome.exitCode, phar: phar.source },
+      message: `WP-CLI exited with code ${outcome.exitCode}: ${(outcome.stderr || outcome.stdout).trim().slice(0, 500) || "(no output)"}${spawn}`,
+      data: { exitCode: outcome.exitCode, phar: phar.source, ...(spawn ? { reason: "process-unavailable" } : {}) },
     };
   }
   return outcome;
