@@ -25,12 +25,15 @@ function wp_codebox_check_notices(string $html): array {
 	libxml_use_internal_errors($previous);
 	$class = static fn(string $name): string => "contains(concat(' ', normalize-space(@class), ' '), ' $name ')";
 	$is_notice = sprintf('(%s or %s or %s)', $class('notice-error'), $class('notice-warning'), $class('error'));
+	// Hidden markup (class "hidden", the hidden attribute, display:none) is a template that page
+	// JavaScript shows when something happens, such as the classic editor's "Connection lost".
+	$hidden = sprintf("(%s or @hidden or contains(translate(@style, ' ', ''), 'display:none'))", $class('hidden'));
 	$xpath = new DOMXPath($doc);
 	$notices = [];
 	// Outermost notices only: a notice inside another is part of its text.
-	foreach ($xpath->query("//div[$is_notice][not(ancestor::div[$is_notice])]") as $div) {
-		foreach (iterator_to_array($xpath->query('.//script|.//style|.//template', $div)) as $hidden) {
-			$hidden->parentNode->removeChild($hidden);
+	foreach ($xpath->query("//div[$is_notice][not(ancestor::div[$is_notice])][not(ancestor-or-self::*[$hidden])]") as $div) {
+		foreach (iterator_to_array($xpath->query('.//script|.//style|.//template', $div)) as $node) {
+			$node->parentNode->removeChild($node);
 		}
 		$text = trim(preg_replace('/\s+/u', ' ', (string) $div->textContent));
 		if ($text === '') {
@@ -46,7 +49,7 @@ function wp_codebox_check_notices(string $html): array {
 $GLOBALS['wp_codebox_check_notice_origins'] = [];
 
 function wp_codebox_check_notices_wanted(): bool {
-	return is_admin() && !wp_doing_ajax() && !wp_doing_cron() && PHP_SAPI !== 'cli';
+	return is_admin() && !wp_doing_ajax() && !wp_doing_cron() && !empty($_SERVER['REQUEST_URI']);
 }
 
 add_action('admin_init', static function () {
