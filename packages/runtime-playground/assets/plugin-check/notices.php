@@ -9,41 +9,9 @@
  * wrapped just before those hooks fire, so a notice is recorded at the file and line of the
  * callback that printed it.
  *
- * Needs wp_codebox_check_record() (part 1) and wp_codebox_check_where() (part 2).
+ * Needs wp_codebox_check_record() (part 1), wp_codebox_check_where() (part 2) and
+ * wp_codebox_check_notices() (notice-text.php).
  */
-
-/** Error and warning notices in an HTML page or fragment: [['type' => 'error'|'warning', 'text' => string], …]. */
-function wp_codebox_check_notices(string $html): array {
-	if (stripos($html, 'error') === false && stripos($html, 'notice-warning') === false) {
-		return [];
-	}
-	$doc = new DOMDocument();
-	$previous = libxml_use_internal_errors(true);
-	// The XML declaration makes libxml read the markup as UTF-8 whatever the page declares.
-	$doc->loadHTML('<?xml encoding="UTF-8">' . $html, LIBXML_NOERROR | LIBXML_NOWARNING | LIBXML_NONET);
-	libxml_clear_errors();
-	libxml_use_internal_errors($previous);
-	$class = static fn(string $name): string => "contains(concat(' ', normalize-space(@class), ' '), ' $name ')";
-	$is_notice = sprintf('(%s or %s or %s)', $class('notice-error'), $class('notice-warning'), $class('error'));
-	// Hidden markup (class "hidden", the hidden attribute, display:none) is a template that page
-	// JavaScript shows when something happens, such as the classic editor's "Connection lost".
-	$hidden = sprintf("(%s or @hidden or contains(translate(@style, ' ', ''), 'display:none'))", $class('hidden'));
-	$xpath = new DOMXPath($doc);
-	$notices = [];
-	// Outermost notices only: a notice inside another is part of its text.
-	foreach ($xpath->query("//div[$is_notice][not(ancestor::div[$is_notice])][not(ancestor-or-self::*[$hidden])]") as $div) {
-		foreach (iterator_to_array($xpath->query('.//script|.//style|.//template', $div)) as $node) {
-			$node->parentNode->removeChild($node);
-		}
-		$text = trim(preg_replace('/\s+/u', ' ', (string) $div->textContent));
-		if ($text === '') {
-			continue; // an empty placeholder that page JavaScript fills
-		}
-		$classes = ' ' . preg_replace('/\s+/', ' ', (string) $div->getAttribute('class')) . ' ';
-		$notices[] = ['type' => strpos($classes, ' notice-warning ') !== false ? 'warning' : 'error', 'text' => mb_substr($text, 0, 500)];
-	}
-	return $notices;
-}
 
 /** Where each notice printed on this request came from: "type\0text" => ['file' => …, 'line' => …]. */
 $GLOBALS['wp_codebox_check_notice_origins'] = [];

@@ -242,7 +242,7 @@ export const pluginCheck: CommandHandler = async (ctx, args) => {
   const plugin = resolved.result;
   await ctx.writeSandboxFile(
     RECORDER_PATH,
-    phpProgram({ wp_codebox_check_config: phpValue({ log: PROBLEM_LOG, origins: ORIGIN_LOG, token: check.token, pluginDir: plugin.dir }) }, "plugin-check/collector.php", "plugin-check/inventory.php", "plugin-check/notices.php"),
+    phpProgram({ wp_codebox_check_config: phpValue({ log: PROBLEM_LOG, origins: ORIGIN_LOG, token: check.token, pluginDir: plugin.dir }) }, "plugin-check/collector.php", "plugin-check/inventory.php", "plugin-check/notice-text.php", "plugin-check/notices.php"),
   );
 
   // 2. The site without the plugin. WordPress's own problems seen here are not the plugin's.
