@@ -132,7 +132,7 @@ const INVENTORY_KEYS: InventoryKey = {
 export function isCoreChurnOption(name: string): boolean {
   return (
     /^_(site_)?transient_/.test(name) ||
-    ["cron", "rewrite_rules", "recently_activated", "active_plugins", "uninstall_plugins", "recovery_keys", "can_compress_scripts", "theme_mods_twentytwentyfour", "wp_force_deactivated_plugins", "user_count", "db_upgraded", "auto_core_update_notified"].includes(name)
+    ["cron", "rewrite_rules", "recently_activated", "active_plugins", "uninstall_plugins", "recovery_keys", "can_compress_scripts", "theme_mods_twentytwentyfour", "wp_force_deactivated_plugins", "user_count", "db_upgraded", "auto_core_update_notified", "finished_updating_comment_type"].includes(name)
   );
 }
 

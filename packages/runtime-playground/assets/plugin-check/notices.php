@@ -2,8 +2,8 @@
 /**
  * wp-codebox check, must-use plugin part 3: admin notices.
  *
- * On every wp-admin screen (not AJAX, not cron) the whole page is buffered; when it is sent, the
- * error and warning notices in it (div.notice-error, div.notice-warning and the older div.error)
+ * On every wp-admin screen (not AJAX, not cron) a copy of the page is kept as it is sent; when the
+ * request ends, the error and warning notices in it (div.notice-error, div.notice-warning and the older div.error)
  * are recorded as problems of level admin-notice-error / admin-notice-warning with their plain
  * text (entities decoded, tags, scripts and styles removed). Callbacks on the notice hooks are
  * wrapped just before those hooks fire, so a notice is recorded at the file and line of the
@@ -24,16 +24,23 @@ add_action('admin_init', static function () {
 	if (!wp_codebox_check_notices_wanted()) {
 		return;
 	}
+	// A chunk size of 1 passes every write straight through, so headers are sent exactly when they
+	// would be without the recorder (a fatal after output still answers 200); the handler keeps a
+	// copy of the page to read its notices when the request ends.
 	ob_start(static function (string $buffer, int $phase): string {
-		// Only the page as sent: a buffer thrown away (ob_end_clean) shows nothing to anyone.
-		if (($phase & PHP_OUTPUT_HANDLER_FINAL) && !($phase & PHP_OUTPUT_HANDLER_CLEAN) && $buffer !== '') {
-			foreach (wp_codebox_check_notices($buffer) as $notice) {
+		static $page = '';
+		if (!($phase & PHP_OUTPUT_HANDLER_CLEAN) && strlen($page) < 8 * 1024 * 1024) {
+			$page .= $buffer;
+		}
+		if (($phase & PHP_OUTPUT_HANDLER_FINAL) && $page !== '') {
+			foreach (wp_codebox_check_notices($page) as $notice) {
 				$where = $GLOBALS['wp_codebox_check_notice_origins'][$notice['type'] . "\0" . $notice['text']] ?? ['file' => '', 'line' => 0];
 				wp_codebox_check_record('admin-notice-' . $notice['type'], $notice['text'], (string) $where['file'], (int) $where['line']);
 			}
+			$page = '';
 		}
 		return $buffer;
-	});
+	}, 1);
 }, PHP_INT_MIN);
 
 /**
