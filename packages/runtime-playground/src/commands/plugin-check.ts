@@ -7,6 +7,9 @@
  * - REST routes without path parameters: GET with no params and OPTIONS, as admin,
  * - shortcodes and blocks on a published page, post type archives and a sample single, anonymously,
  * - cron hooks run once with their scheduled args.
+ * - WordPress's own screens with the plugin active (front end as anonymous and as a subscriber,
+ *   login screens, core wp-admin screens, the plugin's importers), each compared with the same
+ *   request before activation (`plugin-check-core-screens.ts`); admin notices are findings.
  * It then deactivates and uninstalls the plugin and lists what it left behind. Every problem
  * becomes a finding that points at the bundle file proving it (`files/check/…`).
  */
