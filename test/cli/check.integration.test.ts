@@ -148,7 +148,8 @@ test("check on a plugin whose faults are only on WordPress's own screens: each o
   const report = JSON.parse(run.stdout) as PluginCheckReport;
   assert.equal(report.status, "failed");
   const seen = report.findings.map((f) => [f.severity, f.kind, `${f.file ? basename(f.file) : "-"}:${f.line ?? "-"}`, f.surfaces.join(" ")]);
-  const admin = ["index", "profile", "users", "edit", "post-new", "options-general", "plugins"].map((p) => `admin-screen:/wp-admin/${p}.php`).concat("importer:check-hidden").join(" ");
+  const settings = "admin-page:/wp-admin/options-general.php?page=check-hidden";
+  const admin = [settings, ...["index", "profile", "users", "edit", "post-new", "options-general", "plugins"].map((p) => `admin-screen:/wp-admin/${p}.php`), "importer:check-hidden"].join(" ");
   assert.deepEqual(
     seen,
     [
@@ -157,12 +158,14 @@ test("check on a plugin whose faults are only on WordPress's own screens: each o
       ["warning", "php-warning", `check-hidden.php:${lineOf(HIDDEN, "$counts['views']")}`, "front-end:single-post:subscriber"],
       ["warning", "admin-notice", `check-hidden.php:${lineOf(HIDDEN, "add_action('admin_notices'")}`, admin],
       ["warning", "php-warning", `check-hidden.php:${lineOf(HIDDEN, "$steps['current']")}`, "importer:check-hidden"],
+      // Printed by the settings page itself, not on a notice hook: at the page's callback.
+      ["warning", "admin-notice", `check-hidden.php:${lineOf(HIDDEN, "function check_hidden_settings_page()")}`, settings],
       ["notice", "admin-notice", `check-hidden.php:${lineOf(HIDDEN, "add_action('admin_notices'") + 3}`, admin],
     ],
     JSON.stringify(report.findings, null, 2),
   );
   // Notices in plain text: entities decoded, tags and scripts gone; the success notice is not a finding.
-  assert.deepEqual(report.findings.filter((f) => f.kind === "admin-notice").map((f) => f.message), ["notice-error: Check Hidden needs an API key & a “secret”.", "notice-warning: Check Hidden: the cache is cold."]);
+  assert.deepEqual(report.findings.filter((f) => f.kind === "admin-notice").map((f) => f.message), ["notice-error: Check Hidden needs an API key & a “secret”.", "notice-error: Check Hidden could not reach its service.", "notice-warning: Check Hidden: the cache is cold."]);
   // Every hidden fault fails the surface it is on, so each alone fails the check.
   const failed = new Set(report.surfaces.filter((s) => s.status === "failed").map((s) => s.id));
   for (const f of report.findings) assert.ok(f.surfaces.every((id) => failed.has(id)), `${f.kind} at ${f.line} fails its surfaces`);

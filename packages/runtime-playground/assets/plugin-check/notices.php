@@ -16,6 +16,20 @@
 /** Where each notice printed on this request came from: "type\0text" => ['file' => …, 'line' => …]. */
 $GLOBALS['wp_codebox_check_notice_origins'] = [];
 
+/**
+ * Where a notice printed outside the notice hooks came from: the callback that draws this screen
+ * when it is a plugin's admin page or importer, else nowhere (['file' => '', 'line' => 0]).
+ */
+function wp_codebox_check_screen_callback(): array {
+	$callback = null;
+	if (!empty($GLOBALS['page_hook'])) {
+		$callback = wp_codebox_check_first_callback((string) $GLOBALS['page_hook']);
+	} elseif (isset($_GET['import']) && is_string($_GET['import']) && isset($GLOBALS['wp_importers'][$_GET['import']][2])) {
+		$callback = $GLOBALS['wp_importers'][$_GET['import']][2];
+	}
+	return ($callback !== null ? wp_codebox_check_where($callback) : null) ?? ['file' => '', 'line' => 0];
+}
+
 function wp_codebox_check_notices_wanted(): bool {
 	return is_admin() && !wp_doing_ajax() && !wp_doing_cron() && !empty($_SERVER['REQUEST_URI']);
 }
@@ -34,7 +48,7 @@ add_action('admin_init', static function () {
 		}
 		if (($phase & PHP_OUTPUT_HANDLER_FINAL) && $page !== '') {
 			foreach (wp_codebox_check_notices($page) as $notice) {
-				$where = $GLOBALS['wp_codebox_check_notice_origins'][$notice['type'] . "\0" . $notice['text']] ?? ['file' => '', 'line' => 0];
+				$where = $GLOBALS['wp_codebox_check_notice_origins'][$notice['type'] . "\0" . $notice['text']] ?? wp_codebox_check_screen_callback();
 				wp_codebox_check_record('admin-notice-' . $notice['type'], $notice['text'], (string) $where['file'], (int) $where['line']);
 			}
 			$page = '';
