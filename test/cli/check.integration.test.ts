@@ -2,7 +2,9 @@
  * Integration: `wp-codebox check` end to end against real WordPress and Chromium, with two fixture
  * plugins written for it: check-faulty plants one fault of each kind (every one must be reported
  * exactly once, at its file and line, with evidence that is in the bundle), check-clean has one of
- * every surface and no fault. Also the same check as a recipe step.
+ * every surface and no fault, check-hidden hides its faults on WordPress's own screens (front page,
+ * a subscriber's single post, profile.php, its importer) and prints admin notices. Also the same
+ * check as a recipe step.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -17,6 +19,7 @@ import { verifyArtifactBundle, type PluginCheckReport } from "@wp-codebox/runtim
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-check-"));
 const FAULTY = join(ROOT, "test/fixtures/plugins/check-faulty/check-faulty.php");
+const HIDDEN = join(ROOT, "test/fixtures/plugins/check-hidden/check-hidden.php");
 
 /** Runs the CLI in-process; `onStderr` sees each stderr write and may send a signal through `signal`. */
 async function cli(argv: string[], onStderr?: (text: string, signal: (name: NodeJS.Signals) => void) => void) {
@@ -96,14 +99,28 @@ test("check on the clean fixture: exit 0, zero findings, every kind of surface e
   assert.deepEqual(report.findings, []);
   assert.equal(report.status, "passed");
   const kinds = new Set(report.surfaces.map((s) => s.kind));
-  for (const kind of ["activation", "admin-page", "rest-route", "shortcode", "block", "cron-hook", "post-type-archive", "post-type-single", "deactivation", "uninstall"]) {
+  for (const kind of ["activation", "admin-page", "rest-route", "shortcode", "block", "cron-hook", "post-type-archive", "post-type-single", "front-end", "login-screen", "admin-screen", "deactivation", "uninstall"]) {
     assert.ok(kinds.has(kind as never), `surface kind ${kind} exercised`);
   }
   assert.deepEqual(
     report.surfaces.filter((s) => s.status === "skipped").map((s) => s.target),
-    ["/check-clean/v1/items/(?P<id>\\d+)"],
-    "only the route with a path parameter is skipped",
+    ["/check-clean/v1/items/(?P<id>\\d+)", "/wp-login.php?action=register"],
+    "only the route with a path parameter, and the registration form of a site closed to registration, are skipped",
   );
+  // WordPress's own screens, each as the visitor who sees it, answered as they do without the plugin.
+  const core = report.surfaces.filter((s) => ["front-end", "login-screen", "admin-screen"].includes(s.kind) && s.status !== "skipped");
+  assert.deepEqual(
+    core.map((s) => [s.id, s.actor, s.httpStatus]),
+    [
+      ...(["anonymous", "subscriber"] as const).flatMap((actor) =>
+        ["front-page", "single-post", "page", "category-archive", "search-results", "not-found", "rss-feed"].map((name) => [`front-end:${name}:${actor}`, actor, name === "not-found" ? 404 : 200]),
+      ),
+      ["login-screen:login", "anonymous", 200],
+      ["login-screen:lost-password", "anonymous", 200],
+      ...["index", "profile", "users", "edit", "post-new", "options-general", "plugins"].map((p) => [`admin-screen:/wp-admin/${p}.php`, "admin", 200]),
+    ],
+  );
+  assert.equal(report.surfaces.find((s) => s.id === "admin-screen:/wp-admin/post-new.php")!.editor, "block");
   // Every admin page was reached, including the one whose slug needs URL encoding.
   const adminPages = report.surfaces.filter((s) => s.kind === "admin-page");
   assert.ok(adminPages.some((s) => s.target.includes("page=check-clean%26tab%3D1%20%22x%22")), adminPages.map((s) => s.target).join(", "));
@@ -121,6 +138,45 @@ test("check on the clean fixture: exit 0, zero findings, every kind of surface e
   assert.deepEqual(report.inventory.cronHooks.map((c) => c.hook), ["check_clean_hourly"]);
   assert.deepEqual(report.inventory.options, ["check_clean_settings"]);
   assert.deepEqual(report.leftovers, { options: [], tables: [], cronHooks: [] });
+  assert.equal((await verifyArtifactBundle(out)).valid, true);
+});
+
+test("check on a plugin whose faults are only on WordPress's own screens: each one found at its file:line, admin notices too", async () => {
+  const out = join(scratch, "hidden");
+  const run = await cli(["check", "test/fixtures/plugins/check-hidden", "--fail-on", "notice", "--artifacts", out, "--json"]);
+  assert.equal(run.code, 1, run.show());
+  const report = JSON.parse(run.stdout) as PluginCheckReport;
+  assert.equal(report.status, "failed");
+  const seen = report.findings.map((f) => [f.severity, f.kind, `${f.file ? basename(f.file) : "-"}:${f.line ?? "-"}`, f.surfaces.join(" ")]);
+  const settings = "admin-page:/wp-admin/options-general.php?page=check-hidden";
+  const admin = [settings, ...["index", "profile", "users", "edit", "post-new", "options-general", "plugins"].map((p) => `admin-screen:/wp-admin/${p}.php`), "importer:check-hidden"].join(" ");
+  assert.deepEqual(
+    seen,
+    [
+      ["error", "php-fatal", `check-hidden.php:${lineOf(HIDDEN, "check_hidden_front_page_missing();")}`, "front-end:front-page:anonymous front-end:front-page:subscriber"],
+      ["warning", "php-warning", `check-hidden.php:${lineOf(HIDDEN, "$preferences['theme']")}`, "admin-screen:/wp-admin/profile.php"],
+      ["warning", "php-warning", `check-hidden.php:${lineOf(HIDDEN, "$counts['views']")}`, "front-end:single-post:subscriber"],
+      ["warning", "admin-notice", `check-hidden.php:${lineOf(HIDDEN, "add_action('admin_notices'")}`, admin],
+      ["warning", "php-warning", `check-hidden.php:${lineOf(HIDDEN, "$steps['current']")}`, "importer:check-hidden"],
+      // Printed by the settings page itself, not on a notice hook: at the page's callback.
+      ["warning", "admin-notice", `check-hidden.php:${lineOf(HIDDEN, "function check_hidden_settings_page()")}`, settings],
+      ["notice", "admin-notice", `check-hidden.php:${lineOf(HIDDEN, "add_action('admin_notices'") + 3}`, admin],
+    ],
+    JSON.stringify(report.findings, null, 2),
+  );
+  // Notices in plain text: entities decoded, tags and scripts gone; the success notice is not a finding.
+  assert.deepEqual(report.findings.filter((f) => f.kind === "admin-notice").map((f) => f.message), ["notice-error: Check Hidden needs an API key & a “secret”.", "notice-error: Check Hidden could not reach its service.", "notice-warning: Check Hidden: the cache is cold."]);
+  // Every hidden fault fails the surface it is on, so each alone fails the check.
+  const failed = new Set(report.surfaces.filter((s) => s.status === "failed").map((s) => s.id));
+  for (const f of report.findings) assert.ok(f.surfaces.every((id) => failed.has(id)), `${f.kind} at ${f.line} fails its surfaces`);
+  // The anonymous visitor never sees the subscriber's warning; the importer screen the plugin registered was visited.
+  assert.equal(report.surfaces.find((s) => s.id === "front-end:single-post:anonymous")!.status, "passed");
+  assert.deepEqual(report.inventory.importers.map((i) => [i.id, i.url, i.callback?.line]), [["check-hidden", "/wp-admin/admin.php?import=check-hidden", lineOf(HIDDEN, "function check_hidden_importer()")]]);
+  // The plugin swaps the block editor for the classic one: post-new.php is checked as it shows.
+  assert.equal(report.surfaces.find((s) => s.id === "admin-screen:/wp-admin/post-new.php")!.editor, "classic");
+  // A front-page fatal is a 500 explained by the fatal: no separate http-error.
+  assert.equal(report.surfaces.find((s) => s.id === "front-end:front-page:anonymous")!.httpStatus, 500);
+  for (const f of report.findings) assert.ok(existsSync(join(out, f.evidence)), `evidence ${f.evidence} of ${f.kind} is in the bundle`);
   assert.equal((await verifyArtifactBundle(out)).valid, true);
 });
 

@@ -289,7 +289,7 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
   },
   {
     id: "wordpress.check",
-    summary: "Activate a plugin, inventory what it added, exercise every surface and report each fatal, warning, notice, deprecation, database error, HTTP 5xx, JavaScript error and uninstall leftover.",
+    summary: "Activate a plugin, inventory what it added, exercise every surface and WordPress's own screens (front end as anonymous and subscriber, login, core wp-admin) against their state before activation, and report each fatal, warning, notice, deprecation, database error, HTTP 5xx, admin notice, JavaScript error and uninstall leftover.",
     kind: "php",
     defaultTimeoutMs: DEFAULT_CHECK_TIMEOUT_MS,
     capability: "wordpress.check",

@@ -16,7 +16,7 @@ import {
   type RawFinding,
 } from "@wp-codebox/runtime-core";
 
-const empty: PluginInventory = { adminPages: [], restRoutes: [], shortcodes: [], blocks: [], cronHooks: [], ajaxActions: [], postTypes: [], taxonomies: [], options: [], tables: [] };
+const empty: PluginInventory = { adminPages: [], restRoutes: [], shortcodes: [], blocks: [], cronHooks: [], ajaxActions: [], postTypes: [], taxonomies: [], options: [], tables: [], importers: [] };
 
 test("diffInventory keeps only what is new, per category, without WordPress's own churn", () => {
   const before: PluginInventory = { ...empty, options: ["siteurl"], cronHooks: [{ hook: "wp_version_check", schedule: "twicedaily", args: [] }], shortcodes: [{ tag: "gallery" }] };

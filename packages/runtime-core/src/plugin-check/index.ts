@@ -1,2 +1,3 @@
 export * from "./plugin-check-report.js";
 export * from "./plugin-check.js";
+export * from "./core-screens.js";

@@ -17,7 +17,9 @@ export type CheckSeverity = (typeof CHECK_SEVERITIES)[number];
  * E_DEPRECATED and WordPress's `_deprecated_*()` notices; `doing-it-wrong` is WordPress's
  * `_doing_it_wrong()`; `http-error` is a response ≥ 500 with no PHP fatal to explain it;
  * `timeout` is a surface that did not finish within the per-surface limit (its PHP worker was
- * stopped and replaced).
+ * stopped and replaced); `admin-notice` is an error or warning notice (`notice-error`,
+ * `notice-warning`, or the older `error` class) on a wp-admin screen that the same screen did not
+ * show before activation.
  */
 export const CHECK_FINDING_KINDS = [
   "php-fatal",
@@ -33,6 +35,7 @@ export const CHECK_FINDING_KINDS = [
   "failed-request",
   "activation-output",
   "leftover",
+  "admin-notice",
 ] as const;
 export type CheckFindingKind = (typeof CHECK_FINDING_KINDS)[number];
 
@@ -51,6 +54,10 @@ export const CHECK_SURFACE_KINDS = [
   "post-type-single",
   "deactivation",
   "uninstall",
+  "front-end",
+  "login-screen",
+  "admin-screen",
+  "importer",
 ] as const;
 export type CheckSurfaceKind = (typeof CHECK_SURFACE_KINDS)[number];
 
@@ -102,6 +109,12 @@ export const PLUGIN_INVENTORY_SCHEMA = Type.Object(
     taxonomies: Type.Array(Type.Object({ name: Type.String(), public: Type.Boolean() }, { additionalProperties: false })),
     options: Type.Array(Type.String()),
     tables: Type.Array(Type.String()),
+    importers: Type.Array(
+      Type.Object(
+        { id: Type.String(), name: Type.String(), url: Type.String({ description: "Sandbox-relative URL of its screen, /wp-admin/admin.php?import=<id>" }), callback: Type.Optional(SOURCE_LOCATION) },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -140,6 +153,9 @@ export const CHECK_SURFACE_SCHEMA = Type.Object(
     findings: Type.Integer({ minimum: 0 }),
     evidence: Type.Optional(Type.String()),
     skippedReason: Type.Optional(Type.String()),
+    editor: Type.Optional(
+      Type.Union([Type.Literal("block"), Type.Literal("classic")], { description: "Which editor post-new.php showed (a plugin may swap the block editor for the classic one)." }),
+    ),
   },
   { additionalProperties: false },
 );

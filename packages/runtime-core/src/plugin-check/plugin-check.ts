@@ -20,7 +20,7 @@ import {
  * `level` is decided in PHP from the error number or the WordPress hook that reported it.
  */
 export interface RecordedProblem {
-  level: "fatal" | "warning" | "notice" | "deprecated" | "doing-it-wrong" | "db-error";
+  level: "fatal" | "warning" | "notice" | "deprecated" | "doing-it-wrong" | "db-error" | "admin-notice-error" | "admin-notice-warning";
   message: string;
   file?: string;
   line?: number;
@@ -49,13 +49,21 @@ const LEVEL_TO_FINDING: Record<RecordedProblem["level"], { kind: CheckFindingKin
   "doing-it-wrong": { kind: "doing-it-wrong", severity: "notice" },
   // A query the SQLite translation rejects may be valid on MySQL: worth a look, not a failure.
   "db-error": { kind: "db-error", severity: "warning" },
+  // An admin notice tells the site owner something is wrong; it is not a PHP failure of its own.
+  "admin-notice-error": { kind: "admin-notice", severity: "warning" },
+  "admin-notice-warning": { kind: "admin-notice", severity: "notice" },
 };
 
 /** Maps recorded problems of one surface to findings that point at `evidence`. */
 export function findingsFromProblems(problems: readonly RecordedProblem[], surface: string, evidence: string): RawFinding[] {
   return problems.map((p) => {
     const { kind, severity } = LEVEL_TO_FINDING[p.level];
-    const message = p.level === "db-error" && p.query ? `${p.message} [query: ${p.query.slice(0, 300)}]` : p.message;
+    const message =
+      p.level === "db-error" && p.query
+        ? `${p.message} [query: ${p.query.slice(0, 300)}]`
+        : p.level === "admin-notice-error" || p.level === "admin-notice-warning"
+          ? `${p.level.slice("admin-".length)}: ${p.message}`
+          : p.message;
     return {
       severity,
       kind,
@@ -114,6 +122,7 @@ const INVENTORY_KEYS: InventoryKey = {
   taxonomies: (t) => t.name,
   options: (o) => o,
   tables: (t) => t,
+  importers: (i) => i.id,
 };
 
 /**
@@ -123,7 +132,7 @@ const INVENTORY_KEYS: InventoryKey = {
 export function isCoreChurnOption(name: string): boolean {
   return (
     /^_(site_)?transient_/.test(name) ||
-    ["cron", "rewrite_rules", "recently_activated", "active_plugins", "uninstall_plugins", "recovery_keys", "can_compress_scripts", "theme_mods_twentytwentyfour", "wp_force_deactivated_plugins", "user_count", "db_upgraded", "auto_core_update_notified"].includes(name)
+    ["cron", "rewrite_rules", "recently_activated", "active_plugins", "uninstall_plugins", "recovery_keys", "can_compress_scripts", "theme_mods_twentytwentyfour", "wp_force_deactivated_plugins", "user_count", "db_upgraded", "auto_core_update_notified", "finished_updating_comment_type"].includes(name)
   );
 }
 

@@ -10,6 +10,9 @@
  *   create-posts  posts: [{ key, type, title, content }], archives: [type]
  *                 → { posts: { key: url }, archives: { type: url | null } }
  *   run-cron      hook, args → { ran: true }
+ *   seed-core     → { links: { frontPage, post, page, category, search, notFound, feed, login,
+ *                 lostPassword, register | null }, subscriberId }: a post in a new category, a page
+ *                 and a subscriber, for the core screens
  */
 require_once '/wordpress/wp-load.php';
 require_once ABSPATH . 'wp-admin/includes/plugin.php';
@@ -82,6 +85,33 @@ switch ($a['op']) {
 	case 'run-cron':
 		do_action_ref_array($a['hook'], (array) $a['args']);
 		$result = ['ran' => true];
+		break;
+
+	case 'seed-core':
+		$term = term_exists('wp-codebox check', 'category') ?: wp_insert_term('wp-codebox check', 'category');
+		$category = is_wp_error($term) ? (int) get_option('default_category') : (int) $term['term_id'];
+		$post = wp_insert_post(['post_type' => 'post', 'post_status' => 'publish', 'post_title' => 'wp-codebox check: a post', 'post_content' => "<!-- wp:paragraph -->\n<p>A sample post.</p>\n<!-- /wp:paragraph -->", 'post_category' => [$category]]);
+		$page = wp_insert_post(['post_type' => 'page', 'post_status' => 'publish', 'post_title' => 'wp-codebox check: a page', 'post_content' => "<!-- wp:paragraph -->\n<p>A sample page.</p>\n<!-- /wp:paragraph -->"]);
+		$subscriber = get_user_by('login', 'wp-codebox-subscriber');
+		$subscriber_id = $subscriber ? $subscriber->ID : wp_insert_user(['user_login' => 'wp-codebox-subscriber', 'user_pass' => wp_generate_password(32), 'user_email' => 'subscriber@example.org', 'role' => 'subscriber']);
+		global $wpdb;
+		// An id no post has, so the request is a 404 under any permalink structure.
+		$missing = (int) $wpdb->get_var("SELECT MAX(ID) FROM {$wpdb->posts}") + 1000000;
+		$result = [
+			'links' => [
+				'frontPage' => $relative(home_url('/')),
+				'post' => $relative(get_permalink($post)),
+				'page' => $relative(get_permalink($page)),
+				'category' => $relative(get_category_link($category)),
+				'search' => $relative(add_query_arg('s', 'wp-codebox', home_url('/'))),
+				'notFound' => $relative(add_query_arg('p', $missing, home_url('/'))),
+				'feed' => $relative(get_feed_link('rss2')),
+				'login' => $relative(wp_login_url()),
+				'lostPassword' => $relative(wp_lostpassword_url()),
+				'register' => get_option('users_can_register') ? $relative(wp_registration_url()) : null,
+			],
+			'subscriberId' => is_wp_error($subscriber_id) ? 0 : (int) $subscriber_id,
+		];
 		break;
 
 	default:

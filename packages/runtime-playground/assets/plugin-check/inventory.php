@@ -4,7 +4,7 @@
  *
  * Answers GET /wp-admin/?wp-codebox-check-inventory=<token> (as an administrator) with a JSON
  * list of what the site has: admin menu and submenu pages, REST routes, shortcodes, blocks, cron
- * hooks, AJAX actions, post types, taxonomies, options and tables. It runs on admin_init at the
+ * hooks, AJAX actions, post types, taxonomies, options, tables and importers. It runs on admin_init at the
  * latest priority: by then wp-admin/menu.php has built the menus and every plugin has hooked in.
  * Callbacks carry the file and line they are defined at (from reflection).
  */
@@ -158,6 +158,17 @@ function wp_codebox_check_inventory(): array {
 		$taxonomies[] = ['name' => $taxonomy->name, 'public' => (bool) $taxonomy->public];
 	}
 
+	// register_importer() screens live at admin.php?import=<id>; the callback draws them.
+	$importers = [];
+	foreach (function_exists('get_importers') ? (array) get_importers() : [] as $id => $data) {
+		$row = ['id' => (string) $id, 'name' => trim(wp_strip_all_tags((string) ($data[0] ?? $id))), 'url' => $relative(admin_url('admin.php?import=' . rawurlencode((string) $id)))];
+		$where = wp_codebox_check_where($data[2] ?? null);
+		if ($where !== null) {
+			$row['callback'] = $where;
+		}
+		$importers[] = $row;
+	}
+
 	return [
 		'adminPages' => $pages,
 		'restRoutes' => $routes,
@@ -169,6 +180,7 @@ function wp_codebox_check_inventory(): array {
 		'taxonomies' => $taxonomies,
 		'options' => array_map('strval', (array) $wpdb->get_col("SELECT option_name FROM {$wpdb->options}")),
 		'tables' => array_map('strval', (array) $wpdb->get_col('SHOW TABLES')),
+		'importers' => $importers,
 	];
 }
 

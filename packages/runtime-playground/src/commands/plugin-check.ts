@@ -7,6 +7,9 @@
  * - REST routes without path parameters: GET with no params and OPTIONS, as admin,
  * - shortcodes and blocks on a published page, post type archives and a sample single, anonymously,
  * - cron hooks run once with their scheduled args.
+ * - WordPress's own screens with the plugin active (front end as anonymous and as a subscriber,
+ *   login screens, core wp-admin screens, the plugin's importers), each compared with the same
+ *   request before activation (`plugin-check-core-screens.ts`); admin notices are findings.
  * It then deactivates and uninstalls the plugin and lists what it left behind. Every problem
  * becomes a finding that points at the bundle file proving it (`files/check/…`).
  */
@@ -30,7 +33,10 @@ import {
   type PluginInventory,
   type RawFinding,
   type RecordedProblem,
+  type ScreenBaseline,
+  withoutScreenBaseline,
 } from "@wp-codebox/runtime-core";
+import { baselineCoreScreens, exerciseCoreScreens, seedCoreScreens } from "./plugin-check-core-screens.js";
 import { phpProgram } from "../php-assets.js";
 import { phpValue } from "../php-value.js";
 import { runScriptInSandbox } from "./browser-actions.js";
@@ -60,13 +66,15 @@ function assertSurfaceLive(): void {
 }
 
 /** State of one check run: evidence files, raw findings and surfaces, in the order they happened. */
-class CheckRun {
+export class CheckRun {
   readonly files: ArtifactFile[] = [];
   readonly findings: RawFinding[] = [];
   readonly surfaces: Surface[] = [];
   private fileNumber = 0;
   private adminAuth: ActorAuth | undefined;
   adminId = 1;
+  /** Auth of the seeded subscriber (front-end screens), once seeded. */
+  subscriberAuth: ActorAuth | undefined;
   /** Limit of each surface in ms (`surface-timeout`). */
   surfaceTimeoutMs = DEFAULT_CHECK_SURFACE_TIMEOUT_MS;
 
@@ -136,8 +144,8 @@ class CheckRun {
    * Their evidence is the recorder's log excerpt (message, file, line, stack): HTTP requests do not
    * display PHP errors, as on a production site, so the response alone does not prove the cause.
    */
-  async settle(surface: string): Promise<RecordedProblem[]> {
-    const problems = await this.drain();
+  async settle(surface: string, ignore?: ScreenBaseline): Promise<RecordedProblem[]> {
+    const problems = withoutScreenBaseline(await this.drain(), ignore);
     if (problems.length > 0) {
       const log = this.evidence("php-errors", `${surface}.jsonl`, problems.map((p) => `${JSON.stringify(p)}\n`).join(""), "application/x-ndjson");
       this.findings.push(...findingsFromProblems(problems, surface, log));
@@ -150,19 +158,20 @@ class CheckRun {
     return this.adminAuth;
   }
 
-  /** An HTTP request to the sandbox as admin or anonymously; the body is kept as evidence. */
-  async request(surface: string, method: string, path: string, actor: "admin" | "anonymous"): Promise<{ status: number; body: string; evidence: string }> {
+  /** An HTTP request to the sandbox as admin, subscriber or anonymously; the body is kept as evidence unless `keep` is false (evidence is then ""). */
+  async request(surface: string, method: string, path: string, actor: "admin" | "anonymous" | "subscriber", options: { keep?: boolean } = {}): Promise<{ status: number; body: string; evidence: string }> {
     assertSurfaceLive();
     const headers: Record<string, string> = {};
-    if (actor === "admin") {
-      const auth = await this.auth();
+    if (actor !== "anonymous") {
+      const auth = actor === "admin" ? await this.auth() : this.subscriberAuth;
+      if (!auth) throw new WpCodeboxError("check-failed", "The subscriber of the core screens was not created.");
       headers.cookie = auth.cookies.map((c) => `${c.name}=${c.value}`).join("; ");
       headers["x-wp-nonce"] = auth.restNonce;
     }
     const response = await this.ctx.http({ method, url: new URL(path, this.ctx.siteUrl).toString(), headers });
     const body = text(response.body.data);
     const type = (response.headers["content-type"]?.[0] ?? "text/html").split(";")[0]!.trim() || "text/html";
-    const evidence = this.evidence("responses", `${surface}.${type.includes("json") ? "json" : "html"}`, `${body}`, type.includes("json") ? "application/json" : "text/html");
+    const evidence = options.keep === false ? "" : this.evidence("responses", `${surface}.${type.includes("json") ? "json" : "html"}`, `${body}`, type.includes("json") ? "application/json" : "text/html");
     return { status: response.status, body, evidence };
   }
 
@@ -236,13 +245,16 @@ export const pluginCheck: CommandHandler = async (ctx, args) => {
   const plugin = resolved.result;
   await ctx.writeSandboxFile(
     RECORDER_PATH,
-    phpProgram({ wp_codebox_check_config: phpValue({ log: PROBLEM_LOG, origins: ORIGIN_LOG, token: check.token, pluginDir: plugin.dir }) }, "plugin-check/collector.php", "plugin-check/inventory.php"),
+    phpProgram({ wp_codebox_check_config: phpValue({ log: PROBLEM_LOG, origins: ORIGIN_LOG, token: check.token, pluginDir: plugin.dir }) }, "plugin-check/collector.php", "plugin-check/inventory.php", "plugin-check/notice-text.php", "plugin-check/notices.php"),
   );
 
   // 2. The site without the plugin. WordPress's own problems seen here are not the plugin's.
   if (plugin.active) await check.action("deactivation", "deactivate", { file: plugin.file });
+  const links = await seedCoreScreens(check);
   const before = await check.inventory("inventory-before");
   const baseline = new Set(findingsFromProblems(await check.drain(), "baseline", "").map(findingKey));
+  // The core screens before activation: what they show then is WordPress's, not the plugin's.
+  const screenBaseline = await baselineCoreScreens(check, links, baseline);
 
   // 3. Activation.
   let active = false;
@@ -280,6 +292,7 @@ export const pluginCheck: CommandHandler = async (ctx, args) => {
   check.files.push({ path: "files/check/inventory.json", kind: "check-inventory", contentType: "application/json", content: `${JSON.stringify({ before, after, added }, null, 2)}\n` });
 
   if (active) await exerciseSurfaces(check, added, args.browser === "true");
+  if (active) await exerciseCoreScreens(check, links, added, screenBaseline);
 
   // 6. Deactivate, uninstall, and what is left.
   let uninstall: PluginCheckReport["uninstall"] = "none";
