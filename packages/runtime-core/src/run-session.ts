@@ -197,7 +197,7 @@ export async function runSession(plan: RunPlan, options: RunSessionOptions): Pro
     let bootError: SerializedError | undefined;
     if (!runtime) {
       progress(`Booting a sandbox (run ${plan.runId})`);
-      booting = backend!.create({ ...plan.createSpec, onProgress: progress });
+      booting = backend!.create({ ...plan.createSpec, onProgress: progress, ...(signal ? { signal } : {}) });
       const booted = await raceInterrupt(booting, signal);
       if (booted.kind === "value") runtime = booted.value;
       else if (booted.kind === "interrupted") bootError = interrupted = interruptedError(booted.signal, plan.artifactsDir, disposes, true);
