@@ -95,3 +95,13 @@ export function bundleWriteError(thrown: unknown, directory: string): Serialized
   if (!cause) return undefined;
   return unwritable(resolve(directory), cause, `writing it failed after the work ran: ${CAUSES[cause] ?? (thrown as Error).message}; the result is printed but not kept`).toJSON();
 }
+
+/**
+ * For commands whose only product is the bundle (`collect`, MCP `collect_artifacts`): what to
+ * throw when writing it failed, a `WpCodeboxError` `artifacts-dir-unwritable` (exit 3) for a
+ * filesystem failure, else `thrown` itself.
+ */
+export function bundleWriteFailure(thrown: unknown, directory: string): unknown {
+  const error = bundleWriteError(thrown, directory);
+  return error ? new WpCodeboxError("artifacts-dir-unwritable", error.message, error.details ?? {}, { cause: thrown }) : thrown;
+}
