@@ -4,9 +4,9 @@
  * bundle that still cannot be written afterwards is reported as such (`artifacts-dir-unwritable`),
  * not as an internal bug.
  */
-import { mkdirSync, rmSync, statfsSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { WpCodeboxError, type SerializedError } from "./errors.js";
 
 /**
@@ -33,6 +33,30 @@ const CAUSES: Record<string, string> = {
 function errnoOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" && /^E[A-Z]+$/.test(code) ? code : undefined;
+}
+
+/**
+ * The real errno behind a failed recursive mkdir: Node's `mkdir(…, { recursive: true })` reports
+ * ENOENT on a read-only filesystem, so the first missing folder is created on its own (and removed
+ * again) to learn the cause (EROFS, EACCES, …). Returns `cause` when nothing better is found.
+ */
+function mkdirCause(abs: string, cause: string): string {
+  if (cause !== "ENOENT" || existsSync(abs)) return cause;
+  let missing = abs;
+  while (!existsSync(dirname(missing)) && dirname(missing) !== missing) missing = dirname(missing);
+  try {
+    mkdirSync(missing);
+    rmSync(missing, { recursive: true, force: true });
+  } catch (error) {
+    return errnoOf(error) ?? cause;
+  }
+  return cause;
+}
+
+/** The path a Node system error names, if any. */
+function failedPath(error: unknown): string | undefined {
+  const path = (error as { path?: unknown } | null)?.path;
+  return typeof path === "string" ? resolve(path) : undefined;
 }
 
 function unwritable(directory: string, cause: string, reason: string, extra: Record<string, unknown> = {}): WpCodeboxError {
@@ -64,8 +88,9 @@ export function probeArtifactsDir(directory: string, minFreeBytes = artifactsMin
     try {
       action();
     } catch (error) {
-      const cause = errnoOf(error);
-      if (!cause) throw error;
+      const errno = errnoOf(error);
+      if (!errno) throw error;
+      const cause = mkdirCause(failedPath(error) ?? abs, errno);
       throw unwritable(abs, cause, `${what}: ${CAUSES[cause] ?? (error as Error).message}`);
     }
   };
@@ -91,8 +116,9 @@ export function probeArtifactsDir(directory: string, minFreeBytes = artifactsMin
  */
 export function bundleWriteError(thrown: unknown, directory: string): SerializedError | undefined {
   if (thrown instanceof WpCodeboxError) return thrown.code === "artifacts-dir-unwritable" ? thrown.toJSON() : undefined;
-  const cause = errnoOf(thrown);
-  if (!cause) return undefined;
+  const errno = errnoOf(thrown);
+  if (!errno) return undefined;
+  const cause = mkdirCause(failedPath(thrown) ?? resolve(directory), errno);
   return unwritable(resolve(directory), cause, `writing it failed after the work ran: ${CAUSES[cause] ?? (thrown as Error).message}; the result is printed but not kept`).toJSON();
 }
 
