@@ -485,7 +485,7 @@ function buildProgram(state: CliState): Command {
         json(state, {
           ...(trace ? { trace: { id: trace.id, digest: trace.digest } } : {}),
           steps: outcome.episode?.steps ?? [],
-          bundle: { directory: outcome.bundle.directory, id: outcome.bundle.id, valid: outcome.bundle.valid },
+          bundle: { directory: outcome.bundle.directory, id: outcome.bundle.id, valid: outcome.bundle.valid, ...(outcome.bundle.written === false ? { written: false, error: outcome.bundle.error } : {}) },
           ...(outcome.error ? { error: outcome.error } : {}),
         });
       }
@@ -540,7 +540,7 @@ function printRunOutcome(state: CliState, outcome: RunOutcome, asJson: boolean):
   if (asJson) {
     json(state, {
       result,
-      bundle: { directory: bundle.directory, id: bundle.id, valid: bundle.valid },
+      bundle: { directory: bundle.directory, id: bundle.id, valid: bundle.valid, ...(bundle.written === false ? { written: false, error: bundle.error } : {}) },
       ...(outcome.error ? { error: jsonError(outcome.error) } : {}),
     });
   } else {
