@@ -178,9 +178,12 @@ interface WorkResult {
  * event and, for a command, a synthetic error result.
  * @returns the outcome (see `RunSessionOutcome`): bundle directory, id, digest, verification,
  *   status, exit code, the redacted kind-specific outcome.
- * @throws WpCodeboxError `invalid-argument` when neither `backend` nor `runtime` is given; errors
- *   writing the bundle (`artifacts-dir-not-empty` if the directory filled up since planning,
- *   `invalid-artifact-path`, `bundle-invalid`). Nothing else: every failure of the work is a result.
+ * @throws WpCodeboxError `invalid-argument` when neither `backend` nor `runtime` is given;
+ *   `artifacts-dir-unwritable` before anything boots when `plan.artifactsDir` cannot be created or
+ *   written or has too little space (`probeArtifactsDir`); errors writing the bundle
+ *   (`artifacts-dir-not-empty` if the directory filled up since planning, `invalid-artifact-path`,
+ *   `bundle-invalid`). A filesystem failure while writing it is not thrown: the outcome then has
+ *   `bundle.written: false` with the error and exit code 3. Every failure of the work is a result.
  * @example
  * const backend = createPlaygroundBackend();
  * const plan = planRun({ kind: "recipe", file: "recipe.json" }, { backend });
