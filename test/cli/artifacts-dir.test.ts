@@ -59,3 +59,20 @@ describe("--artifacts is checked before boot", { timeout: 240_000 }, () => {
     }
   }
 });
+
+describe("a lost bundle in the CLI's exit mapping", () => {
+  it("bundleLostError / sessionExitError: exit 3 with the write error, before the work's own error; text says NOT WRITTEN", async () => {
+    const { bundleLostError, bundleVerifyText, sessionExitError } = await import("../../packages/cli/src/cli-exit-error.js");
+    const error = { code: "artifacts-dir-unwritable", message: "Cannot write the bundle to /x: its filesystem is full (ENOSPC).", details: { cause: "ENOSPC" } };
+    const lost = { directory: "/x", id: "", digest: "", valid: false, violations: [], written: false as const, error };
+    const written = { directory: "/y", id: "artifact-bundle-sha256-aa", digest: "aa", valid: true, violations: [] };
+    assert.equal(bundleLostError(written), undefined);
+    assert.equal(bundleLostError(lost)?.exitCode, 3);
+    assert.equal(bundleVerifyText(lost), "NOT WRITTEN (ENOSPC)");
+    assert.equal(bundleVerifyText(written), "valid");
+    const outcome = { runId: "r", kind: "command" as const, status: "error" as const, exitCode: 3, summary: "", error: { code: "php-fatal", message: "fatal" }, bundle: lost };
+    const exit = sessionExitError(outcome, { code: "x", message: "y" });
+    assert.equal(exit?.code, "artifacts-dir-unwritable");
+    assert.equal(exit?.exitCode, 3);
+  });
+});
