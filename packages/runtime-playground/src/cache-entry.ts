@@ -165,11 +165,13 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-function interrupted(entryPath: string, owner: CacheLockOwner | undefined): WpCodeboxError {
+function interrupted(entryPath: string, owner: CacheLockOwner | undefined, signal: AbortSignal): WpCodeboxError {
+  // `details.signal` picks the exit code (130 SIGINT, 143 SIGTERM) as for any interrupt.
+  const name = typeof signal.reason === "string" ? signal.reason : "SIGINT";
   return new WpCodeboxError(
     "interrupted",
     `Interrupted while waiting for another process${owner ? ` (pid ${owner.pid} on ${owner.host})` : ""} to finish preparing ${entryPath}. Run the command again.`,
-    { entry: entryPath, ...(owner ? { holder: { pid: owner.pid, host: owner.host, startedAt: owner.startedAt } } : {}) },
+    { signal: name, entry: entryPath, ...(owner ? { holder: { pid: owner.pid, host: owner.host, startedAt: owner.startedAt } } : {}) },
   );
 }
 
@@ -202,13 +204,13 @@ export async function withCacheLock<T>(entryPath: string, fn: () => Promise<T> |
       breakStale(lockPath, owner);
       continue;
     }
-    if (options.signal?.aborted) throw interrupted(entryPath, owner);
+    if (options.signal?.aborted) throw interrupted(entryPath, owner, options.signal);
     if (!waited) {
       waited = true;
       options.onWait?.(owner);
     }
     await sleep(pollMs, options.signal);
-    if (options.signal?.aborted) throw interrupted(entryPath, owner);
+    if (options.signal?.aborted) throw interrupted(entryPath, owner, options.signal);
   }
   const heartbeat = setInterval(() => {
     try {
