@@ -17,7 +17,7 @@ before(() => {
 });
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-describe("concurrent first runs on a cold cache", { timeout: 600_000 }, () => {
+describe("concurrent first runs on a cold cache", { timeout: 900_000 }, () => {
   it("all nine succeed, and the cache holds one tree and one installed site", async () => {
     const cacheDir = join(tmp, "cache");
     const runs = await Promise.all(
