@@ -96,7 +96,7 @@ if (process.env.BENCH_CHILD) {
   // runCLI gets its own copy of the same installed site the sandboxes boot from.
   const build = findWordPressBuild();
   const cacheDir = resolveCacheDir();
-  const installed = await ensureInstalledSite({ dir: ensureWordPressTree(build, cacheDir), release: build.release }, "8.3", cacheDir);
+  const installed = await ensureInstalledSite({ dir: await ensureWordPressTree(build, cacheDir), release: build.release }, "8.3", cacheDir);
   const work = mkdtempSync(join(tmpdir(), "wp-codebox-bench-browser-"));
   const site = join(work, "site");
   cpSync(installed.dir, site, { recursive: true });

@@ -5,11 +5,11 @@
  */
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { WpCodeboxError, type BatchReport, type BatchTaskResult } from "@wp-codebox/runtime-core";
+import { WpCodeboxError, probeArtifactsDir, type BatchReport, type BatchTaskResult, type SerializedError } from "@wp-codebox/runtime-core";
 import { createPlaygroundBackend, listWordPressBuilds } from "@wp-codebox/runtime-playground";
 import { createExecutor, type Isolation, type TaskStartHook } from "./executor.js";
 import { createProgress, type BatchProgress } from "./progress.js";
-import { buildReport, writeReport } from "./report.js";
+import { buildReport, writeReportOrKeep } from "./report.js";
 import { decideConcurrency, type ConcurrencyDecision } from "./resources.js";
 import { BATCH_STATE_DIR, clearTask, findFinishedTask, taskFingerprint } from "./run-task.js";
 import { assertValidTaskFile, validateTaskFile, type ResolvedTask } from "./task-file.js";
@@ -45,6 +45,8 @@ export interface LocalBatchOptions extends BatchCommonOptions {
 export interface BatchOutcome {
   report: BatchReport;
   files: { reportFile: string; junitFile: string };
+  /** Set when report.json / junit.xml could not be written (`artifacts-dir-unwritable`); `exitCode` is then 3. */
+  reportError?: SerializedError;
   exitCode: number;
   concurrency?: ConcurrencyDecision;
   /** Peak RSS per sandbox process (bytes), process isolation only. */
@@ -92,6 +94,8 @@ export function prepareBatch(options: BatchCommonOptions): PreparedBatch {
       { path: root, ids: blocked.map((t) => t.id) },
     );
   }
+  // The folder must take bundles and the report before any task runs.
+  probeArtifactsDir(root);
   return { tasksFile, root, tasks };
 }
 
@@ -162,6 +166,7 @@ export async function runLocalBatch(options: LocalBatchOptions): Promise<BatchOu
     results,
     { tasksFile: prepared.tasksFile, artifactsDir: prepared.root, mode: "local", concurrency, startedAt, finishedAt: new Date() },
   );
-  const files = writeReport(prepared.root, report);
+  const { files, error: reportError } = writeReportOrKeep(prepared.root, report);
+  if (reportError) return { report, files, reportError, exitCode: 3, concurrency: decision, peakRssBytes: executor.peakRssBytes() };
   return { report, files, exitCode: report.counts.failed > 0 ? 1 : 0, concurrency: decision, peakRssBytes: executor.peakRssBytes() };
 }

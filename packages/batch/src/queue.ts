@@ -16,7 +16,7 @@ import { WpCodeboxError, type BatchTaskResult } from "@wp-codebox/runtime-core";
 import { createExecutor, failedResult, type Isolation } from "./executor.js";
 import { cleanStaging, prepareBatch, resumeBatch, type BatchCommonOptions, type BatchOutcome } from "./local-batch.js";
 import { createProgress } from "./progress.js";
-import { buildReport, writeReport } from "./report.js";
+import { buildReport, writeReportOrKeep } from "./report.js";
 import { findFinishedTask, taskFingerprint } from "./run-task.js";
 import type { ResolvedTask } from "./task-file.js";
 
@@ -251,7 +251,8 @@ export async function submitQueueBatch(options: QueueBatchOptions): Promise<Batc
     results.values(),
     { tasksFile: prepared.tasksFile, artifactsDir: prepared.root, mode: "queue", queue: `${target.display} ${queueName}`, startedAt, finishedAt: new Date() },
   );
-  const files = writeReport(prepared.root, report);
+  const { files, error: reportError } = writeReportOrKeep(prepared.root, report);
+  if (reportError) return { report, files, reportError, exitCode: 3 };
   return { report, files, exitCode: report.counts.failed > 0 ? 1 : 0 };
 }
 

@@ -4,7 +4,7 @@
  */
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { BATCH_REPORT_SCHEMA_ID, type BatchReport, type BatchTaskResult } from "@wp-codebox/runtime-core";
+import { BATCH_REPORT_SCHEMA_ID, bundleWriteError, type BatchReport, type BatchTaskResult, type SerializedError } from "@wp-codebox/runtime-core";
 
 /** Inputs of `buildReport` besides the results. */
 export interface ReportContext {
@@ -101,6 +101,21 @@ export function writeReport(dir: string, report: BatchReport): { reportFile: str
     return path;
   };
   return { reportFile: write("report.json", `${JSON.stringify(report, null, 2)}\n`), junitFile: write("junit.xml", renderJUnit(report)) };
+}
+
+/**
+ * `writeReport`, but a filesystem failure (a disk that filled up or went read-only during the
+ * batch) is returned as `error` (`artifacts-dir-unwritable`) instead of thrown, so the caller
+ * still prints the report and exits 3.
+ */
+export function writeReportOrKeep(dir: string, report: BatchReport): { files: { reportFile: string; junitFile: string }; error?: SerializedError } {
+  try {
+    return { files: writeReport(dir, report) };
+  } catch (thrown) {
+    const error = bundleWriteError(thrown, dir);
+    if (!error) throw thrown;
+    return { files: { reportFile: join(dir, "report.json"), junitFile: join(dir, "junit.xml") }, error };
+  }
 }
 
 /** Human summary of a report (stderr). */

@@ -162,6 +162,10 @@ export async function runTaskToBundle(task: ResolvedTask, options: RunTaskOption
       bundle: { id: outcome.bundle.id, digest: outcome.bundle.digest },
       ...(error ? { error } : {}),
     };
+    if (outcome.bundle.written === false) {
+      const lost = outcome.bundle.error!;
+      throw new WpCodeboxError(lost.code as "artifacts-dir-unwritable", lost.message, lost.details ?? {});
+    }
     if (!outcome.bundle.valid) {
       throw new WpCodeboxError("bundle-invalid", `The bundle of task ${task.id} failed verification right after it was written (a wp-codebox bug; please report it).`, { task: task.id });
     }

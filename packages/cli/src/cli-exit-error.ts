@@ -3,7 +3,7 @@
  * interrupts, and an incomplete environment found by `doctor`. Thrown by commands; the one
  * top-level catch in `cli.ts` prints `error[<code>]: <message>` and exits with `exitCode`.
  */
-import { WpCodeboxError, errorMessage, exitCodeForCategory, type RunSessionOutcome } from "@wp-codebox/runtime-core";
+import { WpCodeboxError, errorMessage, exitCodeForCategory, type RunSessionOutcome, type SessionBundle } from "@wp-codebox/runtime-core";
 
 /** Exit codes of the CLI. */
 export const EXIT_CODES = {
@@ -49,9 +49,27 @@ export function describeFailure(error: unknown): { code: string; message: string
  */
 export function sessionExitError(outcome: RunSessionOutcome, fallback: { code: string; message: string }): CliExitError | undefined {
   if (outcome.exitCode === EXIT_CODES.ok) return undefined;
+  const lost = bundleLostError(outcome.bundle);
+  if (lost) return lost;
   if (outcome.error) return new CliExitError(outcome.error.code, outcome.error.message, outcome.exitCode, outcome.error.details ?? {});
   if (!outcome.bundle.valid) {
     return new CliExitError("bundle-invalid", `The bundle in ${outcome.bundle.directory} failed verification (a wp-codebox bug; please report it).`, outcome.exitCode);
   }
   return new CliExitError(fallback.code, fallback.message, outcome.exitCode);
+}
+
+/**
+ * The exit error (exit 3, `artifacts-dir-unwritable`) of a run whose bundle could not be written
+ * after the work ran, or undefined when the bundle was written.
+ */
+export function bundleLostError(bundle: SessionBundle): CliExitError | undefined {
+  if (bundle.written !== false) return undefined;
+  const error = bundle.error ?? { code: "artifacts-dir-unwritable", message: `The bundle could not be written to ${bundle.directory}.` };
+  return new CliExitError(error.code, error.message, EXIT_CODES.environment, error.details ?? {});
+}
+
+/** The value of the human `verify:` line: `valid`, `INVALID`, or `NOT WRITTEN (why)`. */
+export function bundleVerifyText(bundle: SessionBundle): string {
+  if (bundle.written === false) return `NOT WRITTEN (${bundle.error?.details?.cause ?? bundle.error?.code ?? "write failed"})`;
+  return bundle.valid ? "valid" : "INVALID";
 }

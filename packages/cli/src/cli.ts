@@ -7,7 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
-import { CliExitError, EXIT_CODES, describeFailure, sessionExitError } from "./cli-exit-error.js";
+import { CliExitError, EXIT_CODES, bundleLostError, bundleVerifyText, describeFailure, sessionExitError } from "./cli-exit-error.js";
 import { processIo, type CliIo } from "./cli-io.js";
 import { routeProcessWarnings } from "./process-warnings.js";
 import { describeSchemaNames } from "./commands/schema.js";
@@ -224,6 +224,8 @@ function buildProgram(state: CliState): Command {
         return runCommand({ ...runOptions, interrupt });
       }, { attached: opts.attach !== undefined });
       printRunOutcome(state, outcome, opts.json === true);
+      const lost = bundleLostError(outcome.bundle);
+      if (lost) throw lost;
       if (outcome.error) throw outcome.error;
       if (outcome.result.status !== "ok") {
         const error = outcome.result.error ?? { code: outcome.result.status, message: `${outcome.result.command} ended with status ${outcome.result.status}.` };
@@ -487,7 +489,7 @@ function buildProgram(state: CliState): Command {
         json(state, {
           ...(trace ? { trace: { id: trace.id, digest: trace.digest } } : {}),
           steps: outcome.episode?.steps ?? [],
-          bundle: { directory: outcome.bundle.directory, id: outcome.bundle.id, valid: outcome.bundle.valid },
+          bundle: { directory: outcome.bundle.directory, id: outcome.bundle.id, valid: outcome.bundle.valid, ...(outcome.bundle.written === false ? { written: false, error: outcome.bundle.error } : {}) },
           ...(outcome.error ? { error: outcome.error } : {}),
         });
       }
@@ -561,7 +563,7 @@ function printRunOutcome(state: CliState, outcome: RunOutcome, asJson: boolean):
   if (asJson) {
     json(state, {
       result,
-      bundle: { directory: bundle.directory, id: bundle.id, valid: bundle.valid },
+      bundle: { directory: bundle.directory, id: bundle.id, valid: bundle.valid, ...(bundle.written === false ? { written: false, error: bundle.error } : {}) },
       ...(outcome.error ? { error: jsonError(outcome.error) } : {}),
     });
   } else {
@@ -577,7 +579,7 @@ function printRunOutcome(state: CliState, outcome: RunOutcome, asJson: boolean):
       : `status:   ${result.status} (command exit code ${result.exitCode}) in ${result.durationMs} ms — ${result.command}`,
     `bundle:   ${bundle.directory}`,
     `id:       ${bundle.id}`,
-    `verify:   ${bundle.valid ? "valid" : `INVALID (${bundle.violations.map((v) => `${v.code} ${v.path}`).join("; ")})`}`,
+    `verify:   ${bundle.written === false ? bundleVerifyText(bundle) : bundle.valid ? "valid" : `INVALID (${bundle.violations.map((v) => `${v.code} ${v.path}`).join("; ")})`}`,
   ];
   io.stderr(`${lines.join("\n")}\n`);
 }

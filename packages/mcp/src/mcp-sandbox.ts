@@ -12,6 +12,7 @@ import {
   SerialQueue,
   serializeError,
   writeArtifactBundle,
+  bundleWriteFailure,
   WpCodeboxError,
   type ArtifactFileRead,
   type BundleViolation,
@@ -306,6 +307,8 @@ export function createMcpSandbox(options: McpSandboxOptions): McpSandbox {
           status: failed.length ? failed[0]!.execution.status : "ok",
           summary: `MCP session ${trace.id}: ${trace.steps.length} step(s) since the last reset, ${trace.steps.length - failed.length} ok, ${trace.snapshots.length} snapshot(s).`,
           extraMetadata: { source: "wp-codebox mcp" },
+        }).catch((thrown: unknown) => {
+          throw bundleWriteFailure(thrown, directory);
         });
         // writeArtifactBundle has verified it (it throws bundle-invalid otherwise).
         const verification: { valid: boolean; violations: BundleViolation[] } = { valid: written.valid, violations: [] };

@@ -19,6 +19,8 @@ export const ERROR_CODES = {
   "artifacts-dir-not-empty": "input",
   "artifacts-dir-invalid": "input",
   "artifacts-dir-outside-base": "input",
+  /** The bundle folder cannot be created or written, or its disk is (nearly) full; checked before boot. */
+  "artifacts-dir-unwritable": "environment",
   "mount-source-missing": "input",
   "mount-escape": "input",
   "mount-target-outside-sandbox": "input",

@@ -24,6 +24,7 @@ export * from "./wp-cli-command.js";
 export * from "./run-plan.js";
 export { ENV_NAME_PATTERN, assertEnvironment, environmentVariableProblem, isEnvName, loneSurrogateIndex, readSecretEnv } from "./environment.js";
 export * from "./run-session.js";
+export { ARTIFACTS_MIN_FREE_BYTES, artifactsMinFreeBytes, bundleWriteError, bundleWriteFailure, probeArtifactsDir } from "./artifacts-dir-probe.js";
 export * from "./run-episode-script.js";
 export * from "./episode-replay.js";
 export * from "./failed-execution-result.js";

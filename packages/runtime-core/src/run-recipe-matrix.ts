@@ -4,6 +4,7 @@
  * its own bundle (`<dir>/wp-<wp>-php-<php>/`), and ends with `<dir>/matrix-summary.json`
  * (`wp-codebox/recipe-matrix-summary/v1`): per cell the outcome, exit code, test counts and bundle.
  */
+import { bundleWriteFailure, probeArtifactsDir } from "./artifacts-dir-probe.js";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { RuntimeBackend } from "./runtime.js";
@@ -58,6 +59,7 @@ export async function runRecipeMatrix(request: { file: string; recipe?: unknown;
   const plan = planRecipe(document, path, { ...(options.processEnv ? { processEnv: options.processEnv } : {}), backend: options.backend, cwd, ...grants });
   const artifactsDir = options.artifactsDir !== undefined ? resolve(cwd, options.artifactsDir) : plan.artifacts.directory ?? resolve(cwd, `wp-codebox-artifacts/${newRunId()}`);
   assertUsableArtifactsDir(artifactsDir);
+  probeArtifactsDir(artifactsDir);
   mkdirSync(artifactsDir, { recursive: true });
   const cells: RecipeMatrixCell[] = [];
   const outcomes: RunSessionOutcome[] = [];
@@ -104,7 +106,12 @@ export async function runRecipeMatrix(request: { file: string; recipe?: unknown;
     cells,
   };
   const summaryPath = join(artifactsDir, "matrix-summary.json");
-  writeFileSync(summaryPath, `${JSON.stringify(summary, null, 2)}\n`);
+  try {
+    writeFileSync(summaryPath, `${JSON.stringify(summary, null, 2)}\n`);
+  } catch (thrown) {
+    // Each cell was already reported (onCell); the lost summary is an environment failure, not a bug.
+    throw bundleWriteFailure(thrown, artifactsDir);
+  }
   const exitCode = failed[0]?.exitCode ?? (incomplete ? outcomes.at(-1)?.exitCode || 130 : 0);
   return { summary, summaryPath, exitCode, outcomes };
 }

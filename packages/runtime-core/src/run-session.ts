@@ -9,6 +9,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { basename } from "node:path";
 import type { BundleViolation } from "./artifact-bundle/verify-artifact-bundle.js";
 import { writeArtifactBundle, type BundleStatus, type WriteArtifactBundleOptions } from "./artifact-bundle/write-artifact-bundle.js";
+import { bundleWriteError, probeArtifactsDir } from "./artifacts-dir-probe.js";
 import { INTERRUPTED_BOOT_GRACE_MS } from "./defaults.js";
 import { runEpisodeSteps, type EpisodeScriptStepReport, type EpisodeSessionWork } from "./episode-runner.js";
 import type { RuntimeEpisodeTrace } from "./episode/episode-trace.js";
@@ -59,6 +60,13 @@ export interface SessionBundle {
   digest: string;
   valid: boolean;
   violations: BundleViolation[];
+  /**
+   * False when the bundle could not be written after the work ran (a disk that filled up or went
+   * read-only): `error` then says why (`artifacts-dir-unwritable`), `id`/`digest` are "", `valid`
+   * is false and the outcome's exit code is 3. Absent when the bundle was written.
+   */
+  written?: false;
+  error?: SerializedError;
 }
 
 /**
@@ -170,9 +178,12 @@ interface WorkResult {
  * event and, for a command, a synthetic error result.
  * @returns the outcome (see `RunSessionOutcome`): bundle directory, id, digest, verification,
  *   status, exit code, the redacted kind-specific outcome.
- * @throws WpCodeboxError `invalid-argument` when neither `backend` nor `runtime` is given; errors
- *   writing the bundle (`artifacts-dir-not-empty` if the directory filled up since planning,
- *   `invalid-artifact-path`, `bundle-invalid`). Nothing else: every failure of the work is a result.
+ * @throws WpCodeboxError `invalid-argument` when neither `backend` nor `runtime` is given;
+ *   `artifacts-dir-unwritable` before anything boots when `plan.artifactsDir` cannot be created or
+ *   written or has too little space (`probeArtifactsDir`); errors writing the bundle
+ *   (`artifacts-dir-not-empty` if the directory filled up since planning, `invalid-artifact-path`,
+ *   `bundle-invalid`). A filesystem failure while writing it is not thrown: the outcome then has
+ *   `bundle.written: false` with the error and exit code 3. Every failure of the work is a result.
  * @example
  * const backend = createPlaygroundBackend();
  * const plan = planRun({ kind: "recipe", file: "recipe.json" }, { backend });
@@ -186,6 +197,8 @@ export async function runSession(plan: RunPlan, options: RunSessionOptions): Pro
   // Whether the sandbox goes with this session (what an interrupt message may claim).
   const disposes = owned && options.sandboxOutlives !== true;
   const startedMs = Date.now();
+  // Before any work: a bundle folder that cannot take the bundle is an environment error now, not a lost result later.
+  probeArtifactsDir(plan.artifactsDir);
   let runtime: Runtime | undefined = options.runtime;
   let booting: Promise<Runtime> | undefined;
   let interrupted: SerializedError | undefined;
@@ -197,7 +210,7 @@ export async function runSession(plan: RunPlan, options: RunSessionOptions): Pro
     let bootError: SerializedError | undefined;
     if (!runtime) {
       progress(`Booting a sandbox (run ${plan.runId})`);
-      booting = backend!.create({ ...plan.createSpec, onProgress: progress });
+      booting = backend!.create({ ...plan.createSpec, onProgress: progress, ...(signal ? { signal } : {}) });
       const booted = await raceInterrupt(booting, signal);
       if (booted.kind === "value") runtime = booted.value;
       else if (booted.kind === "interrupted") bootError = interrupted = interruptedError(booted.signal, plan.artifactsDir, disposes, true);
@@ -291,11 +304,31 @@ export async function runSession(plan: RunPlan, options: RunSessionOptions): Pro
     const secrets = [...new Set([...work.artifacts.secrets, ...plan.secrets])];
 
     progress(`Writing the artifact bundle to ${plan.artifactsDir}`);
-    const written = await writeArtifactBundle(
-      plan.artifactsDir,
-      { ...work.artifacts, secrets },
-      { ...work.write, status: error ? "error" : work.status, ...(work.summary !== undefined ? { summary: work.summary } : {}) },
-    );
+    let written: Awaited<ReturnType<typeof writeArtifactBundle>>;
+    try {
+      written = await writeArtifactBundle(
+        plan.artifactsDir,
+        { ...work.artifacts, secrets },
+        { ...work.write, status: error ? "error" : work.status, ...(work.summary !== undefined ? { summary: work.summary } : {}) },
+      );
+    } catch (thrown) {
+      // The disk failed after the work ran: the result is still returned, marked, with exit 3.
+      const lost = bundleWriteError(thrown, plan.artifactsDir);
+      if (!lost) throw thrown;
+      progress(`The bundle could not be written: ${lost.message}`);
+      const redactor = createRedactor(secrets);
+      return {
+        runId: plan.runId,
+        kind: plan.kind,
+        status: error ? "error" : work.status,
+        exitCode: exitCodeForError(lost),
+        summary: redactor.redact(work.summary ?? `${plan.actions.length} command(s); status ${work.status}`),
+        ...(error ? { error: redactor.redactValue(error) } : {}),
+        bundle: { directory: plan.artifactsDir, id: "", digest: "", valid: false, violations: [], written: false, error: redactor.redactValue(lost) },
+        ...(runtime ? { runtimeInfo: runtime.info() } : {}),
+        ...redactor.redactValue(work.outcome),
+      };
+    }
     // writeArtifactBundle has verified it (it throws bundle-invalid otherwise): no second read.
     const verification: { valid: boolean; violations: BundleViolation[] } = { valid: written.valid, violations: [] };
     let exitCode = error ? exitCodeForError(error) : work.exitCode;

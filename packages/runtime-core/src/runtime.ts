@@ -89,6 +89,11 @@ export interface RuntimeCreateSpec {
   origin?: import("./determinism.js").SiteOriginMode;
   /** Called with human-readable progress while the runtime boots (for stderr). */
   onProgress?: (message: string) => void;
+  /**
+   * Interrupts the boot where it waits: e.g. for another process that is filling the shared cache
+   * (installing the same WordPress); the create then rejects with `interrupted`.
+   */
+  signal?: AbortSignal;
 }
 
 /** One command to run: flat `key=value` args; structured payloads use `*-json` args. */

@@ -3,9 +3,10 @@
  * `<cacheDir>/sites/<key>/`; later boots mount that tree (core shared, wp-content copied per
  * sandbox) and skip the installer.
  */
-import { cpSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync, readFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { replaceWithStaged, siblingTempPath, sweepEntryLeftovers, withCacheLock, type CacheLockOptions } from "./cache-entry.js";
 import { PhpWorkerHost } from "./php-worker-host.js";
 import { sqliteIntegrationZipPath } from "./sqlite-integration.js";
 import { seedPackPath } from "./opcache-seed.js";
@@ -32,21 +33,56 @@ export function siteKey(treeDir: string, release: string, php: string): string {
 }
 
 /**
- * Returns the installed site for the tree and PHP version, installing it first when needed.
- * @throws `boot-failed` when the installer fails.
+ * Returns the installed site for the tree and PHP version, installing it first when needed. The
+ * install runs under the site's cache lock in a staging folder beside it; its OPcache seed, then
+ * the site (whose stamp marks it complete), are renamed into place. Other processes wait for it
+ * (cache-entry.ts) and never see a half-installed site.
+ * @param options - `signal` interrupts the wait for another installer (not an install in progress).
+ * @throws `boot-failed` when the installer fails; `interrupted` when `options.signal` aborts the wait.
  */
 export async function ensureInstalledSite(
   tree: { dir: string; release: string },
   php: string,
   cacheDir: string,
   onProgress?: (message: string) => void,
+  options: CacheLockOptions = {},
 ): Promise<InstalledSite> {
   const dir = join(cacheDir, "sites", siteKey(tree.dir, tree.release, php));
-  if (existsSync(join(dir, STAMP))) return { dir, release: tree.release, php, installed: false };
-  onProgress?.(`Installing WordPress ${tree.release} for PHP ${php} (first run only; later boots reuse it)`);
-  const staging = `${dir}.staging-${process.pid}-${Date.now()}`;
-  rmSync(staging, { recursive: true, force: true });
-  mkdirSync(join(cacheDir, "sites"), { recursive: true });
+  const complete = (): boolean => existsSync(join(dir, STAMP));
+  if (complete()) return { dir, release: tree.release, php, installed: false };
+  return withCacheLock(
+    dir,
+    async () => {
+      if (complete()) return { dir, release: tree.release, php, installed: false };
+      sweepEntryLeftovers(dir);
+      onProgress?.(`Installing WordPress ${tree.release} for PHP ${php} (first run only; later boots reuse it)`);
+      const staging = siblingTempPath(dir, "staging");
+      try {
+        await installInto(staging, tree, php);
+        writeFileSync(join(staging, STAMP), JSON.stringify({ release: tree.release, php, createdAt: new Date().toISOString() }));
+        rmSync(seedPackPath(opcacheDirFor(dir)), { force: true }); // packed from the folder replaced here
+        if (existsSync(opcacheDirFor(staging))) replaceWithStaged(opcacheDirFor(staging), opcacheDirFor(dir));
+        replaceWithStaged(staging, dir);
+      } catch (error) {
+        rmSync(staging, { recursive: true, force: true });
+        rmSync(opcacheDirFor(staging), { recursive: true, force: true });
+        throw error;
+      }
+      return { dir, release: tree.release, php, installed: true };
+    },
+    {
+      ...options,
+      onWait: (owner) => {
+        onProgress?.(`Waiting for another wp-codebox process${owner ? ` (pid ${owner.pid})` : ""} to install WordPress ${tree.release} for PHP ${php}`);
+        options.onWait?.(owner);
+      },
+    },
+  );
+}
+
+/** Copies the tree to `staging`, runs the installer there and saves its OPcache file cache beside it. */
+async function installInto(staging: string, tree: { dir: string }, php: string): Promise<void> {
+  mkdirSync(dirname(staging), { recursive: true });
   cpSync(tree.dir, staging, { recursive: true });
   const host = new PhpWorkerHost({
     phpVersion: php,
@@ -81,24 +117,9 @@ echo json_encode(['version' => get_bloginfo('version'), 'admin' => (bool) get_us
     await host.call({ op: "http", method: "GET", url: "http://127.0.0.1/?rest_route=/", headers: {}, capBytes: 0 });
     rmSync(opcacheDirFor(staging), { recursive: true, force: true });
     await host.call({ op: "export-opcache", hostDir: opcacheDirFor(staging) });
-  } catch (error) {
+  } finally {
     await host.terminate();
-    rmSync(staging, { recursive: true, force: true });
-    throw error;
   }
-  await host.terminate();
-  writeFileSync(join(staging, STAMP), JSON.stringify({ release: tree.release, php, createdAt: new Date().toISOString() }));
-  try {
-    rmSync(opcacheDirFor(dir), { recursive: true, force: true });
-    rmSync(seedPackPath(opcacheDirFor(dir)), { force: true }); // packed from the folder replaced here
-    renameSync(opcacheDirFor(staging), opcacheDirFor(dir));
-    renameSync(staging, dir);
-  } catch (error) {
-    rmSync(staging, { recursive: true, force: true });
-    rmSync(opcacheDirFor(staging), { recursive: true, force: true });
-    if (!existsSync(join(dir, STAMP))) throw error;
-  }
-  return { dir, release: tree.release, php, installed: true };
 }
 
 /** Where the saved OPcache file cache of an installed site lives (beside it, not inside it). */

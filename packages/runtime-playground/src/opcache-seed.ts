@@ -8,8 +8,9 @@
  * Layout: a 4-byte little-endian length N, N bytes of UTF-8 JSON `[[relativePath, byteLength], …]`,
  * then the files' bytes in that order.
  */
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { writeFileAtomic } from "./cache-entry.js";
 
 /** One file of a pack: its path relative to the seed folder (`/`-separated) and its bytes. */
 export interface SeedFile {
@@ -70,20 +71,14 @@ export function unpackSeed(pack: Uint8Array): SeedFile[] {
 /**
  * The pack of `seedDir`, written first when it is missing (the first boot after an install, or a
  * site installed before packs existed; the installer deletes the pack when it replaces the
- * folder). Written beside it under a temporary name and renamed, so a concurrent boot never reads
- * half a pack.
+ * folder). Written beside it under a unique temporary name and renamed (`writeFileAtomic`), so a
+ * concurrent boot never reads half a pack; two writers write the same bytes.
  * @returns its path, or undefined when there is no seed folder.
  */
 export function ensureSeedPack(seedDir: string): string | undefined {
   if (!existsSync(seedDir)) return undefined;
   const pack = seedPackPath(seedDir);
   if (existsSync(pack)) return pack;
-  const staging = `${pack}.${process.pid}-${Date.now()}.tmp`;
-  try {
-    writeFileSync(staging, packSeed(seedDir));
-    renameSync(staging, pack);
-  } finally {
-    rmSync(staging, { force: true });
-  }
+  writeFileAtomic(pack, packSeed(seedDir));
   return pack;
 }

@@ -177,14 +177,16 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
       ];
       const mounts = resolveMounts(mountSpecs, cwd);
       spec.onProgress?.("Preparing WordPress");
+      // Waiting for another process that fills the cache ends when the caller's signal aborts.
+      const lockOptions = spec.signal ? { signal: spec.signal } : {};
       const version = spec.wordpress?.version;
       let wordpressSource: PlaygroundRuntimeSetup["wordpressSource"];
       let tree: { dir: string; release: string };
       if (spec.wordpress?.path) {
-        tree = ensureCustomWordPressTree(resolve(cwd, spec.wordpress.path), cacheDir);
+        tree = await ensureCustomWordPressTree(resolve(cwd, spec.wordpress.path), cacheDir, lockOptions);
       } else if (isBundledWordPress(version)) {
         const build = findWordPressBuild(version);
-        tree = { dir: ensureWordPressTree(build, cacheDir), release: build.release };
+        tree = { dir: await ensureWordPressTree(build, cacheDir, lockOptions), release: build.release };
       } else {
         // Not bundled: a release zip from the mirror (checked against its published checksum, cached),
         // booted like a user's own --wordpress zip.
@@ -193,11 +195,12 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
           ...(options.wordpressMirror !== undefined ? { mirror: options.wordpressMirror } : {}),
           ...(options.offline !== undefined ? { offline: options.offline } : {}),
           ...(spec.onProgress ? { onProgress: spec.onProgress } : {}),
+          ...lockOptions,
         });
-        tree = ensureCustomWordPressTree(release.zipPath, cacheDir);
+        tree = await ensureCustomWordPressTree(release.zipPath, cacheDir, lockOptions);
         wordpressSource = { requested: release.requested, release: release.release, checksum: release.checksum, fetched: release.fetched };
       }
-      const site = await ensureInstalledSite(tree, php, cacheDir, spec.onProgress);
+      const site = await ensureInstalledSite(tree, php, cacheDir, spec.onProgress, lockOptions);
       const opcacheSeedPack = ensureSeedPack(opcacheDirFor(site.dir));
       return PlaygroundRuntime.boot({
         siteDir: site.dir,

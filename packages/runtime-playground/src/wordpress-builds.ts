@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, cpSync, statSy
 import { dirname, join, resolve } from "node:path";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
 import { extractZip } from "./zip.js";
+import { ensureCacheEntry, type CacheLockOptions } from "./cache-entry.js";
 
 const require = createRequire(import.meta.url);
 
@@ -94,60 +95,57 @@ export function countFiles(dir: string): number {
 /**
  * Assembles a complete WordPress tree for `build` in the cache (once) and returns its path:
  * `<cacheDir>/wordpress/<release>/`. Verified by checking every listed asset exists and
- * recording the file count in `.wp-codebox-tree.json`.
- * @throws `wordpress-build-missing` when the package's assets are incomplete.
+ * recording the file count in `.wp-codebox-tree.json`. Concurrent callers (other processes too)
+ * wait for one builder (cache-entry.ts); a tree in use is never replaced.
+ * @throws `wordpress-build-missing` when the package's assets are incomplete; `interrupted` when
+ *   `options.signal` aborts while another process builds it.
  */
-export function ensureWordPressTree(build: WordPressBuild, cacheDir: string): string {
+export async function ensureWordPressTree(build: WordPressBuild, cacheDir: string, options: CacheLockOptions = {}): Promise<string> {
   const target = join(cacheDir, "wordpress", build.release);
-  const stamp = join(target, ".wp-codebox-tree.json");
-  if (existsSync(stamp)) {
-    const recorded = JSON.parse(readFileSync(stamp, "utf8")) as { files: number };
-    if (countFiles(target) - 1 === recorded.files) return target;
-  }
-  const staging = `${target}.staging-${process.pid}-${Date.now()}`;
-  rmSync(staging, { recursive: true, force: true });
-  mkdirSync(staging, { recursive: true });
-  extractZip(build.zipPath, staging);
-  // Some zips wrap everything in `wordpress/`; flatten that.
-  if (!existsSync(join(staging, "wp-load.php")) && existsSync(join(staging, "wordpress", "wp-load.php"))) {
-    const inner = `${staging}-inner`;
-    renameSync(join(staging, "wordpress"), inner);
-    rmSync(staging, { recursive: true, force: true });
-    renameSync(inner, staging);
-  }
-  cpSync(build.assetsDir, staging, { recursive: true, filter: (src) => !src.endsWith("wordpress-remote-asset-paths") });
-  const assets = existsSync(build.assetListPath)
-    ? readFileSync(build.assetListPath, "utf8").split("\n").map((l) => l.trim()).filter(Boolean)
-    : [];
-  const missing = assets.filter((p) => !existsSync(join(staging, p)));
-  if (missing.length > 0) {
-    rmSync(staging, { recursive: true, force: true });
-    throw new WpCodeboxError(
-      "wordpress-build-missing",
-      `The WordPress ${build.release} build is incomplete: ${missing.length} static assets are missing (e.g. ${missing[0]}). Reinstall dependencies with \`npm ci\`.`,
-      { missing: missing.slice(0, 20) },
-    );
-  }
-  const files = countFiles(staging);
-  writeFileSync(join(staging, ".wp-codebox-tree.json"), JSON.stringify({ release: build.release, files, assets: assets.length }));
-  mkdirSync(dirname(target), { recursive: true });
-  rmSync(target, { recursive: true, force: true });
-  try {
-    renameSync(staging, target);
-  } catch (error) {
-    // Another process won the race; use its tree.
-    rmSync(staging, { recursive: true, force: true });
-    if (!existsSync(stamp)) throw error;
-  }
+  await ensureCacheEntry(target, {
+    ...options,
+    isComplete: (dir) => {
+      const stamp = join(dir, ".wp-codebox-tree.json");
+      if (!existsSync(stamp)) return false;
+      const recorded = JSON.parse(readFileSync(stamp, "utf8")) as { files: number };
+      return countFiles(dir) - 1 === recorded.files;
+    },
+    build: (staging) => {
+      mkdirSync(staging, { recursive: true });
+      extractZip(build.zipPath, staging);
+      // Some zips wrap everything in `wordpress/`; flatten that.
+      if (!existsSync(join(staging, "wp-load.php")) && existsSync(join(staging, "wordpress", "wp-load.php"))) {
+        const inner = `${staging}-inner`;
+        renameSync(join(staging, "wordpress"), inner);
+        rmSync(staging, { recursive: true, force: true });
+        renameSync(inner, staging);
+      }
+      cpSync(build.assetsDir, staging, { recursive: true, filter: (src) => !src.endsWith("wordpress-remote-asset-paths") });
+      const assets = existsSync(build.assetListPath)
+        ? readFileSync(build.assetListPath, "utf8").split("\n").map((l) => l.trim()).filter(Boolean)
+        : [];
+      const missing = assets.filter((p) => !existsSync(join(staging, p)));
+      if (missing.length > 0) {
+        throw new WpCodeboxError(
+          "wordpress-build-missing",
+          `The WordPress ${build.release} build is incomplete: ${missing.length} static assets are missing (e.g. ${missing[0]}). Reinstall dependencies with \`npm ci\`.`,
+          { missing: missing.slice(0, 20) },
+        );
+      }
+      const files = countFiles(staging);
+      writeFileSync(join(staging, ".wp-codebox-tree.json"), JSON.stringify({ release: build.release, files, assets: assets.length }));
+    },
+  });
   return target;
 }
 
 /**
  * Prepares a user-supplied WordPress (`--wordpress PATH`, a zip or a directory) as a tree in the
- * cache keyed by its path and modification time.
- * @throws `wordpress-source-invalid` when the path is missing or holds no `wp-load.php`.
+ * cache keyed by its path and modification time (a zip is unpacked once, under the entry's lock).
+ * @throws `wordpress-source-invalid` when the path is missing or holds no `wp-load.php`;
+ *   `interrupted` when `options.signal` aborts while another process unpacks the same zip.
  */
-export function ensureCustomWordPressTree(path: string, cacheDir: string): { dir: string; release: string } {
+export async function ensureCustomWordPressTree(path: string, cacheDir: string, options: CacheLockOptions = {}): Promise<{ dir: string; release: string }> {
   const abs = resolve(path);
   if (!existsSync(abs)) {
     throw new WpCodeboxError("wordpress-source-invalid", `--wordpress ${path} does not exist. Pass a WordPress zip or an unpacked WordPress directory.`, { path });
@@ -157,25 +155,28 @@ export function ensureCustomWordPressTree(path: string, cacheDir: string): { dir
   if (st.isFile()) {
     const key = Buffer.from(`${abs}:${st.size}:${st.mtimeMs}`).toString("base64url").slice(-32);
     dir = join(cacheDir, "wordpress", `custom-${key}`);
-    if (!existsSync(join(dir, "wp-load.php"))) {
-      const staging = `${dir}.staging-${process.pid}`;
-      rmSync(staging, { recursive: true, force: true });
-      mkdirSync(staging, { recursive: true });
-      try {
-        extractZip(abs, staging);
-      } catch (error) {
-        rmSync(staging, { recursive: true, force: true });
-        throw new WpCodeboxError("wordpress-source-invalid", `--wordpress ${path} is not a readable zip file: ${(error as Error).message}`, { path });
-      }
-      const root = existsSync(join(staging, "wp-load.php")) ? staging : join(staging, "wordpress");
-      if (!existsSync(join(root, "wp-load.php"))) {
-        rmSync(staging, { recursive: true, force: true });
-        throw new WpCodeboxError("wordpress-source-invalid", `--wordpress ${path} does not contain wp-load.php at its root or under wordpress/.`, { path });
-      }
-      rmSync(dir, { recursive: true, force: true });
-      renameSync(root, dir);
-      rmSync(staging, { recursive: true, force: true });
-    }
+    await ensureCacheEntry(dir, {
+      ...options,
+      isComplete: (d) => existsSync(join(d, "wp-load.php")),
+      build: (staging) => {
+        const unpacked = `${staging}-unpacked`;
+        mkdirSync(unpacked, { recursive: true });
+        try {
+          try {
+            extractZip(abs, unpacked);
+          } catch (error) {
+            throw new WpCodeboxError("wordpress-source-invalid", `--wordpress ${path} is not a readable zip file: ${(error as Error).message}`, { path });
+          }
+          const root = existsSync(join(unpacked, "wp-load.php")) ? unpacked : join(unpacked, "wordpress");
+          if (!existsSync(join(root, "wp-load.php"))) {
+            throw new WpCodeboxError("wordpress-source-invalid", `--wordpress ${path} does not contain wp-load.php at its root or under wordpress/.`, { path });
+          }
+          renameSync(root, staging);
+        } finally {
+          rmSync(unpacked, { recursive: true, force: true });
+        }
+      },
+    });
   } else if (!existsSync(join(dir, "wp-load.php"))) {
     throw new WpCodeboxError("wordpress-source-invalid", `--wordpress ${path} is a directory without wp-load.php. Point it at the WordPress root.`, { path });
   }

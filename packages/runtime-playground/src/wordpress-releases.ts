@@ -7,11 +7,12 @@
  * releases can be used. The zip then boots through the same path as `--wordpress PATH`.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
 import { unzipSync } from "fflate";
 import { findWordPressBuild, listWordPressBuilds } from "./wordpress-builds.js";
+import { withCacheLock, writeFileAtomic } from "./cache-entry.js";
 
 /** The official WordPress release archive. */
 export const DEFAULT_WORDPRESS_MIRROR = "https://wordpress.org/";
@@ -29,6 +30,8 @@ export interface WordPressReleaseOptions {
   onProgress?: (message: string) => void;
   /** Per-request time limit in ms; default 120000. */
   timeoutMs?: number;
+  /** Interrupts waiting for another process that is fetching the same release (`interrupted`). */
+  signal?: AbortSignal;
 }
 
 /** A release zip in the cache, checked against its published checksum. */
@@ -167,6 +170,13 @@ export async function ensureWordPressRelease(version: string, options: WordPress
   const zipUrl = new URL(releaseZipName(version), mirror).toString();
   // A fixed version never changes: a verified cached copy is used without asking the mirror.
   if (cached && version !== "latest") return { ...cached, fetched: false };
+  // One process fetches; concurrent ones wait and then read what it cached.
+  return withCacheLock(recordPath, () => fetchRelease(version, dir, recordPath, mirror, zipUrl, timeoutMs, options), options.signal ? { signal: options.signal } : {});
+}
+
+async function fetchRelease(version: string, dir: string, recordPath: string, mirror: string, zipUrl: string, timeoutMs: number, options: WordPressReleaseOptions): Promise<CachedRelease> {
+  const cached = readRecord(recordPath, dir);
+  if (cached && version !== "latest") return { ...cached, fetched: false };
   const checksum = await publishedChecksum(zipUrl, timeoutMs);
   if (!checksum) {
     const head = await get(zipUrl, timeoutMs);
@@ -208,16 +218,13 @@ export async function ensureWordPressRelease(version: string, options: WordPress
   }
   mkdirSync(dir, { recursive: true });
   const file = `wordpress-${release}-${checksum.value.slice(0, 12)}.zip`;
-  const staging = join(dir, `${file}.partial-${process.pid}`);
-  writeFileSync(staging, got.body);
-  renameSync(staging, join(dir, file));
+  writeFileAtomic(join(dir, file), got.body);
   writeRecord(recordPath, { requested: version, release, file, checksum, mirror, fetchedAt: new Date().toISOString() });
   return { requested: version, release, zipPath: join(dir, file), checksum, fetched: true };
 }
 
 function writeRecord(recordPath: string, record: CacheRecord): void {
-  writeFileSync(`${recordPath}.partial-${process.pid}`, `${JSON.stringify(record, null, 2)}\n`);
-  renameSync(`${recordPath}.partial-${process.pid}`, recordPath);
+  writeFileAtomic(recordPath, `${JSON.stringify(record, null, 2)}\n`);
 }
 
 /** Another cached release whose zip has this checksum (verified again here), if any. */

@@ -12,6 +12,8 @@ import {
   newRunId,
   planRun,
   runSession,
+  probeArtifactsDir,
+  bundleWriteFailure,
   writeArtifactBundle,
   type BundleViolation,
   type CommandRunPlan,
@@ -117,6 +119,7 @@ export async function collectAttached(options: AttachTarget & { artifactsDir?: s
   const runId = newRunId().replace(/^run-/, "collect-");
   const directory = resolve(cwd, options.artifactsDir ?? `wp-codebox-artifacts/${runId}`);
   assertUsableArtifactsDir(directory);
+  probeArtifactsDir(directory);
   const runtime = await attach(options);
   try {
     options.onProgress?.(`Collecting from ${runtime.info().siteUrl} (sandbox ${runtime.sandboxId})`);
@@ -124,6 +127,8 @@ export async function collectAttached(options: AttachTarget & { artifactsDir?: s
     const written = await writeArtifactBundle(directory, artifacts, {
       summary: `Collected from a live sandbox: ${artifacts.results.length} command(s), ${artifacts.results.filter((r) => r.status === "ok").length} ok.`,
       extraMetadata: { runId, attached: { siteUrl: runtime.info().siteUrl, sandbox: runtime.sandboxId } },
+    }).catch((thrown: unknown) => {
+      throw bundleWriteFailure(thrown, directory);
     });
     // writeArtifactBundle has verified it (it throws bundle-invalid otherwise).
     const verification: { valid: boolean; violations: BundleViolation[] } = { valid: written.valid, violations: [] };

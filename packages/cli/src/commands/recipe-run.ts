@@ -22,7 +22,7 @@ import {
   type HostAccessGrants,
 } from "@wp-codebox/runtime-core";
 import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
-import { CliExitError, EXIT_CODES } from "../cli-exit-error.js";
+import { CliExitError, EXIT_CODES, bundleVerifyText } from "../cli-exit-error.js";
 
 /** `recipe validate` output (`--json`): `issues` are `{ path (JSON pointer), message }`. */
 export interface RecipeValidateReport {
@@ -203,6 +203,6 @@ export function formatRecipeRun(outcome: RunSessionOutcome): string {
     lines.push("", `failure:  ${f.message}`);
     if (f.expectation) lines.push(`expected: ${JSON.stringify(f.expected)}`, `actual:   ${JSON.stringify(f.actual)}`.slice(0, 2000));
   }
-  lines.push("", `outcome:  ${report.outcome} — ${report.summary}`, `bundle:   ${outcome.bundle.directory}`, `id:       ${outcome.bundle.id}`, `verify:   ${outcome.bundle.valid ? "valid" : "INVALID"}`);
+  lines.push("", `outcome:  ${report.outcome} — ${report.summary}`, `bundle:   ${outcome.bundle.directory}`, `id:       ${outcome.bundle.id}`, `verify:   ${bundleVerifyText(outcome.bundle)}`);
   return `${lines.join("\n")}\n`;
 }
