@@ -21,6 +21,7 @@ export * from "./episode-runner.js";
 export * from "./command-input.js";
 export * from "./run-plan.js";
 export { ENV_NAME_PATTERN, assertEnvironment, environmentVariableProblem, isEnvName, loneSurrogateIndex, readSecretEnv } from "./environment.js";
+export { SECRET_MIN_CHARS, assertSecretsSafe, bundleStructureWords, secretValueProblem } from "./secret-safety.js";
 export * from "./run-session.js";
 export * from "./run-episode-script.js";
 export * from "./episode-replay.js";

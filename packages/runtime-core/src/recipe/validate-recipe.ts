@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { environmentVariableProblem, readSecretEnv } from "../environment.js";
+import { secretValueProblem } from "../secret-safety.js";
 import { WpCodeboxError } from "../errors.js";
 import { BROWSER_EVALUATE_CAPABILITY, getCommandDefinition, parseCommandArgs, readJsonArg, COMMAND_DEFINITIONS } from "../command-registry.js";
 import { normalizePolicy } from "../policy.js";
@@ -291,6 +292,8 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
       else {
         const problem = environmentVariableProblem(name, secrets.values[name]);
         if (problem) at(`/inputs/secretEnv/${i}`, `the value of ${name}: ${problem}`);
+        const unsafe = problem ? undefined : secretValueProblem(secrets.values[name]!);
+        if (unsafe) at(`/inputs/secretEnv/${i}`, `secret-unsafe: the value of ${name}: ${unsafe}`);
       }
     });
   }
