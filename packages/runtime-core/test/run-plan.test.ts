@@ -264,15 +264,15 @@ describe("planRun resolves a valid run", () => {
   it("a command: file references absolute, the default policy grants exactly the command, preflight facts kept", () => {
     const plan = planRun(
       { kind: "command", command: "wordpress.run-php", args: ["code-file=probe.php"], plugins: ["my-plugin"], env: ["A=1"], secretEnv: ["TOKEN"], timeout: "2s" },
-      { cwd: dir, backend: fakeBackend(), artifactsDir: "out/ok", processEnv: { TOKEN: "s3cret" } },
+      { cwd: dir, backend: fakeBackend(), artifactsDir: "out/ok", processEnv: { TOKEN: "s3cret-token-42" } },
     );
     assert.equal(plan.kind, "command");
     assert.deepEqual(plan.command.args, [`code-file=${join(dir, "probe.php")}`]);
     assert.equal(plan.command.timeoutMs, 2000);
     assert.deepEqual(plan.policy.commands, ["wordpress.run-php"]);
     assert.equal(plan.mounts[0]!.target, "/wordpress/wp-content/plugins/my-plugin");
-    assert.deepEqual(plan.createSpec.secretEnv, { TOKEN: "s3cret" });
-    assert.deepEqual(plan.secrets, ["s3cret"]);
+    assert.deepEqual(plan.createSpec.secretEnv, { TOKEN: "s3cret-token-42" });
+    assert.deepEqual(plan.secrets, ["s3cret-token-42"]);
     assert.deepEqual(plan.preflight, { wordpressVersion: "6.5.5", phpVersion: "8.3" });
     assert.equal(plan.artifactsDir, join(dir, "out/ok"));
   });

@@ -38,12 +38,13 @@ function recipeBackend(path: string, processEnv: NodeJS.ProcessEnv = process.env
 }
 
 /**
- * Validates a recipe file: every problem, each with a JSON pointer.
+ * Validates a recipe file: every problem, each with a JSON pointer; a `secretEnv` value set in
+ * `processEnv` that is unsafe to redact is one (`secret-unsafe`), an unset one is not.
  * @throws WpCodeboxError `invalid-recipe` when the file is missing or not JSON.
  */
 export async function validateRecipeFile(file: string, cwd: string, processEnv: NodeJS.ProcessEnv = process.env): Promise<RecipeValidateReport> {
   const path = resolve(cwd, file);
-  const report = validateRecipe(readRecipeFile(path), path, { backend: recipeBackend(path, processEnv) });
+  const report = validateRecipe(readRecipeFile(path), path, { backend: recipeBackend(path, processEnv), secretSafetyEnv: processEnv });
   return { recipe: path, valid: report.valid, issues: report.issues };
 }
 
@@ -63,7 +64,7 @@ export function invalidRecipeExit(report: RecipeValidateReport): CliExitError {
  */
 export async function planRecipeFile(file: string, cwd: string, processEnv: NodeJS.ProcessEnv = process.env): Promise<RecipePlan> {
   const path = resolve(cwd, file);
-  return planRecipe(readRecipeFile(path), path, { backend: recipeBackend(path, processEnv) });
+  return planRecipe(readRecipeFile(path), path, { backend: recipeBackend(path, processEnv), secretSafetyEnv: processEnv });
 }
 
 /** Human text of a plan. */

@@ -33,6 +33,11 @@ export interface RecipeCheckOptions {
   offline?: boolean;
   /** Where `secretEnv` values come from; when given, every named variable must be set. */
   processEnv?: NodeJS.ProcessEnv;
+  /**
+   * Without `processEnv`: where the `secretEnv` values that are set are read, only to check that
+   * each can be redacted safely (`secret-unsafe`); unset names are not reported.
+   */
+  secretSafetyEnv?: NodeJS.ProcessEnv;
   /** The backend that will run the recipe: its `preflight` checks `runtime.wp` and `runtime.php`. */
   backend?: Pick<RuntimeBackend, "preflight">;
 }
@@ -295,6 +300,13 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
         const unsafe = problem ? undefined : secretValueProblem(secrets.values[name]!);
         if (unsafe) at(`/inputs/secretEnv/${i}`, `secret-unsafe: the value of ${name}: ${unsafe}`);
       }
+    });
+  } else if (options.secretSafetyEnv && !bad("/inputs/secretEnv")) {
+    const secrets = readSecretEnv(secretEnv, options.secretSafetyEnv);
+    secretEnv.forEach((name, i) => {
+      const value = secrets.values[name];
+      const unsafe = typeof value === "string" && environmentVariableProblem(name, value) === undefined ? secretValueProblem(value) : undefined;
+      if (unsafe) at(`/inputs/secretEnv/${i}`, `secret-unsafe: the value of ${name}: ${unsafe}`);
     });
   }
 
