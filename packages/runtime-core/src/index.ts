@@ -11,6 +11,7 @@ export * from "./command-registry.js";
 export * from "./policy.js";
 export * from "./mounts.js";
 export * from "./redaction.js";
+export { WRAP_SEPARATOR_MAX_CHARS } from "./wrapped-search.js";
 export * from "./artifact-bundle/index.js";
 export { DEFAULT_BROWSER_STEP_TIMEOUT_MS, DEFAULT_BROWSER_TOTAL_TIMEOUT_MS } from "./defaults.js";
 export * from "./wordpress-state.js";
