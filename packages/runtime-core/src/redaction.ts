@@ -35,7 +35,8 @@ export interface Redactor {
   redactJson(value: unknown, space?: number): string;
   /**
    * `bytes` with every occurrence of every secret form (see `encodedForms`, as UTF-8; the caseless
-   * ones in any ASCII letter case) overwritten by as many `*` bytes (`MASK_BYTE`): the length and
+   * ones in any ASCII letter case; the base64 and hex ones also cut into lines or groups, their
+   * separators masked with them) overwritten by as many `*` bytes (`MASK_BYTE`): the length and
    * every other byte stay, so a binary file (an SQLite database, an image) keeps its structure.
    * Overlapping occurrences merge and count once. The credential patterns are not applied (their
    * values have no fixed length). Returns `bytes` itself when nothing matched, else a copy.
@@ -159,6 +160,8 @@ function base64Forms(bytes: Buffer): string[] {
  *   (padded or not, alone or inside a longer base64 text), and hex (`bin2hex`, either case); each
  *   also URL-encoded and JSON-escaped. A shorter value's base64 or hex is a few characters of a
  *   small alphabet that turn up by chance, and redacting them would destroy unrelated text.
+ *   A redactor also finds the base64, base64url and hex forms cut into lines or groups (see
+ *   `findWrapped`: `chunk_split`, MIME lines, `aa:bb:cc`); this list holds each form unbroken.
  * @returns the distinct forms (any order); the caseless ones in the case they were computed.
  */
 export function encodedForms(secret: string): string[] {
@@ -242,7 +245,9 @@ const MAX_CASELESS_REGEXP_CHARS = 16_384;
 
 /**
  * Builds a redactor for the given secret values and their encoded forms (see `encodedForms` for the
- * forms and the minimum length). Every occurrence of every form is found, overlapping ones merge,
+ * forms and the minimum length); the base64, base64url and hex forms also when separators of up to
+ * `WRAP_SEPARATOR_MAX_CHARS` sit between their characters (`findWrapped`), the span then covering
+ * the separators. Every occurrence of every form is found, overlapping ones merge,
  * and each stretch is replaced by one `[REDACTED]`, widened to whole JSON escapes so that escaped
  * text (commands.jsonl) stays valid JSON; then the credential patterns run. Text already inside a
  * `[REDACTED]` is left alone and not counted again.
