@@ -3,7 +3,7 @@
  * WordPress credentials (auth cookies, nonces, password/token JSON fields, Authorization headers).
  */
 import { SECRET_ALL_FORMS_MAX_CHARS, SECRET_ENCODED_FORMS_MIN_CHARS } from "./defaults.js";
-import { findWrapped } from "./wrapped-search.js";
+import { findWrapped, textUnits } from "./wrapped-search.js";
 
 /** What replaces a redacted value. */
 export const REDACTED = "[REDACTED]";
@@ -283,7 +283,7 @@ export function createRedactor(secrets: readonly string[]): Redactor {
   let count = 0;
 
   const redactSecrets = (text: string): string => {
-    const found: [number, number][] = hasWrapped ? findWrapped(text.length, (i) => text.charCodeAt(i), wrappedExact, wrappedCaseless) : [];
+    const found: [number, number][] = hasWrapped ? findWrapped(textUnits(text), wrappedExact, wrappedCaseless) : [];
     for (const needle of exact) {
       for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + 1)) found.push([i, i + needle.length]);
     }
@@ -384,7 +384,7 @@ export function createRedactor(secrets: readonly string[]): Redactor {
     };
     search(haystack, exactBytes);
     if (caselessBytes.length > 0) search(asciiLower(haystack), caselessBytes);
-    if (hasWrapped) for (const span of findWrapped(haystack.length, (i) => haystack[i]!, wrappedExact, wrappedCaseless)) found.push(span);
+    if (hasWrapped) for (const span of findWrapped(haystack, wrappedExact, wrappedCaseless)) found.push(span);
     if (found.length === 0) return bytes;
     found.sort((a, b) => a[0] - b[0]);
     const out = new Uint8Array(bytes);
