@@ -162,6 +162,41 @@ const CASES: Case[] = [
   { name: "run with an invalid --policy → 2", argv: () => ["run", "--command", "wordpress.run-php", "--arg", "code=<?php", "--policy", '{"commands":["rm-rf"]}'], exit: 2, check: (r) => assert.match(r.stderr, /^error\[invalid-policy\]/m) },
   { name: "run with a missing --secret-env → 2", argv: () => ["run", "--command", "wordpress.run-php", "--arg", "code=<?php", "--secret-env", "WP_CODEBOX_TEST_UNSET_SECRET"], exit: 2, check: (r) => assert.match(r.stderr, /WP_CODEBOX_TEST_UNSET_SECRET is not set/) },
   { name: "run with a bad --env → 2", argv: () => ["run", "--command", "wordpress.run-php", "--arg", "code=<?php", "--env", "1BAD"], exit: 2 },
+  // A secret value too short, or one the bundle spells itself, would have its redaction rewrite the bundle: refused before boot.
+  ...[
+    ["1", /shorter than 8 characters/],
+    ["v1", /shorter than 8 characters/],
+    ["codebox", /shorter than 8 characters/],
+    ["timed-out", /the bundle's own structure/],
+    ["Artifacts", /the bundle's own structure/],
+  ].map(
+    ([value, reason]): Case => ({
+      name: `run with --secret-env whose value is ${value as string} → 2 secret-unsafe, before boot`,
+      argv: () => ["run", "--command", "wordpress.run-php", "--arg", "code=<?php", "--secret-env", "WPCB_UNSAFE_SECRET", "--json", "--artifacts", join(tmp, "never-unsafe")],
+      env: { WPCB_UNSAFE_SECRET: value as string },
+      exit: 2,
+      check: (r) => {
+        const error = json(r).error;
+        assert.equal(error.code, "secret-unsafe");
+        assert.match(error.message, /^--secret-env WPCB_UNSAFE_SECRET: /);
+        assert.match(error.message, reason as RegExp);
+        assert.equal(error.details.name, "WPCB_UNSAFE_SECRET");
+        assert.doesNotMatch(r.stderr, /Booting/);
+        assert.equal(existsSync(join(tmp, "never-unsafe")), false, "no bundle for input errors");
+      },
+    }),
+  ),
+  {
+    name: "recipe validate flags a secretEnv value that is unsafe to redact → 2",
+    argv: () => {
+      const file = join(tmp, "unsafe-secret.recipe.json");
+      writeFileSync(file, JSON.stringify({ schema: "wp-codebox/workspace-recipe/v1", inputs: { secretEnv: ["WPCB_UNSAFE_SECRET"] }, steps: [{ command: "wordpress.run-php", args: { code: "<?php echo 1;" } }] }));
+      return ["recipe", "validate", file];
+    },
+    env: { WPCB_UNSAFE_SECRET: "1" },
+    exit: 2,
+    check: (r) => assert.match(r.stderr, /\/inputs\/secretEnv\/0: secret-unsafe: the value of WPCB_UNSAFE_SECRET: the value is shorter than 8 characters/),
+  },
   { name: "run with an unavailable PHP → 2", argv: () => ["run", "--command", "wordpress.run-php", "--arg", "code=<?php", "--php", "5.6"], exit: 2, check: (r) => assert.match(r.stderr, /^error\[php-version-unavailable\]/m) },
   // 4.0 is not bundled and, offline, cannot be fetched from the release mirror (nothing here reaches the internet).
   { name: "run with an unavailable WordPress → 3", argv: () => ["run", "--command", "wordpress.run-php", "--arg", "code=<?php", "--wp", "4.0"], env: { WP_CODEBOX_OFFLINE: "1", WP_CODEBOX_WORDPRESS_MIRROR: "http://127.0.0.1:9/" }, exit: 3, check: (r) => assert.match(r.stderr, /^error\[wordpress-version-unavailable\][\s\S]*WP_CODEBOX_OFFLINE=1/m) },

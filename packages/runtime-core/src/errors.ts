@@ -89,6 +89,8 @@ export const ERROR_CODES = {
   "invalid-clock": "input",
   "invalid-seed": "input",
   "seed-with-network": "input",
+  /** A secret value too short, or spelled by the bundle itself, to be redacted without harm. */
+  "secret-unsafe": "input",
   "invalid-batch": "input",
   "sandbox-crashed": "sandbox",
   "expectation-failed": "sandbox",

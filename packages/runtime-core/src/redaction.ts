@@ -3,6 +3,7 @@
  * WordPress credentials (auth cookies, nonces, password/token JSON fields, Authorization headers).
  */
 import { SECRET_ALL_FORMS_MAX_CHARS, SECRET_ENCODED_FORMS_MIN_CHARS } from "./defaults.js";
+import { findWrapped, textUnits } from "./wrapped-search.js";
 
 /** What replaces a redacted value. */
 export const REDACTED = "[REDACTED]";
@@ -34,7 +35,8 @@ export interface Redactor {
   redactJson(value: unknown, space?: number): string;
   /**
    * `bytes` with every occurrence of every secret form (see `encodedForms`, as UTF-8; the caseless
-   * ones in any ASCII letter case) overwritten by as many `*` bytes (`MASK_BYTE`): the length and
+   * ones in any ASCII letter case; the base64 and hex ones also cut into lines or groups, their
+   * separators masked with them) overwritten by as many `*` bytes (`MASK_BYTE`): the length and
    * every other byte stay, so a binary file (an SQLite database, an image) keeps its structure.
    * Overlapping occurrences merge and count once. The credential patterns are not applied (their
    * values have no fixed length). Returns `bytes` itself when nothing matched, else a copy.
@@ -78,10 +80,14 @@ const PATTERNS: readonly RegExp[] = [
   /("[a-z][a-zA-Z0-9]*(?:Password|Token|Secret|Nonce|ApiKey)"\s*:\s*")((?:[^"\\]|\\.)*)(?=")/g,
 ];
 
-/** One form of a secret to look for; `caseless` ones match in any letter case. */
+/**
+ * One form of a secret to look for; `caseless` ones match in any letter case; `wrapped` ones (base64,
+ * base64url, hex and their escapes) also match cut into lines or groups (see `findWrapped`).
+ */
 interface SecretForm {
   text: string;
   caseless: boolean;
+  wrapped?: boolean;
 }
 
 /** How many JSON-escaping layers are undone: printed `json_encode(json_encode($s))` inside a JSON artifact is three. */
@@ -154,6 +160,8 @@ function base64Forms(bytes: Buffer): string[] {
  *   (padded or not, alone or inside a longer base64 text), and hex (`bin2hex`, either case); each
  *   also URL-encoded and JSON-escaped. A shorter value's base64 or hex is a few characters of a
  *   small alphabet that turn up by chance, and redacting them would destroy unrelated text.
+ *   A redactor also finds the base64, base64url and hex forms cut into lines or groups (see
+ *   `findWrapped`: `chunk_split`, MIME lines, `aa:bb:cc`); this list holds each form unbroken.
  * @returns the distinct forms (any order); the caseless ones in the case they were computed.
  */
 export function encodedForms(secret: string): string[] {
@@ -179,15 +187,17 @@ function computeSecretForms(secret: string): SecretForm[] {
   // A very long value gets the common forms only (see SECRET_ALL_FORMS_MAX_CHARS).
   const huge = secret.length > SECRET_ALL_FORMS_MAX_CHARS;
   const forms = new Map<string, boolean>();
-  const add = (text: string, caseless: boolean): void => {
+  const wrappedForms = new Set<string>();
+  const add = (text: string, caseless: boolean, wrapped: boolean): void => {
     if (text.length > 0 && !forms.has(text)) forms.set(text, caseless);
+    if (wrapped && text.length > 0) wrappedForms.add(text);
   };
   const printed: SecretForm[] = [];
   for (const text of [secret, ...urlForms(secret), ...(huge ? htmlForms(secret).slice(0, 2) : htmlForms(secret))]) printed.push({ text, caseless: long });
   if (long) {
     const bytes = Buffer.from(secret, "utf8");
-    for (const b of base64Forms(bytes)) for (const text of huge ? [b] : [b, ...urlForms(b)]) printed.push({ text, caseless: false });
-    printed.push({ text: bytes.toString("hex"), caseless: true });
+    for (const b of base64Forms(bytes)) for (const text of huge ? [b] : [b, ...urlForms(b)]) printed.push({ text, caseless: false, wrapped: true });
+    printed.push({ text: bytes.toString("hex"), caseless: true, wrapped: true });
     // Caseless matching covers another case of the text itself, not of its escapes: `mb_strtoupper`
     // turns `ä` (`\u00e4`, `%C3%A4`) into `Ä` (`\u00c4`, `%C3%84`).
     for (const cased of huge ? [] : new Set([secret.toUpperCase(), secret.toLowerCase()])) {
@@ -196,15 +206,15 @@ function computeSecretForms(secret: string): SecretForm[] {
   }
   for (const form of printed) {
     let layer = new Set([form.text]);
-    add(form.text, form.caseless);
+    add(form.text, form.caseless, form.wrapped === true);
     for (let depth = 0; depth < (huge ? 1 : JSON_DEPTH); depth++) {
       const next = new Set<string>();
       for (const text of layer) for (const escape of JSON_ESCAPES) next.add(escape(text));
-      for (const text of next) add(text, form.caseless);
+      for (const text of next) add(text, form.caseless, form.wrapped === true);
       layer = next;
     }
   }
-  return [...forms].map(([text, caseless]) => ({ text, caseless }));
+  return [...forms].map(([text, caseless]) => ({ text, caseless, ...(wrappedForms.has(text) ? { wrapped: true } : {}) }));
 }
 
 /** Index of the backslash that starts the JSON escape (`\x` or `\uXXXX`) covering `p` (`q < p < q + length`), else `p`. */
@@ -235,7 +245,9 @@ const MAX_CASELESS_REGEXP_CHARS = 16_384;
 
 /**
  * Builds a redactor for the given secret values and their encoded forms (see `encodedForms` for the
- * forms and the minimum length). Every occurrence of every form is found, overlapping ones merge,
+ * forms and the minimum length); the base64, base64url and hex forms also when separators of up to
+ * `WRAP_SEPARATOR_MAX_CHARS` sit between their characters (`findWrapped`), the span then covering
+ * the separators. Every occurrence of every form is found, overlapping ones merge,
  * and each stretch is replaced by one `[REDACTED]`, widened to whole JSON escapes so that escaped
  * text (commands.jsonl) stays valid JSON; then the credential patterns run. Text already inside a
  * `[REDACTED]` is left alone and not counted again.
@@ -248,7 +260,8 @@ export function createRedactor(secrets: readonly string[]): Redactor {
   for (const secret of new Set(secrets.filter((s) => typeof s === "string" && s.length > 0))) {
     for (const form of secretForms(secret)) {
       const seen = forms.get(form.text);
-      if (!seen || (form.caseless && !seen.caseless)) forms.set(form.text, form);
+      const wrapped = form.wrapped === true || seen?.wrapped === true;
+      forms.set(form.text, { text: form.text, caseless: form.caseless || seen?.caseless === true, ...(wrapped ? { wrapped } : {}) });
     }
   }
   const exact = [...forms.values()].filter((f) => !f.caseless).map((f) => f.text);
@@ -263,10 +276,14 @@ export function createRedactor(secrets: readonly string[]): Redactor {
     if (!re) caselessRegExps.set(form, (re = new RegExp(escapeRegExp(form), "gi")));
     return re;
   };
+  // Base64, base64url and hex forms (ASCII) are also searched cut into lines or groups.
+  const wrappedExact = [...forms.values()].filter((f) => f.wrapped && !f.caseless).map((f) => f.text);
+  const wrappedCaseless = [...new Set([...forms.values()].filter((f) => f.wrapped && f.caseless).map((f) => f.text.toLowerCase()))];
+  const hasWrapped = wrappedExact.length + wrappedCaseless.length > 0;
   let count = 0;
 
   const redactSecrets = (text: string): string => {
-    const found: [number, number][] = [];
+    const found: [number, number][] = hasWrapped ? findWrapped(textUnits(text), wrappedExact, wrappedCaseless) : [];
     for (const needle of exact) {
       for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + 1)) found.push([i, i + needle.length]);
     }
@@ -367,6 +384,7 @@ export function createRedactor(secrets: readonly string[]): Redactor {
     };
     search(haystack, exactBytes);
     if (caselessBytes.length > 0) search(asciiLower(haystack), caselessBytes);
+    if (hasWrapped) for (const span of findWrapped(haystack, wrappedExact, wrappedCaseless)) found.push(span);
     if (found.length === 0) return bytes;
     found.sort((a, b) => a[0] - b[0]);
     const out = new Uint8Array(bytes);

@@ -15,6 +15,7 @@ import { commandIds, getCommandDefinition } from "./command-registry.js";
 import { parseDuration } from "./durations.js";
 import { validateEpisodeScript, type EpisodeScript, type EpisodeScriptStep } from "./episode-script.js";
 import { assertEnvironment, environmentVariableProblem, isEnvName, readSecretEnv } from "./environment.js";
+import { assertSecretsSafe, secretValueProblem } from "./secret-safety.js";
 import { WpCodeboxError } from "./errors.js";
 import { parseMountFlag, pluginMount, resolveMounts, themeMount } from "./mounts.js";
 import { missingCapability, normalizePolicy, parsePolicyArg } from "./policy.js";
@@ -374,6 +375,7 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
   // What PHP cannot receive unchanged is refused here, not after a boot.
   attempt(() => assertEnvironment(env, "--env"));
   attempt(() => assertEnvironment(secrets.values, "--secret-env"));
+  attempt(() => assertSecretsSafe(secrets.values, "--secret-env"));
 
   // Clock and seed (invalid-clock, invalid-seed, seed-with-network).
   const determinism = attempt(() => resolveDeterminism({ clock: request.clock, seed: request.seed, origin: request.origin }, (policy ?? defaultRuntimePolicy()).network));
@@ -583,6 +585,8 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
   for (const [name, value] of Object.entries(secrets.values)) {
     const problem = environmentVariableProblem(name, value);
     if (problem) issues.push({ path: `/secretEnv/${(script.secretEnv ?? []).indexOf(name)}`, message: `the value of ${name}: ${problem}` });
+    const unsafe = problem ? undefined : secretValueProblem(value);
+    if (unsafe) issues.push({ path: `/secretEnv/${(script.secretEnv ?? []).indexOf(name)}`, message: `secret-unsafe: the value of ${name}: ${unsafe}` });
   }
 
   // Observations and steps.

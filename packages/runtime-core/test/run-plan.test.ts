@@ -96,6 +96,8 @@ const CASES: Case[] = [
   { name: "PHP extension the backend lacks", request: run({ extensions: ["intl", "imagick"] }), code: "php-extension-unavailable" },
   { name: "bad env name", request: run({ env: ["1BAD=x"] }), code: "invalid-argument" },
   { name: "unset secret env", request: run({ secretEnv: ["WP_CODEBOX_TEST_UNSET"] }), code: "invalid-argument", env: {} },
+  { name: "secret value too short to redact", request: run({ secretEnv: ["WP_CODEBOX_TEST_SHORT"] }), code: "secret-unsafe", env: { WP_CODEBOX_TEST_SHORT: "1" } },
+  { name: "secret value the bundle spells", request: run({ secretEnv: ["WP_CODEBOX_TEST_WORD"] }), code: "secret-unsafe", env: { WP_CODEBOX_TEST_WORD: "wp-codebox/artifact" } },
   { name: "bundle directory not empty", request: run({}), code: "artifacts-dir-not-empty", artifactsDir: join(dir, "full") },
   { name: "bundle directory under /proc", request: run({}), code: "artifacts-dir-invalid", artifactsDir: "/proc/self/x" },
 
@@ -116,6 +118,7 @@ const CASES: Case[] = [
   { name: "recipe: env value with NUL", request: recipe({ inputs: { runtimeEnv: { NOTE: "a\0b" } }, steps: [php()] }), code: "invalid-recipe", path: "/inputs/runtimeEnv/NOTE" },
   { name: "recipe: secret value with NUL", request: recipe({ inputs: { secretEnv: ["WP_CODEBOX_TEST_NUL"] }, steps: [php()] }), code: "invalid-recipe", path: "/inputs/secretEnv/0", env: { WP_CODEBOX_TEST_NUL: "a\0b" } },
   { name: "recipe: unset secret", request: recipe({ inputs: { secretEnv: ["WP_CODEBOX_TEST_UNSET"] }, steps: [php()] }), code: "invalid-recipe", path: "/inputs/secretEnv/0", env: {} },
+  { name: "recipe: secret value too short to redact", request: recipe({ inputs: { secretEnv: ["WP_CODEBOX_TEST_SHORT"] }, steps: [php()] }), code: "invalid-recipe", path: "/inputs/secretEnv/0", env: { WP_CODEBOX_TEST_SHORT: "v1" } },
 
   // An episode script.
   { name: "episode: schema violation", request: episode({ steps: [] }), code: "invalid-episode-script", path: "/steps" },
@@ -138,6 +141,7 @@ const CASES: Case[] = [
   { name: "episode: env value with a lone surrogate", request: episode({ env: { NOTE: "a\udc00" }, steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/env/NOTE" },
   { name: "episode: env name that is not one", request: episode({ env: { "1X": "a" }, steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/env/1X" },
   { name: "episode: unset secret", request: episode({ secretEnv: ["WP_CODEBOX_TEST_UNSET"], steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/secretEnv/0", env: {} },
+  { name: "episode: secret value the bundle spells", request: episode({ secretEnv: ["WP_CODEBOX_TEST_WORD"], steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/secretEnv/0", env: { WP_CODEBOX_TEST_WORD: "Timed-Out" } },
   { name: "episode: PHP the backend lacks", request: episode({ runtime: { php: "5.6" }, steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/runtime/php" },
   { name: "episode: PHP extension the backend lacks", request: episode({ runtime: { extensions: ["imagick"] }, steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/runtime/extensions" },
   { name: "episode: invalid policy", request: episode({ policy: { network: "sometimes" }, steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/policy/network" },
@@ -264,15 +268,15 @@ describe("planRun resolves a valid run", () => {
   it("a command: file references absolute, the default policy grants exactly the command, preflight facts kept", () => {
     const plan = planRun(
       { kind: "command", command: "wordpress.run-php", args: ["code-file=probe.php"], plugins: ["my-plugin"], env: ["A=1"], secretEnv: ["TOKEN"], timeout: "2s" },
-      { cwd: dir, backend: fakeBackend(), artifactsDir: "out/ok", processEnv: { TOKEN: "s3cret" } },
+      { cwd: dir, backend: fakeBackend(), artifactsDir: "out/ok", processEnv: { TOKEN: "s3cret-token-42" } },
     );
     assert.equal(plan.kind, "command");
     assert.deepEqual(plan.command.args, [`code-file=${join(dir, "probe.php")}`]);
     assert.equal(plan.command.timeoutMs, 2000);
     assert.deepEqual(plan.policy.commands, ["wordpress.run-php"]);
     assert.equal(plan.mounts[0]!.target, "/wordpress/wp-content/plugins/my-plugin");
-    assert.deepEqual(plan.createSpec.secretEnv, { TOKEN: "s3cret" });
-    assert.deepEqual(plan.secrets, ["s3cret"]);
+    assert.deepEqual(plan.createSpec.secretEnv, { TOKEN: "s3cret-token-42" });
+    assert.deepEqual(plan.secrets, ["s3cret-token-42"]);
     assert.deepEqual(plan.preflight, { wordpressVersion: "6.5.5", phpVersion: "8.3" });
     assert.equal(plan.artifactsDir, join(dir, "out/ok"));
   });

@@ -7,6 +7,7 @@ import {
   MAX_DURATION_MS,
   WpCodeboxError,
   assertEnvironment,
+  assertSecretsSafe,
   assertRuntimeSnapshot,
   defaultRuntimePolicy,
   normalizePolicy,
@@ -147,7 +148,8 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
     },
     /**
      * Boots a sandbox. Mounts, clock and seed are validated before anything boots.
-     * @throws `mount-*` codes, `invalid-policy`, `invalid-clock`, `invalid-seed`, `seed-with-network`, `wordpress-version-unavailable`,
+     * @throws `mount-*` codes, `invalid-policy`, `invalid-clock`, `invalid-seed`, `seed-with-network`, `secret-unsafe` (a secret value too
+     *   short or spelled by the bundle itself), `wordpress-version-unavailable`,
      *   `wordpress-download-failed`, `wordpress-checksum-mismatch` (a non-bundled `--wp` release),
      *   `wordpress-source-invalid`, `php-version-unavailable`, `boot-failed`.
      */
@@ -165,6 +167,7 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
       }
       assertEnvironment(spec.env ?? {}, "--env");
       assertEnvironment(spec.secretEnv ?? {}, "--secret-env");
+      assertSecretsSafe(spec.secretEnv ?? {}, "--secret-env");
       assertPhpData(spec.siteOptions ?? {}, "site options");
       if (spec.siteRequestTimeoutMs !== undefined && !(Number.isInteger(spec.siteRequestTimeoutMs) && spec.siteRequestTimeoutMs >= 0 && spec.siteRequestTimeoutMs <= MAX_DURATION_MS)) {
         // NaN or a negative limit would end every request at once (a Node timer fires immediately).

@@ -40,12 +40,13 @@ function recipeBackend(path: string, processEnv: NodeJS.ProcessEnv = process.env
 }
 
 /**
- * Validates a recipe file: every problem, each with a JSON pointer.
+ * Validates a recipe file: every problem, each with a JSON pointer; a `secretEnv` value set in
+ * `processEnv` that is unsafe to redact is one (`secret-unsafe`), an unset one is not.
  * @throws WpCodeboxError `invalid-recipe` when the file is missing or not JSON.
  */
 export async function validateRecipeFile(file: string, cwd: string, processEnv: NodeJS.ProcessEnv = process.env, grants: HostAccessGrants = {}): Promise<RecipeValidateReport> {
   const path = resolve(cwd, file);
-  const report = validateRecipe(readRecipeFile(path), path, { backend: recipeBackend(path, processEnv), cwd, ...grants });
+  const report = validateRecipe(readRecipeFile(path), path, { backend: recipeBackend(path, processEnv), cwd, secretSafetyEnv: processEnv, ...grants });
   return { recipe: path, valid: report.valid, issues: report.issues };
 }
 
@@ -65,7 +66,7 @@ export function invalidRecipeExit(report: RecipeValidateReport): CliExitError {
  */
 export async function planRecipeFile(file: string, cwd: string, processEnv: NodeJS.ProcessEnv = process.env, grants: HostAccessGrants = {}): Promise<RecipePlan> {
   const path = resolve(cwd, file);
-  return planRecipe(readRecipeFile(path), path, { backend: recipeBackend(path, processEnv), cwd, ...grants });
+  return planRecipe(readRecipeFile(path), path, { backend: recipeBackend(path, processEnv), cwd, secretSafetyEnv: processEnv, ...grants });
 }
 
 /** Human text of a plan. */

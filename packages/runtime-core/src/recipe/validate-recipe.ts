@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { environmentVariableProblem, readSecretEnv } from "../environment.js";
+import { secretValueProblem } from "../secret-safety.js";
 import { WpCodeboxError } from "../errors.js";
 import { BROWSER_EVALUATE_CAPABILITY, getCommandDefinition, parseCommandArgs, readJsonArg, COMMAND_DEFINITIONS } from "../command-registry.js";
 import { normalizePolicy } from "../policy.js";
@@ -34,6 +35,11 @@ export interface RecipeCheckOptions {
   offline?: boolean;
   /** Where `secretEnv` values come from; when given, every named variable must be set. */
   processEnv?: NodeJS.ProcessEnv;
+  /**
+   * Without `processEnv`: where the `secretEnv` values that are set are read, only to check that
+   * each can be redacted safely (`secret-unsafe`); unset names are not reported.
+   */
+  secretSafetyEnv?: NodeJS.ProcessEnv;
   /** The backend that will run the recipe: its `preflight` checks `runtime.wp` and `runtime.php`. */
   backend?: Pick<RuntimeBackend, "preflight">;
   /**
@@ -317,7 +323,16 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
       else {
         const problem = environmentVariableProblem(name, secrets.values[name]);
         if (problem) at(`/inputs/secretEnv/${i}`, `the value of ${name}: ${problem}`);
+        const unsafe = problem ? undefined : secretValueProblem(secrets.values[name]!);
+        if (unsafe) at(`/inputs/secretEnv/${i}`, `secret-unsafe: the value of ${name}: ${unsafe}`);
       }
+    });
+  } else if (options.secretSafetyEnv && !bad("/inputs/secretEnv")) {
+    const secrets = readSecretEnv(secretEnv, options.secretSafetyEnv);
+    secretEnv.forEach((name, i) => {
+      const value = secrets.values[name];
+      const unsafe = typeof value === "string" && environmentVariableProblem(name, value) === undefined ? secretValueProblem(value) : undefined;
+      if (unsafe) at(`/inputs/secretEnv/${i}`, `secret-unsafe: the value of ${name}: ${unsafe}`);
     });
   }
 
