@@ -4,11 +4,12 @@
  * episode steps alike, so a mistake is refused before anything boots, with the same code on every
  * path.
  */
-import { existsSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { browserInteractionScriptUsesEvaluate, readBrowserScriptArgs } from "./browser-interaction-script.js";
 import { getCommandDefinition, parseCommandArgs, readJsonArg, unknownArgumentError, type CommandArgument, type CommandDefinition } from "./command-registry.js";
-import { WpCodeboxError } from "./errors.js";
+import { WpCodeboxError, quoteValue } from "./errors.js";
+import { checkInputFile, pathArgumentKind } from "./input-files.js";
 import type { ObservationSpec } from "./runtime.js";
 import { gotText, jsonPointerToken, type SchemaIssue } from "./schema-validation.js";
 import { normalizeWordPressStateRequest, wordPressStateRequestFromArgs } from "./wordpress-state.js";
@@ -154,9 +155,10 @@ export function checkCommandInput(command: string, args: readonly string[], cwd:
       if (value.startsWith("@")) parsed[spec.name] = `@${absolute(value.slice(1))}`;
     } else if (spec.format === "path") {
       const file = absolute(value);
-      if (!existsSync(file) || !statSync(file).isFile()) {
-        throw new WpCodeboxError("invalid-argument", `${command}: ${spec.name} ${value} is not a file (resolved to ${file}). Check the path.`, { command, argument: spec.name, path: file });
+      if (!existsSync(file)) {
+        throw new WpCodeboxError("invalid-argument", `${command}: ${spec.name} ${quoteValue(value)} is not a file (resolved to ${quoteValue(file)}). Check the path.`, { command, argument: spec.name, path: file });
       }
+      checkInputFile(file, pathArgumentKind(spec.name));
       parsed[spec.name] = file;
     }
   }

@@ -7,7 +7,7 @@
  * is refused with a stable code. `runSession` executes the result without re-checking it.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { isKernelPseudoPath } from "./artifact-bundle/bundle-layout.js";
 import { checkCommandInput, checkObservationRequest, commandArgsIssues, flattenCommandArgs } from "./command-input.js";
@@ -16,6 +16,7 @@ import { parseDuration } from "./durations.js";
 import { validateEpisodeScript, type EpisodeScript, type EpisodeScriptStep } from "./episode-script.js";
 import { assertEnvironment, environmentVariableProblem, isEnvName, readSecretEnv } from "./environment.js";
 import { WpCodeboxError } from "./errors.js";
+import { assertNoNulByte, checkInputFile, isMissingInputFile, readInputTextSync } from "./input-files.js";
 import { parseMountFlag, pluginMount, resolveMounts, themeMount } from "./mounts.js";
 import { missingCapability, normalizePolicy, parsePolicyArg } from "./policy.js";
 import { planRecipe, readRecipeFile, type RecipePlan } from "./recipe/validate-recipe.js";
@@ -183,9 +184,10 @@ export function newRunId(now: Date = new Date(), prefix = "run"): string {
 /**
  * Refuses a bundle directory that could not receive a bundle: one inside `/proc`, `/sys` or
  * `/dev`, one under a regular file, an existing file, or a non-empty directory.
- * @throws WpCodeboxError `artifacts-dir-invalid`, `artifacts-dir-not-empty`.
+ * @throws WpCodeboxError `artifacts-dir-invalid` (also for a NUL byte in the path), `artifacts-dir-not-empty`.
  */
 export function assertUsableArtifactsDir(dir: string): void {
+  assertNoNulByte(dir, "Artifacts directory", "artifacts-dir-invalid");
   const abs = resolve(dir);
   if (isKernelPseudoPath(abs)) {
     throw new WpCodeboxError("artifacts-dir-invalid", `Artifacts directory ${dir} is inside /${abs.split("/")[1]}: choose a normal folder, e.g. --artifacts ./out.`, { directory: dir });
@@ -364,6 +366,7 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
   // Clock and seed (invalid-clock, invalid-seed, seed-with-network).
   const determinism = attempt(() => resolveDeterminism({ clock: request.clock, seed: request.seed, origin: request.origin }, (policy ?? defaultRuntimePolicy()).network));
 
+  if (request.wpCliPhar !== undefined) attempt(() => checkWpCliPhar(resolve(cwd, request.wpCliPhar!)));
   const createSpec: RuntimeCreateSpec = {
     ...(wordpress ? { wordpress } : {}),
     ...(request.php !== undefined ? { php: request.php } : {}),
@@ -388,6 +391,15 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
   const artifactsDir = resolve(cwd, options.artifactsDir ?? `wp-codebox-artifacts/${runId}`);
   const command: PlannedAction = { pointer: "/command", command: checked!.command, args: checked!.args, ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
   return { kind: "command", ...finishBase(runId, artifactsDir, createSpec, policy!, mounts, [command], preflight ?? undefined), command };
+}
+
+/**
+ * A `--wp-cli-phar` that exists must be a regular file within its cap (a missing one stays the
+ * command's `wp-cli-unavailable`, exit 3, as before).
+ * @throws WpCodeboxError `input-file-invalid`, `input-file-too-large`.
+ */
+function checkWpCliPhar(path: string): void {
+  if (path.includes("\0") || existsSync(path)) checkInputFile(path, "wp-cli-phar");
 }
 
 /** `check()`, its error's message prefixed with the flag and value it is about (code kept). */
@@ -438,6 +450,7 @@ function planRecipeRun(request: RecipeRunRequest, cwd: string, processEnv: NodeJ
   if (request.seed !== undefined) recipe.runtime.seed = parseSeedOption(request.seed);
   resolveDeterminism({ clock: recipe.runtime.clock, seed: recipe.runtime.seed }, recipe.policy.network);
   const secrets = readSecretEnv(recipe.inputs.secretEnv, processEnv);
+  if (request.wpCliPhar !== undefined) checkWpCliPhar(resolve(cwd, request.wpCliPhar));
   const createSpec: RuntimeCreateSpec = {
     ...(recipe.runtime.wp !== undefined ? { wordpress: { version: recipe.runtime.wp } } : {}),
     ...(recipe.runtime.php !== undefined ? { php: recipe.runtime.php } : {}),
@@ -468,8 +481,9 @@ function issueMessage(error: unknown): string {
 
 function readEpisodeScript(path: string): unknown {
   try {
-    return JSON.parse(readFileSync(path, "utf8"));
+    return JSON.parse(readInputTextSync(path, "episode-script"));
   } catch (error) {
+    if (error instanceof WpCodeboxError && !isMissingInputFile(error)) throw error;
     throw new WpCodeboxError("invalid-episode-script", `Cannot read the episode script ${path}: ${(error as Error).message}. Pass a JSON file with schema "wp-codebox/episode-script/v1".`, { path });
   }
 }
