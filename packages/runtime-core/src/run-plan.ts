@@ -15,8 +15,8 @@ import { commandIds, getCommandDefinition } from "./command-registry.js";
 import { parseDuration } from "./durations.js";
 import { validateEpisodeScript, type EpisodeScript, type EpisodeScriptStep } from "./episode-script.js";
 import { assertEnvironment, environmentVariableProblem, isEnvName, readSecretEnv } from "./environment.js";
-import { WpCodeboxError } from "./errors.js";
-import { assertNoNulByte, checkInputFile, isMissingInputFile, readInputTextSync } from "./input-files.js";
+import { WpCodeboxError, quoteValue } from "./errors.js";
+import { assertNoNulByte, checkInputFile, isMissingInputFile, readInputTextSync, specialFileType } from "./input-files.js";
 import { parseMountFlag, pluginMount, resolveMounts, themeMount } from "./mounts.js";
 import { missingCapability, normalizePolicy, parsePolicyArg } from "./policy.js";
 import { planRecipe, readRecipeFile, type RecipePlan } from "./recipe/validate-recipe.js";
@@ -314,7 +314,12 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
   let wordpressRefused = false;
   if (request.wordpressPath !== undefined) {
     const path = resolve(cwd, request.wordpressPath);
-    if (!existsSync(path)) {
+    const special = attempt(() => (assertNoNulByte(request.wordpressPath!, "--wordpress", "wordpress-source-invalid"), wordpressSourceProblem(path)));
+    if (request.wordpressPath.includes("\0")) wordpressRefused = true;
+    else if (special) {
+      wordpressRefused = true;
+      problems.push(new WpCodeboxError("wordpress-source-invalid", `--wordpress ${quoteValue(request.wordpressPath)} is ${special}: pass a WordPress zip or directory.`, { path: request.wordpressPath }));
+    } else if (!existsSync(path)) {
       wordpressRefused = true;
       problems.push(
         new WpCodeboxError("wordpress-source-invalid", `--wordpress ${request.wordpressPath} does not exist (resolved to ${path}): pass a WordPress zip or directory.`, {
@@ -391,6 +396,13 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
   const artifactsDir = resolve(cwd, options.artifactsDir ?? `wp-codebox-artifacts/${runId}`);
   const command: PlannedAction = { pointer: "/command", command: checked!.command, args: checked!.args, ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
   return { kind: "command", ...finishBase(runId, artifactsDir, createSpec, policy!, mounts, [command], preflight ?? undefined), command };
+}
+
+/** What a `--wordpress` path is when it is neither a regular file nor a directory (a FIFO, a device), else undefined. */
+function wordpressSourceProblem(path: string): string | undefined {
+  if (path.includes("\0") || !existsSync(path)) return undefined;
+  const stats = statSync(path);
+  return stats.isDirectory() ? undefined : specialFileType(stats);
 }
 
 /**

@@ -4,9 +4,9 @@
  * from `--wp-cli-phar PATH`, then `$WP_CODEBOX_WP_CLI_PHAR`, then `<cacheDir>/wp-cli.phar`
  *; with none of these the command fails with `wp-cli-unavailable` (exit 3).
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { WpCodeboxError } from "@wp-codebox/runtime-core";
+import { WpCodeboxError, readInputFile } from "@wp-codebox/runtime-core";
 import type { CommandHandler, WpCliPharSource } from "./command-context.js";
 import { outcomeFromRun, withFatalRecorder } from "./run-php.js";
 import { phpProgram } from "../php-assets.js";
@@ -87,7 +87,7 @@ export const wpCli: CommandHandler = async (ctx, args) => {
   const argv = splitCommandLine(line);
   if (argv.length === 0) throw new WpCodeboxError("missing-argument", 'wordpress.wp-cli: command is empty; pass e.g. command="plugin list --format=json".');
   const phar = resolveWpCliPhar(ctx.wpCli, ctx.cwd);
-  await ctx.writeSandboxFile(SANDBOX_PHAR, readFileSync(phar.path));
+  await ctx.writeSandboxFile(SANDBOX_PHAR, await readInputFile(phar.path, "wp-cli-phar"));
   const has = (flag: string) => argv.some((a) => a === `--${flag}` || a.startsWith(`--${flag}=`));
   const full = ["wp", ...argv, ...(has("path") ? [] : ["--path=/wordpress"]), ...(has("url") ? [] : [`--url=${ctx.siteUrl}`])];
   const code = withFatalRecorder(phpProgram({ wp_codebox_argv: phpValue(full, "wp-cli command"), wp_codebox_phar: phpValue(SANDBOX_PHAR) }, "commands/wp-cli.php"));
