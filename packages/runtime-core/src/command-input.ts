@@ -72,7 +72,7 @@ export function flattenCommandArgs(command: string, args: readonly string[] | Re
     if (!spec) throw unknownArgumentError(definition, key);
     const twice = given.get(spec.name);
     if (twice !== undefined) {
-      throw new WpCodeboxError("invalid-argument", `${command}: "${twice}" and "${key}" are the same argument (${spec.name}); give it once.`, { command, argument: key });
+      throw new WpCodeboxError("invalid-argument", `${command}: ${quoteValue(twice)} and ${quoteValue(key)} are the same argument (${spec.name}); give it once.`, { command, argument: key });
     }
     given.set(spec.name, key);
     out.push(`${spec.name}=${argumentText(command, key, spec, value)}`);
@@ -188,7 +188,7 @@ export type ObservationType = (typeof OBSERVATION_TYPES)[number];
  */
 export function checkObservationRequest(spec: ObservationSpec): void {
   if (!(OBSERVATION_TYPES as readonly string[]).includes(spec.type)) {
-    throw new WpCodeboxError("observation-unsupported", `Unknown observation type "${spec.type}". Use one of: ${OBSERVATION_TYPES.join(", ")}.`, {
+    throw new WpCodeboxError("observation-unsupported", `Unknown observation type ${quoteValue(spec.type)}. Use one of: ${OBSERVATION_TYPES.join(", ")}.`, {
       type: spec.type,
       supported: [...OBSERVATION_TYPES],
     });

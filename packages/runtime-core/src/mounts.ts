@@ -78,7 +78,7 @@ function resolveMount(spec: MountSpec, cwd: string, index: number): ResolvedMoun
   if (!MODES.includes(spec.mode)) {
     throw new WpCodeboxError(
       "invalid-mount",
-      `Mount #${index} (${spec.target}) has mode ${JSON.stringify(spec.mode)}: use "readonly" or "readwrite".`,
+      `Mount #${index} (${quoteValue(spec.target)}) has mode ${quoteValue(JSON.stringify(spec.mode))}: use "readonly" or "readwrite".`,
       { index, mode: String(spec.mode) },
     );
   }
@@ -207,14 +207,14 @@ export function parseMountFlag(flag: string): MountSpec {
   if (split > 0 && rest.slice(split + 1).includes(":")) {
     throw new WpCodeboxError(
       "invalid-mount",
-      `--mount ${flag}: unknown mode "${rest.slice(rest.lastIndexOf(":") + 1)}"; use :ro (read-only copy) or :rw (shared with the host; the default).`,
+      `--mount ${quoteValue(flag)}: unknown mode ${quoteValue(rest.slice(rest.lastIndexOf(":") + 1))}; use :ro (read-only copy) or :rw (shared with the host; the default).`,
       { flag },
     );
   }
   if (split <= 0) {
     throw new WpCodeboxError(
       "invalid-mount",
-      `--mount ${flag}: expected SRC:TARGET[:ro|:rw] with an absolute sandbox TARGET, e.g. ./data:/workspace/data:ro.`,
+      `--mount ${quoteValue(flag)}: expected SRC:TARGET[:ro|:rw] with an absolute sandbox TARGET, e.g. ./data:/workspace/data:ro.`,
       { flag },
     );
   }

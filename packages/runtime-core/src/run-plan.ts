@@ -356,7 +356,7 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
   }
   for (const name of request.secretEnv ?? []) {
     if (!isEnvName(name)) {
-      problems.push(new WpCodeboxError("invalid-argument", `--secret-env ${name}: expected an environment variable name (letters, digits and _).`, { name }));
+      problems.push(new WpCodeboxError("invalid-argument", `--secret-env ${quoteValue(name)}: expected an environment variable name (letters, digits and _).`, { name }));
     }
   }
   const secrets = readSecretEnv((request.secretEnv ?? []).filter(isEnvName), processEnv);
@@ -420,7 +420,7 @@ function namingFlag<T>(flag: string, value: string | number, check: () => T): T 
     return check();
   } catch (error) {
     if (!(error instanceof WpCodeboxError)) throw error;
-    throw new WpCodeboxError(error.code, `${flag} ${value}: ${error.message}`, error.details);
+    throw new WpCodeboxError(error.code, `${flag} ${quoteValue(value)}: ${error.message}`, error.details);
   }
 }
 
@@ -447,7 +447,7 @@ function siteRequestTimeoutOption(value: string | number): number {
   try {
     return parseDuration(value);
   } catch (error) {
-    throw new WpCodeboxError("invalid-argument", `--site-request-timeout ${value}: ${(error as Error).message}`, { siteRequestTimeout: String(value) });
+    throw new WpCodeboxError("invalid-argument", `--site-request-timeout ${quoteValue(value)}: ${(error as Error).message}`, { siteRequestTimeout: String(value) });
   }
 }
 

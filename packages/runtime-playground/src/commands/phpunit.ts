@@ -18,7 +18,7 @@ import { existsSync, realpathSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { phpValue } from "../php-value.js";
 import { phpAsset } from "../php-assets.js";
-import { PHPUNIT_RESULTS_SCHEMA_ID, WpCodeboxError, readInputFile, type ArtifactFile, type PhpunitFailure, type PhpunitResults, type ResolvedMount, type TestCounts } from "@wp-codebox/runtime-core";
+import { PHPUNIT_RESULTS_SCHEMA_ID, WpCodeboxError, quoteValue, readInputFile, type ArtifactFile, type PhpunitFailure, type PhpunitResults, type ResolvedMount, type TestCounts } from "@wp-codebox/runtime-core";
 import { text, type CommandContext, type CommandHandler, type CommandOutcome } from "./command-context.js";
 import { FATAL_RECORDER, outcomeFromRun } from "./run-php.js";
 import { MULTISITE_ENV, multisiteFromConfig, readPhpunitConfig } from "./phpunit-config.js";
@@ -76,7 +76,7 @@ export function resolvePhpunit(arg: string | undefined, cwd: string, plugin: Res
   if (arg !== undefined) {
     const path = resolve(cwd, arg);
     if (!existsSync(path) || !statSync(path).isFile()) {
-      throw new WpCodeboxError("phpunit-unavailable", `phpunit=${arg} does not exist or is not a file (resolved to ${path}). ${HOW_TO}.`, { checked: [path] });
+      throw new WpCodeboxError("phpunit-unavailable", `phpunit=${quoteValue(arg)} does not exist or is not a file (resolved to ${path}). ${HOW_TO}.`, { checked: [path] });
     }
     const real = realpathSync(path);
     const vendor = composerVendor(real);

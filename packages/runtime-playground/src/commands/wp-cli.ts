@@ -6,7 +6,7 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { WpCodeboxError, readInputFile } from "@wp-codebox/runtime-core";
+import { WpCodeboxError, quoteValue, readInputFile } from "@wp-codebox/runtime-core";
 import type { CommandHandler, WpCliPharSource } from "./command-context.js";
 import { outcomeFromRun, withFatalRecorder } from "./run-php.js";
 import { phpProgram } from "../php-assets.js";
@@ -34,7 +34,7 @@ export function resolveWpCliPhar(source: WpCliPharSource, cwd: string): { path: 
     if (!value) continue;
     const path = resolve(cwd, value);
     if (!existsSync(path) || !statSync(path).isFile()) {
-      throw new WpCodeboxError("wp-cli-unavailable", `${label} ${value} does not exist or is not a file (resolved to ${path}). ${HOW_TO}.`, { checked: [path], source: kind });
+      throw new WpCodeboxError("wp-cli-unavailable", `${label} ${quoteValue(value)} does not exist or is not a file (resolved to ${path}). ${HOW_TO}.`, { checked: [path], source: kind });
     }
     return { path, source: kind };
   }
