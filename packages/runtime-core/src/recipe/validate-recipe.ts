@@ -470,6 +470,8 @@ function analyzeStep(
     }
     if (spec.format === "path") {
       const file = resolve(base, value.startsWith("@") ? value.slice(1) : value);
+      // A NUL byte is reported once, by the argument check below.
+      if (file.includes("\0")) return `${key}=${file}`;
       if (!existsSync(file)) at(where, `file ${file} does not exist (paths are relative to the recipe file)`);
       else {
         try {
