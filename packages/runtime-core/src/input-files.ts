@@ -93,7 +93,7 @@ function tooLarge(path: string, kind: InputFileKind, sizeBytes?: number): WpCode
   const size = sizeBytes !== undefined ? ` (${sizeBytes} bytes)` : "";
   return new WpCodeboxError(
     "input-file-too-large",
-    `The ${KIND_LABELS[kind]} ${quoteValue(path)} is larger${size} than the ${formatBytes(cap)} cap for a ${KIND_LABELS[kind]}: pass a smaller file.`,
+    `The ${KIND_LABELS[kind]} ${quoteValue(path)} is larger${size} than the ${formatBytes(cap)} cap for ${/^[aeiou]/i.test(KIND_LABELS[kind]) ? "an" : "a"} ${KIND_LABELS[kind]}: pass a smaller file.`,
     { path: quoteValue(path), kind, capBytes: cap, ...(sizeBytes !== undefined ? { sizeBytes } : {}) },
   );
 }
