@@ -189,7 +189,7 @@ describe("bad input values are refused before boot (exit 2 codes)", () => {
   });
 });
 
-describe("the CLI with @/dev/zero and @FIFO", () => {
+describe("the CLI with @/dev/zero, @FIFO and other special files", () => {
   for (const [name, value] of [
     ["@/dev/zero", () => "@/dev/zero"],
     ["@FIFO", () => `@${files.fifo}`],
@@ -199,6 +199,29 @@ describe("the CLI with @/dev/zero and @FIFO", () => {
       assert.equal(run.signal, null, `killed after ${HANG_GUARD_MS} ms: the CLI blocked on ${name}`);
       assert.equal(run.code, 2, run.stderr);
       assert.match(run.stderr, /^error\[input-file-invalid\]: The @file argument ".*" is a (character device|FIFO \(named pipe\)): pass a regular file/m);
+    });
+  }
+
+  const cliCases: [string, () => string[], RegExp][] = [
+    ["recipe run FIFO", () => ["recipe", "run", files.fifo!], /^error\[input-file-invalid\]: The recipe ".*" is a FIFO/m],
+    ["episode run /dev/zero", () => ["episode", "run", "/dev/zero"], /^error\[input-file-invalid\]: The episode script "\/dev\/zero" is a character device/m],
+    ["run --policy FIFO", () => ["run", "--command", "wordpress.run-php", "--arg", "code=1", "--policy", files.fifo!], /^error\[input-file-invalid\]: The policy file ".*" is a FIFO/m],
+    [
+      "run --mount of a folder holding a FIFO",
+      () => {
+        const source = mkdtempSync(join(dir, "cli-mount-"));
+        execFileSync("mkfifo", [join(source, "pipe")]);
+        return ["run", "--command", "wordpress.run-php", "--arg", "code=1", "--mount", `${source}:/workspace/data:ro`];
+      },
+      /^error\[mount-special-file\]: ".*pipe" inside mount source ".*" is a FIFO/m,
+    ],
+  ];
+  for (const [name, argv, message] of cliCases) {
+    it(`${name} → exit 2 before boot`, async () => {
+      const run = await runNode([MAIN, ...argv(), "--artifacts", join(dir, `out-${name.replace(/\W/g, "")}`)]);
+      assert.equal(run.signal, null, `killed after ${HANG_GUARD_MS} ms: the CLI blocked`);
+      assert.equal(run.code, 2, run.stderr);
+      assert.match(run.stderr, message);
     });
   }
 });
