@@ -79,11 +79,16 @@ export function assertNoNulByte(value: string, what: string, code: "input-file-i
   throw new WpCodeboxError(code, `${what} ${quoteValue(value)} contains a NUL byte, which no path or name may hold: remove it.`, { value: quoteValue(value) });
 }
 
+/** A path for `details`: as is when it is one the file system could hold, else quoted and cut. */
+function detailPath(path: string): string {
+  return path.length <= 4096 && !path.includes("\0") ? path : quoteValue(path);
+}
+
 function invalid(path: string, kind: InputFileKind, why: string, extra: Record<string, unknown> = {}, cause?: unknown): WpCodeboxError {
   return new WpCodeboxError(
     "input-file-invalid",
     `The ${KIND_LABELS[kind]} ${quoteValue(path)} ${why}: pass a regular file.`,
-    { path: quoteValue(path), kind, ...extra },
+    { path: detailPath(path), kind, ...extra },
     cause !== undefined ? { cause } : undefined,
   );
 }
@@ -94,7 +99,7 @@ function tooLarge(path: string, kind: InputFileKind, sizeBytes?: number): WpCode
   return new WpCodeboxError(
     "input-file-too-large",
     `The ${KIND_LABELS[kind]} ${quoteValue(path)} is larger${size} than the ${formatBytes(cap)} cap for ${/^[aeiou]/i.test(KIND_LABELS[kind]) ? "an" : "a"} ${KIND_LABELS[kind]}: pass a smaller file.`,
-    { path: quoteValue(path), kind, capBytes: cap, ...(sizeBytes !== undefined ? { sizeBytes } : {}) },
+    { path: detailPath(path), kind, capBytes: cap, ...(sizeBytes !== undefined ? { sizeBytes } : {}) },
   );
 }
 

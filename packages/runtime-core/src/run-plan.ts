@@ -349,7 +349,7 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
     const eq = pair.indexOf("=");
     const name = eq > 0 ? pair.slice(0, eq) : "";
     if (!isEnvName(name)) {
-      problems.push(new WpCodeboxError("invalid-argument", `--env ${pair}: expected NAME=VALUE with NAME made of letters, digits and _ (e.g. --env MY_FLAG=1).`, { flag: pair }));
+      problems.push(new WpCodeboxError("invalid-argument", `--env ${quoteValue(pair)}: expected NAME=VALUE with NAME made of letters, digits and _ (e.g. --env MY_FLAG=1).`, { flag: pair }));
       continue;
     }
     env[name] = pair.slice(eq + 1);
