@@ -314,7 +314,8 @@ export function validateTaskLines(text: string, baseDir: string, options: TaskFi
 
 /**
  * Reads and validates a task file (see `validateTaskLines`).
- * @throws WpCodeboxError `invalid-batch` when the file cannot be read.
+ * @throws WpCodeboxError `invalid-batch` when the file does not exist; `input-file-invalid` /
+ *   `input-file-too-large` when it is not a regular file or is over 16 MiB.
  */
 export function validateTaskFile(path: string, options: TaskFileOptions = {}): TaskFileValidation {
   let text: string;

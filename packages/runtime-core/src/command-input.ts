@@ -141,7 +141,8 @@ export function commandArgsIssues(error: WpCodeboxError, base: string, flat: { a
  * @param cwd - base of relative `@file` and path args.
  * @returns the args with file references made absolute, so the plan no longer depends on `cwd`.
  * @throws WpCodeboxError `unknown-command`, `invalid-argument`, `missing-argument`,
- *   `invalid-json-arg`, `invalid-steps-json`, `invalid-state-request`.
+ *   `invalid-json-arg`, `invalid-steps-json`, `invalid-state-request`, `input-file-invalid` and
+ *   `input-file-too-large` (an `@file` or `path` argument that is not a regular file or is over its cap).
  */
 export function checkCommandInput(command: string, args: readonly string[], cwd: string): CheckedCommandInput {
   const parsed = parseCommandArgs(command, args);

@@ -513,7 +513,8 @@ function checkFormat(id: string, spec: CommandArgument, value: string): void {
  * @param cwd - directory `@path` is resolved against (the caller's working directory, or the
  *   recipe's directory inside a recipe).
  * @returns the parsed JSON value.
- * @throws WpCodeboxError `invalid-json-arg` when the JSON does not parse or the file cannot be read.
+ * @throws WpCodeboxError `invalid-json-arg` when the JSON does not parse or the file does not exist;
+ *   `input-file-invalid` (not a regular file, unreadable) or `input-file-too-large` (over 16 MiB).
  */
 export function readJsonArg(value: string, cwd: string): unknown {
   let text = value;

@@ -111,7 +111,8 @@ export function normalizePolicy(input: unknown, options: NormalizePolicyOptions 
  * Parses `--policy FILE|JSON`: text starting with `{` is inline JSON; anything else (optionally
  * prefixed with `@`) is a file path resolved against `cwd`.
  * @returns the normalised policy.
- * @throws WpCodeboxError `invalid-policy` for unreadable files, bad JSON, or any `normalizePolicy` issue.
+ * @throws WpCodeboxError `invalid-policy` for a missing file, bad JSON, or any `normalizePolicy` issue;
+ *   `input-file-invalid` / `input-file-too-large` for a file that is not a regular file or is over 1 MiB.
  */
 export function parsePolicyArg(text: string, cwd: string, options: Omit<NormalizePolicyOptions, "source"> = {}): RuntimePolicy {
   const trimmed = text.trim();

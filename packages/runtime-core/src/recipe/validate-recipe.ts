@@ -174,7 +174,8 @@ export function formatRecipeIssues(issues: readonly SchemaIssue[]): string {
 
 /**
  * Reads and parses a recipe file.
- * @throws WpCodeboxError `invalid-recipe` when the file cannot be read or is not JSON.
+ * @throws WpCodeboxError `invalid-recipe` when the file does not exist or is not JSON;
+ *   `input-file-invalid` / `input-file-too-large` when it is not a regular file or is over 4 MiB.
  */
 export function readRecipeFile(path: string): unknown {
   let text: string;
