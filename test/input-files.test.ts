@@ -225,3 +225,16 @@ describe("the CLI with @/dev/zero, @FIFO and other special files", () => {
     });
   }
 });
+
+describe("a regular code-file still runs (boots WordPress)", { timeout: 300_000 }, () => {
+  it("run --arg code-file=PATH reads it through the bounded reader and runs it", async () => {
+    const work = mkdtempSync(join(dir, "code-file-"));
+    writeFileSync(join(work, "probe.php"), "<?php echo 'probe ran: ' . (function_exists('get_bloginfo') ? 'wordpress' : 'bare');\n");
+    const run = await runNode([MAIN, "run", "--command", "wordpress.run-php", "--arg", `code-file=${join(work, "probe.php")}`, "--json", "--artifacts", join(work, "out")]);
+    assert.equal(run.signal, null);
+    assert.equal(run.code, 0, run.stderr);
+    const out = JSON.parse(run.stdout) as { result: { status: string; stdout: string } };
+    assert.equal(out.result.status, "ok");
+    assert.equal(out.result.stdout, "probe ran: wordpress");
+  });
+});

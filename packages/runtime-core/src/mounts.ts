@@ -78,7 +78,7 @@ function resolveMount(spec: MountSpec, cwd: string, index: number): ResolvedMoun
   if (!MODES.includes(spec.mode)) {
     throw new WpCodeboxError(
       "invalid-mount",
-      `Mount #${index} (${quoteValue(spec.target)}) has mode ${quoteValue(JSON.stringify(spec.mode))}: use "readonly" or "readwrite".`,
+      `Mount #${index} (${quoteValue(spec.target)}) has mode ${quoteValue(String(spec.mode))}: use "readonly" or "readwrite".`,
       { index, mode: String(spec.mode) },
     );
   }
@@ -125,7 +125,7 @@ export function normalizeMountTarget(target: string): string {
     throw new WpCodeboxError(
       "invalid-mount",
       `Mount target ${quoteValue(target)} is the whole of ${WP_CONTENT}, which cannot be replaced: it holds the site's SQLite database and its db.php drop-in, so WordPress would not boot. Mount a folder below it instead, e.g. ${WP_CONTENT}/plugins/<name>, ${WP_CONTENT}/themes/<name> or ${WP_CONTENT}/uploads/<name>.`,
-      { target: quoteValue(target) },
+      { target },
     );
   }
   const inside = normalized === "/workspace" || MOUNT_TARGET_ROOTS.some((root) => normalized.startsWith(root) && normalized.length > root.length);
