@@ -67,7 +67,8 @@ export class SiteActors {
       this.adminUserId ??= await this.userId(null);
       return { userId: this.adminUserId, label: "admin" };
     }
-    const m = /^user:(.+)$/.exec(value);
+    // No login holds a NUL byte (PHP would cut the string there and look up someone else).
+    const m = value.includes("\0") ? null : /^user:(.+)$/.exec(value);
     if (!m) throw new WpCodeboxError("invalid-argument", `as=${quoteValue(value)} is not valid: use admin, anonymous, user:<id> or user:<login>.`);
     const id = await this.userId(m[1]!);
     if (!id) throw new WpCodeboxError("invalid-argument", `as=${quoteValue(value)}: no such WordPress user. Create it first (wp_insert_user) or use as=admin.`);
