@@ -389,7 +389,7 @@ describe("run always writes the bundle (fake backend, no boot)", () => {
     assert.equal(prepareRun({ command: "wordpress.run-php", args: ["code=1"], artifactsDir: dir }).createSpec.siteRequestTimeoutMs, undefined);
     assert.throws(
       () => prepareRun({ command: "wordpress.run-php", args: ["code=1"], artifactsDir: dir, siteRequestTimeout: "soon" }),
-      (error: unknown) => (error as { code?: string }).code === "invalid-argument" && /^--site-request-timeout soon: Invalid duration/.test((error as Error).message),
+      (error: unknown) => (error as { code?: string }).code === "invalid-argument" && /^--site-request-timeout "soon": Invalid duration/.test((error as Error).message),
     );
   });
 

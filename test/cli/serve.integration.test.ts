@@ -286,7 +286,7 @@ describe("serve --site-request-timeout", { timeout: 60_000 }, () => {
   it("refuses a limit that is not a duration before booting (exit 2)", async () => {
     const garbage = await spawnCli(["serve", "--site-request-timeout", "soon"]);
     assert.equal(garbage.code, 2, show(garbage));
-    assert.match(garbage.stderr, /^error\[invalid-argument\]: --site-request-timeout soon: Invalid duration/m);
+    assert.match(garbage.stderr, /^error\[invalid-argument\]: --site-request-timeout "soon": Invalid duration/m);
   });
 });
 
@@ -294,17 +294,17 @@ describe("serve --session-lease", { timeout: 240_000 }, () => {
   it("refuses a lease that is not a duration, or shorter than 1s, before booting (exit 2)", async () => {
     const garbage = await spawnCli(["serve", "--session-lease", "soon"]);
     assert.equal(garbage.code, 2, show(garbage));
-    assert.match(garbage.stderr, /^error\[invalid-argument\]: --session-lease soon: Invalid duration/m);
+    assert.match(garbage.stderr, /^error\[invalid-argument\]: --session-lease "soon": Invalid duration/m);
     const json = await spawnCli(["serve", "--json", "--session-lease", "soon"]);
     assert.equal(json.code, 2, show(json));
     const lines = json.stderr.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { event: string; data?: { code?: string; message?: string } });
     assert.deepEqual(lines.map((l) => l.event), ["error"], show(json));
     assert.equal(lines[0]!.data?.code, "invalid-argument");
-    assert.match(lines[0]!.data?.message ?? "", /^--session-lease soon: Invalid duration/);
+    assert.match(lines[0]!.data?.message ?? "", /^--session-lease "soon": Invalid duration/);
     assert.equal(JSON.parse(json.stdout).error.code, "invalid-argument");
     const short = await spawnCli(["serve", "--session-lease", "200ms"]);
     assert.equal(short.code, 2, show(short));
-    assert.match(short.stderr, /^error\[invalid-argument\]: --session-lease 200ms: a lease must be at least 1s/m);
+    assert.match(short.stderr, /^error\[invalid-argument\]: --session-lease "200ms": a lease must be at least 1s/m);
   });
 
   it("a run --attach killed mid-call gives its pooled sandbox back after the lease; the next run --attach gets it", async () => {

@@ -14,7 +14,10 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { dirname, join } from "node:path";
 import {
   WpCodeboxError,
+  isMissingInputFile,
   planRun,
+  readInputFileSync,
+  readInputText,
   runSession,
   verifyArtifactBundle,
   type BatchTaskResult,
@@ -53,7 +56,7 @@ export function taskFingerprint(task: ResolvedTask): string {
   const hash = createHash("sha256");
   hash.update(JSON.stringify({ kind: task.kind, file: task.file, runtime: task.runtime, timeoutMs: task.timeoutMs ?? null, ...(task.grants ? { grants: task.grants } : {}) }));
   try {
-    hash.update(readFileSync(task.file));
+    hash.update(readInputFileSync(task.file, task.kind === "recipe" ? "recipe" : "episode-script"));
   } catch {
     hash.update("<unreadable>");
   }
@@ -135,8 +138,9 @@ export async function runTaskToBundle(task: ResolvedTask, options: RunTaskOption
   try {
     let document: unknown;
     try {
-      document = applyRuntimeOverrides(JSON.parse(readFileSync(task.file, "utf8")), task.kind, task.runtime);
+      document = applyRuntimeOverrides(JSON.parse(await readInputText(task.file, task.kind === "recipe" ? "recipe" : "episode-script")), task.kind, task.runtime);
     } catch (error) {
+      if (error instanceof WpCodeboxError && !isMissingInputFile(error)) throw error;
       throw new WpCodeboxError(task.kind === "recipe" ? "invalid-recipe" : "invalid-episode-script", `Cannot read ${task.file}: ${(error as Error).message}`, { path: task.file });
     }
     const request = task.kind === "recipe" ? { kind: "recipe" as const, file: task.file, recipe: document } : { kind: "episode" as const, file: task.file, script: document, baseDir: dirname(task.file) };

@@ -3,13 +3,15 @@
  * line). The whole file is checked before anything runs; every problem carries its 1-based line
  * number and a JSON pointer into that line's object.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import {
   BATCH_TASK_SCHEMA,
   BATCH_TASK_ID_MAX_LENGTH,
   WpCodeboxError,
   episodeDeterminismOptions,
+  isMissingInputFile,
+  readInputTextSync,
   matrixCellId,
   normalizePolicy,
   parseClockOption,
@@ -113,11 +115,16 @@ function collapseIssues(issues: { path: string; message: string }[]): { path: st
   });
 }
 
-function readJson(path: string): { value?: unknown; error?: string } {
-  if (!existsSync(path)) return { error: `${path} does not exist` };
-  if (!statSync(path).isFile()) return { error: `${path} is not a file` };
+function readJson(path: string, kind: "recipe" | "episode-script"): { value?: unknown; error?: string } {
+  if (!path.includes("\0") && !existsSync(path)) return { error: `${path} does not exist` };
+  let text: string;
   try {
-    return { value: JSON.parse(readFileSync(path, "utf8")) };
+    text = readInputTextSync(path, kind);
+  } catch (error) {
+    return { error: `${(error as WpCodeboxError).code}: ${(error as Error).message}` };
+  }
+  try {
+    return { value: JSON.parse(text) };
   } catch (error) {
     return { error: `${path} is not JSON: ${(error as Error).message}` };
   }
@@ -273,7 +280,7 @@ export function validateTaskLines(text: string, baseDir: string, options: TaskFi
     let cells: { wp?: string; php?: string }[] | undefined;
     if (!options.skipReferencedFiles) {
       const pointer = `/${kind}`;
-      const read = readJson(file);
+      const read = readJson(file, kind === "recipe" ? "recipe" : "episode-script");
       if (read.error) {
         at(pointer, read.error);
         return;
@@ -336,14 +343,16 @@ export function validateTaskLines(text: string, baseDir: string, options: TaskFi
 
 /**
  * Reads and validates a task file (see `validateTaskLines`).
- * @throws WpCodeboxError `invalid-batch` when the file cannot be read.
+ * @throws WpCodeboxError `invalid-batch` when the file does not exist; `input-file-invalid` /
+ *   `input-file-too-large` when it is not a regular file or is over 16 MiB.
  */
 export function validateTaskFile(path: string, options: TaskFileOptions = {}): TaskFileValidation {
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    text = readInputTextSync(path, "task-file");
   } catch (error) {
-    throw new WpCodeboxError("invalid-batch", `Cannot read the task file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}. Pass a JSONL file, one task a line.`, { path });
+    if (!isMissingInputFile(error)) throw error;
+    throw new WpCodeboxError("invalid-batch", `Cannot read the task file ${path}: it does not exist. Pass a JSONL file, one task a line.`, { path });
   }
   return validateTaskLines(text, dirname(path), options, path);
 }

@@ -12,6 +12,7 @@ import { WpCodeboxError, createRedactor, readArtifactFile, type Redactor, serial
 import { CONTROL_PREFIX, DEFAULT_POOL_WAIT_MS, DEFAULT_SESSION_LEASE_MS, RENEW_OP, SESSION_OPS, type ArtifactReadSpec, type ControlDescription, type SessionGrant, type SessionOp, type SessionRenewal } from "./control-protocol.js";
 import type { PooledSandbox, SandboxPool } from "./sandbox-pool.js";
 import { fromWire, toWire } from "./wire.js";
+import { takeOverServer } from "./control-port.js";
 
 /** A new random bearer token (32 bytes, base64url). */
 export function newControlToken(): string {
@@ -24,6 +25,8 @@ export interface ControlServerOptions {
   token: string;
   /** Port on 127.0.0.1; 0 (default) = any free port. */
   port?: number;
+  /** A server already listening (`reserveControlPort`); when given, `port` is ignored. */
+  server?: Server;
   /** `GET /v1` answer. */
   describe: () => ControlDescription;
   /** Called on every authenticated call, lease renewals included (for the idle TTL). */
@@ -308,7 +311,7 @@ export async function startControlServer(options: ControlServerOptions): Promise
     throw new WpCodeboxError("attach-not-found", `No such control call: ${req.method} ${url.pathname}. Operations: ${[...SESSION_OPS, RENEW_OP].join(", ")}.`);
   };
 
-  const server: Server = createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
     inFlight += 1;
     route(req, res)
       .catch((error: unknown) => fail(res, error))
@@ -316,9 +319,11 @@ export async function startControlServer(options: ControlServerOptions): Promise
         inFlight -= 1;
         if (authorized.has(res)) options.onActivity?.();
       });
-  });
+  };
+  const server: Server = options.server ?? createServer(handle);
+  if (options.server) takeOverServer(server, handle);
   server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
+  if (!options.server) await new Promise<void>((resolve, reject) => {
     server.once("error", (error: NodeJS.ErrnoException) =>
       reject(error.code === "EADDRINUSE" ? new WpCodeboxError("invalid-argument", `--port ${options.port}: the port is in use on 127.0.0.1; choose another or omit --port.`, { port: options.port }) : error),
     );

@@ -12,6 +12,7 @@ import { DEFAULT_SESSION_LEASE_MS, type ControlDescription } from "./control-pro
 import { newControlToken, startControlServer, type ControlServer } from "./control-server.js";
 import type { LiveRuntime } from "./live-runtime.js";
 import { SandboxPool } from "./sandbox-pool.js";
+import { reserveControlPort } from "./control-port.js";
 
 /** A lifecycle event of the live server: `{ at (ISO-8601), type, data? }`. */
 export interface LiveEvent {
@@ -70,10 +71,13 @@ export interface LiveServer extends LiveServerAddress {
 
 /**
  * Boots and serves. Resolves when the first sandbox is ready (its URL serves the site).
- * @throws what the backend throws on the first boot (`boot-failed`, `mount-*`, …) — nothing is left running then.
+ * @throws WpCodeboxError `invalid-argument` before any boot when `port` is busy; what the backend
+ *   throws on the first boot (`boot-failed`, `mount-*`, …) — nothing is left running then.
  */
 export async function startLiveServer(options: LiveServerOptions): Promise<LiveServer> {
   const id = `live-${randomUUID()}`;
+  // A busy --port is refused before the boot, and the port stays ours while it runs.
+  const reserved = options.port !== undefined ? await reserveControlPort(options.port) : undefined;
   const event = (type: string, data?: Record<string, unknown>): void => options.onEvent?.({ at: new Date().toISOString(), type, ...(data ? { data } : {}) });
   const pool = new SandboxPool({
     create: () => options.backend.create(options.spec) as Promise<LiveRuntime>,
@@ -126,7 +130,7 @@ export async function startLiveServer(options: LiveServerOptions): Promise<LiveS
     control = await startControlServer({
       pool,
       token,
-      ...(options.port !== undefined ? { port: options.port } : {}),
+      ...(reserved ? { server: reserved.server } : {}),
       describe,
       ...(options.leaseWaitMs !== undefined ? { leaseWaitMs: options.leaseWaitMs } : {}),
       sessionLeaseMs: leaseMs,
@@ -155,6 +159,7 @@ export async function startLiveServer(options: LiveServerOptions): Promise<LiveS
     return { ...address, pool, closed, close };
   } catch (error) {
     await close("boot-failed");
+    if (!control) await reserved?.release();
     if (options.signal?.aborted) {
       const signal = abortReason();
       throw new WpCodeboxError("interrupted", `Interrupted by ${signal} while the sandbox booted: it was disposed, and nothing is left behind.`, { signal });

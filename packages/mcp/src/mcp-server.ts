@@ -7,7 +7,7 @@
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { ARTIFACT_READ_CAP_BYTES, serializeError, WpCodeboxError, type RuntimePolicy } from "@wp-codebox/runtime-core";
+import { ARTIFACT_READ_CAP_BYTES, serializeError, WpCodeboxError, quoteValue, type RuntimePolicy } from "@wp-codebox/runtime-core";
 import type { McpSandbox } from "./mcp-sandbox.js";
 import { commandForToolName, commandTools, toolInputToArgs, type McpToolDescription } from "./tool-schemas.js";
 
@@ -250,7 +250,7 @@ export function createWpCodeboxMcpServer(options: WpCodeboxMcpServerOptions): Se
         };
       }
       default:
-        throw new WpCodeboxError("unknown-command", `Unknown tool "${name}". List the tools with tools/list.`, { tool: name });
+        throw new WpCodeboxError("unknown-command", `Unknown tool ${quoteValue(name)}. List the tools with tools/list.`, { tool: name });
     }
   }
 

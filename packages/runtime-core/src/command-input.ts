@@ -4,11 +4,12 @@
  * episode steps alike, so a mistake is refused before anything boots, with the same code on every
  * path.
  */
-import { existsSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { browserInteractionScriptUsesEvaluate, readBrowserScriptArgs } from "./browser-interaction-script.js";
 import { getCommandDefinition, parseCommandArgs, readJsonArg, unknownArgumentError, type CommandArgument, type CommandDefinition } from "./command-registry.js";
-import { WpCodeboxError } from "./errors.js";
+import { WpCodeboxError, quoteValue } from "./errors.js";
+import { checkInputFile, pathArgumentKind } from "./input-files.js";
 import type { ObservationSpec } from "./runtime.js";
 import { parseWpCliCommand } from "./wp-cli-command.js";
 import { gotText, jsonPointerToken, type SchemaIssue } from "./schema-validation.js";
@@ -72,7 +73,7 @@ export function flattenCommandArgs(command: string, args: readonly string[] | Re
     if (!spec) throw unknownArgumentError(definition, key);
     const twice = given.get(spec.name);
     if (twice !== undefined) {
-      throw new WpCodeboxError("invalid-argument", `${command}: "${twice}" and "${key}" are the same argument (${spec.name}); give it once.`, { command, argument: key });
+      throw new WpCodeboxError("invalid-argument", `${command}: ${quoteValue(twice)} and ${quoteValue(key)} are the same argument (${spec.name}); give it once.`, { command, argument: key });
     }
     given.set(spec.name, key);
     out.push(`${spec.name}=${argumentText(command, key, spec, value)}`);
@@ -141,7 +142,8 @@ export function commandArgsIssues(error: WpCodeboxError, base: string, flat: { a
  * @param cwd - base of relative `@file` and path args.
  * @returns the args with file references made absolute, so the plan no longer depends on `cwd`.
  * @throws WpCodeboxError `unknown-command`, `invalid-argument`, `missing-argument`,
- *   `invalid-json-arg`, `invalid-steps-json`, `invalid-state-request`, `wp-cli-unsupported`.
+ *   `invalid-json-arg`, `invalid-steps-json`, `invalid-state-request`, `wp-cli-unsupported`, `input-file-invalid` and
+ *   `input-file-too-large` (an `@file` or `path` argument that is not a regular file or is over its cap).
  */
 export function checkCommandInput(command: string, args: readonly string[], cwd: string): CheckedCommandInput {
   const parsed = parseCommandArgs(command, args);
@@ -155,9 +157,10 @@ export function checkCommandInput(command: string, args: readonly string[], cwd:
       if (value.startsWith("@")) parsed[spec.name] = `@${absolute(value.slice(1))}`;
     } else if (spec.format === "path") {
       const file = absolute(value);
-      if (!existsSync(file) || !statSync(file).isFile()) {
-        throw new WpCodeboxError("invalid-argument", `${command}: ${spec.name} ${value} is not a file (resolved to ${file}). Check the path.`, { command, argument: spec.name, path: file });
+      if (!existsSync(file)) {
+        throw new WpCodeboxError("invalid-argument", `${command}: ${spec.name} ${quoteValue(value)} is not a file (resolved to ${quoteValue(file)}). Check the path.`, { command, argument: spec.name, path: file });
       }
+      checkInputFile(file, pathArgumentKind(spec.name));
       parsed[spec.name] = file;
     }
   }
@@ -188,7 +191,7 @@ export type ObservationType = (typeof OBSERVATION_TYPES)[number];
  */
 export function checkObservationRequest(spec: ObservationSpec): void {
   if (!(OBSERVATION_TYPES as readonly string[]).includes(spec.type)) {
-    throw new WpCodeboxError("observation-unsupported", `Unknown observation type "${spec.type}". Use one of: ${OBSERVATION_TYPES.join(", ")}.`, {
+    throw new WpCodeboxError("observation-unsupported", `Unknown observation type ${quoteValue(spec.type)}. Use one of: ${OBSERVATION_TYPES.join(", ")}.`, {
       type: spec.type,
       supported: [...OBSERVATION_TYPES],
     });

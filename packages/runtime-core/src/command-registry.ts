@@ -3,10 +3,10 @@
  * capability each needs, and whether recipes may use it. The policy decides which of them a run
  * may execute; the backend decides how.
  */
-import { readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { Type, type Static } from "@sinclair/typebox";
-import { WpCodeboxError } from "./errors.js";
+import { WpCodeboxError, quoteValue } from "./errors.js";
+import { isMissingInputFile, readInputTextSync } from "./input-files.js";
 import { parseDuration } from "./durations.js";
 import { BROWSER_COMMAND_TIMEOUT_MARGIN_MS, DEFAULT_BROWSER_TOTAL_TIMEOUT_MS, DEFAULT_CHECK_SURFACE_TIMEOUT_MS, DEFAULT_CHECK_TIMEOUT_MS, DEFAULT_COMMAND_TIMEOUT_MS, DEFAULT_PHPUNIT_TIMEOUT_MS } from "./defaults.js";
 
@@ -416,7 +416,7 @@ export function parseCommandArgs(id: string, args: readonly string[]): Record<st
     if (eq <= 0) {
       throw new WpCodeboxError(
         "invalid-argument",
-        `${id}: argument "${raw}" must have the form key=value. Valid keys: ${validText}.`,
+        `${id}: argument ${quoteValue(raw)} must have the form key=value. Valid keys: ${validText}.`,
         { command: id, argument: raw, valid },
       );
     }
@@ -474,12 +474,14 @@ export function parseCommandArgs(id: string, args: readonly string[]): Record<st
 
 function checkFormat(id: string, spec: CommandArgument, value: string): void {
   const bad = (expected: string): never => {
-    throw new WpCodeboxError("invalid-argument", `${id}: argument "${spec.name}" has invalid value "${value}": expected ${expected}.`, {
+    throw new WpCodeboxError("invalid-argument", `${id}: argument "${spec.name}" has invalid value ${quoteValue(value)}: expected ${expected}.`, {
       command: id,
       argument: spec.name,
       value,
     });
   };
+  // No path or login holds a NUL byte; PHP and the file system would cut the value there.
+  if ((spec.format === "path" || spec.format === "actor") && value.includes("\0")) bad(spec.format === "path" ? "a path without NUL bytes" : "a login or id without NUL bytes");
   switch (spec.format) {
     case "enum":
       if (!spec.values?.includes(value)) bad(`one of ${spec.values?.join(", ")}`);
@@ -515,7 +517,8 @@ function checkFormat(id: string, spec: CommandArgument, value: string): void {
  * @param cwd - directory `@path` is resolved against (the caller's working directory, or the
  *   recipe's directory inside a recipe).
  * @returns the parsed JSON value.
- * @throws WpCodeboxError `invalid-json-arg` when the JSON does not parse or the file cannot be read.
+ * @throws WpCodeboxError `invalid-json-arg` when the JSON does not parse or the file does not exist;
+ *   `input-file-invalid` (not a regular file, unreadable) or `input-file-too-large` (over 16 MiB).
  */
 export function readJsonArg(value: string, cwd: string): unknown {
   let text = value;
@@ -523,13 +526,14 @@ export function readJsonArg(value: string, cwd: string): unknown {
   if (value.startsWith("@")) {
     const file = value.slice(1);
     const full = isAbsolute(file) ? file : resolve(cwd, file);
-    source = `file ${full}`;
+    source = `file ${quoteValue(full)}`;
     try {
-      text = readFileSync(full, "utf8");
+      text = readInputTextSync(full, "arg-file");
     } catch (error) {
+      if (!isMissingInputFile(error)) throw error;
       throw new WpCodeboxError(
         "invalid-json-arg",
-        `Cannot read JSON ${source}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}. Check the path (relative to ${cwd}).`,
+        `Cannot read JSON ${source}: it does not exist. Check the path (relative to ${cwd}).`,
         { path: full },
         { cause: error },
       );

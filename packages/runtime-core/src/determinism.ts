@@ -4,7 +4,7 @@
  * virtual clock live here as constants so the backend, the docs and the tests share them.
  */
 import { Type, type Static } from "@sinclair/typebox";
-import { WpCodeboxError } from "./errors.js";
+import { WpCodeboxError, quoteValue } from "./errors.js";
 import type { NetworkPolicy } from "./runtime.js";
 
 /** Virtual time added before every piece of PHP work (a command's PHP run, an HTTP request, an internal helper run, a boot): 1 s, in microseconds. */
@@ -104,7 +104,7 @@ export function parseClockOption(value: string): { clock: "real" } | { clock: "v
   const refuse = (reason: string) =>
     new WpCodeboxError(
       "invalid-clock",
-      `--clock ${JSON.stringify(value)} is not valid: ${reason}. Give "real" or an ISO-8601 instant with a timezone from 1970-01-01T00:00:00Z to ${CLOCK_LATEST_START}, e.g. --clock 2025-01-01T00:00:00Z.`,
+      `--clock ${quoteValue(value)} is not valid: ${reason}. Give "real" or an ISO-8601 instant with a timezone from 1970-01-01T00:00:00Z to ${CLOCK_LATEST_START}, e.g. --clock 2025-01-01T00:00:00Z.`,
       { clock: value, reason },
     );
   if (!match) throw refuse("it is not an instant written as YYYY-MM-DDThh:mm[:ss[.fff]] with Z or ±hh:mm");

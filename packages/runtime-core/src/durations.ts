@@ -1,7 +1,7 @@
 /**
  * Human duration strings → milliseconds (`"3s"`, `"500ms"`, `"2m"`, `"1500"`).
  */
-import { WpCodeboxError } from "./errors.js";
+import { WpCodeboxError, quoteValue } from "./errors.js";
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 const DURATION_RE = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/;
@@ -34,7 +34,7 @@ export function parseDuration(input: string | number): number {
 function invalid(text: string): WpCodeboxError {
   return new WpCodeboxError(
     "invalid-duration",
-    `Invalid duration "${text}": use a non-negative number of milliseconds ("1500") or a number with a unit ms, s, m or h ("500ms", "3s", "2m"), at most ${MAX_DURATION_MS} ms (about 24.8 days).`,
+    `Invalid duration ${quoteValue(text)}: use a non-negative number of milliseconds ("1500") or a number with a unit ms, s, m or h ("500ms", "3s", "2m"), at most ${MAX_DURATION_MS} ms (about 24.8 days).`,
     { input: text },
   );
 }

@@ -26,6 +26,12 @@ export const ERROR_CODES = {
   "mount-target-outside-sandbox": "input",
   "mount-symlink-escape": "input",
   "invalid-mount": "input",
+  /** A FIFO, socket or device inside (or as) a mount source. */
+  "mount-special-file": "input",
+  /** A user-named input file that is not a regular file, is missing or cannot be read. */
+  "input-file-invalid": "input",
+  /** A user-named input file over its kind's size cap (`INPUT_FILE_CAPS`). */
+  "input-file-too-large": "input",
   "wordpress-version-unavailable": "environment",
   "wordpress-build-missing": "environment",
   "wordpress-source-invalid": "input",
@@ -103,6 +109,25 @@ export const ERROR_CODES = {
 } as const satisfies Record<string, ErrorCategory>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** How many characters of a user's value an error message quotes. */
+export const QUOTED_VALUE_MAX_CHARS = 200;
+
+/**
+ * Quotes a user's value for an error message: JSON string syntax (so NUL bytes, newlines and
+ * control characters are visible), cut to `max` characters of the value with the count of the
+ * rest, so a 16 MiB argument never becomes a 16 MiB message.
+ * @param value - any value; non-strings are shown through `String()`.
+ * @param max - characters of the value kept; default `QUOTED_VALUE_MAX_CHARS` (200).
+ * @example quoteValue("a\0b") // "\"a\\u0000b\""
+ */
+export function quoteValue(value: unknown, max: number = QUOTED_VALUE_MAX_CHARS): string {
+  const text = typeof value === "string" ? value : String(value);
+  if (text.length <= max) return JSON.stringify(text);
+  // Never split a surrogate pair: that would print a lone half as \udXXX.
+  const cut = /[\ud800-\udbff]$/.test(text.slice(0, max)) ? text.slice(0, max - 1) : text.slice(0, max);
+  return `${JSON.stringify(cut)}… (${text.length - cut.length} more characters)`;
+}
 
 /** JSON form written into bundles and printed with `--json`. */
 export interface SerializedError {

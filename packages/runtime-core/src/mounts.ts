@@ -2,20 +2,25 @@
  * Mount validation, done before boot: a mount makes a host path visible inside the
  * sandbox and nothing else, so targets stay inside the sandbox and no symlink leads out.
  */
-import { readdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, posix, relative, resolve, sep } from "node:path";
-import { WpCodeboxError } from "./errors.js";
+import { WpCodeboxError, quoteValue } from "./errors.js";
+import { assertNoNulByte, specialFileType } from "./input-files.js";
 import type { MountMode, MountSpec, ResolvedMount } from "./runtime.js";
 
 /** Sandbox prefixes a mount target may lie under (`/workspace` itself is allowed too). */
 export const MOUNT_TARGET_ROOTS = ["/wordpress/wp-content/", "/workspace/"] as const;
+
+/** The one sandbox folder that may not be a mount target itself (only folders below it). */
+const WP_CONTENT = "/wordpress/wp-content";
 
 const MODES: readonly MountMode[] = ["readonly", "readwrite"];
 
 /**
  * Validates mounts and resolves their sources, before any boot.
  * Checks, in order, each with its own code:
- * - `invalid-mount`: not an object, empty source/target, mode not `readonly`|`readwrite`, two
+ * - `invalid-mount`: not an object, empty source/target, a NUL byte in either, a target that is
+ *   the whole `/wordpress/wp-content`, mode not `readonly`|`readwrite`, two
  *   mounts with the same target, a file at `/workspace`, or a mount under `/workspace/` beside a
  *   read-write mount of the whole `/workspace`;
  * - `mount-escape`: the target has a `..` segment;
@@ -23,7 +28,9 @@ const MODES: readonly MountMode[] = ["readonly", "readwrite"];
  *   `/workspace/…` (or exactly `/workspace`);
  * - `mount-source-missing`: the source does not exist;
  * - `mount-symlink-escape`: a symlink inside the source tree resolves outside the source
- *   (`details.link` names the link's host path).
+ *   (`details.link` names the link's host path);
+ * - `mount-special-file`: the source is, or its tree holds, a FIFO, socket or device
+ *   (`details.file`, `details.fileType`).
  * @param specs - mounts as given (sources relative to `cwd` or absolute).
  * @param cwd - directory relative sources are resolved against.
  * @returns mounts with the real absolute `source`, normalised `target` (no trailing slash) and
@@ -71,17 +78,21 @@ function resolveMount(spec: MountSpec, cwd: string, index: number): ResolvedMoun
   if (!MODES.includes(spec.mode)) {
     throw new WpCodeboxError(
       "invalid-mount",
-      `Mount #${index} (${spec.target}) has mode ${JSON.stringify(spec.mode)}: use "readonly" or "readwrite".`,
+      `Mount #${index} (${quoteValue(spec.target)}) has mode ${quoteValue(String(spec.mode))}: use "readonly" or "readwrite".`,
       { index, mode: String(spec.mode) },
     );
   }
+  assertNoNulByte(spec.source, `Mount #${index} source`, "invalid-mount");
   const target = normalizeMountTarget(spec.target);
   const hostSource = isAbsolute(spec.source) ? spec.source : resolve(cwd, spec.source);
   let source: string;
   let kind: ResolvedMount["kind"];
+  let special: string | undefined;
   try {
     source = realpathSync(hostSource);
-    kind = statSync(source).isDirectory() ? "directory" : "file";
+    const stats = statSync(source);
+    kind = stats.isDirectory() ? "directory" : "file";
+    special = kind === "file" ? specialFileType(stats) : undefined;
   } catch {
     throw new WpCodeboxError(
       "mount-source-missing",
@@ -89,6 +100,7 @@ function resolveMount(spec: MountSpec, cwd: string, index: number): ResolvedMoun
       { index, source: hostSource },
     );
   }
+  if (special) throw specialFileError(hostSource, hostSource, special);
   if (kind === "directory") assertNoSymlinkEscape(source, hostSource);
   return { ...spec, source, target, mode: spec.mode, kind };
 }
@@ -99,20 +111,28 @@ function resolveMount(spec: MountSpec, cwd: string, index: number): ResolvedMoun
  * @throws WpCodeboxError `mount-escape` (a `..` segment) or `mount-target-outside-sandbox`.
  */
 export function normalizeMountTarget(target: string): string {
+  assertNoNulByte(target, "Mount target", "invalid-mount");
   const segments = target.split(/[/\\]/);
   if (segments.includes("..")) {
     throw new WpCodeboxError(
       "mount-escape",
-      `Mount target ${target} contains "..": write the sandbox path without parent segments, under /wordpress/wp-content/ or /workspace/.`,
+      `Mount target ${quoteValue(target)} contains "..": write the sandbox path without parent segments, under /wordpress/wp-content/ or /workspace/.`,
       { target },
     );
   }
   const normalized = target.startsWith("/") ? posix.normalize(target).replace(/\/+$/, "") : target;
+  if (normalized === WP_CONTENT && !target.includes("\\")) {
+    throw new WpCodeboxError(
+      "invalid-mount",
+      `Mount target ${quoteValue(target)} is the whole of ${WP_CONTENT}, which cannot be replaced: it holds the site's SQLite database and its db.php drop-in, so WordPress would not boot. Mount a folder below it instead, e.g. ${WP_CONTENT}/plugins/<name>, ${WP_CONTENT}/themes/<name> or ${WP_CONTENT}/uploads/<name>.`,
+      { target },
+    );
+  }
   const inside = normalized === "/workspace" || MOUNT_TARGET_ROOTS.some((root) => normalized.startsWith(root) && normalized.length > root.length);
   if (!inside || target.includes("\\")) {
     throw new WpCodeboxError(
       "mount-target-outside-sandbox",
-      `Mount target ${target} is outside the sandbox: use an absolute path under /wordpress/wp-content/ or /workspace/.`,
+      `Mount target ${quoteValue(target)} is outside the sandbox: use an absolute path under /wordpress/wp-content/ or /workspace/.`,
       { target },
     );
   }
@@ -144,9 +164,21 @@ function assertNoSymlinkEscape(root: string, displayRoot: string): void {
         }
       } else if (entry.isDirectory()) {
         stack.push(full);
+      } else if (!entry.isFile()) {
+        // Copying or reading it at boot would block (a FIFO) or never end (a device).
+        const shown = join(displayRoot, relative(root, full));
+        throw specialFileError(shown, displayRoot, specialFileType(lstatSync(full)) ?? "not a regular file");
       }
     }
   }
+}
+
+function specialFileError(file: string, source: string, type: string): WpCodeboxError {
+  return new WpCodeboxError(
+    "mount-special-file",
+    `${file === source ? `Mount source ${quoteValue(source)}` : `${quoteValue(file)} inside mount source ${quoteValue(source)}`} is ${type}: a mount holds only regular files, folders and symlinks. Remove it or mount a folder without it.`,
+    { file, source, fileType: type },
+  );
 }
 
 function isInside(root: string, candidate: string): boolean {
@@ -175,14 +207,14 @@ export function parseMountFlag(flag: string): MountSpec {
   if (split > 0 && rest.slice(split + 1).includes(":")) {
     throw new WpCodeboxError(
       "invalid-mount",
-      `--mount ${flag}: unknown mode "${rest.slice(rest.lastIndexOf(":") + 1)}"; use :ro (read-only copy) or :rw (shared with the host; the default).`,
+      `--mount ${quoteValue(flag)}: unknown mode ${quoteValue(rest.slice(rest.lastIndexOf(":") + 1))}; use :ro (read-only copy) or :rw (shared with the host; the default).`,
       { flag },
     );
   }
   if (split <= 0) {
     throw new WpCodeboxError(
       "invalid-mount",
-      `--mount ${flag}: expected SRC:TARGET[:ro|:rw] with an absolute sandbox TARGET, e.g. ./data:/workspace/data:ro.`,
+      `--mount ${quoteValue(flag)}: expected SRC:TARGET[:ro|:rw] with an absolute sandbox TARGET, e.g. ./data:/workspace/data:ro.`,
       { flag },
     );
   }

@@ -2,10 +2,10 @@
  * The runtime policy: which capabilities a run may use, and its network, filesystem
  * and secrets rules. Enforced by the runtime on every execute; this module parses and checks it.
  */
-import { readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { Type, type Static } from "@sinclair/typebox";
-import { PolicyDeniedError, WpCodeboxError } from "./errors.js";
+import { PolicyDeniedError, WpCodeboxError, quoteValue } from "./errors.js";
+import { isMissingInputFile, readInputTextSync } from "./input-files.js";
 import { BROWSER_EVALUATE_CAPABILITY, allCapabilities } from "./command-registry.js";
 import { validateAgainstSchema } from "./schema-validation.js";
 import type { RuntimePolicy } from "./runtime.js";
@@ -111,7 +111,8 @@ export function normalizePolicy(input: unknown, options: NormalizePolicyOptions 
  * Parses `--policy FILE|JSON`: text starting with `{` is inline JSON; anything else (optionally
  * prefixed with `@`) is a file path resolved against `cwd`.
  * @returns the normalised policy.
- * @throws WpCodeboxError `invalid-policy` for unreadable files, bad JSON, or any `normalizePolicy` issue.
+ * @throws WpCodeboxError `invalid-policy` for a missing file, bad JSON, or any `normalizePolicy` issue;
+ *   `input-file-invalid` / `input-file-too-large` for a file that is not a regular file or is over 1 MiB.
  */
 export function parsePolicyArg(text: string, cwd: string, options: Omit<NormalizePolicyOptions, "source"> = {}): RuntimePolicy {
   const trimmed = text.trim();
@@ -124,11 +125,12 @@ export function parsePolicyArg(text: string, cwd: string, options: Omit<Normaliz
     const full = isAbsolute(file) ? file : resolve(cwd, file);
     source = full;
     try {
-      json = readFileSync(full, "utf8");
+      json = readInputTextSync(full, "policy");
     } catch (error) {
+      if (!isMissingInputFile(error)) throw error;
       throw new WpCodeboxError(
         "invalid-policy",
-        `Cannot read policy file ${full}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}. Pass inline JSON ('{"commands":[...]}') or an existing file.`,
+        `Cannot read policy file ${quoteValue(full)}: it does not exist. Pass inline JSON ('{"commands":[...]}') or an existing file.`,
         { source: full },
         { cause: error },
       );

@@ -7,7 +7,7 @@
  * is refused with a stable code. `runSession` executes the result without re-checking it.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { isKernelPseudoPath } from "./artifact-bundle/bundle-layout.js";
 import { checkCommandInput, checkObservationRequest, commandArgsIssues, flattenCommandArgs } from "./command-input.js";
@@ -16,7 +16,8 @@ import { parseDuration } from "./durations.js";
 import { validateEpisodeScript, type EpisodeScript, type EpisodeScriptStep } from "./episode-script.js";
 import { assertEnvironment, environmentVariableProblem, isEnvName, readSecretEnv } from "./environment.js";
 import { assertSecretsSafe, secretValueProblem } from "./secret-safety.js";
-import { WpCodeboxError } from "./errors.js";
+import { WpCodeboxError, quoteValue } from "./errors.js";
+import { assertNoNulByte, checkInputFile, isMissingInputFile, readInputTextSync, specialFileType } from "./input-files.js";
 import { parseMountFlag, pluginMount, resolveMounts, themeMount } from "./mounts.js";
 import { missingCapability, normalizePolicy, parsePolicyArg } from "./policy.js";
 import { planRecipe, readRecipeFile, type RecipePlan } from "./recipe/validate-recipe.js";
@@ -195,9 +196,10 @@ export function newRunId(now: Date = new Date(), prefix = "run"): string {
 /**
  * Refuses a bundle directory that could not receive a bundle: one inside `/proc`, `/sys` or
  * `/dev`, one under a regular file, an existing file, or a non-empty directory.
- * @throws WpCodeboxError `artifacts-dir-invalid`, `artifacts-dir-not-empty`.
+ * @throws WpCodeboxError `artifacts-dir-invalid` (also for a NUL byte in the path), `artifacts-dir-not-empty`.
  */
 export function assertUsableArtifactsDir(dir: string): void {
+  assertNoNulByte(dir, "Artifacts directory", "artifacts-dir-invalid");
   const abs = resolve(dir);
   if (isKernelPseudoPath(abs)) {
     throw new WpCodeboxError("artifacts-dir-invalid", `Artifacts directory ${dir} is inside /${abs.split("/")[1]}: choose a normal folder, e.g. --artifacts ./out.`, { directory: dir });
@@ -327,7 +329,12 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
   let wordpressRefused = false;
   if (request.wordpressPath !== undefined) {
     const path = resolve(cwd, request.wordpressPath);
-    if (!existsSync(path)) {
+    const special = attempt(() => (assertNoNulByte(request.wordpressPath!, "--wordpress", "wordpress-source-invalid"), wordpressSourceProblem(path)));
+    if (request.wordpressPath.includes("\0")) wordpressRefused = true;
+    else if (special) {
+      wordpressRefused = true;
+      problems.push(new WpCodeboxError("wordpress-source-invalid", `--wordpress ${quoteValue(request.wordpressPath)} is ${special}: pass a WordPress zip or directory.`, { path: request.wordpressPath }));
+    } else if (!existsSync(path)) {
       wordpressRefused = true;
       problems.push(
         new WpCodeboxError("wordpress-source-invalid", `--wordpress ${request.wordpressPath} does not exist (resolved to ${path}): pass a WordPress zip or directory.`, {
@@ -357,14 +364,14 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
     const eq = pair.indexOf("=");
     const name = eq > 0 ? pair.slice(0, eq) : "";
     if (!isEnvName(name)) {
-      problems.push(new WpCodeboxError("invalid-argument", `--env ${pair}: expected NAME=VALUE with NAME made of letters, digits and _ (e.g. --env MY_FLAG=1).`, { flag: pair }));
+      problems.push(new WpCodeboxError("invalid-argument", `--env ${quoteValue(pair)}: expected NAME=VALUE with NAME made of letters, digits and _ (e.g. --env MY_FLAG=1).`, { flag: pair }));
       continue;
     }
     env[name] = pair.slice(eq + 1);
   }
   for (const name of request.secretEnv ?? []) {
     if (!isEnvName(name)) {
-      problems.push(new WpCodeboxError("invalid-argument", `--secret-env ${name}: expected an environment variable name (letters, digits and _).`, { name }));
+      problems.push(new WpCodeboxError("invalid-argument", `--secret-env ${quoteValue(name)}: expected an environment variable name (letters, digits and _).`, { name }));
     }
   }
   const secrets = readSecretEnv((request.secretEnv ?? []).filter(isEnvName), processEnv);
@@ -380,6 +387,7 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
   // Clock and seed (invalid-clock, invalid-seed, seed-with-network).
   const determinism = attempt(() => resolveDeterminism({ clock: request.clock, seed: request.seed, origin: request.origin }, (policy ?? defaultRuntimePolicy()).network));
 
+  if (request.wpCliPhar !== undefined) attempt(() => checkWpCliPhar(resolve(cwd, request.wpCliPhar!)));
   const createSpec: RuntimeCreateSpec = {
     ...(wordpress ? { wordpress } : {}),
     ...(request.php !== undefined ? { php: request.php } : {}),
@@ -406,13 +414,29 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
   return { kind: "command", ...finishBase(runId, artifactsDir, createSpec, policy!, mounts, [command], preflight ?? undefined), command };
 }
 
+/** What a `--wordpress` path is when it is neither a regular file nor a directory (a FIFO, a device), else undefined. */
+function wordpressSourceProblem(path: string): string | undefined {
+  if (path.includes("\0") || !existsSync(path)) return undefined;
+  const stats = statSync(path);
+  return stats.isDirectory() ? undefined : specialFileType(stats);
+}
+
+/**
+ * A `--wp-cli-phar` that exists must be a regular file within its cap (a missing one stays the
+ * command's `wp-cli-unavailable`, exit 3, as before).
+ * @throws WpCodeboxError `input-file-invalid`, `input-file-too-large`.
+ */
+function checkWpCliPhar(path: string): void {
+  if (path.includes("\0") || existsSync(path)) checkInputFile(path, "wp-cli-phar");
+}
+
 /** `check()`, its error's message prefixed with the flag and value it is about (code kept). */
 function namingFlag<T>(flag: string, value: string | number, check: () => T): T {
   try {
     return check();
   } catch (error) {
     if (!(error instanceof WpCodeboxError)) throw error;
-    throw new WpCodeboxError(error.code, `${flag} ${value}: ${error.message}`, error.details);
+    throw new WpCodeboxError(error.code, `${flag} ${quoteValue(value)}: ${error.message}`, error.details);
   }
 }
 
@@ -439,7 +463,7 @@ function siteRequestTimeoutOption(value: string | number): number {
   try {
     return parseDuration(value);
   } catch (error) {
-    throw new WpCodeboxError("invalid-argument", `--site-request-timeout ${value}: ${(error as Error).message}`, { siteRequestTimeout: String(value) });
+    throw new WpCodeboxError("invalid-argument", `--site-request-timeout ${quoteValue(value)}: ${(error as Error).message}`, { siteRequestTimeout: String(value) });
   }
 }
 
@@ -457,6 +481,7 @@ function planRecipeRun(request: RecipeRunRequest, cwd: string, processEnv: NodeJ
   if (request.seed !== undefined) recipe.runtime.seed = parseSeedOption(request.seed);
   resolveDeterminism({ clock: recipe.runtime.clock, seed: recipe.runtime.seed }, recipe.policy.network);
   const secrets = readSecretEnv(recipe.inputs.secretEnv, processEnv);
+  if (request.wpCliPhar !== undefined) checkWpCliPhar(resolve(cwd, request.wpCliPhar));
   const createSpec: RuntimeCreateSpec = {
     ...(recipe.runtime.wp !== undefined ? { wordpress: { version: recipe.runtime.wp } } : {}),
     ...(recipe.runtime.php !== undefined ? { php: recipe.runtime.php } : {}),
@@ -487,8 +512,9 @@ function issueMessage(error: unknown): string {
 
 function readEpisodeScript(path: string): unknown {
   try {
-    return JSON.parse(readFileSync(path, "utf8"));
+    return JSON.parse(readInputTextSync(path, "episode-script"));
   } catch (error) {
+    if (error instanceof WpCodeboxError && !isMissingInputFile(error)) throw error;
     throw new WpCodeboxError("invalid-episode-script", `Cannot read the episode script ${path}: ${(error as Error).message}. Pass a JSON file with schema "wp-codebox/episode-script/v1".`, { path });
   }
 }

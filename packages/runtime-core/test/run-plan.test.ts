@@ -188,7 +188,7 @@ describe("planRun names every problem of a command run's flags at once", () => {
         assert.equal(error.code, "invalid-argument");
         const problems = error.details.problems as { code: string; message: string }[];
         assert.deepEqual(problems.map((p) => p.code), ["invalid-argument", "invalid-duration", "mount-source-missing", "invalid-argument", "invalid-argument", "invalid-clock", "php-version-unavailable"]);
-        assert.match(error.message, /^wordpress\.run-php: unknown argument "colour"\..*\nAlso 6 more problems:\n  error\[invalid-duration\]: --timeout soon: /s);
+        assert.match(error.message, /^wordpress\.run-php: unknown argument "colour"\..*\nAlso 6 more problems:\n  error\[invalid-duration\]: --timeout "soon": /s);
         for (const p of problems) assert.ok(error.message.includes(p.message), p.message);
         return true;
       },

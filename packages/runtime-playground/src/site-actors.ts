@@ -4,7 +4,7 @@
  * site's state changes), and the one-click administrator login URL for a browser on this machine.
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { WpCodeboxError } from "@wp-codebox/runtime-core";
+import { WpCodeboxError, quoteValue } from "@wp-codebox/runtime-core";
 import type { Actor, ActorAuth } from "./commands/command-context.js";
 import { outcomeFromRun, withFatalRecorder } from "./commands/run-php.js";
 import type { PhpWorkerHost } from "./php-worker-host.js";
@@ -67,10 +67,11 @@ export class SiteActors {
       this.adminUserId ??= await this.userId(null);
       return { userId: this.adminUserId, label: "admin" };
     }
-    const m = /^user:(.+)$/.exec(value);
-    if (!m) throw new WpCodeboxError("invalid-argument", `as=${value} is not valid: use admin, anonymous, user:<id> or user:<login>.`);
+    // No login holds a NUL byte (PHP would cut the string there and look up someone else).
+    const m = value.includes("\0") ? null : /^user:(.+)$/.exec(value);
+    if (!m) throw new WpCodeboxError("invalid-argument", `as=${quoteValue(value)} is not valid: use admin, anonymous, user:<id> or user:<login>.`);
     const id = await this.userId(m[1]!);
-    if (!id) throw new WpCodeboxError("invalid-argument", `as=${value}: no such WordPress user. Create it first (wp_insert_user) or use as=admin.`);
+    if (!id) throw new WpCodeboxError("invalid-argument", `as=${quoteValue(value)}: no such WordPress user. Create it first (wp_insert_user) or use as=admin.`);
     return { userId: id, label: value };
   }
 

@@ -9,7 +9,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
-import { WpCodeboxError } from "@wp-codebox/runtime-core";
+import { WpCodeboxError, quoteValue } from "@wp-codebox/runtime-core";
 import { unzipSync } from "fflate";
 import { findWordPressBuild, listWordPressBuilds } from "./wordpress-builds.js";
 import { withCacheLock, writeFileAtomic } from "./cache-entry.js";
@@ -127,7 +127,7 @@ async function publishedChecksum(zipUrl: string, timeoutMs: number): Promise<Cac
  */
 export function assertWordPressReleaseObtainable(version: string, options: Pick<WordPressReleaseOptions, "cacheDir" | "offline">): void {
   if (!WORDPRESS_VERSION_PATTERN.test(version)) {
-    throw new WpCodeboxError("invalid-argument", `--wp ${version}: expected a version such as 6.7 or 6.7.1, or "latest".`, { requested: version });
+    throw new WpCodeboxError("invalid-argument", `--wp ${quoteValue(version)}: expected a version such as 6.7 or 6.7.1, or "latest".`, { requested: version });
   }
   const offline = options.offline ?? process.env.WP_CODEBOX_OFFLINE === "1";
   if (offline && !existsSync(join(options.cacheDir, "releases", `${version}.json`))) {
@@ -155,7 +155,7 @@ interface CacheRecord {
  */
 export async function ensureWordPressRelease(version: string, options: WordPressReleaseOptions): Promise<CachedRelease> {
   if (!WORDPRESS_VERSION_PATTERN.test(version)) {
-    throw new WpCodeboxError("invalid-argument", `--wp ${version}: expected a version such as 6.7 or 6.7.1, or "latest".`, { requested: version });
+    throw new WpCodeboxError("invalid-argument", `--wp ${quoteValue(version)}: expected a version such as 6.7 or 6.7.1, or "latest".`, { requested: version });
   }
   const dir = join(options.cacheDir, "releases");
   const recordPath = join(dir, `${version}.json`);

@@ -1,5 +1,6 @@
 /** `wp-codebox artifacts verify DIR`: check an artifact bundle byte for byte. */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, lstatSync, statSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { WpCodeboxError, verifyArtifactBundle, type BundleViolation } from "@wp-codebox/runtime-core";
 
@@ -28,7 +29,9 @@ export async function verifyArtifacts(directory: string, cwd: string = process.c
   const { valid, violations } = await verifyArtifactBundle(root);
   let id: string | undefined;
   try {
-    const manifest = JSON.parse(readFileSync(join(root, "manifest.json"), "utf8")) as { bundle?: { id?: unknown } };
+    // Only a regular file: the violations already name a FIFO or device there, and reading one would block.
+    const path = join(root, "manifest.json");
+    const manifest = (lstatSync(path).isFile() ? JSON.parse(await readFile(path, "utf8")) : {}) as { bundle?: { id?: unknown } };
     if (typeof manifest.bundle?.id === "string") id = manifest.bundle.id;
   } catch {
     // The violations already say what is wrong with the manifest.

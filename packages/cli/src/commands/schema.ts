@@ -17,6 +17,7 @@ import {
   PHPUNIT_RESULTS_SCHEMA,
   RECIPE_MATRIX_SUMMARY_SCHEMA,
   WpCodeboxError,
+  quoteValue,
 } from "@wp-codebox/runtime-core";
 
 const DRAFT = "http://json-schema.org/draft-07/schema#";
@@ -56,7 +57,7 @@ export function describeSchemaNames(): string {
 export async function getSchema(name: string): Promise<Record<string, unknown>> {
   const entry = Object.hasOwn(SCHEMAS, name) ? SCHEMAS[name] : undefined;
   if (!entry) {
-    throw new WpCodeboxError("invalid-argument", `Unknown schema "${name}". Known schemas: ${SCHEMA_NAMES.join(", ")}. Run "wp-codebox schema --help" for descriptions.`, {
+    throw new WpCodeboxError("invalid-argument", `Unknown schema ${quoteValue(name)}. Known schemas: ${SCHEMA_NAMES.join(", ")}. Run "wp-codebox schema --help" for descriptions.`, {
       name,
       known: [...SCHEMA_NAMES],
     });

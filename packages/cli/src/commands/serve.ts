@@ -4,7 +4,7 @@
  * Prints the site URL, a one-click admin login URL and the control endpoint + token for `--attach`.
  */
 import { resolve } from "node:path";
-import { WpCodeboxError, parseDuration, type RuntimeCreateSpec } from "@wp-codebox/runtime-core";
+import { WpCodeboxError, parseDuration, quoteValue, type RuntimeCreateSpec } from "@wp-codebox/runtime-core";
 import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
 import { startLiveServer, type LiveEvent, type LiveServer } from "@wp-codebox/live";
 import { prepareRun, type RunOptions } from "./run.js";
@@ -49,10 +49,10 @@ function sessionLeaseOption(value: string | undefined): number | undefined {
   try {
     ms = parseDuration(value);
   } catch (error) {
-    throw new WpCodeboxError("invalid-argument", `--session-lease ${value}: ${(error as Error).message}`, { sessionLease: value });
+    throw new WpCodeboxError("invalid-argument", `--session-lease ${quoteValue(value)}: ${(error as Error).message}`, { sessionLease: value });
   }
   if (ms !== 0 && ms < MIN_SESSION_LEASE_MS) {
-    throw new WpCodeboxError("invalid-argument", `--session-lease ${value}: a lease must be at least 1s (clients renew it every third of it), or 0 for sessions that never expire.`, { sessionLease: value });
+    throw new WpCodeboxError("invalid-argument", `--session-lease ${quoteValue(value)}: a lease must be at least 1s (clients renew it every third of it), or 0 for sessions that never expire.`, { sessionLease: value });
   }
   return ms;
 }
@@ -61,7 +61,7 @@ function integerOption(name: string, value: string | number | undefined, min: nu
   if (value === undefined) return undefined;
   const n = typeof value === "number" ? value : /^\d+$/.test(value) ? Number(value) : NaN;
   if (!Number.isInteger(n) || n < min || n > max) {
-    throw new WpCodeboxError("invalid-argument", `--${name} ${value}: expected a whole number from ${min} to ${max}.`, { [name]: value });
+    throw new WpCodeboxError("invalid-argument", `--${name} ${quoteValue(value)}: expected a whole number from ${min} to ${max}.`, { [name]: value });
   }
   return n;
 }

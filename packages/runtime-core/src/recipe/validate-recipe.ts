@@ -3,11 +3,12 @@
  * message saying what to fix. The same pass resolves what `planRecipe` prints, so validation and
  * planning can never disagree.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { environmentVariableProblem, readSecretEnv } from "../environment.js";
 import { secretValueProblem } from "../secret-safety.js";
 import { WpCodeboxError } from "../errors.js";
+import { checkInputFile, isMissingInputFile, pathArgumentKind, readInputTextSync } from "../input-files.js";
 import { BROWSER_EVALUATE_CAPABILITY, getCommandDefinition, parseCommandArgs, readJsonArg, COMMAND_DEFINITIONS } from "../command-registry.js";
 import { normalizePolicy } from "../policy.js";
 import { resolveDeterminism } from "../determinism.js";
@@ -199,13 +200,15 @@ export function formatRecipeIssues(issues: readonly SchemaIssue[]): string {
 
 /**
  * Reads and parses a recipe file.
- * @throws WpCodeboxError `invalid-recipe` when the file cannot be read or is not JSON.
+ * @throws WpCodeboxError `invalid-recipe` when the file does not exist or is not JSON;
+ *   `input-file-invalid` / `input-file-too-large` when it is not a regular file or is over 4 MiB.
  */
 export function readRecipeFile(path: string): unknown {
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    text = readInputTextSync(path, "recipe");
   } catch (error) {
+    if (!isMissingInputFile(error)) throw error;
     throw new WpCodeboxError("invalid-recipe", `Cannot read recipe ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}. Check the path.`, { recipe: path }, { cause: error });
   }
   try {
@@ -516,15 +519,25 @@ function analyzeStep(
     }
     if (spec.format === "path") {
       const file = resolve(base, value.startsWith("@") ? value.slice(1) : value);
-      if (!existsSync(file) || !statSync(file).isFile()) at(where, `file ${file} does not exist (paths are relative to the recipe file)`);
+      // A NUL byte is reported once, by the argument check below.
+      if (file.includes("\0")) return `${key}=${file}`;
+      if (!existsSync(file)) at(where, `file ${file} does not exist (paths are relative to the recipe file)`);
+      else {
+        try {
+          checkInputFile(file, pathArgumentKind(key));
+        } catch (error) {
+          at(where, `${(error as WpCodeboxError).code}: ${(error as Error).message}`);
+        }
+      }
       return `${key}=${file}`;
     }
     if (value.startsWith("@") && value.length > 1) {
       const file = resolve(base, value.slice(1));
       try {
-        return `${key}=${readFileSync(file, "utf8")}`;
-      } catch {
-        at(where, `file ${file} (from "@…") cannot be read; fix the path (relative to the recipe file) or write the value inline`);
+        return `${key}=${readInputTextSync(file, "arg-file")}`;
+      } catch (error) {
+        if (isMissingInputFile(error)) at(where, `file ${file} (from "@…") cannot be read; fix the path (relative to the recipe file) or write the value inline`);
+        else at(where, `${(error as WpCodeboxError).code}: ${(error as Error).message}`);
       }
     }
     return raw;

@@ -7,6 +7,7 @@ import {
   PolicyDeniedError,
   BROWSER_EVALUATE_CAPABILITY,
   WpCodeboxError,
+  quoteValue,
   browserInteractionScriptUsesEvaluate,
   hasCapability,
   parseDuration,
@@ -65,7 +66,7 @@ function wantsHtml(capture: string | undefined): boolean {
 function parseViewport(value: string | undefined): { width: number; height: number } | undefined {
   if (!value) return undefined;
   const m = /^(\d+)x(\d+)$/.exec(value);
-  if (!m) throw new WpCodeboxError("invalid-argument", `viewport must look like 1280x720, got "${value}".`);
+  if (!m) throw new WpCodeboxError("invalid-argument", `viewport must look like 1280x720, got ${quoteValue(value)}.`);
   return { width: Number(m[1]), height: Number(m[2]) };
 }
 

@@ -14,11 +14,11 @@
  * since the library would start it as a subprocess; a network when the host's WP_MULTISITE or the
  * PHPUnit configuration file's `<php>` section says so.
  */
-import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { existsSync, realpathSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { phpValue } from "../php-value.js";
 import { phpAsset } from "../php-assets.js";
-import { PHPUNIT_RESULTS_SCHEMA_ID, WpCodeboxError, type ArtifactFile, type PhpunitFailure, type PhpunitResults, type ResolvedMount, type TestCounts } from "@wp-codebox/runtime-core";
+import { PHPUNIT_RESULTS_SCHEMA_ID, WpCodeboxError, quoteValue, readInputFile, type ArtifactFile, type PhpunitFailure, type PhpunitResults, type ResolvedMount, type TestCounts } from "@wp-codebox/runtime-core";
 import { text, type CommandContext, type CommandHandler, type CommandOutcome } from "./command-context.js";
 import { FATAL_RECORDER, outcomeFromRun } from "./run-php.js";
 import { MULTISITE_ENV, multisiteFromConfig, readPhpunitConfig } from "./phpunit-config.js";
@@ -76,7 +76,7 @@ export function resolvePhpunit(arg: string | undefined, cwd: string, plugin: Res
   if (arg !== undefined) {
     const path = resolve(cwd, arg);
     if (!existsSync(path) || !statSync(path).isFile()) {
-      throw new WpCodeboxError("phpunit-unavailable", `phpunit=${arg} does not exist or is not a file (resolved to ${path}). ${HOW_TO}.`, { checked: [path] });
+      throw new WpCodeboxError("phpunit-unavailable", `phpunit=${quoteValue(arg)} does not exist or is not a file (resolved to ${path}). ${HOW_TO}.`, { checked: [path] });
     }
     const real = realpathSync(path);
     const vendor = composerVendor(real);
@@ -246,7 +246,7 @@ export const phpunit: CommandHandler = async (ctx, args) => {
   const pluginDir = plugin.target;
   const bootstrap = args.bootstrap === "wordpress" ? "wordpress" : "plugin";
   for (const dir of source.mounts) await ctx.mountReadOnly(dir, dir);
-  if (source.copy) await ctx.writeSandboxFile(source.entry, readFileSync(source.copy));
+  if (source.copy) await ctx.writeSandboxFile(source.entry, await readInputFile(source.copy, "phpunit-entry"));
   await ctx.writeSandboxFile(TESTS_CONFIG, wpTestsConfig(ctx.siteUrl));
   await ctx.writeSandboxFile(`${WORK}/driver.php`, phpAsset("phpunit/driver.php"));
   await ctx.writeSandboxFile(`${WORK}/results.php`, phpAsset("phpunit/results.php"));

@@ -2,9 +2,9 @@
  * `wordpress.run-php`: runs caller PHP with WordPress loaded (`bootstrap=wordpress`, default) or
  * bare (`bootstrap=none`), as admin (default), anonymous or a given user.
  */
-import { readFileSync, existsSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { basename, resolve } from "node:path";
-import { WpCodeboxError } from "@wp-codebox/runtime-core";
+import { WpCodeboxError, readInputText } from "@wp-codebox/runtime-core";
 import { parseJsonMaybe, text, type CommandHandler, type CommandOutcome } from "./command-context.js";
 import type { PhpFatal, WorkerRunResult } from "../php-worker-protocol.js";
 import { phpValue } from "../php-value.js";
@@ -124,7 +124,7 @@ export const runPhp: CommandHandler = async (ctx, args) => {
     if (!existsSync(path)) {
       throw new WpCodeboxError("invalid-argument", `code-file ${args["code-file"]} does not exist (resolved to ${path}).`, { path });
     }
-    source = readFileSync(path, "utf8");
+    source = await readInputText(path, "code-file");
     file = `/internal/wp-codebox/code/${basename(path)}`;
   } else {
     source = args.code ?? "";

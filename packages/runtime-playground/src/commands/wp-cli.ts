@@ -4,9 +4,9 @@
  * newest phar `wp-codebox wp-cli install` cached (`<cacheDir>/wp-cli/`), then `<cacheDir>/wp-cli.phar`;
  * with none of these the command fails with `wp-cli-unavailable` (exit 3). Nothing is fetched here.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { WpCodeboxError, parseWpCliCommand, splitCommandLine, wpCliArgv } from "@wp-codebox/runtime-core";
+import { WpCodeboxError, parseWpCliCommand, quoteValue, readInputFile, splitCommandLine, wpCliArgv } from "@wp-codebox/runtime-core";
 import type { CommandHandler, WpCliPharSource } from "./command-context.js";
 import { outcomeFromRun, withFatalRecorder } from "./run-php.js";
 import { phpProgram } from "../php-assets.js";
@@ -39,7 +39,7 @@ export function resolveWpCliPhar(source: WpCliPharSource, cwd: string): { path: 
     if (!value) continue;
     const path = resolve(cwd, value);
     if (!existsSync(path) || !statSync(path).isFile()) {
-      throw new WpCodeboxError("wp-cli-unavailable", `${label} ${value} does not exist or is not a file (resolved to ${path}). ${HOW_TO}.`, { checked: [path], source: kind });
+      throw new WpCodeboxError("wp-cli-unavailable", `${label} ${quoteValue(value)} does not exist or is not a file (resolved to ${path}). ${HOW_TO}.`, { checked: [path], source: kind });
     }
     return { path, source: kind };
   }
@@ -56,7 +56,7 @@ export const wpCli: CommandHandler = async (ctx, args) => {
   // Checked again here for callers that reach the backend without a plan (live sessions).
   const { argv } = parseWpCliCommand(args.command ?? "");
   const phar = resolveWpCliPhar(ctx.wpCli, ctx.cwd);
-  await ctx.writeSandboxFile(SANDBOX_PHAR, readFileSync(phar.path));
+  await ctx.writeSandboxFile(SANDBOX_PHAR, await readInputFile(phar.path, "wp-cli-phar"));
   const full = wpCliArgv(argv, { path: "/wordpress", url: ctx.siteUrl });
   const code = withFatalRecorder(phpProgram({ wp_codebox_argv: phpValue(full, "wp-cli command"), wp_codebox_phar: phpValue(SANDBOX_PHAR) }, "commands/wp-cli.php"));
   const outcome = outcomeFromRun(await ctx.runPhp(code));
