@@ -9,12 +9,12 @@ import { setTimeout as delay } from "node:timers/promises";
 import { basename } from "node:path";
 import type { BundleViolation } from "./artifact-bundle/verify-artifact-bundle.js";
 import { writeArtifactBundle, type BundleStatus, type WriteArtifactBundleOptions } from "./artifact-bundle/write-artifact-bundle.js";
-import { INTERRUPTED_BOOT_GRACE_MS } from "./defaults.js";
+import { INTERRUPTED_BOOT_GRACE_MS, INTERRUPTED_COMMAND_GRACE_MS } from "./defaults.js";
 import { runEpisodeSteps, type EpisodeScriptStepReport, type EpisodeSessionWork } from "./episode-runner.js";
 import type { RuntimeEpisodeTrace } from "./episode/episode-trace.js";
 import { ERROR_CODES, WpCodeboxError, exitCodeForCategory, serializeError, type ErrorCode, type SerializedError } from "./errors.js";
 import { failedExecutionResult } from "./failed-execution-result.js";
-import { abortReason, raceInterrupt } from "./interrupt.js";
+import { abortReason, raceInterrupt, valueWithin } from "./interrupt.js";
 import { runRecipeSteps, type RecipeReport } from "./recipe/run-recipe.js";
 import { createRedactor } from "./redaction.js";
 import type { RunPlan } from "./run-plan.js";
@@ -220,19 +220,20 @@ export async function runSession(plan: RunPlan, options: RunSessionOptions): Pro
       let error = bootError;
       if (runtime) {
         progress(`Running ${command.command}`);
-        const executed = await raceInterrupt(
-          runtime.execute({
-            command: command.command,
-            args: command.args,
-            ...(command.timeoutMs !== undefined ? { timeoutMs: command.timeoutMs } : {}),
-            // A runtime this session does not own outlives it (an attached serve sandbox): the
-            // interrupt must stop the command there, or it would run on to its own timeout.
-            ...(!owned && signal ? { signal } : {}),
-          }),
-          signal,
-        );
+        // The interrupt stops the command in the sandbox too: an attached serve sandbox would run
+        // it on to its own timeout, and a stopped command hands back what PHP printed so far.
+        const executing = runtime.execute({
+          command: command.command,
+          args: command.args,
+          ...(command.timeoutMs !== undefined ? { timeoutMs: command.timeoutMs } : {}),
+          ...(signal ? { signal } : {}),
+        });
+        const executed = await raceInterrupt(executing, signal);
         if (executed.kind === "value") result = executed.value;
-        else error = executed.kind === "interrupted" ? (interrupted = interruptedError(executed.signal, plan.artifactsDir, disposes)) : asSessionError(executed.thrown);
+        else if (executed.kind === "interrupted") {
+          error = interrupted = interruptedError(executed.signal, plan.artifactsDir, disposes);
+          result = await valueWithin(executing, INTERRUPTED_COMMAND_GRACE_MS);
+        } else error = asSessionError(executed.thrown);
       }
       let artifacts = await baseArtifacts();
       if (!result) {
@@ -254,7 +255,7 @@ export async function runSession(plan: RunPlan, options: RunSessionOptions): Pro
         outcome: { command: { result } },
       };
     } else if (plan.kind === "recipe") {
-      const done = await runRecipeSteps(plan.recipe, runtime, bootError, progress, stop, signal ? { signal, stopInSandbox: !disposes } : undefined);
+      const done = await runRecipeSteps(plan.recipe, runtime, bootError, progress, stop, signal ? { signal, stopInSandbox: true } : undefined);
       const artifacts = await baseArtifacts({ includeRuntimeSnapshotBundles: plan.recipe.artifacts.includeRuntimeSnapshotBundles });
       const failed = done.report.outcome === "failed";
       work = {
