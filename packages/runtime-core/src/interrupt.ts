@@ -12,15 +12,11 @@ export function abortReason(signal: AbortSignal): string {
   return abortReasonText(signal, "SIGINT");
 }
 
-/**
- * The value of `promise` when it fulfils within `graceMs` (ms), else undefined (also when it
- * rejects). The timer does not keep the process alive.
- */
+/** The value of `promise` when it fulfils within `graceMs` (ms), else undefined (also when it rejects). */
 export async function valueWithin<T>(promise: Promise<T>, graceMs: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<undefined>((resolve) => {
     timer = setTimeout(() => resolve(undefined), graceMs);
-    timer.unref();
   });
   try {
     return await Promise.race([promise.catch(() => undefined), late]);

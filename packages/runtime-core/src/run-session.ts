@@ -35,10 +35,15 @@ export interface RunSessionOptions {
   runtime?: Runtime;
   /**
    * Aborting stops the run (reason `"SIGINT"` or `"SIGTERM"`): the bundle is still written, and the
-   * sandbox this session booted is disposed. A `runtime` given by the caller (an attached one) gets
-   * the signal with its command, so the command stops there; the sandbox stays up.
+   * sandbox this session booted is disposed. The command running then gets the signal too, so it
+   * stops in the sandbox and hands back what PHP printed so far; an attached sandbox stays up.
    */
   signal?: AbortSignal;
+  /**
+   * How long (ms) an interrupted run waits for the stopped command's own result before recording
+   * it without output; default `INTERRUPTED_COMMAND_GRACE_MS`.
+   */
+  interruptedCommandGraceMs?: number;
   /**
    * The backend hands out a sandbox someone else keeps up (an attached `serve` sandbox, through
    * `attachedBackend`): an interrupt then stops the episode step running there, and the interrupt
@@ -232,7 +237,7 @@ export async function runSession(plan: RunPlan, options: RunSessionOptions): Pro
         if (executed.kind === "value") result = executed.value;
         else if (executed.kind === "interrupted") {
           error = interrupted = interruptedError(executed.signal, plan.artifactsDir, disposes);
-          result = await valueWithin(executing, INTERRUPTED_COMMAND_GRACE_MS);
+          result = await valueWithin(executing, options.interruptedCommandGraceMs ?? INTERRUPTED_COMMAND_GRACE_MS);
         } else error = asSessionError(executed.thrown);
       }
       let artifacts = await baseArtifacts();
@@ -255,7 +260,7 @@ export async function runSession(plan: RunPlan, options: RunSessionOptions): Pro
         outcome: { command: { result } },
       };
     } else if (plan.kind === "recipe") {
-      const done = await runRecipeSteps(plan.recipe, runtime, bootError, progress, stop, signal ? { signal, stopInSandbox: true } : undefined);
+      const done = await runRecipeSteps(plan.recipe, runtime, bootError, progress, stop, signal ? { signal, stopInSandbox: true, graceMs: options.interruptedCommandGraceMs ?? INTERRUPTED_COMMAND_GRACE_MS } : undefined);
       const artifacts = await baseArtifacts({ includeRuntimeSnapshotBundles: plan.recipe.artifacts.includeRuntimeSnapshotBundles });
       const failed = done.report.outcome === "failed";
       work = {

@@ -64,8 +64,8 @@ export interface RecipeSessionWork {
  * @param shouldStop - checked before each step; true (an interrupt) skips the rest.
  * @param interrupt - an interrupt (Ctrl-C) that also ends the step running now: the step fails
  *   with `interrupted`. With `stopInSandbox` the command is also stopped in the sandbox and its
- *   own result, with what PHP printed until the signal, is the step's (waiting at most
- *   `INTERRUPTED_COMMAND_GRACE_MS`); without it, the caller disposes the sandbox.
+ *   own result, with what PHP printed until the signal, is the step's (waiting at most `graceMs`,
+ *   default `INTERRUPTED_COMMAND_GRACE_MS`); without it, the caller disposes the sandbox.
  */
 export async function runRecipeSteps(
   plan: RecipePlan,
@@ -73,7 +73,7 @@ export async function runRecipeSteps(
   bootError: SerializedError | undefined,
   progress: (message: string) => void,
   shouldStop: () => boolean = () => false,
-  interrupt?: { signal: AbortSignal; stopInSandbox: boolean },
+  interrupt?: { signal: AbortSignal; stopInSandbox: boolean; graceMs?: number },
 ): Promise<RecipeSessionWork> {
   const all: PlannedRecipeStep[] = [...plan.setup, ...plan.steps];
   const reports: RecipeStepReport[] = all.map((s) => ({
@@ -113,7 +113,7 @@ export async function runRecipeSteps(
       } else {
         // Interrupted mid-step: the step failed, and it says so (not "passed" after the fact). A
         // command stopped in the sandbox hands back its own result, with what PHP printed so far.
-        const stopped = interrupt?.stopInSandbox ? await valueWithin(executing, INTERRUPTED_COMMAND_GRACE_MS) : undefined;
+        const stopped = interrupt?.stopInSandbox ? await valueWithin(executing, interrupt.graceMs ?? INTERRUPTED_COMMAND_GRACE_MS) : undefined;
         if (stopped) result = stopped;
         else {
           result = failedExecutionResult(step, { code: "interrupted", message: `Interrupted by ${ran.signal} before the step finished.`, details: { signal: ran.signal } }, started);
