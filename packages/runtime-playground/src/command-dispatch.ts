@@ -160,7 +160,9 @@ export async function dispatchCommand(host: DispatchHost, spec: ExecutionSpec): 
         };
   host.ledger.closeDbErrors(id);
   if (dbErrors.length) result.dbErrors = dbErrors;
-  applyBackgroundErrors(result, host.ledger.background.close(id), args["background-errors"] as BackgroundErrorsMode | undefined);
+  // A command without the arg (wordpress.check reports its own findings) only lists them.
+  const backgroundMode = args["background-errors"] ?? (definition.args.some((a) => a.name === "background-errors") ? "fail" : "record");
+  applyBackgroundErrors(result, host.ledger.background.close(id), backgroundMode as BackgroundErrorsMode);
   host.ledger.recordCommand(result, outcome);
   host.ledger.event("command-finished", { id, command: spec.command, status: result.status, durationMs: result.durationMs });
   return result;
