@@ -61,8 +61,11 @@ function realPathOrAncestor(path: string): string {
 /**
  * Where a link with text `text`, placed in host folder `linkDir`, leads, as the relative text to
  * write, or undefined when it would lead outside `hostRoot`.
+ * @param hostRoot - the mounted folder's real host path.
+ * @param vfsMountPoint - where it is mounted in the sandbox (`/workspace/data`).
+ * @param linkDir - the host folder the link goes in; `vfsLinkDir` - the same folder in the sandbox.
  * @param text - the link text as PHP gave it: relative, or an absolute sandbox path.
- * @param vfsMountPoint / `vfsLinkDir` - where the mount and the link's folder are in the sandbox.
+ * @returns relative link text (`"../a.txt"`; `"."` for the folder itself), or undefined. Never throws.
  */
 export function confinedLinkText(hostRoot: string, vfsMountPoint: string, linkDir: string, vfsLinkDir: string, text: string): string | undefined {
   let vfsTarget: string;
