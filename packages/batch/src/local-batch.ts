@@ -11,7 +11,8 @@ import { createExecutor, type Isolation, type TaskStartHook } from "./executor.j
 import { createProgress, type BatchProgress } from "./progress.js";
 import { buildReport, writeReportOrKeep } from "./report.js";
 import { decideConcurrency, type ConcurrencyDecision } from "./resources.js";
-import { BATCH_STATE_DIR, clearTask, findFinishedTask, taskFingerprint } from "./run-task.js";
+import { taskFingerprint } from "./fingerprint.js";
+import { BATCH_STATE_DIR, clearTask, findFinishedTask } from "./run-task.js";
 import { assertValidTaskFile, validateTaskFile, type ResolvedTask } from "./task-file.js";
 
 /** Options shared by the local and the queued batch. */

@@ -17,7 +17,8 @@ import { createExecutor, failedResult, type Isolation } from "./executor.js";
 import { cleanStaging, prepareBatch, resumeBatch, type BatchCommonOptions, type BatchOutcome } from "./local-batch.js";
 import { createProgress } from "./progress.js";
 import { buildReport, writeReportOrKeep } from "./report.js";
-import { findFinishedTask, taskFingerprint } from "./run-task.js";
+import { taskFingerprint } from "./fingerprint.js";
+import { findFinishedTask } from "./run-task.js";
 import type { ResolvedTask } from "./task-file.js";
 
 /** The queue both sides use unless told otherwise (`--queue-name`). */
@@ -209,7 +210,7 @@ export async function submitQueueBatch(options: QueueBatchOptions): Promise<Batc
           }
           const state = await job.getState();
           if (state === "completed") {
-            const done = await findFinishedTask(prepared.root, task, fingerprints.get(id));
+            const done = await findFinishedTask(prepared.root, task, job.data?.fingerprint ?? fingerprints.get(id), { includeRetryable: true });
             if (done) {
               const { resumed: _r, ...result } = done;
               finish({ ...result, attempts: Math.max(1, job.attemptsStarted) });

@@ -9,10 +9,11 @@
  * `ROOT/<id>` and described by `ROOT/.wp-codebox-batch/results/<id>.json`. A rename is atomic, so
  * `ROOT/<id>` is either absent or a complete bundle, also when the process is killed mid-task.
  */
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import {
+  ERROR_CODES,
   WpCodeboxError,
   isMissingInputFile,
   planRun,
@@ -21,9 +22,11 @@ import {
   runSession,
   verifyArtifactBundle,
   type BatchTaskResult,
+  type ErrorCode,
   type RuntimeBackend,
 } from "@wp-codebox/runtime-core";
 import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
+import { isResumableFingerprint, taskFingerprint } from "./fingerprint.js";
 import { applyRuntimeOverrides, type ResolvedTask } from "./task-file.js";
 
 /** Folder under the artifacts root that holds batch bookkeeping (never a bundle). */
@@ -49,26 +52,37 @@ export interface RunTaskOptions {
 const statePath = (root: string, ...parts: string[]) => join(root, BATCH_STATE_DIR, ...parts);
 
 /**
- * A digest of what the task runs: kind, file path and bytes, overrides, timeout. A finished
- * bundle is reused only for the same fingerprint.
+ * True when a finished result must not be kept on resume: the task did not get a fair run (an
+ * internal error, an environment problem, an interrupt, a crashed sandbox), so running it again
+ * may well end differently. Results of sandbox work (passed, or failed on its own terms) are kept.
  */
-export function taskFingerprint(task: ResolvedTask): string {
-  const hash = createHash("sha256");
-  hash.update(JSON.stringify({ kind: task.kind, file: task.file, runtime: task.runtime, timeoutMs: task.timeoutMs ?? null, ...(task.grants ? { grants: task.grants } : {}) }));
-  try {
-    hash.update(readInputFileSync(task.file, task.kind === "recipe" ? "recipe" : "episode-script"));
-  } catch {
-    hash.update("<unreadable>");
-  }
-  return hash.digest("hex");
+export function isRetryableResult(result: Pick<BatchTaskResult, "exitCode" | "error">): boolean {
+  if (RETRY_EXIT_CODES.has(result.exitCode)) return true;
+  const code = result.error?.code;
+  if (code === undefined) return false;
+  if (RETRY_ERROR_CODES.has(code)) return true;
+  const category = ERROR_CODES[code as ErrorCode];
+  return category === "internal" || category === "environment";
 }
+
+/** Exit codes of runs that did not finish on their own terms: 3 environment, 70 internal, 130/143 interrupted. */
+const RETRY_EXIT_CODES = new Set([3, 70, 130, 143]);
+/** Sandbox-category codes that still say nothing about the task itself. */
+const RETRY_ERROR_CODES = new Set(["interrupted", "sandbox-crashed"]);
 
 /**
  * The finished result of `task` under `root`, when its record exists, was written for the same
- * fingerprint, and its bundle exists, verifies and has the recorded id and digest.
+ * fingerprint, and its bundle exists, verifies and has the recorded id and digest. A result that
+ * `isRetryableResult` (internal or environment error, interrupt, crash) or an unresumable
+ * fingerprint counts as not finished, unless `includeRetryable` (reading a result just reported).
  * @returns the result marked `resumed: true`, or undefined (the task must run).
  */
-export async function findFinishedTask(root: string, task: ResolvedTask, fingerprint = taskFingerprint(task)): Promise<BatchTaskResult | undefined> {
+export async function findFinishedTask(
+  root: string,
+  task: ResolvedTask,
+  fingerprint = taskFingerprint(task),
+  options: { includeRetryable?: boolean } = {},
+): Promise<BatchTaskResult | undefined> {
   const recordFile = statePath(root, "results", `${task.id}.json`);
   if (!existsSync(recordFile)) return undefined;
   let record: TaskRecord;
@@ -78,6 +92,8 @@ export async function findFinishedTask(root: string, task: ResolvedTask, fingerp
     return undefined;
   }
   if (record.fingerprint !== fingerprint || !record.result?.bundle) return undefined;
+  if (!options.includeRetryable && !isResumableFingerprint(fingerprint)) return undefined;
+  if (!options.includeRetryable && isRetryableResult(record.result)) return undefined;
   const bundleDir = join(root, task.id);
   if (!existsSync(join(bundleDir, "manifest.json"))) return undefined;
   if (!(await bundleMatches(bundleDir, record.result.bundle))) return undefined;

@@ -163,7 +163,7 @@ test("arguments the tool schema refuses: invalid-argument, the tool named once, 
   const unknown = await call("wordpress_run_php", { code: "<?php echo 1;", bogus: true });
   assert.equal(structured(unknown).error.code, "invalid-argument");
   assert.equal(structured(unknown).error.data.argument, "bogus");
-  assert.equal(text(unknown), 'error[invalid-argument]: wordpress_run_php: unknown argument "bogus". Valid keys: code, code-file, bootstrap, as.');
+  assert.equal(text(unknown), 'error[invalid-argument]: wordpress_run_php: unknown argument "bogus". Valid keys: code, code-file, bootstrap, as, background-errors.');
   // What the catalog refuses is refused the same way, before anything runs: no step is used up.
   const missing = await call("wordpress_run_php", {});
   assert.equal(structured(missing).error.code, "missing-argument");

@@ -107,6 +107,13 @@ export const BROWSER_EVALUATE_CAPABILITY = "wordpress.browser-actions.evaluate";
 const BROWSER_DEFAULT_TIMEOUT_MS = DEFAULT_BROWSER_TOTAL_TIMEOUT_MS + BROWSER_COMMAND_TIMEOUT_MARGIN_MS;
 
 const AS_ARG = arg("as", "actor", 'Who acts: "admin" (default), "anonymous", or "user:<id-or-login>".');
+/** Whether a fatal in a background request the command set off (WP-Cron, a loopback) fails it ("fail", default) or is only listed ("record"). */
+export const BACKGROUND_ERRORS_ARG = arg(
+  "background-errors",
+  "enum",
+  'A PHP fatal in a request this command set off in the background (a WP-Cron run, a loopback to the site): "fail" (default) makes the result an error (php-fatal); "record" only lists it in backgroundErrors.',
+  { values: ["fail", "record"] },
+);
 const VIEWPORT_ARG = arg("viewport", "viewport", 'Browser viewport "<width>x<height>" in CSS pixels (default 1280x720).');
 
 /** Every command and policy-only capability, in catalog order. */
@@ -124,6 +131,7 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
         values: ["wordpress", "none"],
       }),
       AS_ARG,
+      BACKGROUND_ERRORS_ARG,
     ],
     exactlyOneOf: [["code", "code-file"]],
     output: {
@@ -140,7 +148,7 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
     kind: "php",
     defaultTimeoutMs: DEFAULT_COMMAND_TIMEOUT_MS,
     capability: "wordpress.wp-cli",
-    args: [arg("command", "text", 'WP-CLI arguments without the leading "wp", e.g. "plugin list --format=json".', { required: true })],
+    args: [arg("command", "text", 'WP-CLI arguments without the leading "wp", e.g. "plugin list --format=json".', { required: true }), BACKGROUND_ERRORS_ARG],
     output: {
       description:
         'WP-CLI stdout, stderr and exit code; JSON output (--format=json) is parsed into result.json. A non-zero exit is status "error" with wp-cli-failed; commands that need mysql, mysqldump or another process are refused before boot with wp-cli-unsupported.',
@@ -166,6 +174,7 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
       }),
       arg("plugin", "text", "Which mounted plugin folder to run from, when there are several (default the first --plugin)."),
       AS_ARG,
+      BACKGROUND_ERRORS_ARG,
     ],
     output: {
       description:
@@ -192,6 +201,7 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
       arg("body", "text", "Raw request body."),
       arg("body-json", "json", "JSON request body (inline or @file); sets Content-Type: application/json."),
       AS_ARG,
+      BACKGROUND_ERRORS_ARG,
       arg("expect-status", "integer", 'Expected HTTP status; a different status gives status "error" (http-error).'),
     ],
     exactlyOneOf: [["path", "url"]],
@@ -213,6 +223,7 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
       arg("params-json", "json", "Query parameters as a JSON object (inline or @file)."),
       arg("body-json", "json", "Body parameters as a JSON object (inline or @file)."),
       AS_ARG,
+      BACKGROUND_ERRORS_ARG,
     ],
     output: { description: "REST response status, headers and data.", jsonFields: ["status", "headers", "data"] },
     recipe: true,
@@ -230,6 +241,7 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
       arg("actions-json", "json", "Legacy actions array; normalised to steps."),
       arg("url", "url", "Start URL (sandbox-relative or absolute); default /wp-admin/."),
       AS_ARG,
+      BACKGROUND_ERRORS_ARG,
       arg("step-timeout", "duration", "Default timeout of each step (default 15s)."),
       arg("timeout", "duration", "Total budget of the command (default 120s)."),
       VIEWPORT_ARG,
@@ -254,6 +266,7 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
       arg("url", "url", "Page to open (sandbox-relative or absolute); default /."),
       arg("wait-for", "text", "Selector to wait for after load."),
       AS_ARG,
+      BACKGROUND_ERRORS_ARG,
       arg("capture", "list", 'Extra evidence to capture: comma-separated "html", "console", "network", "all".'),
       VIEWPORT_ARG,
     ],

@@ -82,6 +82,13 @@ export const WORKER_BOOT_GRACE_MS = 20_000;
 export const INTERRUPTED_BOOT_GRACE_MS = 30_000;
 
 /**
+ * How long an interrupted run waits for the command it stopped to hand back its result (with what
+ * PHP printed until the signal), in ms. The command is stopped at once; this covers replacing the
+ * stopped PHP worker. Past it, the result is recorded without the output.
+ */
+export const INTERRUPTED_COMMAND_GRACE_MS = 15_000;
+
+/**
  * Observation payloads whose canonical JSON is larger than this many bytes (UTF-8) are stored as
  * `files/observations/<observation-id>.json` and referenced by digest: 64 KiB.
  */

@@ -12,6 +12,19 @@ export function abortReason(signal: AbortSignal): string {
   return abortReasonText(signal, "SIGINT");
 }
 
+/** The value of `promise` when it fulfils within `graceMs` (ms), else undefined (also when it rejects). */
+export async function valueWithin<T>(promise: Promise<T>, graceMs: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), graceMs);
+  });
+  try {
+    return await Promise.race([promise.catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Settles with the promise's value or error, or with the interrupt when `signal` aborts first. */
 export function raceInterrupt<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<Raced<T>> {
   const settled = promise.then(

@@ -10,12 +10,12 @@ import { basename } from "node:path";
 import type { BundleViolation } from "./artifact-bundle/verify-artifact-bundle.js";
 import { writeArtifactBundle, type BundleStatus, type WriteArtifactBundleOptions } from "./artifact-bundle/write-artifact-bundle.js";
 import { bundleWriteError, probeArtifactsDir } from "./artifacts-dir-probe.js";
-import { INTERRUPTED_BOOT_GRACE_MS } from "./defaults.js";
+import { INTERRUPTED_BOOT_GRACE_MS, INTERRUPTED_COMMAND_GRACE_MS } from "./defaults.js";
 import { runEpisodeSteps, type EpisodeScriptStepReport, type EpisodeSessionWork } from "./episode-runner.js";
 import type { RuntimeEpisodeTrace } from "./episode/episode-trace.js";
 import { ERROR_CODES, WpCodeboxError, exitCodeForCategory, serializeError, type ErrorCode, type SerializedError } from "./errors.js";
 import { failedExecutionResult } from "./failed-execution-result.js";
-import { abortReason, raceInterrupt } from "./interrupt.js";
+import { abortReason, raceInterrupt, valueWithin } from "./interrupt.js";
 import { runRecipeSteps, type RecipeReport } from "./recipe/run-recipe.js";
 import { createRedactor } from "./redaction.js";
 import type { RunPlan } from "./run-plan.js";
@@ -36,10 +36,15 @@ export interface RunSessionOptions {
   runtime?: Runtime;
   /**
    * Aborting stops the run (reason `"SIGINT"` or `"SIGTERM"`): the bundle is still written, and the
-   * sandbox this session booted is disposed. A `runtime` given by the caller (an attached one) gets
-   * the signal with its command, so the command stops there; the sandbox stays up.
+   * sandbox this session booted is disposed. The command running then gets the signal too, so it
+   * stops in the sandbox and hands back what PHP printed so far; an attached sandbox stays up.
    */
   signal?: AbortSignal;
+  /**
+   * How long (ms) an interrupted run waits for the stopped command's own result before recording
+   * it without output; default `INTERRUPTED_COMMAND_GRACE_MS`.
+   */
+  interruptedCommandGraceMs?: number;
   /**
    * The backend hands out a sandbox someone else keeps up (an attached `serve` sandbox, through
    * `attachedBackend`): an interrupt then stops the episode step running there, and the interrupt
@@ -233,19 +238,20 @@ export async function runSession(plan: RunPlan, options: RunSessionOptions): Pro
       let error = bootError;
       if (runtime) {
         progress(`Running ${command.command}`);
-        const executed = await raceInterrupt(
-          runtime.execute({
-            command: command.command,
-            args: command.args,
-            ...(command.timeoutMs !== undefined ? { timeoutMs: command.timeoutMs } : {}),
-            // A runtime this session does not own outlives it (an attached serve sandbox): the
-            // interrupt must stop the command there, or it would run on to its own timeout.
-            ...(!owned && signal ? { signal } : {}),
-          }),
-          signal,
-        );
+        // The interrupt stops the command in the sandbox too: an attached serve sandbox would run
+        // it on to its own timeout, and a stopped command hands back what PHP printed so far.
+        const executing = runtime.execute({
+          command: command.command,
+          args: command.args,
+          ...(command.timeoutMs !== undefined ? { timeoutMs: command.timeoutMs } : {}),
+          ...(signal ? { signal } : {}),
+        });
+        const executed = await raceInterrupt(executing, signal);
         if (executed.kind === "value") result = executed.value;
-        else error = executed.kind === "interrupted" ? (interrupted = interruptedError(executed.signal, plan.artifactsDir, disposes)) : asSessionError(executed.thrown);
+        else if (executed.kind === "interrupted") {
+          error = interrupted = interruptedError(executed.signal, plan.artifactsDir, disposes);
+          result = await valueWithin(executing, options.interruptedCommandGraceMs ?? INTERRUPTED_COMMAND_GRACE_MS);
+        } else error = asSessionError(executed.thrown);
       }
       let artifacts = await baseArtifacts();
       if (!result) {
@@ -267,7 +273,7 @@ export async function runSession(plan: RunPlan, options: RunSessionOptions): Pro
         outcome: { command: { result } },
       };
     } else if (plan.kind === "recipe") {
-      const done = await runRecipeSteps(plan.recipe, runtime, bootError, progress, stop, signal ? { signal, stopInSandbox: !disposes } : undefined);
+      const done = await runRecipeSteps(plan.recipe, runtime, bootError, progress, stop, signal ? { signal, stopInSandbox: true, graceMs: options.interruptedCommandGraceMs ?? INTERRUPTED_COMMAND_GRACE_MS } : undefined);
       const artifacts = await baseArtifacts({ includeRuntimeSnapshotBundles: plan.recipe.artifacts.includeRuntimeSnapshotBundles });
       const failed = done.report.outcome === "failed";
       work = {

@@ -143,6 +143,26 @@ export interface ExecutionResult {
    * not change `status`: WordPress itself carries on.
    */
   dbErrors?: DbErrorRecord[];
+  /**
+   * PHP fatal errors of requests the command set off in the background (a WP-Cron run spawned by
+   * a page load, a loopback request PHP made to its own site), in order. Absent when there were
+   * none. Unless the command's `background-errors=record` arg says otherwise, one makes an `ok`
+   * result `error` with code `php-fatal` and `data.background: true`.
+   */
+  backgroundErrors?: BackgroundErrorRecord[];
+}
+
+/** A PHP fatal error in a background request: its message, PHP file and line, and the request. */
+export interface BackgroundErrorRecord {
+  kind: "php-fatal";
+  message: string;
+  file: string;
+  line: number;
+  /** The request that died, e.g. `POST /wp-cron.php?doing_wp_cron=…`. */
+  method: string;
+  url: string;
+  /** HTTP status the request ended with (500 for a fatal). */
+  status: number;
 }
 
 /** One database error: the query as WordPress sent it and the error message as plain text. */

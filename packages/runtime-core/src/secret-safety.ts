@@ -30,7 +30,7 @@ export const SECRET_MIN_CHARS = SECRET_ENCODED_FORMS_MIN_CHARS;
 
 /** Every field of a type, so that the compiler flags a field added to it and missing here. */
 type Fields<T> = Record<keyof Required<T>, true>;
-const RESULT_FIELDS: Fields<ExecutionResult> = { id: true, command: true, args: true, status: true, exitCode: true, stdout: true, stderr: true, stdoutBytes: true, stderrBytes: true, truncated: true, json: true, error: true, startedAt: true, finishedAt: true, durationMs: true, artifactRefs: true, dbErrors: true };
+const RESULT_FIELDS: Fields<ExecutionResult> = { id: true, command: true, args: true, status: true, exitCode: true, stdout: true, stderr: true, stdoutBytes: true, stderrBytes: true, truncated: true, json: true, error: true, startedAt: true, finishedAt: true, durationMs: true, artifactRefs: true, dbErrors: true, backgroundErrors: true };
 const ERROR_FIELDS: Fields<ExecutionError> = { code: true, message: true, data: true };
 const REF_FIELDS: Fields<ArtifactRef> = { path: true, kind: true, sha256: true, bytes: true };
 const DB_ERROR_FIELDS: Fields<DbErrorRecord> = { query: true, message: true };

@@ -164,10 +164,33 @@ describe("runSession: every path writes a verifying bundle", () => {
     const backend = backendOf(counters, async () => fakeRuntime(counters, () => new Promise(() => undefined)));
     const controller = new AbortController();
     setTimeout(() => controller.abort("SIGTERM"), 50);
-    const outcome = await runSession(planRun(REQUESTS.command!, { cwd: dir, artifactsDir: out() }), { backend, signal: controller.signal });
+    // This runtime ignores the signal: the session waits only its grace for the command's result.
+    const outcome = await runSession(planRun(REQUESTS.command!, { cwd: dir, artifactsDir: out() }), { backend, signal: controller.signal, interruptedCommandGraceMs: 10 });
     assert.equal(outcome.error?.code, "interrupted");
     assert.equal(outcome.exitCode, 143);
     assert.equal(counters.disposed, 1);
+    assert.equal(outcome.bundle.valid, true);
+  });
+
+  it("an interrupt during execute keeps the result the stopped command hands back (what PHP printed)", async () => {
+    const counters = { created: 0, disposed: 0 };
+    const backend = backendOf(counters, async () =>
+      fakeRuntime(counters, (spec) => {
+        assert.ok(spec.signal, "the owned runtime's command gets the signal");
+        return new Promise((resolve) =>
+          spec.signal!.addEventListener("abort", () => {
+            const now = new Date().toISOString();
+            resolve({ id: "exec-stopped", command: spec.command, args: spec.args, status: "timed-out", exitCode: 124, stdout: "printed before", stderr: "", error: { code: "interrupted", message: "stopped" }, startedAt: now, finishedAt: now, durationMs: 1 });
+          }),
+        );
+      }),
+    );
+    const controller = new AbortController();
+    setTimeout(() => controller.abort("SIGINT"), 50);
+    const outcome = await runSession(planRun(REQUESTS.command!, { cwd: dir, artifactsDir: out() }), { backend, signal: controller.signal });
+    assert.equal(outcome.error?.code, "interrupted");
+    assert.equal(outcome.exitCode, 130);
+    assert.equal(outcome.command?.result.stdout, "printed before");
     assert.equal(outcome.bundle.valid, true);
   });
 

@@ -56,10 +56,10 @@ const CASES: Case[] = [
   { format: "list", command: "wordpress.state-export", key: "sections", value: ["a,b"], error: 'argument "sections" must be an array of strings (without commas) or a comma-separated string (got an array)' },
   { format: "list", command: "wordpress.state-export", key: "sections", value: [1], error: 'argument "sections" must be an array of strings (without commas) or a comma-separated string (got an array)' },
   // a key the command lacks is refused with the valid keys; one with "=" cannot move its value into another argument
-  { format: "unknown key", command: "wordpress.run-php", key: "colour", value: "red", error: 'unknown argument "colour". Valid keys: code, code-file, bootstrap, as' },
-  { format: "unknown key", command: "wordpress.run-php", key: "colour", value: { r: 1 }, error: 'unknown argument "colour". Valid keys: code, code-file, bootstrap, as' },
-  { format: "unknown key", command: "wordpress.run-php", key: "code=<?php echo 7*6;//", value: 5, error: 'unknown argument "code=<?php echo 7*6;//". Valid keys: code, code-file, bootstrap, as' },
-  { format: "unknown key", command: "wordpress.run-php", key: "__proto__", value: "x", error: 'unknown argument "__proto__". Valid keys: code, code-file, bootstrap, as' },
+  { format: "unknown key", command: "wordpress.run-php", key: "colour", value: "red", error: 'unknown argument "colour". Valid keys: code, code-file, bootstrap, as, background-errors' },
+  { format: "unknown key", command: "wordpress.run-php", key: "colour", value: { r: 1 }, error: 'unknown argument "colour". Valid keys: code, code-file, bootstrap, as, background-errors' },
+  { format: "unknown key", command: "wordpress.run-php", key: "code=<?php echo 7*6;//", value: 5, error: 'unknown argument "code=<?php echo 7*6;//". Valid keys: code, code-file, bootstrap, as, background-errors' },
+  { format: "unknown key", command: "wordpress.run-php", key: "__proto__", value: "x", error: 'unknown argument "__proto__". Valid keys: code, code-file, bootstrap, as, background-errors' },
 ];
 
 describe("flattenCommandArgs: one rule per argument format", () => {

@@ -27,6 +27,7 @@ import { restRequest } from "./commands/rest-request.js";
 import { runPhp } from "./commands/run-php.js";
 import { stateExport } from "./commands/state-export.js";
 import { wpCli } from "./commands/wp-cli.js";
+import { applyBackgroundErrors, type BackgroundErrorsMode } from "./background-errors.js";
 import type { EvidenceLedger } from "./evidence-ledger.js";
 import { WorkerGoneError, type PhpWorkerHost } from "./php-worker-host.js";
 
@@ -93,6 +94,7 @@ export async function dispatchCommand(host: DispatchHost, spec: ExecutionSpec): 
   const timeoutMs = spec.timeoutMs ?? definition.defaultTimeoutMs;
   host.ledger.event("command-started", { id, command: spec.command });
   const dbErrors = host.ledger.openDbErrors(id);
+  host.ledger.background.open(id);
   let outcome: CommandOutcome | "timed-out";
   let timedOutOutput: PartialOutput | undefined;
   /** Stopped through `spec.signal` (a Ctrl-C, a cancelled MCP call) rather than by its deadline. */
@@ -158,6 +160,9 @@ export async function dispatchCommand(host: DispatchHost, spec: ExecutionSpec): 
         };
   host.ledger.closeDbErrors(id);
   if (dbErrors.length) result.dbErrors = dbErrors;
+  // A command without the arg (wordpress.check reports its own findings) only lists them.
+  const backgroundMode = args["background-errors"] ?? (definition.args.some((a) => a.name === "background-errors") ? "fail" : "record");
+  applyBackgroundErrors(result, host.ledger.background.close(id), backgroundMode as BackgroundErrorsMode);
   host.ledger.recordCommand(result, outcome);
   host.ledger.event("command-finished", { id, command: spec.command, status: result.status, durationMs: result.durationMs });
   return result;

@@ -18,6 +18,7 @@ import {
   type WordPressRuntimeSnapshot,
 } from "@wp-codebox/runtime-core";
 import type { CommandOutcome } from "./commands/command-context.js";
+import { BackgroundErrors } from "./background-errors.js";
 import { EvidenceSpill } from "./evidence-spill.js";
 import type { DbError } from "./php-worker-protocol.js";
 
@@ -34,6 +35,8 @@ export class EvidenceLedger {
   private readonly byExecution = new Map<string, { files: ArtifactFile[]; assertions?: Assertions; tests?: TestCounts }>();
   /** Database errors of each running command, by execution id (filled by its PHP runs and HTTP requests). */
   private readonly dbErrorsByExecution = new Map<string, DbError[]>();
+  /** PHP fatals of background requests (WP-Cron, loopbacks), collected per running command. */
+  readonly background = new BackgroundErrors();
   /** Everything stays in memory until `spillTo` names a folder. */
   private spill = new EvidenceSpill(undefined);
 

@@ -12,6 +12,7 @@ import { loadNodeRuntime, createNodeFsMountHandler } from "@php-wasm/node";
 import { logger as phpWasmLogger, type LogHandler } from "@php-wasm/logger";
 import { __private__dont__use, consumeAPISync, type FileLockManager, type PHP, type PHPRequestHandler } from "@php-wasm/universal";
 import { bootWordPressAndRequestHandler } from "@wp-playground/wordpress";
+import { createConfinedNodeFsMountHandler } from "./confined-node-fs.js";
 import { createReadOnlyNodeFsMountHandler } from "./read-only-node-fs.js";
 import { bootFailureMessage, engineCrashFatal, fatalFromOutput } from "./php-fatal.js";
 import { createCopyOnWriteMountHandler } from "./copy-on-write-fs.js";
@@ -103,7 +104,8 @@ async function mountAll(php: PHP): Promise<void> {
 }
 
 async function mountOne(instance: PHP, m: WorkerMount): Promise<void> {
-  await instance.mount(m.vfsPath, m.readOnly ? createReadOnlyNodeFsMountHandler(m.hostPath) : createNodeFsMountHandler(m.hostPath));
+  // A read-write mount is the user's own folder: no link PHP makes there may lead out of it.
+  await instance.mount(m.vfsPath, m.readOnly ? createReadOnlyNodeFsMountHandler(m.hostPath) : createConfinedNodeFsMountHandler(m.hostPath));
 }
 
 /**

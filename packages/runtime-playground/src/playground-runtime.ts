@@ -214,6 +214,10 @@ export class PlaygroundRuntime implements Runtime {
     this.ledger.addDbErrorsToRunning(response.dbErrors);
     if (response.fatal) {
       this.ledger.event("php-fatal", { url: request.url, status: response.status, message: response.fatal.message, file: response.fatal.file, line: response.fatal.line });
+      // A request PHP made to its own site (WP-Cron, a loopback) belongs to the commands running now.
+      if (options.fromSandbox) {
+        this.ledger.background.addToRunning({ kind: "php-fatal", message: response.fatal.message, file: response.fatal.file, line: response.fatal.line, method: request.method, url: request.url, status: response.status });
+      }
       // Tells the browser runner which page load died, so it records the fatal against its step.
       response.headers = { ...response.headers, [PHP_FATAL_HEADER]: [Buffer.from(JSON.stringify(response.fatal)).toString("base64")] };
       if (response.body.bytes === 0) {

@@ -90,6 +90,7 @@ export const ARTIFACT_REVIEW_SCHEMA = Type.Object(
           durationMs: Type.Number({ minimum: 0 }),
           error: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() }, { additionalProperties: true })),
           dbErrors: Type.Optional(Type.Integer({ minimum: 1, description: "Database errors this command caused (absent when none)." })),
+          backgroundErrors: Type.Optional(Type.Integer({ minimum: 1, description: "PHP fatals in background requests this command set off (WP-Cron, loopbacks); absent when none." })),
         },
         { additionalProperties: false },
       ),
@@ -97,6 +98,8 @@ export const ARTIFACT_REVIEW_SCHEMA = Type.Object(
     assertions: Type.Optional(ASSERTIONS_SCHEMA),
     /** Database errors of all commands together (each listed in commands.jsonl as `dbErrors`). */
     dbErrors: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** PHP fatals in background requests of all commands together (each listed in commands.jsonl as `backgroundErrors`). */
+    backgroundErrors: Type.Optional(Type.Integer({ minimum: 0 })),
     /** Evidence name → bundle path, or paths. */
     evidence: Type.Record(Type.String(), Type.Union([BUNDLE_PATH, Type.Array(BUNDLE_PATH)])),
     redaction: Type.Object({ applied: Type.Boolean(), count: BYTES }, { additionalProperties: true }),

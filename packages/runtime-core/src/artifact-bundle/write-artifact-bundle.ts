@@ -154,6 +154,7 @@ export async function writeArtifactBundle(
     summary: options.summary ?? summarize(artifacts.results),
     commands: artifacts.results.map(reviewCommand),
     dbErrors: artifacts.results.reduce((n, r) => n + (r.dbErrors?.length ?? 0), 0),
+    backgroundErrors: artifacts.results.reduce((n, r) => n + (r.backgroundErrors?.length ?? 0), 0),
     ...(assertions ? { assertions } : {}),
     evidence: {
       ...named,
@@ -383,5 +384,6 @@ function reviewCommand(r: ExecutionResult): ArtifactReview["commands"][number] {
     durationMs: r.durationMs,
     ...(r.error ? { error: { code: r.error.code, message: r.error.message } } : {}),
     ...(r.dbErrors?.length ? { dbErrors: r.dbErrors.length } : {}),
+    ...(r.backgroundErrors?.length ? { backgroundErrors: r.backgroundErrors.length } : {}),
   };
 }

@@ -6,7 +6,8 @@
  */
 import { serializeError, type SerializedError } from "../errors.js";
 import { failedExecutionResult } from "../failed-execution-result.js";
-import { raceInterrupt } from "../interrupt.js";
+import { raceInterrupt, valueWithin } from "../interrupt.js";
+import { INTERRUPTED_COMMAND_GRACE_MS } from "../defaults.js";
 import type { ArtifactFile, ExecutionResult, Runtime } from "../runtime.js";
 import { checkExpectations, type ExpectationCheck } from "./recipe-expectations.js";
 import type { PlannedRecipeStep, RecipePlan } from "./validate-recipe.js";
@@ -62,8 +63,9 @@ export interface RecipeSessionWork {
  * (policy denial, missing browser or WP-CLI) is recorded as the step's error result.
  * @param shouldStop - checked before each step; true (an interrupt) skips the rest.
  * @param interrupt - an interrupt (Ctrl-C) that also ends the step running now: the step fails
- *   with `interrupted` at once; with `stopInSandbox` (a sandbox that outlives the run) the
- *   command is also stopped there, else the caller disposes the sandbox.
+ *   with `interrupted`. With `stopInSandbox` the command is also stopped in the sandbox and its
+ *   own result, with what PHP printed until the signal, is the step's (waiting at most `graceMs`,
+ *   default `INTERRUPTED_COMMAND_GRACE_MS`); without it, the caller disposes the sandbox.
  */
 export async function runRecipeSteps(
   plan: RecipePlan,
@@ -71,7 +73,7 @@ export async function runRecipeSteps(
   bootError: SerializedError | undefined,
   progress: (message: string) => void,
   shouldStop: () => boolean = () => false,
-  interrupt?: { signal: AbortSignal; stopInSandbox: boolean },
+  interrupt?: { signal: AbortSignal; stopInSandbox: boolean; graceMs?: number },
 ): Promise<RecipeSessionWork> {
   const all: PlannedRecipeStep[] = [...plan.setup, ...plan.steps];
   const reports: RecipeStepReport[] = all.map((s) => ({
@@ -95,15 +97,13 @@ export async function runRecipeSteps(
       progress(`${step.pointer} ${step.name}`);
       let result: ExecutionResult;
       const started = Date.now();
-      const ran = await raceInterrupt(
-        runtime.execute({
-          command: step.command,
-          args: step.args,
-          ...(step.timeoutMs !== undefined ? { timeoutMs: step.timeoutMs } : {}),
-          ...(interrupt?.stopInSandbox ? { signal: interrupt.signal } : {}),
-        }),
-        interrupt?.signal,
-      );
+      const executing = runtime.execute({
+        command: step.command,
+        args: step.args,
+        ...(step.timeoutMs !== undefined ? { timeoutMs: step.timeoutMs } : {}),
+        ...(interrupt?.stopInSandbox ? { signal: interrupt.signal } : {}),
+      });
+      const ran = await raceInterrupt(executing, interrupt?.signal);
       if (ran.kind === "value") result = ran.value;
       else if (ran.kind === "failed") {
         const serialized = serializeError(ran.thrown);
@@ -111,9 +111,14 @@ export async function runRecipeSteps(
         result = failedExecutionResult(step, serialized);
         extraResults.push(result);
       } else {
-        // Interrupted mid-step: the step failed, and it says so (not "passed" after the fact).
-        result = failedExecutionResult(step, { code: "interrupted", message: `Interrupted by ${ran.signal} before the step finished.`, details: { signal: ran.signal } }, started);
-        extraResults.push(result);
+        // Interrupted mid-step: the step failed, and it says so (not "passed" after the fact). A
+        // command stopped in the sandbox hands back its own result, with what PHP printed so far.
+        const stopped = interrupt?.stopInSandbox ? await valueWithin(executing, interrupt.graceMs ?? INTERRUPTED_COMMAND_GRACE_MS) : undefined;
+        if (stopped) result = stopped;
+        else {
+          result = failedExecutionResult(step, { code: "interrupted", message: `Interrupted by ${ran.signal} before the step finished.`, details: { signal: ran.signal } }, started);
+          extraResults.push(result);
+        }
         Object.assign(report, { status: "failed", executionId: result.id, result: { status: result.status, exitCode: result.exitCode, durationMs: result.durationMs, error: result.error }, expectations: [] });
         failure = { pointer: step.pointer, name: step.name, phase: step.phase, message: `${step.pointer} (${step.name}): interrupted by ${ran.signal} before it finished` };
         progress(`INTERRUPTED ${failure.message}`);
