@@ -86,6 +86,10 @@ export const ERROR_CODES = {
   "expectation-failed": "sandbox",
   "episode-step-failed": "sandbox",
   "queue-unreachable": "environment",
+  /** A plugin or theme whose `Requires at least` / `Requires PHP` the sandbox does not meet. */
+  "plugin-requirements": "input",
+  /** A `--define` / `runtime.defines` entry with a bad or reserved name, or a value that is not a JSON scalar. */
+  "invalid-define": "input",
 } as const satisfies Record<string, ErrorCategory>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
