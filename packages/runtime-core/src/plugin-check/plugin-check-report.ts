@@ -17,7 +17,8 @@ export type CheckSeverity = (typeof CHECK_SEVERITIES)[number];
  * E_DEPRECATED and WordPress's `_deprecated_*()` notices; `doing-it-wrong` is WordPress's
  * `_doing_it_wrong()`; `http-error` is a response ≥ 500 with no PHP fatal to explain it;
  * `timeout` is a surface that did not finish within the per-surface limit (its PHP worker was
- * stopped and replaced).
+ * stopped and replaced); `requirements` is a `Requires at least` / `Requires PHP` the sandbox does
+ * not meet (the plugin is then not activated: the finding names the flag that fixes it).
  */
 export const CHECK_FINDING_KINDS = [
   "php-fatal",
@@ -33,6 +34,7 @@ export const CHECK_FINDING_KINDS = [
   "failed-request",
   "activation-output",
   "leftover",
+  "requirements",
 ] as const;
 export type CheckFindingKind = (typeof CHECK_FINDING_KINDS)[number];
 
