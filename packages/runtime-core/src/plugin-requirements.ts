@@ -35,6 +35,8 @@ export interface UnmetRequirement {
   source: string;
   /** The flag that fixes it: `--wp 7.0`, `--php 8.4`. */
   fix: string;
+  /** False when the backend offers no PHP version that meets it (so `fix` names one that does not exist here). */
+  fixAvailable?: boolean;
 }
 
 /** WordPress reads a file header from the first 8 KiB only. */
@@ -106,20 +108,21 @@ function versionParts(version: string): number[] | undefined {
 }
 
 /**
- * Whether `actual` meets `required` (`actual >= required`), comparing only the parts both name
- * (PHP `8.3` meets `Requires PHP: 8.3.5`: the sandbox's patch level is not known here, and
- * WordPress checks it again at activation). Unreadable versions count as met.
+ * Whether `actual` meets `required` (`actual >= required`); a missing part is 0 (WordPress 7.0 is
+ * 7.0.0). With `partial`, `actual` names only what is known (PHP `8.3`, patch level unknown) and
+ * only the parts both name are compared, so `8.3` meets `8.3.5` (WordPress checks it again at
+ * activation). Unreadable versions count as met.
  */
-export function versionMeets(actual: string, required: string): boolean {
+export function versionMeets(actual: string, required: string, options: { partial?: boolean } = {}): boolean {
   const a = versionParts(actual);
   const r = versionParts(required);
   if (!a || !r) return true;
-  const n = Math.min(a.length, r.length);
+  const n = options.partial ? Math.min(a.length, r.length) : Math.max(a.length, r.length);
   for (let i = 0; i < n; i += 1) {
-    if (a[i]! !== r[i]!) return a[i]! > r[i]!;
+    const [x, y] = [a[i] ?? 0, r[i] ?? 0];
+    if (x !== y) return x > y;
   }
-  // WordPress 7.0 (= 7.0.0) does not meet 7.0.1.
-  return r.slice(n).every((x) => x === 0) || a.length > n;
+  return true;
 }
 
 /** A concrete version (`6.5.5`, `7.0`), as opposed to `latest` or `custom:<path>`. */
@@ -145,9 +148,18 @@ export function unmetRequirements(
     if (d.wordpress && isConcreteVersion(sandbox.wordpress) && !versionMeets(sandbox.wordpress, d.wordpress)) {
       unmet.push({ kind: d.kind, name: d.name, requirement: "wordpress", required: d.wordpress, actual: sandbox.wordpress, source: d.sources.wordpress!, fix: `--wp ${versionParts(d.wordpress)!.join(".")}` });
     }
-    if (d.php && isConcreteVersion(sandbox.php) && !versionMeets(sandbox.php, d.php)) {
-      const oldest = [...(sandbox.phpVersions ?? [])].reverse().find((v) => versionMeets(v, d.php!));
-      unmet.push({ kind: d.kind, name: d.name, requirement: "php", required: d.php, actual: sandbox.php, source: d.sources.php!, fix: `--php ${oldest ?? versionParts(d.php)!.slice(0, 2).join(".")}` });
+    if (d.php && isConcreteVersion(sandbox.php) && !versionMeets(sandbox.php, d.php, { partial: true })) {
+      const oldest = [...(sandbox.phpVersions ?? [])].reverse().find((v) => versionMeets(v, d.php!, { partial: true }));
+      unmet.push({
+        kind: d.kind,
+        name: d.name,
+        requirement: "php",
+        required: d.php,
+        actual: sandbox.php,
+        source: d.sources.php!,
+        fix: `--php ${oldest ?? versionParts(d.php)!.slice(0, 2).join(".")}`,
+        ...(sandbox.phpVersions && !oldest ? { fixAvailable: false } : {}),
+      });
     }
   }
   return unmet;
@@ -157,7 +169,8 @@ export function unmetRequirements(
 export function describeUnmetRequirement(u: UnmetRequirement): string {
   const what = u.requirement === "wordpress" ? "WordPress" : "PHP";
   const header = u.requirement === "wordpress" ? "Requires at least" : "Requires PHP";
-  return `The ${u.kind} ${u.name} requires ${what} ${u.required} ("${header}" in ${basename(u.source)}), but this sandbox runs ${what} ${u.actual}: pass ${u.fix} (or newer).`;
+  const fix = u.fixAvailable === false ? `no PHP version available here meets it, so it cannot run in this sandbox` : `pass ${u.fix} (or newer)`;
+  return `The ${u.kind} ${u.name} requires ${what} ${u.required} ("${header}" in ${basename(u.source)}), but this sandbox runs ${what} ${u.actual}: ${fix}.`;
 }
 
 /**
