@@ -10,8 +10,8 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { verifyArtifactBundle, type ExecutionResult } from "@wp-codebox/runtime-core";
-import { createPlaygroundBackend, type PlaygroundRuntime } from "@wp-codebox/runtime-playground";
+import { verifyArtifactBundle, type ExecutionResult, type Runtime } from "@wp-codebox/runtime-core";
+import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
 import { REPO_ROOT, show, spawnCli } from "./spawn-cli.js";
 import { WORDPRESS_MIRROR_SKIP, serveWordPressMirror, sharedWordPressReleasesDir, type WordPressMirror } from "../support/wordpress-mirror.js";
 
@@ -32,7 +32,7 @@ after(async () => {
 });
 
 describe("a 7.0.4 sandbox like a developer's test site (one shared sandbox)", { skip, timeout: 300_000 }, () => {
-  let runtime: PlaygroundRuntime;
+  let runtime: Runtime;
   const php = async (code: string): Promise<ExecutionResult> => runtime.execute({ command: "wordpress.run-php", args: [`code=${code}`] });
 
   before(async () => {
