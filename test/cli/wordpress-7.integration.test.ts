@@ -95,6 +95,15 @@ describe("wp-codebox run and check on 7.0.4", { skip, timeout: 300_000 }, () => 
     assert.equal(existsSync(dir), false);
   });
 
+  it("with --wp latest the requirement is checked once latest resolves (7.0.4), still before WordPress boots: exit 2, bundle written", async () => {
+    const dir = join(tmp, "requires-latest");
+    const run = await spawnCli(["run", "--wp", "latest", "--plugin", fixture("requires-future"), "--command", "wordpress.run-php", "--arg", "code=echo 1;", "--artifacts", dir], { env: env() });
+    assert.equal(run.code, 2, show(run));
+    assert.match(run.stderr, /error\[plugin-requirements\]: .*runs WordPress 7\.0\.4: pass --wp 99\.0/);
+    assert.doesNotMatch(run.stderr, /Booted WordPress/);
+    assert.deepEqual(await verifyArtifactBundle(dir), { valid: true, violations: [] });
+  });
+
   it("run --define sets a constant and the bundle records it; the activation hook's admin calls boot", async () => {
     const dir = join(tmp, "define");
     const run = await spawnCli(
