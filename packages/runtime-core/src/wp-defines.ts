@@ -32,6 +32,12 @@ const RESERVED_NAMES = new Set([
   "TRUE",
   "FALSE",
   "NULL",
+  // PHP's own; the stream constants are defined by run-php's wrapper.
+  "STDIN",
+  "STDOUT",
+  "STDERR",
+  "DIRECTORY_SEPARATOR",
+  "PATH_SEPARATOR",
 ]);
 
 /** Prefixes the sandbox or PHP own: the database (`DB_*`, SQLite's), this project's own, PHP's predefined. */

@@ -37,6 +37,8 @@ test("names: a constant name that the sandbox does not own is accepted; every re
     ["E_ALL", false],
     ["__FILE__", false],
     ["TRUE", false],
+    ["STDERR", false],
+    ["DIRECTORY_SEPARATOR", false],
     ["1ABC", false],
     ["WITH-DASH", false],
     ["", false],
