@@ -39,7 +39,8 @@ describe("a 7.0.4 sandbox like a developer's test site (one shared sandbox)", { 
     runtime = await createPlaygroundBackend({ wordpressMirror: mirror!.url }).create({
       wordpress: { version: "7.0.4" },
       plugins: [fixture("activation-admin-api")],
-      defines: { MY_PLUGIN_FLAG: "on", WP_ENVIRONMENT_TYPE: "local", MY_LIMIT: 3 },
+      // SCRIPT_DEBUG is off by default; a define turns it on like any other constant.
+      defines: { MY_PLUGIN_FLAG: "on", WP_ENVIRONMENT_TYPE: "local", MY_LIMIT: 3, SCRIPT_DEBUG: true },
     });
   });
   after(async () => runtime?.dispose());
@@ -51,10 +52,10 @@ describe("a 7.0.4 sandbox like a developer's test site (one shared sandbox)", { 
     assert.deepEqual(result.json, ["7.0.4", true, true, true, true]);
   });
 
-  it("WP_DEBUG and SCRIPT_DEBUG are on, WP_DEBUG_DISPLAY off, and the --define constants are set and recorded", async () => {
+  it("WP_DEBUG is on, WP_DEBUG_DISPLAY off, and the --define constants (SCRIPT_DEBUG too) are set and recorded", async () => {
     const result = await php("echo json_encode([WP_DEBUG, WP_DEBUG_DISPLAY, SCRIPT_DEBUG, MY_PLUGIN_FLAG, MY_LIMIT, wp_get_environment_type()]);");
     assert.deepEqual(result.json, [true, false, true, "on", 3, "local"], result.stderr);
-    assert.deepEqual(runtime.info().defines, { MY_PLUGIN_FLAG: "on", WP_ENVIRONMENT_TYPE: "local", MY_LIMIT: 3 });
+    assert.deepEqual(runtime.info().defines, { MY_PLUGIN_FLAG: "on", WP_ENVIRONMENT_TYPE: "local", MY_LIMIT: 3, SCRIPT_DEBUG: true });
     assert.deepEqual((await runtime.collectArtifacts()).info.defines, runtime.info().defines);
   });
 
@@ -107,11 +108,12 @@ describe("wp-codebox run and check on 7.0.4", { skip, timeout: 300_000 }, () => 
   it("run --define sets a constant and the bundle records it; the activation hook's admin calls boot", async () => {
     const dir = join(tmp, "define");
     const run = await spawnCli(
-      ["run", "--wp", "7.0.4", "--define", "WP_ENVIRONMENT_TYPE=staging", "--define", 'MY_TEXT="true"', "--plugin", fixture("activation-admin-api"), "--command", "wordpress.run-php", "--arg", "code=echo wp_get_environment_type(), '|', var_export(MY_TEXT, true);", "--json", "--artifacts", dir],
+      ["run", "--wp", "7.0.4", "--define", "WP_ENVIRONMENT_TYPE=staging", "--define", 'MY_TEXT="true"', "--plugin", fixture("activation-admin-api"), "--command", "wordpress.run-php", "--arg", "code=echo wp_get_environment_type(), '|', var_export(MY_TEXT, true), '|', var_export([WP_DEBUG, WP_DEBUG_DISPLAY, SCRIPT_DEBUG], true);", "--json", "--artifacts", dir],
       { env: env() },
     );
     assert.equal(run.code, 0, show(run));
-    assert.equal(JSON.parse(run.stdout).result.stdout, "staging|'true'");
+    // Without defines of its own: WP_DEBUG on, display off, SCRIPT_DEBUG WordPress's default (off).
+    assert.equal(JSON.parse(run.stdout).result.stdout.replace(/\s+/g, " "), "staging|'true'|array ( 0 => true, 1 => false, 2 => false, )");
     const metadata = JSON.parse(readFileSync(join(dir, "metadata.json"), "utf8"));
     assert.deepEqual(metadata.runtime.defines, { WP_ENVIRONMENT_TYPE: "staging", MY_TEXT: "true" });
     assert.equal(metadata.runtime.wordpressVersion, "7.0.4");
