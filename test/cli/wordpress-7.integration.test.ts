@@ -7,11 +7,13 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { verifyArtifactBundle, type ExecutionResult, type Runtime } from "@wp-codebox/runtime-core";
 import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
+import { prepareRun } from "@wp-codebox/cli";
+import { prepareServe } from "../../packages/cli/src/commands/serve.js";
 import { REPO_ROOT, show, spawnCli } from "./spawn-cli.js";
 import { WORDPRESS_MIRROR_SKIP, serveWordPressMirror, sharedWordPressReleasesDir, type WordPressMirror } from "../support/wordpress-mirror.js";
 
@@ -133,8 +135,22 @@ describe("wp-codebox run and check on 7.0.4", { skip, timeout: 300_000 }, () => 
   });
 });
 
-describe("--define input errors (no boot, no shared assets needed)", () => {
-  it("a reserved or malformed name is invalid-define, exit 2, before boot", async () => {
+describe("--define and requirements before boot (no boot, no shared assets needed)", () => {
+  it("run and serve carry --define and a recipe's runtime.defines into the create spec; requirements are checked against the bundled build", async () => {
+    const dir = join(tmp, "unused");
+    const base = { command: "wordpress.run-php", args: ["code=1"], artifactsDir: dir };
+    assert.deepEqual(prepareRun({ ...base, defines: ["A=1", "B=text", 'C="7"'] }).createSpec.defines, { A: 1, B: "text", C: "7" });
+    assert.equal(prepareRun(base).createSpec.defines, undefined);
+    assert.throws(() => prepareRun({ ...base, plugins: [fixture("requires-future")] }), (error: unknown) => (error as { code?: string }).code === "plugin-requirements" && /runs WordPress 6\.5\.5: pass --wp 99\.0/.test((error as Error).message));
+    assert.throws(() => prepareRun({ ...base, plugins: [fixture("requires-php-readme")] }), (error: unknown) => (error as { code?: string }).code === "plugin-requirements" && /requires PHP 99\.1 \("Requires PHP" in readme\.txt\)/.test((error as Error).message));
+    const recipe = join(tmp, "defines-recipe.json");
+    writeFileSync(recipe, JSON.stringify({ schema: "wp-codebox/workspace-recipe/v1", runtime: { defines: { FROM_RECIPE: "yes", N: 2 } }, steps: [{ command: "wordpress.run-php", args: { code: "<?php echo 1;" } }] }));
+    const served = await prepareServe({ recipe, defines: ["N=3"], cwd: tmp });
+    assert.deepEqual(served.spec.defines, { FROM_RECIPE: "yes", N: 3 });
+  });
+
+
+  it("a reserved or malformed --define is invalid-define, exit 2, before boot", async () => {
     for (const flag of ["DB_NAME=evil", "ABSPATH=/tmp", "WP_SITEURL=http://x", "WP_HTTP_BLOCK_EXTERNAL=false", "1BAD=1", "NOVALUE"]) {
       const run = await spawnCli(["run", "--define", flag, "--command", "wordpress.run-php", "--arg", "code=echo 1;", "--artifacts", join(tmp, "bad")]);
       assert.equal(run.code, 2, `${flag}\n${show(run)}`);
