@@ -89,6 +89,7 @@ function addRuntimeOptions(command: Command): Command {
     .option("--wp-cli-phar <path>", "wp-cli.phar for wordpress.wp-cli (default $WP_CODEBOX_WP_CLI_PHAR, then <cache>/wp-cli.phar)")
     .option("--clock <iso|real>", 'start the sandbox clock at this ISO-8601 instant (virtual: it advances only with work done) or "real" (default: real)')
     .option("--seed <n>", "seed every source of randomness (PHP entropy, page Math.random); refused with a policy that allows outbound network")
+    .option("--define <NAME=VALUE>", "set or override a wp-config.php constant (repeatable); VALUE is true, false, null, a number, a \"JSON string\" or plain text; DB_*, ABSPATH, WP_HOME, WP_SITEURL and other names the sandbox owns are refused", collect)
     .option("--site-request-timeout <duration>", 'limit of each request to the site (a browser page load or REST call, an http-request command, PHP calling its own site): one that takes longer gets a 504 and its PHP worker is replaced, e.g. 2m; "0" = none (default 30s)');
 }
 
@@ -109,6 +110,7 @@ function runtimeRunOptions(opts: Record<string, unknown>, io: CliIo): Omit<RunOp
     ...(opts.clock !== undefined ? { clock: opts.clock as string } : {}),
     ...(opts.seed !== undefined ? { seed: opts.seed as string } : {}),
     ...(opts.siteRequestTimeout !== undefined ? { siteRequestTimeout: opts.siteRequestTimeout as string } : {}),
+    ...(opts.define !== undefined ? { defines: opts.define as string[] } : {}),
     cwd: io.cwd,
     processEnv: io.env,
     onProgress: (message) => io.stderr(`wp-codebox: ${message}\n`),

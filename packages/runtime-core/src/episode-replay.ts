@@ -13,6 +13,7 @@ import type { RuntimeEpisodeObservation } from "./episode/episode-observation.js
 import type { RuntimeEpisodeTrace } from "./episode/episode-trace.js";
 import { createRuntimeEpisode, type RuntimeEpisode } from "./episode/runtime-episode.js";
 import { validateRuntimeEpisodeTrace } from "./episode/validate-runtime-episode-trace.js";
+import type { WpDefineValue } from "./wp-defines.js";
 import { COMMAND_DEFINITIONS } from "./command-registry.js";
 import { WpCodeboxError } from "./errors.js";
 import type { MountSpec, ObservationSpec, RuntimeBackend, RuntimeCreateSpec } from "./runtime.js";
@@ -200,7 +201,7 @@ export async function replayEpisodeBundle(
   const trace = JSON.parse(traceText) as RuntimeEpisodeTrace;
   const validation = validateRuntimeEpisodeTrace(trace);
   if (!validation.valid) throw new WpCodeboxError("invalid-episode-bundle", `The trace in ${bundleDir} is invalid: ${validation.issues.slice(0, 3).map((i) => `${i.path}: ${i.message}`).join("; ")}.`, { issues: validation.issues });
-  const metadata = JSON.parse((await read("metadata.json")) ?? "{}") as { mounts?: { source: string; target: string; mode: "readonly" | "readwrite" }[]; runtime?: { phpExtensions?: string[] } };
+  const metadata = JSON.parse((await read("metadata.json")) ?? "{}") as { mounts?: { source: string; target: string; mode: "readonly" | "readwrite" }[]; runtime?: { phpExtensions?: string[]; defines?: unknown } };
 
   // Recorded payloads: an externalised observation keeps `{ artifact, sha256, bytes }` as data.
   const recordedData = async (o: RuntimeEpisodeObservation): Promise<unknown> => {
@@ -219,6 +220,8 @@ export async function replayEpisodeBundle(
     php: trace.runtime.phpVersion,
     // The PHP extensions the episode ran with (metadata.json), so PHP behaves the same.
     ...(Array.isArray(metadata.runtime?.phpExtensions) ? { extensions: [...metadata.runtime.phpExtensions] } : {}),
+    // The wp-config constants it ran with (--define / runtime.defines), so WordPress behaves the same.
+    ...(metadata.runtime?.defines && typeof metadata.runtime.defines === "object" ? { defines: { ...(metadata.runtime.defines as Record<string, WpDefineValue>) } } : {}),
     ...(trace.runtime.policy ? { policy: trace.runtime.policy as RuntimeCreateSpec["policy"] } : {}),
     ...(recorded ? { clock: recorded.clock === "virtual" && recorded.start ? recorded.start : "real", origin: recorded.origin, ...(recorded.seed !== undefined ? { seed: recorded.seed } : {}) } : {}),
     ...(options.runtime ?? {}),

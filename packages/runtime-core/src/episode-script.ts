@@ -4,6 +4,7 @@
  * `{ observe }`) and artifact options. Declared once with TypeBox; validation lists every issue.
  */
 import { Type, type Static } from "@sinclair/typebox";
+import { WP_DEFINES_SCHEMA } from "./wp-defines.js";
 import { flattenCommandArgs } from "./command-input.js";
 import { ENV_NAME_PATTERN } from "./environment.js";
 import { WpCodeboxError } from "./errors.js";
@@ -60,6 +61,7 @@ export const EpisodeScriptSchema = Type.Object(
           clock: Type.Optional(Type.String({ minLength: 1, description: `Virtual clock start (ISO-8601 instant) or "real"; default ${EPISODE_DEFAULT_CLOCK}.` })),
           seed: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: `Seed of every source of randomness; default ${EPISODE_DEFAULT_SEED} (none when the policy allows outbound network).` })),
           origin: Type.Optional(Type.Union([Type.Literal("stable"), Type.Literal("loopback")], { description: "Site origin: stable http://wp-codebox.test (default when deterministic) or loopback http://127.0.0.1:PORT." })),
+          defines: Type.Optional(WP_DEFINES_SCHEMA),
         },
         { additionalProperties: false },
       ),

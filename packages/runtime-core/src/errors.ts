@@ -106,6 +106,10 @@ export const ERROR_CODES = {
   "path-not-allowed": "input",
   /** A recipe's or episode script's policy asks for outbound network the --allow-network grants do not give. */
   "network-not-allowed": "input",
+  /** A plugin or theme whose `Requires at least` / `Requires PHP` the sandbox does not meet. */
+  "plugin-requirements": "input",
+  /** A `--define` / `runtime.defines` entry with a bad or reserved name, or a value that is not a JSON scalar. */
+  "invalid-define": "input",
 } as const satisfies Record<string, ErrorCategory>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

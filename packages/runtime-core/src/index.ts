@@ -37,3 +37,5 @@ export * from "./determinism.js";
 export * from "./batch/batch-schemas.js";
 export * from "./test-results.js";
 export * from "./serial-queue.js";
+export * from "./wp-defines.js";
+export * from "./plugin-requirements.js";

@@ -24,6 +24,7 @@ import { planRecipe, readRecipeFile, type RecipePlan } from "./recipe/validate-r
 import { episodeScriptHostAccess, hostAccessCode, resolveHostAccess, type HostAccess, type HostPathUse } from "./host-access.js";
 import type { MountSpec, ObservationSpec, ResolvedMount, RuntimeBackend, RuntimeCreateSpec, RuntimePolicy, RuntimePreflight } from "./runtime.js";
 import { jsonPointerToken, type SchemaIssue } from "./schema-validation.js";
+import { assertDefines, defineProblems, parseDefineFlags, type WpDefineValue } from "./wp-defines.js";
 import { episodeDeterminismOptions, parseClockOption, parseSeedOption, resolveDeterminism, type SiteOriginMode } from "./determinism.js";
 
 /** Runtime inputs of a single-command run, as the command line gives them (strings) or as objects. */
@@ -67,6 +68,8 @@ export interface CommandRunRequest {
   seed?: string | number;
   /** Site origin; default `stable` when deterministic, else `loopback`. */
   origin?: SiteOriginMode;
+  /** `--define NAME=VALUE` flags, or a record: wp-config.php constants to set or override. */
+  defines?: string[] | Record<string, WpDefineValue>;
 }
 
 /** A workspace recipe (`wp-codebox/workspace-recipe/v1`): the file, or its parsed document plus its path. */
@@ -379,6 +382,10 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
     problems.push(new WpCodeboxError("invalid-argument", `--secret-env ${name}: ${name} is not set in the environment. Export it first (export ${name}=...) or drop the flag.`, { name }));
   }
   const siteRequestTimeoutMs = request.siteRequestTimeout === undefined ? undefined : attempt(() => siteRequestTimeoutOption(request.siteRequestTimeout!));
+  const defines =
+    request.defines === undefined ? undefined
+    : Array.isArray(request.defines) ? attempt(() => parseDefineFlags(request.defines as string[]))
+    : attempt(() => (assertDefines(request.defines, "defines"), request.defines as Record<string, WpDefineValue>));
   // What PHP cannot receive unchanged is refused here, not after a boot.
   attempt(() => assertEnvironment(env, "--env"));
   attempt(() => assertEnvironment(secrets.values, "--secret-env"));
@@ -403,6 +410,7 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
     ...(siteRequestTimeoutMs !== undefined ? { siteRequestTimeoutMs } : {}),
     ...(determinism?.seed !== undefined ? { seed: determinism.seed } : {}),
     ...(request.origin !== undefined ? { origin: request.origin } : {}),
+    ...(defines !== undefined && Object.keys(defines).length ? { defines } : {}),
   };
   // The backend's own checks (PHP version, extensions, WordPress source) whatever else is wrong.
   const preflight = attempt(() => options.backend?.preflight?.(wordpressRefused ? { ...createSpec, wordpress: undefined } : createSpec));
@@ -488,6 +496,7 @@ function planRecipeRun(request: RecipeRunRequest, cwd: string, processEnv: NodeJ
     ...(recipe.runtime.clock !== undefined ? { clock: recipe.runtime.clock } : {}),
     ...(recipe.runtime.seed !== undefined ? { seed: recipe.runtime.seed } : {}),
     ...(recipe.runtime.extensions !== undefined ? { extensions: recipe.runtime.extensions } : {}),
+    ...(recipe.runtime.defines !== undefined ? { defines: recipe.runtime.defines } : {}),
     mounts: recipe.inputs.mounts,
     plugins: recipe.inputs.plugins,
     themes: recipe.inputs.themes,
@@ -599,6 +608,8 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
     at((error as WpCodeboxError).code === "invalid-clock" ? "/runtime/clock" : "/runtime/seed", error);
   }
 
+  for (const p of script.runtime?.defines !== undefined ? defineProblems(script.runtime.defines) : []) issues.push({ path: `/runtime/defines/${jsonPointerToken(p.name)}`, message: `invalid-define: ${p.message}` });
+
   // Environment and secrets: what PHP cannot receive unchanged is refused here, not after a boot.
   for (const [name, value] of Object.entries(script.env ?? {})) {
     const problem = environmentVariableProblem(name, value);
@@ -662,6 +673,7 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
     ...(wordpress ? { wordpress } : {}),
     ...(script.runtime?.php !== undefined ? { php: script.runtime.php } : {}),
     ...(script.runtime?.extensions !== undefined ? { extensions: [...script.runtime.extensions] } : {}),
+    ...(script.runtime?.defines !== undefined ? { defines: { ...script.runtime.defines } } : {}),
     mounts: mountSpecs,
     plugins,
     themes,
@@ -682,7 +694,7 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
     const code = error instanceof WpCodeboxError ? error.code : "";
     // `none` beside other extensions is an invalid-argument about the extensions list too.
     const aboutExtensions = code === "php-extension-unavailable" || (error instanceof WpCodeboxError && error.details.option === "extensions");
-    at(aboutExtensions ? "/runtime/extensions" : code.startsWith("php-") ? "/runtime/php" : "/runtime", error);
+    at(aboutExtensions ? "/runtime/extensions" : code === "plugin-requirements" ? "/plugins" : code.startsWith("php-") ? "/runtime/php" : "/runtime", error);
   }
   if (issues.length > 0) throw invalidEpisodeScriptError(issues, path);
 

@@ -70,6 +70,11 @@ export interface RuntimeCreateSpec {
   env?: Record<string, string>;
   secretEnv?: Record<string, string>;
   siteOptions?: Record<string, string>;
+  /**
+   * wp-config.php constants to set or override (`--define`), JSON scalars; names are checked with
+   * `defineNameProblem` (reserved ones are `invalid-define`). Recorded in `RuntimeInfo.defines`.
+   */
+  defines?: Record<string, import("./wp-defines.js").WpDefineValue>;
   /** Host path of wp-cli.phar for `wordpress.wp-cli`; default `$WP_CODEBOX_WP_CLI_PHAR`, then `<cacheDir>/wp-cli.phar`. */
   wpCliPhar?: string;
   /**
@@ -212,6 +217,8 @@ export interface RuntimeInfo {
   themes: string[];
   /** Clock mode, start instant, seed and origin mode (absent: a backend without determinism support). */
   determinism?: import("./determinism.js").RuntimeDeterminism;
+  /** The caller's wp-config constants (`--define`, `runtime.defines`), as given; absent when none. */
+  defines?: Record<string, import("./wp-defines.js").WpDefineValue>;
 }
 
 /** A validated mount with its absolute host path. */

@@ -35,7 +35,7 @@ const ERROR_FIELDS: Fields<ExecutionError> = { code: true, message: true, data: 
 const REF_FIELDS: Fields<ArtifactRef> = { path: true, kind: true, sha256: true, bytes: true };
 const DB_ERROR_FIELDS: Fields<DbErrorRecord> = { query: true, message: true };
 const EVENT_FIELDS: Fields<RuntimeEvent> = { at: true, type: true, data: true };
-const INFO_FIELDS: Fields<RuntimeInfo> = { id: true, backend: true, wordpressVersion: true, phpVersion: true, phpExtensions: true, siteUrl: true, bootMode: true, bootDurationMs: true, mounts: true, policy: true, plugins: true, themes: true, determinism: true };
+const INFO_FIELDS: Fields<RuntimeInfo> = { id: true, backend: true, wordpressVersion: true, phpVersion: true, phpExtensions: true, siteUrl: true, bootMode: true, bootDurationMs: true, mounts: true, policy: true, plugins: true, themes: true, determinism: true, defines: true };
 
 /** The JSON Schemas of what a bundle's own files hold (their field names, constants and ids). */
 const STRUCTURE_SCHEMAS: readonly unknown[] = [

@@ -21,7 +21,7 @@ import { nativeStackMbFor, type AwaitOptionsData } from "./php-worker-thread.js"
 import type { CappedStream, DeferredRequest, PhpFatal, RequestReport, WorkerBootOptions, WorkerMount, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
 import { phpNetworkGuardPreRun } from "./php-network-guard.js";
 import { installDeterminism, markWork, replaceRandomDevices, virtualClockUs } from "./php-determinism.js";
-import { DEFERRED_REQUESTS_DIR, selfCallMuPlugin, sqliteGrammarPreload, themePatternsMuPlugin } from "./site-php.js";
+import { DEFERRED_REQUESTS_DIR, selfCallMuPlugin, sqliteGrammarPreload, themePatternsMuPlugin, debugDisplayMuPlugin } from "./site-php.js";
 import { errorMessage } from "@wp-codebox/runtime-core";
 import { cutAtCharacter } from "./utf8-cut.js";
 import { MemoryFsBootState, type EmscriptenFs, type MemoryFsRestore } from "./memory-fs-boot-state.js";
@@ -572,6 +572,7 @@ async function boot(): Promise<void> {
   php.writeFile(REPORT_PRELOAD, REPORT_SOURCE);
   if (options.origin) php.writeFile("/internal/shared/mu-plugins/0-wp-codebox-self-calls.php", selfCallMuPlugin());
   php.writeFile("/internal/shared/mu-plugins/0-wp-codebox-theme-patterns.php", themePatternsMuPlugin());
+  php.writeFile("/internal/shared/mu-plugins/0-wp-codebox-debug-display.php", debugDisplayMuPlugin());
   php.writeFile("/internal/shared/preload/0-wp-codebox-sqlite-grammar.php", sqliteGrammarPreload());
   if (options.muPlugin) php.writeFile("/internal/shared/mu-plugins/0-wp-codebox.php", options.muPlugin);
   stabiliseMtimes(php, "/internal/shared");

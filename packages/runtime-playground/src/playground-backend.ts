@@ -6,9 +6,12 @@
 import {
   MAX_DURATION_MS,
   WpCodeboxError,
+  assertDefines,
   assertEnvironment,
   assertSecretsSafe,
+  assertRequirementsMet,
   assertRuntimeSnapshot,
+  isConcreteVersion,
   defaultRuntimePolicy,
   normalizePolicy,
   pluginMount,
@@ -29,7 +32,7 @@ import { ensureCustomWordPressTree, ensureWordPressTree, findWordPressBuild } fr
 import { ensureInstalledSite, opcacheDirFor } from "./installed-site.js";
 import { ensureSeedPack } from "./opcache-seed.js";
 import { sqliteIntegrationZipPath } from "./sqlite-integration.js";
-import { baseConstants } from "./wordpress-constants.js";
+import { DEVELOPER_SITE_CONSTANTS, baseConstants } from "./wordpress-constants.js";
 import { PlaygroundRuntime } from "./playground-runtime.js";
 import type { PlaygroundRuntimeSetup } from "./sandbox-boot.js";
 import { WORDPRESS_VERSION_PATTERN, assertWordPressReleaseObtainable, ensureWordPressRelease, isBundledWordPress } from "./wordpress-releases.js";
@@ -99,11 +102,23 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
      * ships, and the WordPress source exists (a bundled version, or your zip or directory).
      * @returns the WordPress release (`"6.5.5"`, or `custom:<path>`) and PHP version the spec resolves to.
      * A version that is not bundled (`6.7.1`, `latest`) passes when it can be fetched from the release
-     * mirror at boot, or offline (`WP_CODEBOX_OFFLINE=1`) when it is already cached.
+     * mirror at boot, or offline (`WP_CODEBOX_OFFLINE=1`) when it is already cached. The spec's
+     * plugins and themes must declare no `Requires at least` / `Requires PHP` above those versions
+     * (compared here when the version is concrete; `latest` and custom builds after they resolve, in `create`).
      * @throws `php-version-unavailable`, `php-extension-unavailable`, `wordpress-version-unavailable`,
-     *   `wordpress-build-missing`, `wordpress-source-invalid`.
+     *   `wordpress-build-missing`, `wordpress-source-invalid`, `plugin-requirements`.
      */
     preflight(spec: RuntimeCreateSpec = {}): RuntimePreflight {
+      const resolved = backend.preflightVersions(spec);
+      const cwd = options.cwd ?? process.cwd();
+      assertRequirementsMet(
+        { plugins: (spec.plugins ?? []).map((p) => resolve(cwd, p)), themes: (spec.themes ?? []).map((t) => resolve(cwd, t)) },
+        { wordpress: resolved.wordpressVersion, php: resolved.phpVersion, phpVersions: SUPPORTED_PHP_VERSIONS },
+      );
+      return resolved;
+    },
+    /** `preflight` without the requirements of the inputs: the versions the spec resolves to. */
+    preflightVersions(spec: RuntimeCreateSpec = {}): RuntimePreflight & { wordpressVersion: string; phpVersion: string } {
       const cwd = options.cwd ?? process.cwd();
       const php = spec.php ?? DEFAULT_PHP_VERSION;
       if (!SUPPORTED_PHP_VERSIONS.includes(php)) {
@@ -169,6 +184,7 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
       assertEnvironment(spec.secretEnv ?? {}, "--secret-env");
       assertSecretsSafe(spec.secretEnv ?? {}, "--secret-env");
       assertPhpData(spec.siteOptions ?? {}, "site options");
+      if (spec.defines !== undefined) assertDefines(spec.defines, "defines");
       if (spec.siteRequestTimeoutMs !== undefined && !(Number.isInteger(spec.siteRequestTimeoutMs) && spec.siteRequestTimeoutMs >= 0 && spec.siteRequestTimeoutMs <= MAX_DURATION_MS)) {
         // NaN or a negative limit would end every request at once (a Node timer fires immediately).
         throw new WpCodeboxError("invalid-argument", `siteRequestTimeoutMs must be a whole number of ms from 0 (no limit) to ${MAX_DURATION_MS}; got ${String(spec.siteRequestTimeoutMs)}.`, { siteRequestTimeoutMs: String(spec.siteRequestTimeoutMs) });
@@ -203,6 +219,10 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
         tree = await ensureCustomWordPressTree(release.zipPath, cacheDir, lockOptions);
         wordpressSource = { requested: release.requested, release: release.release, checksum: release.checksum, fetched: release.fetched };
       }
+      // `latest` and custom builds are known only now: their inputs' requirements are checked before the boot.
+      if (!isConcreteVersion(version)) {
+        assertRequirementsMet({ plugins: (spec.plugins ?? []).map((p) => resolve(cwd, p)), themes: (spec.themes ?? []).map((t) => resolve(cwd, t)) }, { wordpress: tree.release, php, phpVersions: SUPPORTED_PHP_VERSIONS });
+      }
       const site = await ensureInstalledSite(tree, php, cacheDir, spec.onProgress, lockOptions);
       const opcacheSeedPack = ensureSeedPack(opcacheDirFor(site.dir));
       return PlaygroundRuntime.boot({
@@ -221,7 +241,9 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
         secretEnv: spec.secretEnv ?? {},
         siteOptions: spec.siteOptions ?? {},
         sqliteZipPath: sqliteIntegrationZipPath(),
-        constants: baseConstants(policy),
+        // The caller's defines last: they override the developer-site defaults (the reserved names they cannot name).
+        constants: { ...baseConstants(policy), ...DEVELOPER_SITE_CONSTANTS, ...(spec.defines ?? {}) },
+        ...(spec.defines !== undefined && Object.keys(spec.defines).length ? { defines: { ...spec.defines } } : {}),
         cwd,
         outputCapBytes: options.outputCapBytes,
         ...(spec.siteRequestTimeoutMs !== undefined ? { siteRequestTimeoutMs: spec.siteRequestTimeoutMs } : {}),

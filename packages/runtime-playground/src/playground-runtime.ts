@@ -317,6 +317,7 @@ export class PlaygroundRuntime implements Runtime {
       plugins: this.setup.plugins,
       themes: this.setup.themes,
       determinism: this.setup.determinism ?? { clock: "real", origin: "loopback" },
+      ...(this.setup.defines ? { defines: { ...this.setup.defines } } : {}),
     };
   }
 

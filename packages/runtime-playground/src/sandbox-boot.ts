@@ -38,6 +38,8 @@ export interface PlaygroundRuntimeSetup {
   siteOptions: Record<string, string>;
   sqliteZipPath: string;
   constants: Record<string, string | number | boolean | null>;
+  /** The caller's own constants (`--define`), part of `constants` too: recorded in `info().defines`. */
+  defines?: Record<string, string | number | boolean | null>;
   cwd: string;
   outputCapBytes?: number;
   /** Limit of one site request in ms (`0` = none); default `DEFAULT_SITE_REQUEST_TIMEOUT_MS`. */
@@ -220,6 +222,7 @@ export async function activateInputs(host: PhpWorkerHost, setup: PlaygroundRunti
   setup.onProgress?.("Activating plugins and themes");
   const code = phpProgram(
     { wp_codebox_plugins: phpValue(plugins, "plugins"), wp_codebox_themes: phpValue(themes, "themes"), wp_codebox_site_options: phpValue(siteOptions, "site options") },
+    "actors/admin-user.php",
     "sandbox/activate-inputs.php",
   );
   const outcome = outcomeFromRun(await host.call<WorkerRunResult>({ op: "run", code: withFatalRecorder(code), capBytes: 1 << 20 }));

@@ -32,6 +32,14 @@ export function themePatternsMuPlugin(): string {
 }
 
 /**
+ * Must-use plugin of every sandbox worker that keeps PHP's messages on stderr when WP_DEBUG is on
+ * and WP_DEBUG_DISPLAY false (the sandbox default): WordPress itself would turn display off.
+ */
+export function debugDisplayMuPlugin(): string {
+  return phpAsset("site/debug-display-mu-plugin.php");
+}
+
+/**
  * Preload of every sandbox worker (after Playground's `0-sqlite.php`) that keeps the SQLite
  * integration's built MySQL grammar from one request to the next (in
  * `/internal/shared/opcache/wp-codebox/sqlite-grammar`, OPcache's file-cache folder, so the

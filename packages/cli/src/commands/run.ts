@@ -56,6 +56,8 @@ export interface RunOptions {
   seed?: string;
   /** `--site-request-timeout 2m`: limit of each request to the site (`0` = none; default 30s). */
   siteRequestTimeout?: string;
+  /** `--define NAME=VALUE` (repeatable): wp-config.php constants to set or override; VALUE a JSON scalar or text. */
+  defines?: string[];
   /** Site origin (`stable` / `loopback`); default stable when deterministic. `serve` asks for loopback. */
   origin?: "stable" | "loopback";
   /** Base of relative paths; default `process.cwd()`. */
@@ -123,6 +125,7 @@ export function prepareRun(options: RunOptions): PreparedRun {
       ...(options.seed !== undefined ? { seed: options.seed } : {}),
       ...(options.siteRequestTimeout !== undefined ? { siteRequestTimeout: options.siteRequestTimeout } : {}),
       ...(options.origin !== undefined ? { origin: options.origin } : {}),
+      ...(options.defines?.length ? { defines: options.defines } : {}),
     },
     { cwd, ...(options.processEnv ? { processEnv: options.processEnv } : {}), ...(options.artifactsDir !== undefined ? { artifactsDir: options.artifactsDir } : {}), backend },
   ) as CommandRunPlan;

@@ -88,6 +88,8 @@ export async function prepareServe(options: ServeOptions): Promise<{ spec: Runti
       mounts: plan.inputs.mounts.map((m) => `${m.source}:${m.target}:${m.mode === "readonly" ? "ro" : "rw"}`),
       env: Object.entries(plan.inputs.runtimeEnv).map(([k, v]) => `${k}=${v}`),
       secretEnv: plan.inputs.secretEnv,
+      // JSON text keeps each value's type (a string stays a string) through --define parsing.
+      defines: Object.entries(plan.runtime.defines ?? {}).map(([k, v]) => `${k}=${JSON.stringify(v)}`),
     };
   }
   // The same validation as `run` (mounts, versions, env, secrets), with a neutral command.
@@ -111,6 +113,7 @@ export async function prepareServe(options: ServeOptions): Promise<{ spec: Runti
     ...(options.clock !== undefined ? { clock: options.clock } : {}),
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
     ...(options.siteRequestTimeout !== undefined ? { siteRequestTimeout: options.siteRequestTimeout } : {}),
+    defines: [...(base.defines ?? []), ...(options.defines ?? [])],
     // serve prints a URL a browser on this machine opens: the loopback origin, even when deterministic.
     origin: "loopback",
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),

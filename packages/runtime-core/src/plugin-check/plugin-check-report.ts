@@ -19,7 +19,8 @@ export type CheckSeverity = (typeof CHECK_SEVERITIES)[number];
  * `timeout` is a surface that did not finish within the per-surface limit (its PHP worker was
  * stopped and replaced); `admin-notice` is an error or warning notice (`notice-error`,
  * `notice-warning`, or the older `error` class) on a wp-admin screen that the same screen did not
- * show before activation.
+ * show before activation; `requirements` is a `Requires at least` / `Requires PHP` the sandbox does
+ * not meet (the plugin is then not activated: the finding names the flag that fixes it).
  */
 export const CHECK_FINDING_KINDS = [
   "php-fatal",
@@ -36,6 +37,7 @@ export const CHECK_FINDING_KINDS = [
   "activation-output",
   "leftover",
   "admin-notice",
+  "requirements",
 ] as const;
 export type CheckFindingKind = (typeof CHECK_FINDING_KINDS)[number];
 

@@ -5,6 +5,7 @@
  * `validate-recipe.ts`.
  */
 import { Type, type Static } from "@sinclair/typebox";
+import { WP_DEFINES_SCHEMA } from "../wp-defines.js";
 import { ENV_NAME_PATTERN } from "../environment.js";
 import { RUNTIME_POLICY_INPUT_SCHEMA } from "../policy.js";
 
@@ -102,6 +103,7 @@ export const WORKSPACE_RECIPE_SCHEMA = Type.Object(
               description: 'PHP extensions to load from those the PHP build ships, e.g. ["intl"]. Default ["intl"]; [] loads none.',
             }),
           ),
+          defines: Type.Optional(WP_DEFINES_SCHEMA),
           matrix: Type.Optional(
             Type.Object(
               {

@@ -3,7 +3,8 @@
  * message saying what to fix. The same pass resolves what `planRecipe` prints, so validation and
  * planning can never disagree.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { defineProblems, type WpDefineValue } from "../wp-defines.js";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { environmentVariableProblem, readSecretEnv } from "../environment.js";
 import { secretValueProblem } from "../secret-safety.js";
@@ -84,7 +85,7 @@ export interface RecipePlan {
   schema: "wp-codebox/workspace-recipe-plan/v1";
   recipe: { path: string; name?: string; description?: string };
   /** `clock` / `seed`: the recipe's determinism options (see `resolveDeterminism`). */
-  runtime: { wp?: string; php?: string; extensions?: string[]; clock?: string; seed?: number; matrix?: { wp?: string[]; php?: string[] } };
+  runtime: { wp?: string; php?: string; extensions?: string[]; clock?: string; seed?: number; matrix?: { wp?: string[]; php?: string[] }; defines?: Record<string, WpDefineValue> };
   /** The combinations to run: one (runtime.wp, runtime.php) cell, or every matrix wp × php. */
   cells: { wp?: string; php?: string }[];
   inputs: {
@@ -244,6 +245,10 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
     if (matrix.wp === undefined && matrix.php === undefined) at("/runtime/matrix", "names no axis: give wp and/or php lists");
     if (matrix.wp !== undefined && recipe.runtime?.wp !== undefined) at("/runtime/wp", "is also given as /runtime/matrix/wp; keep one of them");
     if (matrix.php !== undefined && recipe.runtime?.php !== undefined) at("/runtime/php", "is also given as /runtime/matrix/php; keep one of them");
+  }
+
+  if (recipe.runtime?.defines !== undefined && !bad("/runtime/defines")) {
+    for (const p of defineProblems(recipe.runtime.defines)) at(`/runtime/defines/${jsonPointerToken(p.name)}`, `invalid-define: ${p.message}`);
   }
 
   // Every (wp, php) cell the recipe will boot must be one the backend can provide.
@@ -437,6 +442,7 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
         ...(recipe.runtime?.clock !== undefined ? { clock: recipe.runtime.clock } : {}),
         ...(recipe.runtime?.seed !== undefined ? { seed: recipe.runtime.seed } : {}),
         ...(recipe.runtime?.extensions !== undefined ? { extensions: [...recipe.runtime.extensions] } : {}),
+        ...(recipe.runtime?.defines !== undefined ? { defines: { ...recipe.runtime.defines } } : {}),
         ...(matrix ? { matrix: { ...(matrix.wp ? { wp: [...matrix.wp] } : {}), ...(matrix.php ? { php: [...matrix.php] } : {}) } } : {}),
       },
       cells: (matrix?.wp ?? [recipe.runtime?.wp]).flatMap((wp) =>

@@ -15,7 +15,8 @@
  *                 and a subscriber, for the core screens
  */
 require_once '/wordpress/wp-load.php';
-require_once ABSPATH . 'wp-admin/includes/plugin.php';
+// The admin includes, as on the Plugins screen where a plugin is activated and deactivated.
+require_once ABSPATH . 'wp-admin/includes/admin.php';
 wp_set_current_user((int) $wp_codebox_check_action['userId']);
 $a = $wp_codebox_check_action;
 $relative = static fn($url) => is_string($url) ? wp_make_link_relative($url) : null;

@@ -20,7 +20,10 @@ register_shutdown_function(function () use (&$wp_codebox_stage, &$wp_codebox_rep
   echo json_encode(['ended' => $wp_codebox_stage]);
 });
 require_once '/wordpress/wp-load.php';
-require_once ABSPATH . 'wp-admin/includes/plugin.php';
+// As on the Plugins screen: the admin includes are loaded (an activation hook may call
+// got_mod_rewrite(), WP_Filesystem(), dbDelta() …) and the administrator is the current user.
+require_once ABSPATH . 'wp-admin/includes/admin.php';
+wp_set_current_user(wp_codebox_admin_user_id());
 $out = ['plugins' => [], 'themes' => []];
 foreach ($wp_codebox_plugins as $dir) {
   $found = null;

@@ -19,6 +19,8 @@ import {
   DEFAULT_CHECK_SURFACE_TIMEOUT_MS,
   WpCodeboxError,
   buildPluginCheckReport,
+  describeUnmetRequirement,
+  unmetRequirements,
   parseDuration,
   diffInventory,
   findingKey,
@@ -258,7 +260,17 @@ export const pluginCheck: CommandHandler = async (ctx, args) => {
 
   // 3. Activation.
   let active = false;
+  // Requirements the sandbox does not meet (read from the mounted host folder): reported, and the
+  // plugin is not activated, since WordPress would refuse it or it would break in ways that say less.
+  const hostSource = ctx.mounts.find((m) => m.target === plugin.dir)?.source;
+  const info = ctx.info();
+  const unmet = hostSource ? unmetRequirements({ plugins: [hostSource] }, { wordpress: info.wordpressVersion, php: info.phpVersion }) : [];
   await check.surface({ id: "activation", kind: "activation", target: plugin.file, actor: "admin" }, async () => {
+    if (unmet.length) {
+      const evidence = check.evidence("outputs", "requirements.json", `${JSON.stringify({ unmet }, null, 2)}\n`, "application/json");
+      for (const u of unmet) check.findings.push({ severity: "error", kind: "requirements", surface: "activation", message: describeUnmetRequirement(u), evidence });
+      return { evidence };
+    }
     const activated = await check.action<{ error: { code: string; message: string; output: string | null } | null; active: boolean }>("activation", "activate", { file: plugin.file });
     active = activated.result?.active ?? false;
     const error = activated.result?.error;

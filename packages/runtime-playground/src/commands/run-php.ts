@@ -43,8 +43,8 @@ export function withFatalRecorder(program: string): string {
 export function phpWrapper(file: string, options: { bootstrap: "wordpress" | "none"; user: number | "admin" }): string {
   const lines = ["<?php", FATAL_RECORDER, STDIO_CONSTANTS];
   if (options.bootstrap === "wordpress") {
-    // Like WP-CLI, make the plugin API (activate_plugin, get_plugins, …) available.
-    lines.push("require_once '/wordpress/wp-load.php';", "require_once ABSPATH . 'wp-admin/includes/plugin.php';");
+    // Like WP-CLI (`wp eval`), load the admin includes: the plugin API, add_settings_section(), WP_Filesystem(), dbDelta() …
+    lines.push("require_once '/wordpress/wp-load.php';", "require_once ABSPATH . 'wp-admin/includes/admin.php';");
     if (options.user === "admin") lines.push(phpAsset("actors/admin-user.php").replace(/^<\?php\s*/, ""), "wp_set_current_user(wp_codebox_admin_user_id());");
     else lines.push(`wp_set_current_user(${phpValue(options.user)});`);
   }
