@@ -113,7 +113,8 @@ export function withoutShebang(source: string): string {
   const nl = source.indexOf("\n");
   if (nl < 0) return "";
   const rest = source.slice(nl + 1);
-  return rest.startsWith("<?php") ? `<?php\n${rest.slice(5)}` : rest;
+  // The user's own source, re-joined (not a value spliced into a template).
+  return rest.startsWith("<?php") ? "<?php\n" + rest.slice(5) : rest;
 }
 
 export const runPhp: CommandHandler = async (ctx, args) => {
