@@ -246,9 +246,11 @@ test("Ctrl-C during a check: exit 130, interrupted, and a partial bundle that ve
   assert.match(run.stderr, /error\[interrupted\]: Interrupted by SIGINT/);
   assert.equal((await verifyArtifactBundle(out)).valid, true);
   const commands = readFileSync(join(out, "files/commands.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { command: string; status: string; error?: { code: string } });
-  // The check was stopped in the sandbox and its own result kept (what it printed so far), marked
-  // as every command stopped before it finished is: timed-out, with the interrupted code.
-  assert.deepEqual(commands.map((c) => [c.command, c.status, c.error?.code]), [["wordpress.check", "timed-out", "interrupted"]]);
+  // The check is stopped in the sandbox and its own result kept, marked as every command stopped
+  // before it finished is (timed-out); when the sandbox does not hand it back within the grace
+  // period the session records it as an error. Either way the code says why.
+  assert.deepEqual(commands.map((c) => [c.command, c.error?.code]), [["wordpress.check", "interrupted"]]);
+  assert.ok(["timed-out", "error"].includes(commands[0]!.status), commands[0]!.status);
 });
 
 test("a second Ctrl-C quits at once and says so: exit 130, error[interrupted] naming the second signal", async () => {
