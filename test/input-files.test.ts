@@ -15,7 +15,7 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { INPUT_FILE_CAPS, assertUsableArtifactsDir, checkCommandInput, planRun, resolveMounts } from "@wp-codebox/runtime-core";
+import { INPUT_FILE_CAPS, QUOTED_VALUE_MAX_CHARS, assertUsableArtifactsDir, checkCommandInput, planRun, resolveMounts } from "@wp-codebox/runtime-core";
 
 const REPO_ROOT = fileURLToPath(new URL("../", import.meta.url));
 const PROBE = fileURLToPath(new URL("./fixtures/input-file-probe.ts", import.meta.url));
@@ -154,6 +154,9 @@ describe("bad input values are refused before boot (exit 2 codes)", () => {
     ["a mount target that is the whole wp-content", () => resolveMounts([{ source: source(), target: "/wordpress/wp-content", mode: "readonly" }], dir), "invalid-mount"],
     ["… written with a trailing slash", () => resolveMounts([{ source: source(), target: "/wordpress/wp-content/", mode: "readonly" }], dir), "invalid-mount"],
     ["… written with a dot segment", () => resolveMounts([{ source: source(), target: "/wordpress/./wp-content", mode: "readonly" }], dir), "invalid-mount"],
+    ["the SQLite database folder", () => resolveMounts([{ source: source(), target: "/wordpress/wp-content/database", mode: "readonly" }], dir), "invalid-mount"],
+    ["… or a folder inside it", () => resolveMounts([{ source: source(), target: "/wordpress/wp-content/database/x", mode: "readonly" }], dir), "invalid-mount"],
+    ["the db.php drop-in", () => resolveMounts([{ source: source(), target: "/wordpress/wp-content//db.php", mode: "readonly" }], dir), "invalid-mount"],
     ["a NUL byte in as=user:", () => checkCommandInput("wordpress.run-php", ["code=1", "as=user:ad\0min"], dir), "invalid-argument"],
     ["a NUL byte in --artifacts", () => assertUsableArtifactsDir(join(dir, "out\0x")), "artifacts-dir-invalid"],
     ["a NUL byte in --wordpress", () => planRun({ kind: "command", command: "wordpress.run-php", args: ["code=1"], wordpressPath: "wp\0.zip" }, { cwd: dir }), "wordpress-source-invalid"],
@@ -162,6 +165,21 @@ describe("bad input values are refused before boot (exit 2 codes)", () => {
   for (const [name, run, code] of cases) {
     it(name, () => {
       assert.throws(run, (e: any) => e.code === code && !/[\0]/.test(e.message));
+    });
+  }
+
+  // Every message that quotes a value the caller typed quotes at most QUOTED_VALUE_MAX_CHARS of it.
+  const big = "Q".repeat(10_000);
+  const long: [string, () => unknown][] = [
+    ["an unknown command", () => checkCommandInput(`wordpress.${big}`, [], dir)],
+    ["an unknown argument", () => checkCommandInput("wordpress.run-php", [`${big}=1`], dir)],
+    ["a missing mount source", () => resolveMounts([{ source: join(dir, big.slice(0, 200), big.slice(0, 200)), target: "/workspace/x", mode: "readonly" }], dir)],
+    ["a mount target", () => resolveMounts([{ source: source(), target: `/etc/${big}`, mode: "readonly" }], dir)],
+    ["a duration", () => planRun({ kind: "command", command: "wordpress.run-php", args: ["code=1"], timeout: big }, { cwd: dir })],
+  ];
+  for (const [name, run] of long) {
+    it(`a 10,000-character value in ${name} is quoted short`, () => {
+      assert.throws(run, (e: any) => typeof e.code === "string" && !e.message.includes("Q".repeat(QUOTED_VALUE_MAX_CHARS + 1)));
     });
   }
 

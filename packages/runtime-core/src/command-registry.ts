@@ -6,7 +6,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { Type, type Static } from "@sinclair/typebox";
 import { WpCodeboxError, quoteValue } from "./errors.js";
-import { isMissingInputFile, readInputTextSync } from "./input-files.js";
+import { isMissingInputFile, readInputTextSync, type InputReadOptions } from "./input-files.js";
 import { parseDuration } from "./durations.js";
 import { BROWSER_COMMAND_TIMEOUT_MARGIN_MS, DEFAULT_BROWSER_TOTAL_TIMEOUT_MS, DEFAULT_CHECK_SURFACE_TIMEOUT_MS, DEFAULT_CHECK_TIMEOUT_MS, DEFAULT_COMMAND_TIMEOUT_MS, DEFAULT_PHPUNIT_TIMEOUT_MS } from "./defaults.js";
 
@@ -367,7 +367,7 @@ export function getCommandDefinition(id: string): CommandDefinition {
     const known = COMMAND_DEFINITIONS.filter((d) => d.runnable).map((d) => d.id);
     throw new WpCodeboxError(
       "unknown-command",
-      `Unknown command "${id}". Known commands: ${known.join(", ")}. Run "wp-codebox commands" for details.`,
+      `Unknown command ${quoteValue(id)}. Known commands: ${known.join(", ")}. Run "wp-codebox commands" for details.`,
       { command: id, known },
     );
   }
@@ -393,7 +393,7 @@ export function commandCatalog(): CommandCatalog {
  */
 export function unknownArgumentError(def: CommandDefinition, key: string, prefix: string = def.id): WpCodeboxError {
   const valid = def.args.map((a) => a.name);
-  return new WpCodeboxError("invalid-argument", `${prefix}: unknown argument "${key}". Valid keys: ${valid.length ? valid.join(", ") : "(none: this command takes no args)"}.`, {
+  return new WpCodeboxError("invalid-argument", `${prefix}: unknown argument ${quoteValue(key)}. Valid keys: ${valid.length ? valid.join(", ") : "(none: this command takes no args)"}.`, {
     command: def.id,
     argument: key,
     valid,
@@ -417,7 +417,7 @@ export function parseCommandArgs(id: string, args: readonly string[]): Record<st
   if (!def.runnable) {
     throw new WpCodeboxError(
       "unknown-command",
-      `"${id}" is a policy-only capability, not a runnable command: grant it in the policy's "commands" list instead.`,
+      `${quoteValue(id)} is a policy-only capability, not a runnable command: grant it in the policy's "commands" list instead.`,
       { command: id },
     );
   }
@@ -529,11 +529,13 @@ function checkFormat(id: string, spec: CommandArgument, value: string): void {
  * @param value - `'{"a":1}'` or `"@payload.json"`.
  * @param cwd - directory `@path` is resolved against (the caller's working directory, or the
  *   recipe's directory inside a recipe).
+ * @param options - `confine`: checks the real path of the file opened (see `readInputFileSync`).
  * @returns the parsed JSON value.
  * @throws WpCodeboxError `invalid-json-arg` when the JSON does not parse or the file does not exist;
- *   `input-file-invalid` (not a regular file, unreadable) or `input-file-too-large` (over 16 MiB).
+ *   `input-file-invalid` (not a regular file, unreadable) or `input-file-too-large` (over 16 MiB);
+ *   whatever `confine` throws.
  */
-export function readJsonArg(value: string, cwd: string): unknown {
+export function readJsonArg(value: string, cwd: string, options: InputReadOptions = {}): unknown {
   let text = value;
   let source = "inline value";
   if (value.startsWith("@")) {
@@ -541,7 +543,7 @@ export function readJsonArg(value: string, cwd: string): unknown {
     const full = isAbsolute(file) ? file : resolve(cwd, file);
     source = `file ${quoteValue(full)}`;
     try {
-      text = readInputTextSync(full, "arg-file");
+      text = readInputTextSync(full, "arg-file", options);
     } catch (error) {
       if (!isMissingInputFile(error)) throw error;
       throw new WpCodeboxError(

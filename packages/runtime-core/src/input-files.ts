@@ -6,7 +6,7 @@
  * again (the path may have been swapped between the two), and at most cap + 1 bytes are read, so
  * a file that grows or lies about its size (`/proc`) still stops at the cap.
  */
-import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, realpathSync, statSync, type Stats } from "node:fs";
 import { open } from "node:fs/promises";
 import { WpCodeboxError, quoteValue } from "./errors.js";
 
@@ -140,13 +140,32 @@ export function checkInputFile(path: string, kind: InputFileKind): CheckedInputF
 // writer; O_NOCTTY: a terminal never becomes our controlling one.
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0);
 
+/** Options of the readers. */
+export interface InputReadOptions {
+  /**
+   * Called with the real path of the file actually opened (symlinks resolved from the open
+   * handle, not from the name), before a byte is read; throws to refuse it. A path checked by
+   * name and then read could be swapped for a symlink in between: this checks what was opened.
+   */
+  confine?: (realPath: string) => void;
+}
+
+/** Real path of an open descriptor: Linux names it under /proc; elsewhere the name resolved again. */
+function openedRealPath(fd: number, path: string): string {
+  try {
+    return realpathSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return realpathSync(path);
+  }
+}
+
 /**
  * Reads a user-named file's bytes synchronously, for the checks that run before boot (they are
  * synchronous). It cannot block: anything but a regular file is refused before a byte is read.
  * @returns the file's bytes (at most the kind's cap).
  * @throws WpCodeboxError `input-file-invalid` or `input-file-too-large` (see `checkInputFile`).
  */
-export function readInputFileSync(path: string, kind: InputFileKind): Buffer {
+export function readInputFileSync(path: string, kind: InputFileKind, options: InputReadOptions = {}): Buffer {
   checkInputFile(path, kind);
   let fd: number;
   try {
@@ -156,6 +175,7 @@ export function readInputFileSync(path: string, kind: InputFileKind): Buffer {
   }
   try {
     checkStats(path, kind, fstatSync(fd));
+    options.confine?.(openedRealPath(fd, path));
     const cap = INPUT_FILE_CAPS[kind];
     const chunks: Buffer[] = [];
     let total = 0;
@@ -177,8 +197,8 @@ export function readInputFileSync(path: string, kind: InputFileKind): Buffer {
 }
 
 /** `readInputFileSync` decoded as UTF-8. */
-export function readInputTextSync(path: string, kind: InputFileKind): string {
-  return readInputFileSync(path, kind).toString("utf8");
+export function readInputTextSync(path: string, kind: InputFileKind, options: InputReadOptions = {}): string {
+  return readInputFileSync(path, kind, options).toString("utf8");
 }
 
 /**
@@ -189,7 +209,7 @@ export function readInputTextSync(path: string, kind: InputFileKind): string {
  * @throws WpCodeboxError `input-file-invalid` or `input-file-too-large` (see `checkInputFile`).
  * @example const php = await readInputText("./probe.php", "code-file");
  */
-export async function readInputFile(path: string, kind: InputFileKind): Promise<Buffer> {
+export async function readInputFile(path: string, kind: InputFileKind, options: InputReadOptions = {}): Promise<Buffer> {
   checkInputFile(path, kind);
   let handle: Awaited<ReturnType<typeof open>>;
   try {
@@ -199,6 +219,7 @@ export async function readInputFile(path: string, kind: InputFileKind): Promise<
   }
   try {
     checkStats(path, kind, await handle.stat());
+    options.confine?.(openedRealPath(handle.fd, path));
     const cap = INPUT_FILE_CAPS[kind];
     const chunks: Buffer[] = [];
     let total = 0;

@@ -13,6 +13,8 @@ export const MOUNT_TARGET_ROOTS = ["/wordpress/wp-content/", "/workspace/"] as c
 
 /** The one sandbox folder that may not be a mount target itself (only folders below it). */
 const WP_CONTENT = "/wordpress/wp-content";
+/** Where the site's own storage lives: the SQLite database folder and its db.php drop-in. */
+const SITE_STORAGE_TARGETS = [`${WP_CONTENT}/database`, `${WP_CONTENT}/db.php`] as const;
 
 const MODES: readonly MountMode[] = ["readonly", "readwrite"];
 
@@ -96,7 +98,7 @@ function resolveMount(spec: MountSpec, cwd: string, index: number): ResolvedMoun
   } catch {
     throw new WpCodeboxError(
       "mount-source-missing",
-      `Mount source ${hostSource} does not exist: create it or fix the path (relative paths are resolved against ${cwd}).`,
+      `Mount source ${quoteValue(hostSource)} does not exist: create it or fix the path (relative paths are resolved against ${cwd}).`,
       { index, source: hostSource },
     );
   }
@@ -125,6 +127,14 @@ export function normalizeMountTarget(target: string): string {
     throw new WpCodeboxError(
       "invalid-mount",
       `Mount target ${quoteValue(target)} is the whole of ${WP_CONTENT}, which cannot be replaced: it holds the site's SQLite database and its db.php drop-in, so WordPress would not boot. Mount a folder below it instead, e.g. ${WP_CONTENT}/plugins/<name>, ${WP_CONTENT}/themes/<name> or ${WP_CONTENT}/uploads/<name>.`,
+      { target },
+    );
+  }
+  const reserved = SITE_STORAGE_TARGETS.find((t) => normalized === t || normalized.startsWith(`${t}/`));
+  if (reserved !== undefined && !target.includes("\\")) {
+    throw new WpCodeboxError(
+      "invalid-mount",
+      `Mount target ${quoteValue(target)} would replace ${reserved}, where the sandbox keeps the site's SQLite database and the db.php drop-in that loads it, so WordPress would not boot. Mount your files elsewhere under ${WP_CONTENT}/ or /workspace/.`,
       { target },
     );
   }

@@ -6,7 +6,7 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { closeSync, ftruncateSync, mkdtempSync, openSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { closeSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -21,6 +21,7 @@ import {
   readInputFileSync,
   readInputText,
   readInputTextSync,
+  readJsonArg,
   type InputFileKind,
 } from "../src/index.js";
 
@@ -124,4 +125,38 @@ describe("quoteValue", () => {
   it("16 MiB in, a short message out", () => {
     assert.ok(quoteValue("z".repeat(16 * 1024 * 1024)).length < 260);
   });
+});
+
+describe("confine: what was opened is checked, not the name", () => {
+  // A recipe's `@file` is checked by name and then read; a symlink swapped in between must be
+  // refused by what the open handle really is.
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "wp-codebox-confine-"));
+    writeFileSync(join(dir, "inside.txt"), "inside");
+    mkdirSync(join(dir, "outside"));
+    writeFileSync(join(dir, "outside", "secret.txt"), "secret");
+    mkdirSync(join(dir, "folder"));
+    symlinkSync(join(dir, "outside", "secret.txt"), join(dir, "folder", "link.txt"));
+    symlinkSync(join(dir, "inside.txt"), join(dir, "folder", "ok.txt"));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const within = (root: string) => (real: string) => {
+    if (!real.startsWith(`${root}/`)) throw new WpCodeboxError("path-not-allowed", `${real} is outside ${root}`);
+  };
+  const readers: [string, (path: string, confine: (real: string) => void) => Promise<unknown>][] = [
+    ["readInputFileSync", async (p, confine) => readInputFileSync(p, "arg-file", { confine })],
+    ["readInputTextSync", async (p, confine) => readInputTextSync(p, "arg-file", { confine })],
+    ["readInputFile", (p, confine) => readInputFile(p, "arg-file", { confine })],
+    ["readJsonArg", async (p, confine) => readJsonArg(`@${p}`, dir, { confine })],
+  ];
+  for (const [name, read] of readers) {
+    it(`${name}: a link out of the folder is refused with the real path; one within is read`, async () => {
+      const seen: string[] = [];
+      await assert.rejects(read(join(dir, "folder", "link.txt"), (real) => { seen.push(real); within(join(dir, "folder"))(real); }), (e: WpCodeboxError) => e.code === "path-not-allowed");
+      assert.deepEqual(seen, [realpathSync(join(dir, "outside", "secret.txt"))]);
+      writeFileSync(join(dir, "inside.txt"), '"inside"');
+      await read(join(dir, "folder", "ok.txt"), within(realpathSync(dir)));
+    });
+  }
 });

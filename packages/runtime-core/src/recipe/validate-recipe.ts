@@ -23,7 +23,7 @@ import { normalizeWordPressStateRequest, wordPressStateRequestFromArgs } from ".
 import { parseWpCliCommand } from "../wp-cli-command.js";
 import { WORKSPACE_RECIPE_SCHEMA, type RecipeExpect, type RecipeStep, type WorkspaceRecipe } from "./recipe-schema.js";
 import { parseJsonPath } from "./recipe-expectations.js";
-import { commandArgHostPaths, hostAccessCode, hostPathChecker, networkAccessIssues, resolveHostAccess, type HostAccess, type HostPathUse } from "../host-access.js";
+import { PATH_NOT_ALLOWED, checkHostPath, commandArgHostPaths, hostAccessCode, hostPathChecker, networkAccessIssues, resolveHostAccess, type HostAccess, type HostPathUse } from "../host-access.js";
 
 
 /** Options of `validateRecipe` / `planRecipe`. */
@@ -226,6 +226,10 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
   if (!isRecord(value) || issues.some((i) => i.path === "/" || i.path === "/schema")) return { issues };
   // Every host path the recipe names must lie in its folder or a granted one, checked before it is read.
   const { check: allowed, widened } = hostPathChecker(access, issues);
+  const confineToAccess = (real: string): void => {
+    const checked = checkHostPath(real, access);
+    if (!checked.allowed) throw new WpCodeboxError("path-not-allowed", `${checked.message.slice(`${PATH_NOT_ALLOWED}: `.length)} (the file changed after its path was checked)`, { path: real });
+  };
   const recipe = value as Partial<WorkspaceRecipe>;
   const bad = (path: string) => issues.some((i) => i.path === path || i.path.startsWith(`${path}/`));
   const at = (path: string, message: string) => issues.push({ path, message });
@@ -372,7 +376,7 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
     list.forEach((step, index) => {
       const pointer = `/${phase}/${index}`;
       if (!isRecord(step) || bad(`${pointer}/command`) || bad(`${pointer}/args`) || typeof step.command !== "string") return;
-      const result = analyzeStep(step, pointer, base, issues, bad, allowed);
+      const result = analyzeStep(step, pointer, base, issues, bad, allowed, confineToAccess);
       if (!result) return;
       use(result.capability, pointer, `used by ${pointer}`, false);
       if (result.usesEvaluate) use(BROWSER_EVALUATE_CAPABILITY, pointer, `auto-granted: the browser script of ${pointer} has an evaluate step`, true);
@@ -470,6 +474,7 @@ function analyzeStep(
   issues: SchemaIssue[],
   bad: (path: string) => boolean,
   allowed: (pointer: string, path: string) => boolean,
+  confine?: (realPath: string) => void,
 ): { args: string[]; capability: string; usesEvaluate: boolean } | undefined {
   const at = (path: string, message: string) => issues.push({ path, message });
   const known = COMMAND_DEFINITIONS.filter((d) => d.recipe).map((d) => d.id);
@@ -496,6 +501,9 @@ function analyzeStep(
   // No file is read (and none is named in a plan) unless the recipe may name it.
   const refused = commandArgHostPaths(step.command, flat, base, { keys, textFiles: true }).filter(({ key, path }) => !allowed(`${pointer}/args/${jsonPointerToken(key)}`, path));
   if (refused.length) return undefined;
+  // What is read is checked again from the open handle: a name checked above could be swapped
+  // for a symlink out of the folder before the read.
+  const read = { confine: (real: string) => confine?.(real) };
   // Resolve file references relative to the recipe: `@file` for json args, path args, and
   // `@file` text args (replaced by the file's content).
   const resolved = flat.map((raw, i) => {
@@ -510,7 +518,7 @@ function analyzeStep(
       if (value.startsWith("@")) {
         const file = resolve(base, value.slice(1));
         try {
-          readJsonArg(`@${file}`, base);
+          readJsonArg(`@${file}`, base, read);
         } catch (error) {
           at(where, `${(error as WpCodeboxError).code ?? "invalid-json-arg"}: ${(error as Error).message}`);
         }
@@ -540,7 +548,7 @@ function analyzeStep(
     if (value.startsWith("@") && value.length > 1) {
       const file = resolve(base, value.slice(1));
       try {
-        return `${key}=${readInputTextSync(file, "arg-file")}`;
+        return `${key}=${readInputTextSync(file, "arg-file", read)}`;
       } catch (error) {
         if (isMissingInputFile(error)) at(where, `file ${file} (from "@…") cannot be read; fix the path (relative to the recipe file) or write the value inline`);
         else at(where, `${(error as WpCodeboxError).code}: ${(error as Error).message}`);
