@@ -4,6 +4,7 @@
 import { readdirSync, statSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
+import { availableParallelism } from "node:os";
 
 const roots = process.argv.slice(2);
 const folders = roots.length
@@ -24,10 +25,13 @@ if (files.length === 0) {
   console.error(`no test files under ${folders.join(", ")}`);
   process.exit(1);
 }
-// Integration files each boot WordPress; one file at a time keeps a 2-core machine responsive.
+// Integration files each boot WordPress (one core each, mostly): two files at a time on a machine
+// with two or more cores; WP_CODEBOX_TEST_CONCURRENCY overrides (1 keeps a small machine responsive).
+// Files share the WordPress cache safely: cache entries are built under a lock and renamed into place.
+const concurrency = Number(process.env.WP_CODEBOX_TEST_CONCURRENCY) || Math.max(1, Math.min(2, availableParallelism()));
 const result = spawnSync(
   process.execPath,
-  ["--conditions=source", "--import", "tsx", "--test", "--test-concurrency=1", ...files],
+  ["--conditions=source", "--import", "tsx", "--test", `--test-concurrency=${concurrency}`, ...files],
   { stdio: "inherit" },
 );
 process.exit(result.status ?? 1);
