@@ -91,6 +91,12 @@ test("wp eval and wp eval-file run PHP with WordPress loaded", { skip }, async (
 test("wp option: update, get as JSON, delete", { skip }, async () => {
   await ok(`option update wpcli_structured '{"a":[1,2]}' --format=json`);
   assert.deepEqual((await ok("option get wpcli_structured --format=json")).json, { a: [1, 2] });
+  // A bare JSON scalar is the result too when --format=json asked for it (not only objects).
+  await ok("option update wpcli_scalar 'Site \"quoted\"'");
+  const scalar = await ok("option get wpcli_scalar --format=json");
+  assert.equal(scalar.stdout, '"Site \\"quoted\\""\n');
+  assert.equal(scalar.json, 'Site "quoted"');
+  assert.equal((await ok("option get wpcli_scalar")).json, undefined);
   await ok("option delete wpcli_structured");
   const missing = await wp("option get wpcli_structured");
   assert.equal(missing.status, "error");

@@ -69,5 +69,14 @@ export const wpCli: CommandHandler = async (ctx, args) => {
       data: { exitCode: outcome.exitCode, phar: phar.source, ...(spawn ? { reason: "process-unavailable" } : {}) },
     };
   }
+  // `--format=json` may print a bare scalar (`option get blogname` prints "My Site"): with the
+  // format asked for, any JSON value is the result, not only an object or array.
+  if (outcome.status === "ok" && outcome.json === undefined && !outcome.truncated?.stdout && argv.includes("--format=json")) {
+    try {
+      outcome.json = JSON.parse(outcome.stdout.trim()) as unknown;
+    } catch {
+      // not JSON after all: stdout stays as printed
+    }
+  }
   return outcome;
 };
