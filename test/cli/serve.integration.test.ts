@@ -14,8 +14,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { verifyArtifactBundle } from "@wp-codebox/runtime-core";
 import { REPO_ROOT, show, spawnCli } from "./spawn-cli.js";
+import { CLI_ENTRY } from "../support/cli-entry.ts";
 
-const MAIN = fileURLToPath(new URL("../../packages/cli/src/main.ts", import.meta.url));
 
 let tmp: string;
 let sandboxTmp: string;
@@ -28,7 +28,7 @@ before(async () => {
   tmp = mkdtempSync(join(tmpdir(), "wp-codebox-serve-test-"));
   sandboxTmp = join(tmp, "sandbox-tmp");
   mkdirSync(sandboxTmp);
-  serve = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, "serve", "--json", "--ttl", "5m"], {
+  serve = spawn(process.execPath, [...CLI_ENTRY, "serve", "--json", "--ttl", "5m"], {
     cwd: REPO_ROOT,
     // A private temp dir for the sandbox, so the test can see that nothing is left behind.
     env: { ...process.env, TMPDIR: sandboxTmp },
@@ -58,7 +58,7 @@ after(async () => {
  * stderr shows `ready` (the command is running in the sandbox).
  */
 async function startAttachedCli(argv: string[], ready: string, env: NodeJS.ProcessEnv = { WP_CODEBOX_TOKEN: address.token }): Promise<{ child: ReturnType<typeof spawn>; stderr: () => string; code: Promise<number | null> }> {
-  const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, ...argv], {
+  const child = spawn(process.execPath, [...CLI_ENTRY, ...argv], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -308,7 +308,7 @@ describe("serve --session-lease", { timeout: 240_000 }, () => {
   });
 
   it("a run --attach killed mid-call gives its pooled sandbox back after the lease; the next run --attach gets it", async () => {
-    const pooled = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, "serve", "--json", "--pool", "1", "--session-lease", "1s", "--ttl", "5m"], { cwd: REPO_ROOT, stdio: ["pipe", "pipe", "pipe"] });
+    const pooled = spawn(process.execPath, [...CLI_ENTRY, "serve", "--json", "--pool", "1", "--session-lease", "1s", "--ttl", "5m"], { cwd: REPO_ROOT, stdio: ["pipe", "pipe", "pipe"] });
     let stderr = "";
     pooled.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
     const events = (): Array<{ event: string; data?: Record<string, unknown> }> => stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
@@ -329,7 +329,7 @@ describe("serve --session-lease", { timeout: 240_000 }, () => {
       });
       const served = JSON.parse(line) as { control: string; token: string };
       const env = { ...process.env, WP_CODEBOX_TOKEN: served.token };
-      const victim = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, "run", "--attach", served.control, "--command", "wordpress.run-php", "--arg", "code=<?php usleep(10000000);", "--artifacts", join(tmp, "killed")], { cwd: REPO_ROOT, env, stdio: "ignore" });
+      const victim = spawn(process.execPath, [...CLI_ENTRY, "run", "--attach", served.control, "--command", "wordpress.run-php", "--arg", "code=<?php usleep(10000000);", "--artifacts", join(tmp, "killed")], { cwd: REPO_ROOT, env, stdio: "ignore" });
       const victimGone = new Promise((resolve) => victim.on("close", resolve));
       await waitFor("session-opened");
       // Give the command a moment to start (mid-call is the interesting case, not a requirement).

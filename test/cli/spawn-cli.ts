@@ -1,9 +1,9 @@
-/** Spawns the CLI from source (`node --conditions=source --import tsx packages/cli/src/main.ts …`). */
+/** Spawns the CLI (from source through tsx, or the built entry under `npm test`: test/support/cli-entry.ts). */
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { CLI_ENTRY } from "../support/cli-entry.ts";
 
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const MAIN = fileURLToPath(new URL("../../packages/cli/src/main.ts", import.meta.url));
 
 export interface CliRun {
   code: number | null;
@@ -25,7 +25,7 @@ export function spawnCli(
   options: { cwd?: string; env?: NodeJS.ProcessEnv; entry?: string[]; closeStdout?: boolean; onStderr?: (stderr: string, child: ChildProcess) => void } = {},
 ): Promise<CliRun> {
   const started = Date.now();
-  const entry = options.entry ?? ["--conditions=source", "--import", "tsx", MAIN];
+  const entry = options.entry ?? [...CLI_ENTRY];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...entry, ...argv], {
       cwd: options.cwd ?? REPO_ROOT,

@@ -4,10 +4,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { verifyArtifactBundle, type BatchReport } from "@wp-codebox/runtime-core";
+import { CLI_ENTRY } from "../../../test/support/cli-entry.ts";
 
 export const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 export const FIXTURES = fileURLToPath(new URL("./fixtures/", import.meta.url));
-const MAIN = join(REPO_ROOT, "packages/cli/src/main.ts");
 
 export interface CliProcess {
   child: ChildProcess;
@@ -17,9 +17,9 @@ export interface CliProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `wp-codebox <argv>` from source. */
+/** Starts `wp-codebox <argv>` (from source, or built under `npm test`: see test/support/cli-entry.ts). */
 export function startCli(argv: string[], env: NodeJS.ProcessEnv = {}): CliProcess {
-  const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, ...argv], {
+  const child = spawn(process.execPath, [...CLI_ENTRY, ...argv], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

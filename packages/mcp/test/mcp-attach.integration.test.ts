@@ -15,9 +15,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { verifyArtifactBundle } from "@wp-codebox/runtime-core";
+import { CLI_ENTRY } from "../../../test/support/cli-entry.ts";
 
 const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
-const MAIN = join(REPO_ROOT, "packages/cli/src/main.ts");
 const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-mcp-attach-"));
 const sandboxTmp = join(scratch, "tmp");
 const POLICY = { commands: ["wordpress.run-php", "wordpress.state-export", "wordpress.browser-actions"] };
@@ -28,7 +28,7 @@ let address: { control: string; token: string; url: string };
 
 before(async () => {
   mkdirSync(sandboxTmp);
-  serve = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, "serve", "--json", "--ttl", "5m", "--policy", JSON.stringify(POLICY)], {
+  serve = spawn(process.execPath, [...CLI_ENTRY, "serve", "--json", "--ttl", "5m", "--policy", JSON.stringify(POLICY)], {
     cwd: REPO_ROOT,
     env: { ...process.env, TMPDIR: sandboxTmp },
     stdio: ["pipe", "pipe", "pipe"],
@@ -54,7 +54,7 @@ async function session(): Promise<{ client: Client; transport: StdioClientTransp
   let stderr = "";
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ["--conditions=source", "--import", "tsx", MAIN, "mcp", "--attach", address.control, "--artifacts", join(scratch, "bundles")],
+    args: [...CLI_ENTRY, "mcp", "--attach", address.control, "--artifacts", join(scratch, "bundles")],
     cwd: REPO_ROOT,
     env: { ...(process.env as Record<string, string>), WP_CODEBOX_TOKEN: address.token },
     stderr: "pipe",
@@ -202,7 +202,7 @@ test("SIGTERM ends an attached MCP session: it detaches, exits, and serve keeps 
 });
 
 test("a wrong token is refused before the MCP server starts", async () => {
-  const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, "mcp", "--attach", address.control, "--token", "wrong"], { cwd: REPO_ROOT, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...CLI_ENTRY, "mcp", "--attach", address.control, "--token", "wrong"], { cwd: REPO_ROOT, stdio: ["pipe", "pipe", "pipe"] });
   let stderr = "";
   let stdout = "";
   child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
@@ -214,7 +214,7 @@ test("a wrong token is refused before the MCP server starts", async () => {
 });
 
 test("runtime flags beside --attach are refused", async () => {
-  const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN, "mcp", "--attach", address.control, "--token", address.token, "--php", "8.2"], { cwd: REPO_ROOT, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...CLI_ENTRY, "mcp", "--attach", address.control, "--token", address.token, "--php", "8.2"], { cwd: REPO_ROOT, stdio: ["pipe", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve));

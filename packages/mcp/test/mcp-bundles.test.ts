@@ -13,6 +13,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { verifyArtifactBundle, type ExecutionResult, type RuntimeBackend, type RuntimeInfo, type WpCodeboxError } from "@wp-codebox/runtime-core";
 import { bundleDirectoryFor, createMcpSandbox } from "../src/index.js";
+import { CLI_ENTRY } from "../../../test/support/cli-entry.ts";
 
 /** A sandbox that echoes its args: enough for episodes and bundles, no WordPress. */
 function echoBackend(): RuntimeBackend {
@@ -135,7 +136,7 @@ test("wp-codebox mcp starts with an --artifacts base that already holds an earli
   const transport = new StdioClientTransport({
     command: process.execPath,
     // --lazy-boot: nothing boots, this is about the start only.
-    args: ["--conditions=source", "--import", "tsx", join(repo, "packages/cli/src/main.ts"), "mcp", "--lazy-boot", "--artifacts", base],
+    args: [...CLI_ENTRY, "mcp", "--lazy-boot", "--artifacts", base],
     cwd: repo,
     stderr: "pipe",
   });

@@ -15,9 +15,9 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
 import { COMMAND_DEFINITIONS, verifyArtifactBundle } from "@wp-codebox/runtime-core";
 import { commandInputSchema } from "../src/index.js";
+import { CLI_ENTRY } from "../../../test/support/cli-entry.ts";
 
 const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
-const MAIN = join(REPO_ROOT, "packages/cli/src/main.ts");
 const PLUGIN = join(REPO_ROOT, "test/fixtures/plugins/sortable-board");
 const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-mcp-test-"));
 // The server's own temporary directory, so the test can see that it leaves nothing behind.
@@ -43,7 +43,7 @@ before(async () => {
   mkdirSync(serverTmp);
   transport = new StdioClientTransport({
     command: process.execPath,
-    args: ["--conditions=source", "--import", "tsx", MAIN, "mcp", "--plugin", PLUGIN, "--policy", JSON.stringify(POLICY), "--artifacts", join(scratch, "bundles")],
+    args: [...CLI_ENTRY, "mcp", "--plugin", PLUGIN, "--policy", JSON.stringify(POLICY), "--artifacts", join(scratch, "bundles")],
     cwd: REPO_ROOT,
     env: { ...(process.env as Record<string, string>), TMPDIR: serverTmp },
     stderr: "pipe",
