@@ -316,9 +316,14 @@ function buildProgram(state: CliState): Command {
         } else io.stdout(formatServeAddress(live, ttlMs));
         await live.closed;
       } finally {
-        removeHandlers();
-        await live.close();
-        restoreWarnings();
+        // Handlers stay while the sandbox is disposed: a signal then must not kill the process
+        // before the sandbox folder is gone (a second one still quits at once, through exit handlers).
+        try {
+          await live.close();
+        } finally {
+          removeHandlers();
+          restoreWarnings();
+        }
       }
     });
 

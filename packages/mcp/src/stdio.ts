@@ -75,9 +75,15 @@ export async function serveMcpOverStdio(options: ServeMcpOverStdioOptions): Prom
   } finally {
     stdin.off("end", onEnd);
     stdin.off("close", onEnd);
-    for (const s of signals) process.off(s, onSignal);
-    await options.sandbox.close().catch(() => undefined);
-    await server.close().catch(() => undefined);
-    guard?.restore();
+    // The handlers stay until the sandbox is disposed: a client that closes stdin and then sends
+    // SIGTERM (the SDK's stdio client does after 2 s) would otherwise kill the process mid-disposal
+    // and leave the sandbox folder behind.
+    try {
+      await options.sandbox.close().catch(() => undefined);
+      await server.close().catch(() => undefined);
+    } finally {
+      for (const s of signals) process.off(s, onSignal);
+      guard?.restore();
+    }
   }
 }

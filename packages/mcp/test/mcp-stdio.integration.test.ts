@@ -226,8 +226,24 @@ test("collect_artifacts writes a bundle that verifies, with the trace and the sc
   assert.equal(structured(again).error.code, "artifacts-dir-not-empty");
 });
 
-test("closing stdin disposes the sandbox: the server exits and leaves no sandbox directory", async () => {
-  await client.close();
+test("closing stdin disposes the sandbox, and a SIGTERM during the disposal does not cut it short: the server exits and leaves no sandbox directory", async () => {
+  const pid = transport.pid!;
+  const closing = client.close();
+  // A signal that arrives while the sandbox is being disposed must not kill the process before
+  // its folder is removed (the SDK's client itself sends SIGTERM when the exit takes over 2 s).
+  await new Promise<void>((resolve) => {
+    const timer = setInterval(() => {
+      if (!/Disposing the sandbox/.test(stderr)) return;
+      clearInterval(timer);
+      try {
+        process.kill(pid, "SIGTERM");
+      } catch {
+        // Already gone: the disposal finished first.
+      }
+      resolve();
+    }, 5);
+  });
+  await closing;
   await exited;
   assert.match(stderr, /Shutting down \(stdin-closed\)/);
   assert.match(stderr, /Disposing the sandbox/);

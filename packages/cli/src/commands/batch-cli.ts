@@ -101,10 +101,20 @@ export function registerBatchCommands(program: Command, ctx: BatchCliContext): v
         ...(opts.stalledInterval ? { stalledIntervalMs: opts.stalledInterval } : {}),
       });
       await new Promise<void>((resolve) => {
+        // The handler stays while the worker closes: with none, a second signal would kill the
+        // process by default and skip the exit handlers that remove sandbox folders.
+        let stopping = false;
         const remove = ctx.installSignalHandlers((signal) => {
-          remove();
-          io.stderr(`wp-codebox worker: ${signal}: finishing running tasks, then stopping\n`);
-          worker.close().finally(resolve);
+          if (stopping) {
+            io.stderr(`wp-codebox worker: second ${signal}: quitting at once; running tasks go back to the queue when their lock expires\n`);
+            process.exit(signal === "SIGTERM" ? EXIT_CODES.sigterm : EXIT_CODES.sigint);
+          }
+          stopping = true;
+          io.stderr(`wp-codebox worker: ${signal}: finishing running tasks, then stopping (send it again to quit at once)\n`);
+          worker.close().finally(() => {
+            remove();
+            resolve();
+          });
         });
       });
     });
