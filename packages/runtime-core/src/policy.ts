@@ -179,11 +179,19 @@ export function isHostAllowed(policy: RuntimePolicy, host: string): boolean {
   if (policy.network === "allow") return true;
   const name = hostName(host);
   if (!name) return false;
+  const literal = isIpLiteral(name);
   return policy.network.allowHosts.some((entry) => {
     const e = entry.toLowerCase();
-    if (e.startsWith("*.")) return name.endsWith(e.slice(1)) && name.length > e.length - 1;
+    // A wildcard names subdomains: an address is not one (`*.0.0.1` must not allow 127.0.0.1).
+    if (e.startsWith("*.")) return !literal && name.endsWith(e.slice(1)) && name.length > e.length - 1;
     return name === e;
   });
+}
+
+/** Whether `name` is an IP address literal: IPv6 (has a colon) or dotted numbers (decimal or 0x hex labels, as URL parsers accept). */
+function isIpLiteral(name: string): boolean {
+  if (name.includes(":")) return true;
+  return name.split(".").every((label) => /^(0x[0-9a-f]*|[0-9]+)$/.test(label));
 }
 
 function hostName(host: string): string {

@@ -69,3 +69,21 @@ test("isHostAllowed: deny, allow, allow-list with wildcard", () => {
   assert.equal(isHostAllowed(list, "wordpress.org"), false);
   assert.equal(isHostAllowed(list, "notwordpress.org"), false);
 });
+
+test("isHostAllowed: a wildcard entry never matches an IP address, an exact entry does", () => {
+  const list = normalizePolicy({ network: { allowHosts: ["*.0.0.1", "*.1", "*.168.1.1", "*.ff", "10.0.0.5", "*.example.com"] } });
+  const cases: Array<[string, boolean]> = [
+    ["127.0.0.1", false],
+    ["http://127.0.0.1:8080/", false],
+    ["192.168.1.1", false],
+    ["0x7f.0.0.1", false],
+    ["[::1]:80", false],
+    ["http://[fe80::ff]/", false],
+    ["10.0.0.5", true],
+    ["10.0.0.5:443", true],
+    ["api.example.com", true],
+    ["a.1", true], // a host name under the label "1", not an address
+
+  ];
+  for (const [host, allowed] of cases) assert.equal(isHostAllowed(list, host), allowed, host);
+});
