@@ -364,10 +364,16 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
 
   // Steps.
   const capabilities = new Map<string, PlannedCapability>();
+  const pointersOf = new Map<string, Set<string>>();
+  // Linear in steps: the "used by" reasons are spelled once, after the loop.
   const use = (capability: string, pointer: string, reason: string, autoGranted: boolean) => {
     const entry = capabilities.get(capability) ?? { capability, reason, autoGranted, usedBy: [] };
-    if (!entry.usedBy.includes(pointer)) entry.usedBy.push(pointer);
-    if (!autoGranted) entry.reason = `used by ${entry.usedBy.join(", ")}`;
+    const seen = pointersOf.get(capability) ?? new Set<string>();
+    if (!seen.has(pointer)) {
+      seen.add(pointer);
+      entry.usedBy.push(pointer);
+    }
+    pointersOf.set(capability, seen);
     capabilities.set(capability, entry);
   };
   const planned: Record<"setup" | "steps", PlannedRecipeStep[]> = { setup: [], steps: [] };
@@ -400,6 +406,8 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
       });
     });
   }
+
+  for (const entry of capabilities.values()) if (!entry.autoGranted) entry.reason = `used by ${entry.usedBy.join(", ")}`;
 
   // Explicit policy.commands are authoritative: every step must be granted.
   if (explicitPolicy && recipe.policy?.commands !== undefined) {
