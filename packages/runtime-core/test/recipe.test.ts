@@ -62,7 +62,11 @@ test("a valid recipe validates and plans: paths resolved, derived policy, evalua
   assert.equal(evaluate.autoGranted, true);
   assert.deepEqual(evaluate.usedBy, ["/steps/1"]);
   assert.match(evaluate.reason, /evaluate/);
-  assert.equal(plan.capabilities.find((c) => c.capability === "wordpress.run-php")!.autoGranted, false);
+  const runPhp = plan.capabilities.find((c) => c.capability === "wordpress.run-php")!;
+  assert.equal(runPhp.autoGranted, false);
+  assert.deepEqual(runPhp.usedBy, ["/setup/0", "/steps/2"]);
+  assert.equal(runPhp.reason, "used by /setup/0, /steps/2");
+  assert.equal(plan.capabilities.find((c) => c.capability === "wordpress.browser-actions")!.reason, "used by /steps/0, /steps/1");
   assert.equal(plan.setup.length, 1);
   assert.deepEqual(plan.steps.map((s) => s.pointer), ["/steps/0", "/steps/1", "/steps/2"]);
   assert.ok(plan.steps[0]!.args.includes('steps-json=[{"kind":"navigate","url":"/wp-admin/"}]'));
