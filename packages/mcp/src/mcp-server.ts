@@ -77,7 +77,7 @@ function episodeToolInputs(observationTypes?: readonly string[]): McpToolDescrip
     {
       name: "observe",
       description:
-        "Record an observation of the sandbox (e.g. type runtime-info, mounts, wordpress-state with sections, command-result, runtime-logs) and return its data. Extra properties are passed to the observer.",
+        "Record an observation of the sandbox (e.g. type runtime-info, mounts, wordpress-state with sections, command-result, runtime-logs, abilities) and return its data. Extra properties are passed to the observer.",
       inputSchema: {
         type: "object",
         properties: {
