@@ -99,8 +99,9 @@ export interface McpSandbox {
   /**
    * The site's registered abilities with their schemas (the runtime's `abilities` observation,
    * not recorded in the episode trace). Read once per site state: a step, reset or restore makes
-   * the next call read them again. `available` false (no abilities) before WordPress 6.9 or when
-   * the runtime cannot observe them.
+   * the next call read them again; while another call runs or waits, the last list read is
+   * returned at once. `available` false (no abilities) before WordPress 6.9 or when the runtime
+   * cannot observe them.
    */
   abilities(): Promise<AbilitiesObservation>;
   /** Calls `listener` once the sandbox is up (at once when it already is). */
@@ -255,6 +256,8 @@ export function createMcpSandbox(options: McpSandboxOptions): McpSandbox {
   const bootListeners: (() => void)[] = [];
   /** The abilities read for the current site state; dropped by anything that may change it. */
   let abilitiesRead: AbilitiesObservation | undefined;
+  /** The last abilities read, kept when the site may have changed since. */
+  let lastAbilities: AbilitiesObservation | undefined;
   const changed = <T>(work: Promise<T>): Promise<T> => {
     abilitiesRead = undefined;
     return work.finally(() => (abilitiesRead = undefined));
@@ -312,15 +315,19 @@ export function createMcpSandbox(options: McpSandboxOptions): McpSandbox {
       }),
     snapshot: () => serial(() => episode.snapshot()),
     restore: (snapshotId) => serial(() => changed(episode.restore(snapshotId))),
-    abilities: () =>
-      serial(async () => {
+    abilities: () => {
+      if (abilitiesRead) return Promise.resolve(abilitiesRead);
+      // While a call runs or waits, the last list read stands: listing tools never waits for a long command.
+      if (booted && order.depth > 0 && lastAbilities) return Promise.resolve(lastAbilities);
+      return serial(async () => {
         if (abilitiesRead) return abilitiesRead;
         const rt = runtime!;
         if (!rt.observe) return { available: false, abilities: [] };
         const observed = (await rt.observe({ type: "abilities" })) as { data?: AbilitiesObservation };
-        abilitiesRead = { available: observed.data?.available === true, abilities: observed.data?.abilities ?? [] };
+        abilitiesRead = lastAbilities = { available: observed.data?.available === true, abilities: observed.data?.abilities ?? [] };
         return abilitiesRead;
-      }),
+      });
+    },
     onBooted(listener) {
       if (booted) listener();
       else bootListeners.push(listener);
