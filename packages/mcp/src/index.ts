@@ -3,3 +3,6 @@ export * from "./tool-schemas.js";
 export * from "./mcp-sandbox.js";
 export * from "./mcp-server.js";
 export * from "./stdio.js";
+export * from "./ability-tools.js";
+export * from "./tool-output-schemas.js";
+export * from "./mcp-resources.js";

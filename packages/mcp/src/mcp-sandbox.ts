@@ -28,6 +28,7 @@ import {
   type RuntimeInfo,
   type RuntimePolicy,
   type SerializedError,
+  type AbilitiesObservation,
 } from "@wp-codebox/runtime-core";
 
 /** Options of `createMcpSandbox`. */
@@ -95,6 +96,18 @@ export interface McpSandbox {
    * why it could not be read (`artifact-not-found`, `artifact-too-large` over `maxBytes`, …).
    */
   files(paths: readonly string[], options?: { maxBytes?: number }): Promise<ArtifactRead[]>;
+  /**
+   * The site's registered abilities with their schemas (the runtime's `abilities` observation,
+   * not recorded in the episode trace). Read once per site state: a step, reset or restore makes
+   * the next call read them again; while another call runs or waits, the last list read is
+   * returned at once. `available` false (no abilities) before WordPress 6.9 or when the runtime
+   * cannot observe them.
+   */
+  abilities(): Promise<AbilitiesObservation>;
+  /** Calls `listener` once the sandbox is up (at once when it already is). */
+  onBooted?(listener: () => void): void;
+  /** A link that logs the browser in as the administrator, when the runtime makes one. */
+  loginUrl(): Promise<string | undefined>;
   /** Disposes the runtime (waits for a boot in flight). Idempotent. */
   close(): Promise<void>;
 }
@@ -109,6 +122,8 @@ export type ArtifactRead = { path: string; file: ArtifactFileRead } | { path: st
 type RestorableRuntime = Runtime & {
   restoreSnapshot?(snapshot: unknown): Promise<void>;
   readArtifact?(spec: { path: string; maxBytes?: number }): Promise<ArtifactFileRead>;
+  /** A local runtime makes the link on demand; an attached one was handed it by serve. */
+  loginUrl?: (() => Promise<string>) | string;
 };
 
 /**
@@ -238,6 +253,15 @@ export function createMcpSandbox(options: McpSandboxOptions): McpSandbox {
   );
   let boot: Promise<void> | undefined;
   let booted = false;
+  const bootListeners: (() => void)[] = [];
+  /** The abilities read for the current site state; dropped by anything that may change it. */
+  let abilitiesRead: AbilitiesObservation | undefined;
+  /** The last abilities read, kept when the site may have changed since. */
+  let lastAbilities: AbilitiesObservation | undefined;
+  const changed = <T>(work: Promise<T>): Promise<T> => {
+    abilitiesRead = undefined;
+    return work.finally(() => (abilitiesRead = undefined));
+  };
   let closed = false;
   const order = new SerialQueue();
   // Named now (the server's start time); made by the first bundle written into it.
@@ -250,6 +274,7 @@ export function createMcpSandbox(options: McpSandboxOptions): McpSandbox {
       log(options.attached ? "Opening an episode on the attached sandbox" : "Booting the sandbox");
       await episode.reset();
       booted = true;
+      for (const listener of bootListeners.splice(0)) listener();
       const info = runtime!.info();
       const how = options.attached ? "attached" : `${info.bootMode} site`;
       log(`Sandbox ready: WordPress ${info.wordpressVersion} on PHP ${info.phpVersion} at ${info.siteUrl} (${Date.now() - started} ms, ${how})`);
@@ -280,16 +305,38 @@ export function createMcpSandbox(options: McpSandboxOptions): McpSandbox {
       serial(() => {
         const { timeoutMs, signal } = stepOptions;
         if (signal?.aborted) throw new WpCodeboxError("interrupted", `${command}: the call was cancelled before it started.`, { command });
-        return episode.step({ command, args, ...(timeoutMs !== undefined ? { timeoutMs } : {}) }, undefined, signal ? { signal } : undefined);
+        return changed(episode.step({ command, args, ...(timeoutMs !== undefined ? { timeoutMs } : {}) }, undefined, signal ? { signal } : undefined));
       }),
-    reset: () => serial(() => episode.reset()),
+    reset: () => serial(() => changed(episode.reset())),
     observe: (spec) =>
       serial(async () => {
         const observation = await episode.observe(spec);
         return { observation, data: episode.observationData(observation.id) };
       }),
     snapshot: () => serial(() => episode.snapshot()),
-    restore: (snapshotId) => serial(() => episode.restore(snapshotId)),
+    restore: (snapshotId) => serial(() => changed(episode.restore(snapshotId))),
+    abilities: () => {
+      if (abilitiesRead) return Promise.resolve(abilitiesRead);
+      // While a call runs or waits, the last list read stands: listing tools never waits for a long command.
+      if (booted && order.depth > 0 && lastAbilities) return Promise.resolve(lastAbilities);
+      return serial(async () => {
+        if (abilitiesRead) return abilitiesRead;
+        const rt = runtime!;
+        if (!rt.observe) return { available: false, abilities: [] };
+        const observed = (await rt.observe({ type: "abilities" })) as { data?: AbilitiesObservation };
+        abilitiesRead = lastAbilities = { available: observed.data?.available === true, abilities: observed.data?.abilities ?? [] };
+        return abilitiesRead;
+      });
+    },
+    onBooted(listener) {
+      if (booted) listener();
+      else bootListeners.push(listener);
+    },
+    loginUrl: () =>
+      serial(async () => {
+        const link = runtime!.loginUrl;
+        return typeof link === "function" ? await link.call(runtime) : link;
+      }),
     collect: (collectOptions = {}) => {
       let chosen: string | undefined;
       try {

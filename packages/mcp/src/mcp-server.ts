@@ -1,15 +1,21 @@
 /**
- * The wp-codebox MCP server: `tools/list` gives one tool per catalog command plus the episode tools
- * (`reset`, `observe`, `snapshot`, `restore`, `collect_artifacts`); `tools/call` runs them in the
- * session's sandbox. Results carry the execution record as `structuredContent` with a text summary;
+ * The wp-codebox MCP server: `tools/list` gives one tool per catalog command, the episode tools
+ * (`reset`, `observe`, `snapshot`, `restore`, `collect_artifacts`) and, once the sandbox is up, one
+ * tool per ability the site registers (WordPress 6.9+; `notifications/tools/list_changed` when
+ * they appear); `tools/call` runs them in the session's sandbox. Every tool declares its
+ * `outputSchema` and behaviour annotations; the site URL, the login link and the session's bundle
+ * files are resources (`resources/list`, `resources/read`). Results carry the execution record as `structuredContent` with a text summary;
  * the screenshots a result names come back as image content (each read on its own, capped). A call made with a `progressToken` gets
  * `notifications/progress` while it runs; a cancelled call stops its command.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { ARTIFACT_READ_CAP_BYTES, serializeError, WpCodeboxError, quoteValue, type RuntimePolicy } from "@wp-codebox/runtime-core";
+import { CallToolRequestSchema, ListResourcesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { ARTIFACT_READ_CAP_BYTES, checkCommandInput, getCommandDefinition, serializeError, WpCodeboxError, quoteValue, type RuntimePolicy } from "@wp-codebox/runtime-core";
 import type { McpSandbox } from "./mcp-sandbox.js";
 import { commandForToolName, commandTools, toolInputToArgs, type McpToolDescription } from "./tool-schemas.js";
+import { ABILITY_COMMAND, abilityCommandArgs, abilityForToolName, abilityInputFromArguments, abilityTools } from "./ability-tools.js";
+import { listSessionResources, readSessionResource } from "./mcp-resources.js";
+import { EPISODE_OUTPUT_SCHEMAS } from "./tool-output-schemas.js";
 
 /** Names of the tools that are not catalog commands. */
 export const EPISODE_TOOL_NAMES = ["reset", "observe", "snapshot", "restore", "collect_artifacts"] as const;
@@ -37,12 +43,31 @@ export interface WpCodeboxMcpServerOptions {
 const INSTRUCTIONS = [
   "wp-codebox: a disposable WordPress sandbox (WordPress Playground: PHP in WebAssembly + SQLite), offline.",
   "Each catalog command is a tool (wordpress_run_php, wordpress_rest_request, wordpress_browser_actions, …) taking the command's arguments by name.",
+  "On WordPress 6.9+ each ability the site registers is a tool too, named after the ability with its / as __ (core/get-site-info → core__get-site-info), taking the ability's own input; they are listed once the sandbox is up.",
+  "Resources: the site URL (wp-codebox://site/url), the administrator's login link (wp-codebox://site/login) and the files of the bundles collect_artifacts wrote (wp-codebox://bundles/…).",
   "Episode tools: reset (back to the freshly booted site), observe, snapshot / restore (by snapshot id), collect_artifacts (writes a verifiable bundle and returns its directory).",
   "Tools the sandbox policy does not grant are marked UNAVAILABLE and refused with error code policy-denied.",
 ].join(" ");
 
-/** The episode tools' descriptions. */
+/** MCP behaviour hints of the episode tools: observe and snapshot only read; reset and restore throw away the site's state. */
+const EPISODE_ANNOTATIONS: Record<string, Record<string, unknown>> = {
+  reset: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  observe: { readOnlyHint: true, openWorldHint: false },
+  snapshot: { readOnlyHint: true, openWorldHint: false },
+  restore: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  collect_artifacts: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+};
+
+/** The episode tools' descriptions, with their output schemas and behaviour hints. */
 export function episodeTools(observationTypes?: readonly string[]): McpToolDescription[] {
+  return episodeToolInputs(observationTypes).map((tool) => ({
+    ...tool,
+    outputSchema: EPISODE_OUTPUT_SCHEMAS[tool.name]!,
+    annotations: { title: tool.name, ...EPISODE_ANNOTATIONS[tool.name]! },
+  }));
+}
+
+function episodeToolInputs(observationTypes?: readonly string[]): McpToolDescription[] {
   return [
     {
       name: "reset",
@@ -52,7 +77,7 @@ export function episodeTools(observationTypes?: readonly string[]): McpToolDescr
     {
       name: "observe",
       description:
-        "Record an observation of the sandbox (e.g. type runtime-info, mounts, wordpress-state with sections, command-result, runtime-logs) and return its data. Extra properties are passed to the observer.",
+        "Record an observation of the sandbox (e.g. type runtime-info, mounts, wordpress-state with sections, command-result, runtime-logs, abilities) and return its data. Extra properties are passed to the observer.",
       inputSchema: {
         type: "object",
         properties: {
@@ -131,13 +156,35 @@ export function createWpCodeboxMcpServer(options: WpCodeboxMcpServerOptions): Se
   const interval = options.progressIntervalMs ?? 1000;
   const summaryChars = options.summaryChars ?? 20_000;
   const imageCapBytes = Math.min(options.imageCapBytes ?? ARTIFACT_READ_CAP_BYTES, ARTIFACT_READ_CAP_BYTES);
-  const server = new Server({ name: "wp-codebox", version: options.version ?? "0.0.0" }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  const server = new Server(
+    { name: "wp-codebox", version: options.version ?? "0.0.0" },
+    { capabilities: { tools: { listChanged: true }, resources: { listChanged: true } }, instructions: INSTRUCTIONS },
+  );
 
   const policy = async (): Promise<RuntimePolicy | undefined> => options.policy ?? sandbox.policy().catch(() => undefined);
+  /** The site's abilities once the sandbox is up (never boots it); none without the API or when they cannot be read. */
+  const abilities = async () => {
+    if (!sandbox.booted) return [];
+    try {
+      return (await sandbox.abilities()).abilities;
+    } catch (error) {
+      log(`The site's abilities could not be listed: ${serializeError(error).message}`);
+      return [];
+    }
+  };
+  // The ability tools and the site resources exist once the sandbox is up: tell the client then.
+  sandbox.onBooted?.(() => {
+    server.sendToolListChanged().catch(() => undefined);
+    server.sendResourceListChanged().catch(() => undefined);
+  });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: [...commandTools(await policy()), ...episodeTools(options.observationTypes)],
-  }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const granted = await policy();
+    return { tools: [...commandTools(granted), ...episodeTools(options.observationTypes), ...abilityTools(await abilities(), granted)] };
+  });
+
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await listSessionResources(sandbox) }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => ({ contents: [await readSessionResource(sandbox, request.params.uri)] }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const name = request.params.name;
@@ -173,10 +220,18 @@ export function createWpCodeboxMcpServer(options: WpCodeboxMcpServerOptions): Se
   });
 
   async function callTool(name: string, input: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
-    const def = commandForToolName(name);
+    const abilityName = abilityForToolName(name);
+    const def = abilityName ? getCommandDefinition(ABILITY_COMMAND) : commandForToolName(name);
     if (def) {
-      // Refused here, before a (lazy) boot or a step, if the command would refuse it.
-      const args = toolInputToArgs(def, input, options.cwd);
+      let args: string[];
+      if (abilityName) {
+        // The tool's arguments are the ability's input (or { input } for a non-object input schema).
+        const ability = (await sandbox.abilities()).abilities.find((a) => a.name === abilityName);
+        args = checkCommandInput(ABILITY_COMMAND, abilityCommandArgs(abilityName, abilityInputFromArguments(ability, input)), options.cwd ?? process.cwd()).args;
+      } else {
+        // Refused here, before a (lazy) boot or a step, if the command would refuse it.
+        args = toolInputToArgs(def, input, options.cwd);
+      }
       // A client that cancels the request (notifications/cancelled) stops the command.
       const { execution, refs } = await sandbox.step(def.id, args, { signal });
       const lines = [`${def.id}: ${execution.status} (exit ${execution.exitCode}) in ${Math.round(execution.durationMs)} ms — ${refs.step}`];
@@ -241,6 +296,8 @@ export function createWpCodeboxMcpServer(options: WpCodeboxMcpServerOptions): Se
           ...(typeof input.directory === "string" ? { directory: input.directory } : {}),
           ...(typeof input.includeRuntimeSnapshotBundles === "boolean" ? { includeRuntimeSnapshotBundles: input.includeRuntimeSnapshotBundles } : {}),
         });
+        // Its files are resources now.
+        server.sendResourceListChanged().catch(() => undefined);
         return {
           ...json(
             `Bundle ${bundle.id} written to ${bundle.directory}: ${bundle.valid ? "verified" : `INVALID (${bundle.violations.map((v) => `${v.code} ${v.path}`).join("; ")})`}; trace ${bundle.trace.id} with ${bundle.trace.steps} step(s).`,

@@ -3,6 +3,7 @@
  * command id with `.` and `-` as `_` (`wordpress.run-php` → `wordpress_run_php`), its input schema
  * derived from the command's `args`, so the catalog and the tools never drift.
  */
+import { stepOutputSchema, type ToolOutputSchema } from "./tool-output-schemas.js";
 import { COMMAND_DEFINITIONS, WpCodeboxError, checkCommandInput, flattenCommandArgs, hasCapability, type CommandArgument, type CommandDefinition, type RuntimePolicy } from "@wp-codebox/runtime-core";
 
 /** A JSON Schema object as MCP carries it in `tools/list` (`inputSchema`). */
@@ -10,7 +11,9 @@ export interface ToolInputSchema {
   type: "object";
   properties: Record<string, Record<string, unknown>>;
   required?: string[];
-  additionalProperties: boolean;
+  additionalProperties: boolean | Record<string, unknown>;
+  /** Other keywords of a schema that comes from elsewhere (an ability's input schema). */
+  [keyword: string]: unknown;
 }
 
 /** An MCP tool description (`tools/list` entry). */
@@ -19,6 +22,9 @@ export interface McpToolDescription {
   title?: string;
   description: string;
   inputSchema: ToolInputSchema;
+  /** The shape of the call's `structuredContent` (see tool-output-schemas). */
+  outputSchema?: ToolOutputSchema;
+  /** `title` and MCP's behaviour hints (`readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`). */
   annotations?: Record<string, unknown>;
 }
 
@@ -96,6 +102,19 @@ export function commandToolDescription(def: CommandDefinition, policy: RuntimePo
   return parts.join(" ");
 }
 
+/** Command kinds that only read the site: state export and the runtime's own facts. */
+const READ_ONLY_KINDS: readonly CommandDefinition["kind"][] = ["state", "inspect"];
+
+/**
+ * MCP behaviour hints of a command's tool: `readOnlyHint` for state export and inspect commands;
+ * the others may change the site (run PHP, send requests), so they are not read-only and keep
+ * MCP's default `destructiveHint`. `openWorldHint` is false: the tools act on the sandbox only.
+ */
+export function commandToolAnnotations(def: CommandDefinition): Record<string, unknown> {
+  const readOnly = READ_ONLY_KINDS.includes(def.kind);
+  return { title: def.id, readOnlyHint: readOnly, openWorldHint: false };
+}
+
 /** The `tools/list` entries of every catalog command, marked unavailable where `policy` denies them. */
 export function commandTools(policy: RuntimePolicy | undefined): McpToolDescription[] {
   return catalogToolCommands().map((def) => ({
@@ -103,7 +122,8 @@ export function commandTools(policy: RuntimePolicy | undefined): McpToolDescript
     title: def.id,
     description: commandToolDescription(def, policy),
     inputSchema: commandInputSchema(def),
-    annotations: { title: def.id, ...(policy && !hasCapability(policy, def.capability) ? { unavailable: true } : {}) },
+    outputSchema: stepOutputSchema(),
+    annotations: { ...commandToolAnnotations(def), ...(policy && !hasCapability(policy, def.capability) ? { unavailable: true } : {}) },
   }));
 }
 

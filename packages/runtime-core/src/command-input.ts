@@ -12,6 +12,7 @@ import { WpCodeboxError, quoteValue } from "./errors.js";
 import { checkInputFile, pathArgumentKind } from "./input-files.js";
 import type { ObservationSpec } from "./runtime.js";
 import { parseWpCliCommand } from "./wp-cli-command.js";
+import { checkAbilityName } from "./abilities.js";
 import { gotText, jsonPointerToken, type SchemaIssue } from "./schema-validation.js";
 import { normalizeWordPressStateRequest, wordPressStateRequestFromArgs } from "./wordpress-state.js";
 
@@ -142,7 +143,7 @@ export function commandArgsIssues(error: WpCodeboxError, base: string, flat: { a
  * @param cwd - base of relative `@file` and path args.
  * @returns the args with file references made absolute, so the plan no longer depends on `cwd`.
  * @throws WpCodeboxError `unknown-command`, `invalid-argument`, `missing-argument`,
- *   `invalid-json-arg`, `invalid-steps-json`, `invalid-state-request`, `wp-cli-unsupported`, `input-file-invalid` and
+ *   `invalid-json-arg`, `invalid-steps-json`, `invalid-state-request`, `wp-cli-unsupported`, `invalid-argument` (a malformed ability name), `input-file-invalid` and
  *   `input-file-too-large` (an `@file` or `path` argument that is not a regular file or is over its cap).
  */
 export function checkCommandInput(command: string, args: readonly string[], cwd: string): CheckedCommandInput {
@@ -170,6 +171,7 @@ export function checkCommandInput(command: string, args: readonly string[], cwd:
   }
   if (definition.kind === "state") normalizeWordPressStateRequest(wordPressStateRequestFromArgs(parsed));
   if (command === "wordpress.wp-cli" && parsed.command !== undefined) parseWpCliCommand(parsed.command);
+  if (command === "wordpress.ability" && parsed.name !== undefined) checkAbilityName(parsed.name);
   // Keep the caller's order; only values changed.
   const resolvedArgs = args.map((raw) => {
     const key = raw.slice(0, raw.indexOf("="));
@@ -179,7 +181,7 @@ export function checkCommandInput(command: string, args: readonly string[], cwd:
 }
 
 /** Every observation type a runtime answers (`runtime.observe`, episode `observe`). */
-export const OBSERVATION_TYPES = ["runtime-info", "mounts", "command-result", "wordpress-state", "http-response", "browser-result", "runtime-events", "runtime-logs"] as const;
+export const OBSERVATION_TYPES = ["runtime-info", "mounts", "command-result", "wordpress-state", "http-response", "browser-result", "runtime-events", "runtime-logs", "abilities"] as const;
 export type ObservationType = (typeof OBSERVATION_TYPES)[number];
 
 /**

@@ -279,6 +279,27 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
     examples: ["url=/wp-admin/ wait-for=#wpadminbar"],
   },
   {
+    id: "wordpress.ability",
+    summary: "Run a registered ability of the WordPress Abilities API (WordPress 6.9+): wp_get_ability(name)->execute(input).",
+    kind: "php",
+    defaultTimeoutMs: DEFAULT_COMMAND_TIMEOUT_MS,
+    capability: "wordpress.ability",
+    args: [
+      arg("name", "text", 'Ability name, "namespace/ability-name", e.g. "core/get-site-info".', { required: true }),
+      arg("input-json", "json", "The ability's input as JSON (inline or @file), checked by WordPress against the ability's input schema; default none (null)."),
+      AS_ARG,
+      BACKGROUND_ERRORS_ARG,
+    ],
+    output: {
+      description:
+        'The ability\'s output as result.json. A WP_Error (invalid input, no permission, the ability\'s own failure) is status "error" with ability-failed and the WP_Error code and message; an unknown name is ability-not-found listing the registered names; WordPress before 6.9 is abilities-unavailable.',
+      jsonFields: [],
+    },
+    recipe: true,
+    runnable: true,
+    examples: ["name=core/get-site-info", 'name=core/get-site-info input-json={"fields":["name","version"]}'],
+  },
+  {
     id: "wordpress.state-export",
     summary: "Export WordPress state (wp-codebox/wordpress-state-export/v1).",
     kind: "state",

@@ -110,6 +110,12 @@ export const ERROR_CODES = {
   "plugin-requirements": "input",
   /** A `--define` / `runtime.defines` entry with a bad or reserved name, or a value that is not a JSON scalar. */
   "invalid-define": "input",
+  /** `wordpress.ability` on a WordPress without the Abilities API (before 6.9): the fix is `--wp 6.9` or newer. */
+  "abilities-unavailable": "input",
+  /** `wordpress.ability` named an ability the site has not registered (the message lists the registered ones). */
+  "ability-not-found": "input",
+  /** The ability returned a WP_Error (bad input, no permission, or its own failure); its code and message are in the result. */
+  "ability-failed": "sandbox",
 } as const satisfies Record<string, ErrorCategory>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -8,6 +8,7 @@ import type { TSchema } from "@sinclair/typebox";
 /** What we use of an Ajv instance. */
 interface AjvType {
   compile(schema: object): import("ajv").ValidateFunction;
+  validateSchema(schema: object): boolean | Promise<unknown>;
 }
 
 /** One validation problem: JSON pointer to the bad field and what is wrong with it. */
@@ -32,6 +33,19 @@ function getAjv(): AjvType {
   return ajv;
 }
 const cache = new WeakMap<object, import("ajv").ValidateFunction>();
+
+/**
+ * Whether `schema` is a valid JSON Schema document (checked against the meta-schema, nothing is
+ * compiled or kept): an untrusted schema is passed on to other JSON Schema tools only when it is.
+ */
+export function isValidJsonSchema(schema: unknown): boolean {
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return false;
+  try {
+    return getAjv().validateSchema(schema) === true;
+  } catch {
+    return false;
+  }
+}
 
 /** Keywords that say nothing about validity. */
 const ANNOTATIONS = new Set(["title", "description", "default", "examples", "$id", "$schema", "$comment", "readOnly", "writeOnly", "deprecated"]);

@@ -22,6 +22,7 @@ const EXPECTED_IDS = [
   "wordpress.rest-request",
   "wordpress.browser-actions",
   "wordpress.browser-probe",
+  "wordpress.ability",
   "wordpress.state-export",
   "wordpress.check",
   "inspect-mounted-inputs",

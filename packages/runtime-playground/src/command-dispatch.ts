@@ -17,6 +17,7 @@ import {
   type ExecutionSpec,
   type RuntimePolicy,
 } from "@wp-codebox/runtime-core";
+import { ability } from "./commands/ability.js";
 import { browserActions, browserProbe } from "./commands/browser-actions.js";
 import type { CommandContext, CommandHandler, CommandOutcome } from "./commands/command-context.js";
 import { httpRequest } from "./commands/http-request.js";
@@ -43,6 +44,7 @@ const HANDLERS: Record<string, CommandHandler> = {
   "wordpress.wp-cli": wpCli,
   "wordpress.phpunit": phpunit,
   "wordpress.check": pluginCheck,
+  "wordpress.ability": ability,
 };
 
 /** What dispatching a command uses of its runtime. */

@@ -1,7 +1,7 @@
 /**
  * Observation types of the Playground backend: `runtime-info`, `mounts`,
  * `command-result`, `wordpress-state`, `http-response`, `browser-result`, `runtime-events`,
- * `runtime-logs`. Each returns `{ type, data, artifactRefs? }`; payloads that belong in files
+ * `runtime-logs`, `abilities`. Each returns `{ type, data, artifactRefs? }`; payloads that belong in files
  * (WordPress state sections) are returned as `files` for the runtime to add to its bundle.
  */
 import {
@@ -19,6 +19,7 @@ import {
 } from "@wp-codebox/runtime-core";
 import type { CommandContext } from "./commands/command-context.js";
 import { httpRequest } from "./commands/http-request.js";
+import { listAbilities } from "./commands/ability.js";
 import type { WorkerRunResult } from "./php-worker-protocol.js";
 import { exportWordPressState } from "./state-export/export-wordpress-state.js";
 
@@ -79,6 +80,8 @@ function str(spec: ObservationSpec, key: string): string | undefined {
  * - `browser-result`: the last browser command's `{ id, command, status, summary }`, or `null`.
  * - `runtime-events`: `{ events }` (lifecycle events so far).
  * - `runtime-logs`: `{ entries: [{ id, command, status, stderr }] }` for commands with stderr output.
+ * - `abilities`: `{ available, abilities: [{ name, label, description, inputSchema, outputSchema,
+ *   annotations }] }`, the site's registered abilities (`available` false before WordPress 6.9).
  * @throws WpCodeboxError `observation-unsupported` (unknown type), `invalid-state-request`,
  *   `invalid-argument`, `state-export-failed`.
  */
@@ -140,6 +143,8 @@ export async function observePlayground(host: ObservationHost, spec: Observation
       const entries = host.results().filter((r) => r.stderr.length > 0).map((r) => ({ id: r.id, command: r.command, status: r.status, stderr: redactor.redact(r.stderr) }));
       return { type: spec.type, data: { entries } };
     }
+    case "abilities":
+      return { type: spec.type, data: await listAbilities(host.context()) };
     default:
       throw new WpCodeboxError(
         "observation-unsupported",

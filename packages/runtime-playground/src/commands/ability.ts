@@ -1,0 +1,88 @@
+/**
+ * `wordpress.ability`: runs one registered ability (WordPress 6.9+ Abilities API) through
+ * `wp_get_ability( name )->execute( input )`, and lists the registered abilities for the
+ * `abilities` observation (what the MCP server makes tools of).
+ */
+import { ABILITIES_API_MIN_WORDPRESS, WpCodeboxError, readJsonArg, schemaFromPhp, type AbilitiesObservation, type AbilityDescription } from "@wp-codebox/runtime-core";
+import { outcomeFromRun, phpWrapper } from "./run-php.js";
+import type { CommandContext, CommandHandler, CommandOutcome } from "./command-context.js";
+import { phpProgram } from "../php-assets.js";
+import { phpValue } from "../php-value.js";
+
+const PROGRAM_FILE = "/internal/wp-codebox/code/ability.php";
+
+/** What `assets/commands/ability.php` prints. */
+type AbilityReport =
+  | { available: false; wordpressVersion?: string }
+  | { available: true; found: false; names: string[] }
+  | { available: true; found: true; ok: true; output: unknown }
+  | { available: true; found: true; ok: false; error: { code: string; message: string; data?: unknown } }
+  | { available: true; abilities: AbilityDescription[] };
+
+/** The `abilities-unavailable` error of a WordPress without the API. */
+function unavailable(version: string | undefined): NonNullable<CommandOutcome["error"]> {
+  return {
+    code: "abilities-unavailable",
+    message: `The Abilities API needs WordPress ${ABILITIES_API_MIN_WORDPRESS} or newer; this sandbox runs WordPress ${version ?? "(unknown)"}, where wp_get_ability() does not exist. Boot a newer WordPress: --wp ${ABILITIES_API_MIN_WORDPRESS} (or --wp latest).`,
+    data: { wordpressVersion: version ?? null, requires: ABILITIES_API_MIN_WORDPRESS },
+  };
+}
+
+export const ability: CommandHandler = async (ctx, args) => {
+  const name = args.name!;
+  const input = args["input-json"] !== undefined ? readJsonArg(args["input-json"], ctx.cwd) : null;
+  const user = await ctx.wrapperUser(args.as);
+  await ctx.writeSandboxFile(PROGRAM_FILE, phpProgram({ wp_codebox_ability: phpValue({ name, input, list: false }, "ability") }, "commands/ability.php"));
+  const outcome = outcomeFromRun(await ctx.runPhp(phpWrapper(PROGRAM_FILE, { bootstrap: "wordpress", user })));
+  if (outcome.status !== "ok") return outcome;
+  const report = outcome.json as AbilityReport | undefined;
+  if (!report || typeof report !== "object" || typeof report.available !== "boolean") {
+    return { ...outcome, status: "error", exitCode: 1, error: { code: "php-error", message: "The ability run printed something other than its JSON report; a plugin may echo output while WordPress loads or while the ability runs." } };
+  }
+  const failed = (error: NonNullable<CommandOutcome["error"]>): CommandOutcome => {
+    const { json: _omit, ...rest } = outcome;
+    return { ...rest, stdout: "", stdoutBytes: 0, status: "error", exitCode: 1, error };
+  };
+  if (!report.available) return failed(unavailable(report.wordpressVersion ?? ctx.info().wordpressVersion));
+  if ("found" in report && !report.found) {
+    return failed({
+      code: "ability-not-found",
+      message: `No ability named ${JSON.stringify(name)} is registered on this site. Registered: ${report.names.length ? report.names.join(", ") : "(none)"}.`,
+      data: { name, registered: report.names },
+    });
+  }
+  if ("ok" in report && !report.ok) {
+    return failed({
+      code: "ability-failed",
+      message: `${name} returned a WP_Error [${report.error.code}]: ${report.error.message}`,
+      data: { name, code: report.error.code, message: report.error.message, ...(report.error.data !== null && report.error.data !== undefined ? { data: report.error.data } : {}) },
+    });
+  }
+  const output = "output" in report ? report.output : null;
+  // stdout is the output itself, so result.json is the ability's output (not the report around it).
+  const stdout = JSON.stringify(output);
+  return { ...outcome, stdout, stdoutBytes: Buffer.byteLength(stdout), json: output };
+};
+
+/**
+ * The site's registered abilities with their schemas (the `abilities` observation), read as the
+ * administrator. `available` is false, with no abilities, before WordPress 6.9.
+ * @throws WpCodeboxError `php-error` when the listing fails or prints something else.
+ */
+export async function listAbilities(ctx: Pick<CommandContext, "runPhp" | "writeSandboxFile">): Promise<AbilitiesObservation> {
+  await ctx.writeSandboxFile(PROGRAM_FILE, phpProgram({ wp_codebox_ability: phpValue({ name: "", input: null, list: true }, "ability") }, "commands/ability.php"));
+  const outcome = outcomeFromRun(await ctx.runPhp(phpWrapper(PROGRAM_FILE, { bootstrap: "wordpress", user: "admin" })));
+  const report = outcome.json as { available?: boolean; abilities?: AbilityDescription[] } | undefined;
+  if (outcome.status !== "ok" || !report || typeof report.available !== "boolean") {
+    throw new WpCodeboxError("php-error", `Listing the site's abilities failed: ${outcome.error ? `${outcome.error.code}: ${outcome.error.message}` : outcome.stdout.slice(0, 300) || "it printed nothing"}`);
+  }
+  const abilities = (report.abilities ?? []).map((a) => ({
+    name: String(a.name),
+    label: String(a.label),
+    description: String(a.description),
+    inputSchema: schemaFromPhp(a.inputSchema),
+    outputSchema: schemaFromPhp(a.outputSchema),
+    annotations: a.annotations && typeof a.annotations === "object" && !Array.isArray(a.annotations) ? a.annotations : {},
+  }));
+  return { available: report.available, abilities };
+}
