@@ -7,11 +7,12 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { createServer } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { listWordPressBuilds, resolveDefaultWordPress } from "@wp-codebox/runtime-playground";
+import { unzipSync } from "fflate";
 import { show, spawnCli, type CliRun } from "./spawn-cli.js";
 import { WORDPRESS_MIRROR_SKIP, serveWordPressMirror, sharedWordPressReleasesDir, type WordPressMirror } from "../support/wordpress-mirror.js";
 
@@ -73,6 +74,17 @@ describe("no --wp: the newest release from the mirror, and offline the newest on
     assert.deepEqual(metadata.runtime.wordpress, { version: "7.0.4", source: "release", chosenBy: "latest" });
     assert.deepEqual(offlineLines(run.stderr), [], "the newest release needs no explanation");
     assert.ok(mirror!.requests.includes("/latest.zip"), mirror!.requests.join(", "));
+  });
+
+  it("the installed site shares wp-includes with the unpacked release by hard links, and the install changed none of it", () => {
+    const treeRoot = join(cache, "wordpress");
+    const tree = readdirSync(treeRoot).map((d) => join(treeRoot, d)).find((d) => existsSync(join(d, "wp-includes", "version.php")))!;
+    assert.ok(statSync(join(tree, "wp-includes", "plugin.php")).nlink >= 2, "linked into the installed site, not copied");
+    const zip = unzipSync(readFileSync(join(sharedWordPressReleasesDir()!, "wordpress-7.0.4.zip")), { filter: (f) => f.name.startsWith("wordpress/wp-includes/") && !f.name.endsWith("/") });
+    const names = Object.keys(zip);
+    assert.ok(names.length > 1000, String(names.length));
+    const changed = names.filter((name) => !Buffer.from(zip[name]!).equals(readFileSync(join(tree, name.slice("wordpress/".length)))));
+    assert.deepEqual(changed, []);
   });
 
   it("the mirror is asked at most once a day: the next default asks nothing", async () => {

@@ -25,6 +25,9 @@ export interface WordPressChoiceRecord {
   chosenBy: WordPressChosenBy;
 }
 
+/** How the one line about an offline default begins (so a quiet caller can still pass it on). */
+export const OFFLINE_NOTICE_PREFIX = "offline: ";
+
 /** How long the mirror's answer to "which release is newest" is trusted: one day, in ms. */
 export const LATEST_CHECK_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 
@@ -83,10 +86,10 @@ export function chooseDefaultWordPress(inputs: DefaultWordPressInputs): DefaultW
   const cached = newest(inputs.cachedReleases);
   const bundled = newest(inputs.bundledReleases);
   if (cached !== undefined && (bundled === undefined || compareWordPressVersions(cached, bundled) >= 0)) {
-    return { version: cached, source: "release", chosenBy: "offline-cached", notice: `offline: using WordPress ${cached}, the newest release in the cache; ${why}` };
+    return { version: cached, source: "release", chosenBy: "offline-cached", notice: `${OFFLINE_NOTICE_PREFIX}using WordPress ${cached}, the newest release in the cache; ${why}` };
   }
   if (bundled === undefined) throw new Error("No WordPress to fall back to: no cached release and no bundled build.");
-  return { version: bundled, source: "bundled", chosenBy: "offline-bundled", notice: `offline: using WordPress ${bundled}, the newest bundled build; ${why}` };
+  return { version: bundled, source: "bundled", chosenBy: "offline-bundled", notice: `${OFFLINE_NOTICE_PREFIX}using WordPress ${bundled}, the newest bundled build; ${why}` };
 }
 
 /** True when a "newest release" answer checked at `checkedAt` (ISO-8601) is younger than `maxAgeMs` at `nowMs`. */
