@@ -63,7 +63,7 @@ after(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-describe("no --wp: the newest release from the mirror, and offline the newest one here", { skip, timeout: 600_000 }, () => {
+describe("no --wp: the newest release from the mirror, and offline the newest one here", { skip, timeout: 1_200_000 }, () => {
   let cache: string;
 
   it("online: run boots the mirror's newest release (7.0.4) and records how it was chosen", async () => {
