@@ -29,9 +29,14 @@ if (files.length === 0) {
 // with two or more cores; WP_CODEBOX_TEST_CONCURRENCY overrides (1 keeps a small machine responsive).
 // Files share the WordPress cache safely: cache entries are built under a lock and renamed into place.
 const concurrency = Number(process.env.WP_CODEBOX_TEST_CONCURRENCY) || Math.max(1, Math.min(2, availableParallelism()));
+// The default WordPress (named by nobody) is the newest release, which would ask the internet or
+// pick up whatever another test cached: the suite pins it to the newest bundled build, offline and
+// the same on every machine. Tests about the default itself unset WP_CODEBOX_WP for their own runs
+// and serve releases from a loopback mirror.
+const env = { ...process.env, WP_CODEBOX_WP: process.env.WP_CODEBOX_WP || "bundled" };
 const result = spawnSync(
   process.execPath,
   ["--conditions=source", "--import", "tsx", "--test", `--test-concurrency=${concurrency}`, ...files],
-  { stdio: "inherit" },
+  { stdio: "inherit", env },
 );
 process.exit(result.status ?? 1);

@@ -40,3 +40,4 @@ export * from "./serial-queue.js";
 export * from "./wp-defines.js";
 export * from "./plugin-requirements.js";
 export * from "./abilities.js";
+export * from "./wordpress-choice.js";

@@ -204,6 +204,8 @@ export interface RuntimeInfo {
   id: string;
   backend: string;
   wordpressVersion: string;
+  /** The WordPress booted, where it came from and how it was chosen; absent for backends that do not say. */
+  wordpress?: import("./wordpress-choice.js").WordPressChoiceRecord;
   phpVersion: string;
   /** PHP extensions loaded into the sandbox's PHP (`["intl"]`); absent for backends that do not say. */
   phpExtensions?: string[];

@@ -21,6 +21,7 @@ import type { ArtifactRef, DbErrorRecord, ExecutionError, ExecutionResult, Runti
 import { WORDPRESS_RUNTIME_SNAPSHOT_SCHEMA } from "./runtime-snapshot.js";
 import { PHPUNIT_RESULTS_SCHEMA, RECIPE_MATRIX_SUMMARY_SCHEMA } from "./test-results.js";
 import { WORDPRESS_STATE_EXPORT_SCHEMA, WORDPRESS_STATE_SECTION_SCHEMA } from "./wordpress-state.js";
+import type { WordPressChoiceRecord, WordPressChosenBy, WordPressSourceKind } from "./wordpress-choice.js";
 
 /**
  * Shortest secret value, in characters (code points), that may be declared: its base64 and hex
@@ -35,7 +36,10 @@ const ERROR_FIELDS: Fields<ExecutionError> = { code: true, message: true, data: 
 const REF_FIELDS: Fields<ArtifactRef> = { path: true, kind: true, sha256: true, bytes: true };
 const DB_ERROR_FIELDS: Fields<DbErrorRecord> = { query: true, message: true };
 const EVENT_FIELDS: Fields<RuntimeEvent> = { at: true, type: true, data: true };
-const INFO_FIELDS: Fields<RuntimeInfo> = { id: true, backend: true, wordpressVersion: true, phpVersion: true, phpExtensions: true, siteUrl: true, bootMode: true, bootDurationMs: true, mounts: true, policy: true, plugins: true, themes: true, determinism: true, defines: true };
+const WORDPRESS_FIELDS: Fields<WordPressChoiceRecord> = { version: true, source: true, chosenBy: true };
+/** The values `RuntimeInfo.wordpress` spells (`source`, `chosenBy`). */
+const WORDPRESS_VALUES: readonly (WordPressSourceKind | WordPressChosenBy)[] = ["bundled", "release", "custom", "named", "latest", "offline-cached", "offline-bundled"];
+const INFO_FIELDS: Fields<RuntimeInfo> = { id: true, backend: true, wordpressVersion: true, wordpress: true, phpVersion: true, phpExtensions: true, siteUrl: true, bootMode: true, bootDurationMs: true, mounts: true, policy: true, plugins: true, themes: true, determinism: true, defines: true };
 
 /** The JSON Schemas of what a bundle's own files hold (their field names, constants and ids). */
 const STRUCTURE_SCHEMAS: readonly unknown[] = [
@@ -74,9 +78,10 @@ export function bundleStructureWords(): readonly string[] {
   if (structureWords) return structureWords;
   const words = new Set<string>();
   for (const schema of STRUCTURE_SCHEMAS) schemaWords(schema, words);
-  for (const fields of [RESULT_FIELDS, ERROR_FIELDS, REF_FIELDS, DB_ERROR_FIELDS, EVENT_FIELDS, INFO_FIELDS]) for (const key of Object.keys(fields)) words.add(key);
+  for (const fields of [RESULT_FIELDS, ERROR_FIELDS, REF_FIELDS, DB_ERROR_FIELDS, EVENT_FIELDS, INFO_FIELDS, WORDPRESS_FIELDS]) for (const key of Object.keys(fields)) words.add(key);
   for (const value of [...Object.values(BUNDLE_PATHS), ...Object.values(BUNDLE_KINDS)]) words.add(value);
   for (const id of [RUNTIME_EPISODE_TRACE_SCHEMA, RUNTIME_EPISODE_ACTION_SCHEMA, RUNTIME_EPISODE_OBSERVATION_SCHEMA, WORDPRESS_RUNTIME_SNAPSHOT_SCHEMA, WORDPRESS_STATE_EXPORT_SCHEMA, WORDPRESS_STATE_SECTION_SCHEMA]) words.add(id);
+  for (const value of WORDPRESS_VALUES) words.add(value);
   words.add(REDACTED);
   structureWords = [...words].map((w) => w.toLowerCase());
   return structureWords;

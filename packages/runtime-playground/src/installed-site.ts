@@ -3,7 +3,7 @@
  * `<cacheDir>/sites/<key>/`; later boots mount that tree (core shared, wp-content copied per
  * sandbox) and skip the installer.
  */
-import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync, readFileSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, linkSync, mkdirSync, readdirSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
 import { replaceWithStaged, siblingTempPath, sweepEntryLeftovers, withCacheLock, type CacheLockOptions } from "./cache-entry.js";
@@ -83,7 +83,7 @@ export async function ensureInstalledSite(
 /** Copies the tree to `staging`, runs the installer there and saves its OPcache file cache beside it. */
 async function installInto(staging: string, tree: { dir: string }, php: string): Promise<void> {
   mkdirSync(dirname(staging), { recursive: true });
-  cpSync(tree.dir, staging, { recursive: true });
+  linkCoreCopyRest(tree.dir, staging);
   const host = new PhpWorkerHost({
     phpVersion: php,
     siteUrl: "http://127.0.0.1",
@@ -119,6 +119,54 @@ echo json_encode(['version' => get_bloginfo('version'), 'admin' => (bool) get_us
     await host.call({ op: "export-opcache", hostDir: opcacheDirFor(staging) });
   } finally {
     await host.terminate();
+  }
+}
+
+/**
+ * Paths under `wp-includes/` that Playground's boot may rewrite in place (its patches for older
+ * releases, the SQLite integration): copied, never linked, so a rewrite cannot reach the tree.
+ */
+const MAY_BE_PATCHED = new Set(["wp-db.php", "version.php", "functions.php", "load.php", "vars.php", "class-simplepie.php", "rss-functions.php", "sqlite", "database"]);
+
+/**
+ * Puts a WordPress tree into a site's staging folder: `wp-includes/` (seven files in ten) as hard
+ * links to the tree, since no installer writes there, and everything else (`wp-config.php`,
+ * `wp-admin/`, whose files Playground patches, `wp-content/`) as copies, so the tree does not
+ * change. Sandboxes never write to an installed site's core (they boot it as a copy-on-write
+ * layer). Falls back to copying where a link cannot be made (another file system).
+ */
+function linkCoreCopyRest(treeDir: string, staging: string): void {
+  mkdirSync(staging, { recursive: true });
+  for (const entry of readdirSync(treeDir, { withFileTypes: true })) {
+    const from = join(treeDir, entry.name);
+    const to = join(staging, entry.name);
+    if (entry.isDirectory() && entry.name === "wp-includes") {
+      mkdirSync(to, { recursive: true });
+      for (const inner of readdirSync(from, { withFileTypes: true })) {
+        if (MAY_BE_PATCHED.has(inner.name)) cpSync(join(from, inner.name), join(to, inner.name), { recursive: true });
+        else if (inner.isDirectory()) linkTree(join(from, inner.name), join(to, inner.name));
+        else linkFile(join(from, inner.name), join(to, inner.name));
+      }
+    } else cpSync(from, to, { recursive: true });
+  }
+}
+
+function linkFile(source: string, target: string): void {
+  try {
+    linkSync(source, target);
+  } catch {
+    copyFileSync(source, target);
+  }
+}
+
+function linkTree(from: string, to: string): void {
+  mkdirSync(to, { recursive: true });
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    const source = join(from, entry.name);
+    const target = join(to, entry.name);
+    if (entry.isDirectory()) linkTree(source, target);
+    else if (entry.isFile()) linkFile(source, target);
+    else cpSync(source, target);
   }
 }
 

@@ -20,6 +20,7 @@ import {
   themeMount,
   type Runtime,
   type RuntimeBackend,
+  type WordPressChoiceRecord,
   type RuntimeCreateSpec,
   type RuntimePolicy,
   type RuntimePreflight,
@@ -28,14 +29,15 @@ import { SupportedPHPVersions } from "@php-wasm/universal";
 import { basename, resolve } from "node:path";
 import { existsSync } from "node:fs";
 import { resolveCacheDir } from "./cache-dir.js";
-import { ensureCustomWordPressTree, ensureWordPressTree, findWordPressBuild } from "./wordpress-builds.js";
+import { ensureCustomWordPressTree, ensureWordPressTree, findWordPressBuild, type WordPressBuild } from "./wordpress-builds.js";
 import { ensureInstalledSite, opcacheDirFor } from "./installed-site.js";
 import { ensureSeedPack } from "./opcache-seed.js";
 import { sqliteIntegrationZipPath } from "./sqlite-integration.js";
 import { DEVELOPER_SITE_CONSTANTS, baseConstants } from "./wordpress-constants.js";
 import { PlaygroundRuntime } from "./playground-runtime.js";
 import type { PlaygroundRuntimeSetup } from "./sandbox-boot.js";
-import { WORDPRESS_VERSION_PATTERN, assertWordPressReleaseObtainable, ensureWordPressRelease, isBundledWordPress } from "./wordpress-releases.js";
+import { WORDPRESS_VERSION_PATTERN, assertWordPressReleaseObtainable, ensureWordPressRelease, isBundledWordPress, type CachedRelease } from "./wordpress-releases.js";
+import { pinnedDefaultWordPress, resolveDefaultWordPress } from "./wordpress-default.js";
 import { assertPhpData } from "./php-value.js";
 import { resolvePhpExtensions } from "./php-extensions.js";
 import { DEFAULT_PHP_VERSION } from "./php-versions.js";
@@ -137,8 +139,10 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
         }
         return { wordpressVersion: `custom:${path}`, phpVersion: php };
       }
-      const version = spec.wordpress?.version;
-      if (version !== undefined && !isBundledWordPress(version) && WORDPRESS_VERSION_PATTERN.test(version)) {
+      const version = spec.wordpress?.version ?? pinnedDefaultWordPress();
+      // Named by nobody: the newest release, chosen at boot (it may need the mirror); requirements are checked then.
+      if (version === undefined) return { wordpressVersion: "latest", phpVersion: php };
+      if (!isBundledWordPress(version) && WORDPRESS_VERSION_PATTERN.test(version)) {
         // Not bundled: fetched from the release mirror at boot; offline only a cached release will do.
         assertWordPressReleaseObtainable(version, { cacheDir: resolveCacheDir(options.cacheDir), ...(options.offline !== undefined ? { offline: options.offline } : {}) });
         return { wordpressVersion: version, phpVersion: php };
@@ -198,26 +202,38 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
       spec.onProgress?.("Preparing WordPress");
       // Waiting for another process that fills the cache ends when the caller's signal aborts.
       const lockOptions = spec.signal ? { signal: spec.signal } : {};
-      const version = spec.wordpress?.version;
+      const version = spec.wordpress?.version ?? pinnedDefaultWordPress();
+      const releaseOptions = {
+        cacheDir,
+        ...(options.wordpressMirror !== undefined ? { mirror: options.wordpressMirror } : {}),
+        ...(options.offline !== undefined ? { offline: options.offline } : {}),
+        ...(spec.onProgress ? { onProgress: spec.onProgress } : {}),
+        ...lockOptions,
+      };
       let wordpressSource: PlaygroundRuntimeSetup["wordpressSource"];
       let tree: { dir: string; release: string };
+      let chosen: Omit<WordPressChoiceRecord, "version">;
+      // A release zip from the mirror (checked against its published checksum, cached), booted like a user's own --wordpress zip.
+      const fromRelease = async (release: CachedRelease) => {
+        wordpressSource = { requested: release.requested, release: release.release, checksum: release.checksum, fetched: release.fetched };
+        return ensureCustomWordPressTree(release.zipPath, cacheDir, lockOptions);
+      };
+      const fromBuild = async (build: WordPressBuild) => ({ dir: await ensureWordPressTree(build, cacheDir, lockOptions), release: build.release });
       if (spec.wordpress?.path) {
         tree = await ensureCustomWordPressTree(resolve(cwd, spec.wordpress.path), cacheDir, lockOptions);
+        chosen = { source: "custom", chosenBy: "named" };
+      } else if (version === undefined) {
+        const resolved = await resolveDefaultWordPress(releaseOptions);
+        // The one line that says which WordPress an offline default is, and why.
+        if (resolved.choice.notice) spec.onProgress?.(resolved.choice.notice);
+        tree = resolved.release ? await fromRelease(resolved.release) : await fromBuild(findWordPressBuild(resolved.choice.version));
+        chosen = { source: resolved.choice.source, chosenBy: resolved.choice.chosenBy };
       } else if (isBundledWordPress(version)) {
-        const build = findWordPressBuild(version);
-        tree = { dir: await ensureWordPressTree(build, cacheDir, lockOptions), release: build.release };
+        tree = await fromBuild(findWordPressBuild(version));
+        chosen = { source: "bundled", chosenBy: "named" };
       } else {
-        // Not bundled: a release zip from the mirror (checked against its published checksum, cached),
-        // booted like a user's own --wordpress zip.
-        const release = await ensureWordPressRelease(version!, {
-          cacheDir,
-          ...(options.wordpressMirror !== undefined ? { mirror: options.wordpressMirror } : {}),
-          ...(options.offline !== undefined ? { offline: options.offline } : {}),
-          ...(spec.onProgress ? { onProgress: spec.onProgress } : {}),
-          ...lockOptions,
-        });
-        tree = await ensureCustomWordPressTree(release.zipPath, cacheDir, lockOptions);
-        wordpressSource = { requested: release.requested, release: release.release, checksum: release.checksum, fetched: release.fetched };
+        tree = await fromRelease(await ensureWordPressRelease(version, releaseOptions));
+        chosen = { source: "release", chosenBy: "named" };
       }
       // `latest` and custom builds are known only now: their inputs' requirements are checked before the boot.
       if (!isConcreteVersion(version)) {
@@ -230,6 +246,7 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
         opcacheSeedPack,
         wordpressRelease: tree.release,
         ...(wordpressSource ? { wordpressSource } : {}),
+        wordpress: { version: tree.release, ...chosen },
         phpVersion: php,
         phpExtensions: resolvePhpExtensions(spec.extensions, php),
         bootMode: site.installed ? "installed" : "cached",

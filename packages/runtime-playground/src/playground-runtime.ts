@@ -307,6 +307,7 @@ export class PlaygroundRuntime implements Runtime {
       id: this.id,
       backend: "playground",
       wordpressVersion: this.setup.wordpressRelease,
+      ...(this.setup.wordpress ? { wordpress: { ...this.setup.wordpress } } : {}),
       phpVersion: this.setup.phpVersion,
       phpExtensions: [...this.setup.phpExtensions],
       siteUrl: this.server ? this.siteOrigin : "",

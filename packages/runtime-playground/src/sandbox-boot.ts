@@ -5,7 +5,7 @@
  */
 import { cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { SELF_CALL_MIN_TIMEOUT_MS, WpCodeboxError, type ResolvedMount, type RuntimeDeterminism, type RuntimePolicy } from "@wp-codebox/runtime-core";
+import { SELF_CALL_MIN_TIMEOUT_MS, WpCodeboxError, type ResolvedMount, type RuntimeDeterminism, type RuntimePolicy, type WordPressChoiceRecord } from "@wp-codebox/runtime-core";
 import type { WpCliPharSource } from "./commands/command-context.js";
 import { outcomeFromRun, withFatalRecorder } from "./commands/run-php.js";
 import type { PhpWorkerHost } from "./php-worker-host.js";
@@ -25,6 +25,8 @@ export interface PlaygroundRuntimeSetup {
   wordpressRelease: string;
   /** Set when WordPress came from a release mirror (`--wp` beyond the bundled builds). */
   wordpressSource?: { requested: string; release: string; checksum: { algorithm: string; value: string; url: string }; fetched: boolean };
+  /** The WordPress booted, where it came from and how it was chosen (`RuntimeInfo.wordpress`). */
+  wordpress?: WordPressChoiceRecord;
   phpVersion: string;
   /** PHP extensions each worker loads (resolved: `resolvePhpExtensions`). */
   phpExtensions: string[];

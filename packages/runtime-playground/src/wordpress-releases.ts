@@ -9,7 +9,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
-import { WpCodeboxError, quoteValue } from "@wp-codebox/runtime-core";
+import { WpCodeboxError, compareWordPressVersions, isLatestCheckFresh, quoteValue } from "@wp-codebox/runtime-core";
 import { unzipSync } from "fflate";
 import { findWordPressBuild, listWordPressBuilds } from "./wordpress-builds.js";
 import { withCacheLock, writeFileAtomic } from "./cache-entry.js";
@@ -32,6 +32,13 @@ export interface WordPressReleaseOptions {
   timeoutMs?: number;
   /** Interrupts waiting for another process that is fetching the same release (`interrupted`). */
   signal?: AbortSignal;
+  /** Time limit in ms of each checksum request (the small ones that say whether the mirror answers); default `timeoutMs`. */
+  checkTimeoutMs?: number;
+  /**
+   * `latest` only: reuse the cached answer when the mirror was asked less than this many ms ago
+   * (and it is the same mirror); default 0 (always ask).
+   */
+  maxAgeMs?: number;
 }
 
 /** A release zip in the cache, checked against its published checksum. */
@@ -142,6 +149,8 @@ interface CacheRecord {
   checksum: CachedRelease["checksum"];
   mirror: string;
   fetchedAt: string;
+  /** When the mirror last confirmed this record (ISO-8601); `latest` is asked again after `maxAgeMs`. */
+  checkedAt?: string;
 }
 
 /**
@@ -170,6 +179,7 @@ export async function ensureWordPressRelease(version: string, options: WordPress
   const zipUrl = new URL(releaseZipName(version), mirror).toString();
   // A fixed version never changes: a verified cached copy is used without asking the mirror.
   if (cached && version !== "latest") return { ...cached, fetched: false };
+  if (cached && cached.mirror === mirror && isLatestCheckFresh(cached.checkedAt, Date.now(), options.maxAgeMs ?? 0)) return { ...cached, fetched: false };
   // One process fetches; concurrent ones wait and then read what it cached.
   return withCacheLock(recordPath, () => fetchRelease(version, dir, recordPath, mirror, zipUrl, timeoutMs, options), options.signal ? { signal: options.signal } : {});
 }
@@ -177,7 +187,9 @@ export async function ensureWordPressRelease(version: string, options: WordPress
 async function fetchRelease(version: string, dir: string, recordPath: string, mirror: string, zipUrl: string, timeoutMs: number, options: WordPressReleaseOptions): Promise<CachedRelease> {
   const cached = readRecord(recordPath, dir);
   if (cached && version !== "latest") return { ...cached, fetched: false };
-  const checksum = await publishedChecksum(zipUrl, timeoutMs);
+  // Another process may have asked the mirror while this one waited for the lock.
+  if (cached && cached.mirror === mirror && isLatestCheckFresh(cached.checkedAt, Date.now(), options.maxAgeMs ?? 0)) return { ...cached, fetched: false };
+  const checksum = await publishedChecksum(zipUrl, options.checkTimeoutMs ?? timeoutMs);
   if (!checksum) {
     const head = await get(zipUrl, timeoutMs);
     if (!head.body) throw unavailable(version, `the mirror ${mirror} has no ${releaseZipName(version)} (HTTP ${head.status})`, { url: zipUrl, status: head.status });
@@ -187,12 +199,16 @@ async function fetchRelease(version: string, dir: string, recordPath: string, mi
       { url: zipUrl },
     );
   }
-  if (cached && cached.checksum.value === checksum.value) return { ...cached, fetched: false };
+  const checkedAt = new Date().toISOString();
+  if (cached && cached.checksum.value === checksum.value) {
+    writeRecord(recordPath, { requested: version, release: cached.release, file: basename(cached.zipPath), checksum, mirror, fetchedAt: cached.fetchedAt, checkedAt });
+    return { ...cached, fetched: false };
+  }
   // `latest` is usually a release already cached under its own number (or the other way round):
   // the same published checksum means the same zip, so it is neither fetched nor installed again.
   const same = sameZipCached(dir, checksum);
   if (same && (version === "latest" || same.release === version)) {
-    writeRecord(recordPath, { requested: version, release: same.release, file: basename(same.zipPath), checksum, mirror, fetchedAt: new Date().toISOString() });
+    writeRecord(recordPath, { requested: version, release: same.release, file: basename(same.zipPath), checksum, mirror, fetchedAt: checkedAt, checkedAt });
     return { ...same, requested: version, checksum, fetched: false };
   }
   options.onProgress?.(`Fetching WordPress ${version} from ${zipUrl} (once; it is cached)`);
@@ -219,7 +235,7 @@ async function fetchRelease(version: string, dir: string, recordPath: string, mi
   mkdirSync(dir, { recursive: true });
   const file = `wordpress-${release}-${checksum.value.slice(0, 12)}.zip`;
   writeFileAtomic(join(dir, file), got.body);
-  writeRecord(recordPath, { requested: version, release, file, checksum, mirror, fetchedAt: new Date().toISOString() });
+  writeRecord(recordPath, { requested: version, release, file, checksum, mirror, fetchedAt: checkedAt, checkedAt });
   return { requested: version, release, zipPath: join(dir, file), checksum, fetched: true };
 }
 
@@ -228,7 +244,7 @@ function writeRecord(recordPath: string, record: CacheRecord): void {
 }
 
 /** Another cached release whose zip has this checksum (verified again here), if any. */
-function sameZipCached(dir: string, checksum: CachedRelease["checksum"]): Omit<CachedRelease, "fetched"> | undefined {
+function sameZipCached(dir: string, checksum: CachedRelease["checksum"]): CachedRecord | undefined {
   if (!existsSync(dir)) return undefined;
   for (const name of readdirSync(dir).sort()) {
     if (!name.endsWith(".json")) continue;
@@ -245,18 +261,54 @@ function sameZipCached(dir: string, checksum: CachedRelease["checksum"]): Omit<C
   return undefined;
 }
 
+type CachedRecord = Omit<CachedRelease, "fetched"> & { mirror: string; fetchedAt: string; checkedAt?: string };
+
 /** A cache record whose zip still matches its recorded checksum; a damaged entry is dropped. */
-function readRecord(recordPath: string, dir: string): Omit<CachedRelease, "fetched"> | undefined {
+function readRecord(recordPath: string, dir: string): CachedRecord | undefined {
   if (!existsSync(recordPath)) return undefined;
   try {
     const record = JSON.parse(readFileSync(recordPath, "utf8")) as CacheRecord;
     const zipPath = join(dir, record.file);
     if (existsSync(zipPath) && hash(record.checksum.algorithm, readFileSync(zipPath)) === record.checksum.value) {
-      return { requested: record.requested, release: record.release, zipPath, checksum: record.checksum };
+      return { requested: record.requested, release: record.release, zipPath, checksum: record.checksum, mirror: record.mirror, fetchedAt: record.fetchedAt, ...(record.checkedAt ? { checkedAt: record.checkedAt } : {}) };
     }
   } catch {
     // fall through: treat as not cached
   }
   rmSync(recordPath, { force: true });
   return undefined;
+}
+
+/** A release in the cache: its version, zip and checksum, and when the mirror last confirmed it. */
+export interface CachedReleaseEntry {
+  release: string;
+  zipPath: string;
+  checksum: CachedRelease["checksum"];
+  mirror: string;
+  fetchedAt: string;
+}
+
+/**
+ * The releases in `<cacheDir>/releases/` whose zips still match their checksums, newest first,
+ * one entry per release (`latest.json` names a release cached under its own number too). Reads
+ * and hashes the cached zips; never fetches.
+ */
+export function listCachedReleases(cacheDir: string): CachedReleaseEntry[] {
+  const dir = join(cacheDir, "releases");
+  if (!existsSync(dir)) return [];
+  const byRelease = new Map<string, CachedReleaseEntry>();
+  for (const name of readdirSync(dir).sort()) {
+    if (!name.endsWith(".json")) continue;
+    const found = readRecord(join(dir, name), dir);
+    if (!found || byRelease.has(found.release) || !/^\d+\.\d+(?:\.\d+)?$/.test(found.release)) continue;
+    byRelease.set(found.release, { release: found.release, zipPath: found.zipPath, checksum: found.checksum, mirror: found.mirror, fetchedAt: found.fetchedAt });
+  }
+  return [...byRelease.values()].sort((a, b) => compareWordPressVersions(b.release, a.release));
+}
+
+/** What the mirror last said `latest` is, from the cache (never fetches): the release and when it was asked. */
+export function cachedLatestCheck(cacheDir: string): { release: string; mirror: string; checkedAt?: string } | undefined {
+  const dir = join(cacheDir, "releases");
+  const found = readRecord(join(dir, "latest.json"), dir);
+  return found ? { release: found.release, mirror: found.mirror, ...(found.checkedAt ? { checkedAt: found.checkedAt } : {}) } : undefined;
 }

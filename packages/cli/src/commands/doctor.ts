@@ -6,14 +6,28 @@
  */
 import { accessSync, constants, existsSync, readFileSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { DEFAULT_PHP_EXTENSIONS, DEFAULT_PHP_VERSION, SUPPORTED_PHP_VERSIONS, availablePhpExtensions, findChromium, listCachedWpCli, listWordPressBuilds, resolveCacheDir } from "@wp-codebox/runtime-playground";
+import { LATEST_CHECK_MAX_AGE_MS, chooseDefaultWordPress, isLatestCheckFresh } from "@wp-codebox/runtime-core";
+import {
+  DEFAULT_PHP_EXTENSIONS,
+  DEFAULT_PHP_VERSION,
+  DEFAULT_WORDPRESS_MIRROR,
+  SUPPORTED_PHP_VERSIONS,
+  availablePhpExtensions,
+  cachedLatestCheck,
+  findChromium,
+  listCachedReleases,
+  listCachedWpCli,
+  listWordPressBuilds,
+  pinnedDefaultWordPress,
+  resolveCacheDir,
+} from "@wp-codebox/runtime-playground";
 
 /** Schema id of the `doctor --json` report. */
 export const DOCTOR_REPORT_SCHEMA_ID = "wp-codebox/doctor-report/v1";
 
 /** One check. `required` checks that are not `ok` make the report fail (exit 3). */
 export interface DoctorCheck {
-  id: "node" | "wordpress-builds" | "php" | "php-extensions" | "cache-dir" | "installed-site" | "chromium" | "wp-cli";
+  id: "node" | "wordpress-builds" | "wordpress-default" | "php" | "php-extensions" | "cache-dir" | "installed-site" | "chromium" | "wp-cli";
   required: boolean;
   status: "ok" | "missing";
   /** Human-readable finding, and what to do when something is missing. */
@@ -101,7 +115,7 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorRepo
       status: builds.length > 0 ? "ok" : "missing",
       detail:
         builds.length > 0
-          ? `WordPress ${builds.map((b) => b.release).join(", ")} available offline (default ${builds[0]!.release})`
+          ? `WordPress ${builds.map((b) => b.release).join(", ")} bundled, available offline (the offline floor of the default)`
           : "No WordPress builds found in @wp-playground/wordpress-builds: run npm install in the wp-codebox checkout.",
       data: { versions: builds.map((b) => ({ version: b.version, release: b.release })) },
     });
@@ -149,6 +163,8 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorRepo
     path: cacheDir,
   });
 
+  checks.push(defaultWordPressCheck(cacheDir, env));
+
   const sites = cachedSites(cacheDir);
   checks.push({
     id: "installed-site",
@@ -191,6 +207,66 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorRepo
   });
 
   return { schema: DOCTOR_REPORT_SCHEMA_ID, ok: checks.every((c) => !c.required || c.status === "ok"), checks };
+}
+
+/**
+ * The `wordpress-default` check: the bundled builds, the releases in the cache, and which WordPress
+ * a run that names none boots now. "Current" means the newest release was confirmed by the mirror
+ * less than a day ago (or the default is pinned); the doctor itself never asks the mirror.
+ */
+function defaultWordPressCheck(cacheDir: string, env: NodeJS.ProcessEnv): DoctorCheck {
+  const bundled = (() => {
+    try {
+      return listWordPressBuilds().map((b) => b.release);
+    } catch {
+      return [];
+    }
+  })();
+  const cached = listCachedReleases(cacheDir);
+  const mirrorBase = env.WP_CODEBOX_WORDPRESS_MIRROR || DEFAULT_WORDPRESS_MIRROR;
+  const mirror = mirrorBase.endsWith("/") ? mirrorBase : `${mirrorBase}/`;
+  const offline = env.WP_CODEBOX_OFFLINE === "1";
+  const check = cachedLatestCheck(cacheDir);
+  const lastCheck = check && check.mirror === mirror ? check : undefined;
+  const base = {
+    bundled,
+    cached: cached.map((c) => ({ version: c.release, path: c.zipPath, mirror: c.mirror, fetchedAt: c.fetchedAt })),
+    mirror,
+    offline,
+    ...(lastCheck ? { latestCheck: { release: lastCheck.release, checkedAt: lastCheck.checkedAt ?? null } } : {}),
+  };
+  const listed = `bundled: ${bundled.join(", ") || "none"}; cached releases: ${cached.map((c) => c.release).join(", ") || "none"}`;
+  let pinned: string | undefined;
+  try {
+    pinned = pinnedDefaultWordPress(env);
+  } catch (error) {
+    return { id: "wordpress-default", required: false, status: "missing", detail: `${(error as Error).message} (${listed})`, data: { ...base, default: null, current: false } };
+  }
+  if (pinned !== undefined) {
+    return { id: "wordpress-default", required: false, status: "ok", detail: `default WordPress ${pinned}, pinned by WP_CODEBOX_WP (${listed})`, data: { ...base, default: { version: pinned, chosenBy: "named" }, current: true } };
+  }
+  const fresh = !offline && lastCheck !== undefined && isLatestCheckFresh(lastCheck.checkedAt, Date.now(), LATEST_CHECK_MAX_AGE_MS);
+  if (fresh) {
+    return {
+      id: "wordpress-default",
+      required: false,
+      status: "ok",
+      detail: `default WordPress ${lastCheck!.release}, the newest release at ${mirror} (checked ${lastCheck!.checkedAt}; asked again after a day) (${listed})`,
+      data: { ...base, default: { version: lastCheck!.release, chosenBy: "latest" }, current: true },
+    };
+  }
+  const fallback = bundled.length || cached.length ? chooseDefaultWordPress({ offline: true, cachedReleases: cached.map((c) => c.release), bundledReleases: bundled }) : undefined;
+  const fallbackText = fallback ? `WordPress ${fallback.version}, the newest ${fallback.source === "release" ? "release in the cache" : "bundled build"}` : "nothing (no bundled build, no cached release)";
+  return {
+    id: "wordpress-default",
+    required: false,
+    status: "missing",
+    detail: offline
+      ? `offline (WP_CODEBOX_OFFLINE=1): the default is ${fallbackText}; whether a newer release exists is not checked (${listed})`
+      : `the default is the newest release at ${mirror}, ${lastCheck ? `last checked ${lastCheck.checkedAt ?? "at an unknown time"}` : "never checked"}: the next run asks the mirror (and fetches it once); if the mirror cannot be reached it uses ${fallbackText} (${listed})`,
+    // Online and unchecked, the default is not known until the mirror answers: only the fallback is.
+    data: { ...base, default: offline && fallback ? { version: fallback.version, chosenBy: fallback.chosenBy } : null, fallback: fallback ? { version: fallback.version, chosenBy: fallback.chosenBy } : null, current: false },
+  };
 }
 
 /** Human report: one line per check (`ok`, `missing`, or `optional` for a missing optional piece). */

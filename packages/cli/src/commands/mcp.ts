@@ -7,6 +7,7 @@
 import { resolve } from "node:path";
 import { createMcpSandbox, serveMcpOverStdio, type McpStdioOutcome } from "@wp-codebox/mcp";
 import type { RuntimeBackend, RuntimeCreateSpec, RuntimePolicy } from "@wp-codebox/runtime-core";
+import { OFFLINE_NOTICE_PREFIX } from "@wp-codebox/runtime-core";
 import { PLAYGROUND_OBSERVATION_TYPES, createPlaygroundBackend, defaultPolicy } from "@wp-codebox/runtime-playground";
 import { prepareRun, type RunOptions } from "./run.js";
 
@@ -78,7 +79,8 @@ export async function runMcpServer(options: McpOptions): Promise<McpStdioOutcome
     const prepared = prepareRun({ ...runtimeFlags, cwd, policy: options.policy ?? JSON.stringify(defaultPolicy()), command: "inspect-mounted-inputs", args: [] });
     backend = createPlaygroundBackend({ cwd, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}) });
     const { onProgress: _ignored, ...spec } = prepared.createSpec;
-    createSpec = spec;
+    // Boot progress stays quiet on the MCP server's stderr, except the line that says which WordPress an offline default is.
+    createSpec = { ...spec, onProgress: (message) => (message.startsWith(OFFLINE_NOTICE_PREFIX) ? options.log(message) : undefined) };
     policy = prepared.policy;
   }
   const sandbox = createMcpSandbox({
