@@ -39,3 +39,4 @@ export * from "./test-results.js";
 export * from "./serial-queue.js";
 export * from "./wp-defines.js";
 export * from "./plugin-requirements.js";
+export * from "./report-page/index.js";
