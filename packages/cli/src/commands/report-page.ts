@@ -1,6 +1,6 @@
 /** `wp-codebox report DIR [--out FILE]`: the report page of a bundle written before, outside it. */
 import { existsSync, lstatSync, realpathSync, statSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import {
   BUNDLE_PATHS,
@@ -68,6 +68,7 @@ export async function writeReportPage(directory: string, options: { out?: string
     verification: { state: "verified", valid, violations: violations.map((v) => `${v.code} ${v.path}: ${v.message}`) },
     base: base ? `${base}/` : "",
   });
+  await mkdir(dirname(out), { recursive: true });
   await writeFile(out, renderReportPage(data));
   return { directory: root, out, valid, ...(id ? { id } : {}), violations };
 }
