@@ -50,10 +50,10 @@ export function table(headers: readonly string[], rows: readonly (readonly strin
   return `<table${className ? ` class="${escapeHtml(className)}"` : ""}><thead><tr>${head}</tr></thead><tbody>\n${body}\n</tbody></table>`;
 }
 
-/** A status word as a coloured badge (`ok`/`passed` green, `skipped` grey, anything else red). */
+/** A status word as a coloured badge (`ok`/`passed`/`sealed` green, `skipped`/`none`/`unknown` grey, anything else red). */
 export function badge(status: unknown): string {
   const s = String(status ?? "unknown");
-  const tone = s === "ok" || s === "passed" || s === "true" ? "good" : s === "skipped" || s === "none" || s === "unknown" ? "neutral" : "bad";
+  const tone = s === "ok" || s === "passed" || s === "true" || s === "sealed" ? "good" : s === "skipped" || s === "none" || s === "unknown" ? "neutral" : "bad";
   return `<span class="badge ${tone}">${escapeHtml(s)}</span>`;
 }
 

@@ -59,7 +59,7 @@ export function renderReportPage(data: ReportPageData): string {
   const verification = data.bundle.verification;
   const verified =
     verification.state === "sealed-by-writer"
-      ? `${badge("ok")} sealed and verified by the writer; check again with <code>wp-codebox artifacts verify DIR</code>`
+      ? `${badge("sealed")} written with the bundle, whose writer verifies it once sealed (a failure ends the run with bundle-invalid); check it any time with <code>wp-codebox artifacts verify DIR</code>`
       : verification.valid
         ? `${badge("ok")} valid (checked when this page was written)`
         : `${badge("invalid")} ${verification.violations.length} violation(s)<ul>${verification.violations.slice(0, 50).map((v) => `<li>${esc(v)}</li>`).join("")}</ul>`;
