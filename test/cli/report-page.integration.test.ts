@@ -112,6 +112,7 @@ test("browser run and failed run: the step list, each step's screenshot and the 
   await page.screenshot({ path: join(scratch, "browser-report.png"), fullPage: false });
   if (process.env.WP_CODEBOX_DOCS_SCREENSHOTS === "1") {
     mkdirSync(join(REPO_ROOT, "docs/images"), { recursive: true });
+    await page.setViewportSize({ width: 1280, height: 1700 });
     await page.screenshot({ path: join(REPO_ROOT, "docs/images/report-page.png"), fullPage: false });
   }
   await page.close();
