@@ -14,6 +14,7 @@ import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runCli, type CliIo } from "@wp-codebox/cli";
 import { spawnCli } from "./spawn-cli.js";
+import { imagesLoaded, launchOfflineBrowser } from "../support/offline-page.js";
 import { verifyArtifactBundle, type PluginCheckReport } from "@wp-codebox/runtime-core";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -89,6 +90,26 @@ test("check on the faulty fixture: exit 1, exactly the planted findings, each at
   assert.equal((junit.match(/<failure /g) ?? []).length, report.surfaces.filter((s) => s.status === "failed").length);
   assert.match(run.stderr, /FAILED \(fail on error\)/);
   assert.equal((await verifyArtifactBundle(out)).valid, true);
+});
+
+test("the faulty check's report.html, offline in Chromium: findings at file:line with the plugin's source, surfaces, screenshots, no console errors", async () => {
+  const out = join(scratch, "faulty");
+  const report = JSON.parse(readFileSync(join(out, "files/check/report.json"), "utf8")) as PluginCheckReport;
+  const fatal = report.findings.find((f) => f.kind === "php-fatal")!;
+  const browser = await launchOfflineBrowser();
+  try {
+    const { page, errors } = await browser.open(join(out, "report.html"));
+    const finding = page.locator(".finding").filter({ hasText: `${fatal.file}:${fatal.line}` }).first();
+    await finding.waitFor();
+    const hit = (await finding.locator(".excerpt .hit").textContent()) ?? "";
+    assert.ok(hit.includes(String(fatal.line)) && hit.includes("check_faulty_missing_function();"), `the marked source line: ${hit}`);
+    assert.ok((await finding.locator(".excerpt span").count()) > 1, "the lines around it too");
+    assert.equal(await page.locator("#check table").first().locator("tbody tr").count(), report.surfaces.length);
+    assert.ok(await imagesLoaded(page, "#check figure img"), "the browser surfaces' screenshots load");
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+  }
 });
 
 test("check on the clean fixture: exit 0, zero findings, every kind of surface exercised", async () => {

@@ -83,7 +83,7 @@ const CASES: Case[] = [
       assert.match(r.stdout, /Examples:/);
     },
   },
-  ...["run", "commands", "schema", "artifacts", "artifacts verify", "doctor", "wp-cli install"].map(
+  ...["run", "commands", "schema", "artifacts", "artifacts verify", "report", "doctor", "wp-cli install"].map(
     (cmd): Case => ({
       name: `${cmd} --help has examples`,
       argv: () => [...cmd.split(" "), "--help"],
@@ -254,6 +254,27 @@ const CASES: Case[] = [
     },
   },
   { name: "artifacts verify on a missing directory → 2", argv: () => ["artifacts", "verify", join(tmp, "missing")], exit: 2 },
+  {
+    name: "report on a fresh bundle → 0, the page beside it, the bundle still valid; the summary ends with the page",
+    argv: () => ["report", goodBundle, "--out", join(tmp, "good-page.html"), "--json"],
+    exit: 0,
+    check: (r) => {
+      assert.equal(json(r).out, join(tmp, "good-page.html"));
+      assert.match(readFileSync(join(tmp, "good-page.html"), "utf8"), /<a href="good\/files\/commands\.jsonl">/);
+      assert.match(r.stderr, /report: +\S+good-page\.html\n$/);
+    },
+  },
+  {
+    name: "report on a tampered bundle → 1, the page lists the violation",
+    argv: () => ["report", badBundle, "--out", join(tmp, "bad-page.html")],
+    exit: 1,
+    check: (r) => {
+      assert.match(r.stderr, /^error\[bundle-invalid\]/m);
+      assert.match(readFileSync(join(tmp, "bad-page.html"), "utf8"), /digest-mismatch files\/out\.txt/);
+    },
+  },
+  { name: "report --out inside the bundle → 2, nothing written there", argv: () => ["report", goodBundle, "--out", join(goodBundle, "files", "page.html")], exit: 2, check: (r) => assert.match(r.stderr, /inside the bundle/) },
+  { name: "report on a folder that is not a bundle → 2", argv: () => ["report", tmp], exit: 2, check: (r) => assert.match(r.stderr, /no manifest\.json/) },
   {
     name: "doctor --json reports every check",
     argv: () => ["doctor", "--json"],

@@ -9,7 +9,7 @@ import { WpCodeboxError, probeArtifactsDir, type BatchReport, type BatchTaskResu
 import { createPlaygroundBackend, listWordPressBuilds } from "@wp-codebox/runtime-playground";
 import { createExecutor, type Isolation, type TaskStartHook } from "./executor.js";
 import { createProgress, type BatchProgress } from "./progress.js";
-import { buildReport, writeReportOrKeep } from "./report.js";
+import { buildReport, writeReportOrKeep, type BatchReportFiles } from "./report.js";
 import { decideConcurrency, type ConcurrencyDecision } from "./resources.js";
 import { taskFingerprint } from "./fingerprint.js";
 import { BATCH_STATE_DIR, clearTask, findFinishedTask } from "./run-task.js";
@@ -45,7 +45,7 @@ export interface LocalBatchOptions extends BatchCommonOptions {
 /** What a batch returns. `exitCode` is 0 when every task passed, else 1. */
 export interface BatchOutcome {
   report: BatchReport;
-  files: { reportFile: string; junitFile: string };
+  files: BatchReportFiles;
   /** Set when report.json / junit.xml could not be written (`artifacts-dir-unwritable`); `exitCode` is then 3. */
   reportError?: SerializedError;
   exitCode: number;

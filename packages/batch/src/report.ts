@@ -4,7 +4,7 @@
  */
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { BATCH_REPORT_SCHEMA_ID, bundleWriteError, type BatchReport, type BatchTaskResult, type SerializedError } from "@wp-codebox/runtime-core";
+import { BATCH_REPORT_SCHEMA_ID, REPORT_PAGE_PATH, bundleWriteError, renderBatchReportPage, type BatchReport, type BatchTaskResult, type SerializedError } from "@wp-codebox/runtime-core";
 
 /** Inputs of `buildReport` besides the results. */
 export interface ReportContext {
@@ -91,8 +91,15 @@ export function renderJUnit(report: BatchReport): string {
   return lines.join("\n");
 }
 
-/** Writes `report.json` and `junit.xml` into `dir` (each atomically). */
-export function writeReport(dir: string, report: BatchReport): { reportFile: string; junitFile: string } {
+/** Paths of what a batch writes beside the bundles: `report.json`, `junit.xml` and `report.html` (one row per task, linking to each bundle's page). */
+export interface BatchReportFiles {
+  reportFile: string;
+  junitFile: string;
+  pageFile: string;
+}
+
+/** Writes `report.json`, `junit.xml` and `report.html` into `dir` (each atomically). */
+export function writeReport(dir: string, report: BatchReport): BatchReportFiles {
   mkdirSync(dir, { recursive: true });
   const write = (name: string, text: string) => {
     const path = join(dir, name);
@@ -100,7 +107,11 @@ export function writeReport(dir: string, report: BatchReport): { reportFile: str
     renameSync(`${path}.tmp`, path);
     return path;
   };
-  return { reportFile: write("report.json", `${JSON.stringify(report, null, 2)}\n`), junitFile: write("junit.xml", renderJUnit(report)) };
+  return {
+    reportFile: write("report.json", `${JSON.stringify(report, null, 2)}\n`),
+    junitFile: write("junit.xml", renderJUnit(report)),
+    pageFile: write(REPORT_PAGE_PATH, renderBatchReportPage(report)),
+  };
 }
 
 /**
@@ -108,20 +119,20 @@ export function writeReport(dir: string, report: BatchReport): { reportFile: str
  * batch) is returned as `error` (`artifacts-dir-unwritable`) instead of thrown, so the caller
  * still prints the report and exits 3.
  */
-export function writeReportOrKeep(dir: string, report: BatchReport): { files: { reportFile: string; junitFile: string }; error?: SerializedError } {
+export function writeReportOrKeep(dir: string, report: BatchReport): { files: BatchReportFiles; error?: SerializedError } {
   try {
     return { files: writeReport(dir, report) };
   } catch (thrown) {
     const error = bundleWriteError(thrown, dir);
     if (!error) throw thrown;
-    return { files: { reportFile: join(dir, "report.json"), junitFile: join(dir, "junit.xml") }, error };
+    return { files: { reportFile: join(dir, "report.json"), junitFile: join(dir, "junit.xml"), pageFile: join(dir, REPORT_PAGE_PATH) }, error };
   }
 }
 
 /** Human summary of a report (stderr). */
-export function formatReportSummary(report: BatchReport, files: { reportFile: string; junitFile: string }): string {
+export function formatReportSummary(report: BatchReport, files: BatchReportFiles): string {
   const lines = [`batch: ${report.counts.passed} passed, ${report.counts.failed} failed of ${report.counts.total}${report.counts.resumed ? ` (${report.counts.resumed} kept from an earlier run)` : ""} in ${(report.durationMs / 1000).toFixed(1)} s`];
   for (const t of report.tasks.filter((x) => x.status === "failed")) lines.push(`  FAILED ${t.id}: ${t.error?.code ?? `exit ${t.exitCode}`}${t.error ? ` — ${t.error.message.split("\n")[0]!.slice(0, 200)}` : ""}`);
-  lines.push(`report: ${files.reportFile}`, `junit:  ${files.junitFile}`);
+  lines.push(`report: ${files.reportFile}`, `junit:  ${files.junitFile}`, `page:   ${files.pageFile}`);
   return `${lines.join("\n")}\n`;
 }

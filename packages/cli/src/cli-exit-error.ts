@@ -3,7 +3,8 @@
  * interrupts, and an incomplete environment found by `doctor`. Thrown by commands; the one
  * top-level catch in `cli.ts` prints `error[<code>]: <message>` and exits with `exitCode`.
  */
-import { WpCodeboxError, errorMessage, exitCodeForCategory, type RunSessionOutcome, type SessionBundle } from "@wp-codebox/runtime-core";
+import { join } from "node:path";
+import { REPORT_PAGE_PATH, WpCodeboxError, errorMessage, exitCodeForCategory, type RunSessionOutcome, type SessionBundle } from "@wp-codebox/runtime-core";
 
 /** Exit codes of the CLI. */
 export const EXIT_CODES = {
@@ -66,6 +67,14 @@ export function bundleLostError(bundle: SessionBundle): CliExitError | undefined
   if (bundle.written !== false) return undefined;
   const error = bundle.error ?? { code: "artifacts-dir-unwritable", message: `The bundle could not be written to ${bundle.directory}.` };
   return new CliExitError(error.code, error.message, EXIT_CODES.environment, error.details ?? {});
+}
+
+/**
+ * The last line of a human summary: `report:   <bundle>/report.html`, or "" when no bundle was
+ * written (ends with a newline when not empty).
+ */
+export function reportPageLine(bundle: SessionBundle): string {
+  return bundle.written === false ? "" : `report:   ${join(bundle.directory, REPORT_PAGE_PATH)}\n`;
 }
 
 /** The value of the human `verify:` line: `valid`, `INVALID`, or `NOT WRITTEN (why)`. */

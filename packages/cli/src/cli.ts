@@ -7,7 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
-import { CliExitError, EXIT_CODES, bundleLostError, bundleVerifyText, describeFailure, sessionExitError } from "./cli-exit-error.js";
+import { CliExitError, EXIT_CODES, bundleLostError, bundleVerifyText, describeFailure, reportPageLine, sessionExitError } from "./cli-exit-error.js";
 import { processIo, type CliIo } from "./cli-io.js";
 import { routeProcessWarnings } from "./process-warnings.js";
 import { describeSchemaNames } from "./commands/schema.js";
@@ -349,7 +349,7 @@ function buildProgram(state: CliState): Command {
         onProgress: (m) => io.stderr(`wp-codebox: ${m}\n`),
       });
       if (opts.json) json(state, { bundle: { directory: outcome.bundle.directory, id: outcome.bundle.id, valid: outcome.bundle.valid }, results: outcome.results });
-      io.stderr(`results:  ${outcome.results} command(s) from ${outcome.siteUrl}\nbundle:   ${outcome.bundle.directory}\nid:       ${outcome.bundle.id}\nverify:   ${outcome.bundle.valid ? "valid" : "INVALID"}\n`);
+      io.stderr(`results:  ${outcome.results} command(s) from ${outcome.siteUrl}\nbundle:   ${outcome.bundle.directory}\nid:       ${outcome.bundle.id}\nverify:   ${outcome.bundle.valid ? "valid" : "INVALID"}\n${reportPageLine(outcome.bundle)}`);
       if (!outcome.bundle.valid) throw new CliExitError("bundle-invalid", `The bundle in ${outcome.bundle.directory} failed verification (a wp-codebox bug; please report it).`, EXIT_CODES.internal);
     });
 
@@ -442,6 +442,31 @@ function buildProgram(state: CliState): Command {
           EXIT_CODES.sandboxFailed,
           { violations: report.violations.length },
         );
+      }
+    });
+
+  // report DIR
+  program
+    .command("report")
+    .description("Write the report page (report.html) of a bundle made before, outside the bundle so it still verifies.")
+    .argument("<dir>", "bundle directory (holding manifest.json)")
+    .option("--out <file>", "where the page goes (default <dir>-report.html beside the bundle); refused inside the bundle")
+    .option("--json", 'print {"directory", "out", "valid", "id", "violations"} on stdout')
+    .addHelpText(
+      "after",
+      "\nEvery bundle already holds its own report.html; this writes one for a bundle from an older version, or one to keep elsewhere. The page links to the bundle's files." +
+        "\nExit codes: 0 page written, bundle valid; 1 page written, bundle invalid (the page lists the violations); 2 not a bundle, or --out inside it." +
+        examples(["wp-codebox report ./wp-codebox-artifacts/run-20250131-142501-a1b2c3", "wp-codebox report ./out --out ./out-report.html"]),
+    )
+    .action(async (dir: string, opts: { out?: string; json?: boolean }) => {
+      const { writeReportPage } = await import("./commands/report-page.js");
+      const outcome = await writeReportPage(dir, { cwd: io.cwd, ...(opts.out !== undefined ? { out: opts.out } : {}) });
+      if (opts.json) json(state, outcome);
+      io.stderr(`bundle:   ${outcome.directory}\nverify:   ${outcome.valid ? "valid" : `INVALID (${outcome.violations.length} violation(s), listed on the page)`}\nreport:   ${outcome.out}\n`);
+      if (!outcome.valid) {
+        throw new CliExitError("bundle-invalid", `${outcome.directory} is not a valid bundle: the page ${outcome.out} lists its ${outcome.violations.length} violation(s).`, EXIT_CODES.sandboxFailed, {
+          violations: outcome.violations.length,
+        });
       }
     });
 
@@ -588,7 +613,7 @@ function printRunOutcome(state: CliState, outcome: RunOutcome, asJson: boolean):
     `id:       ${bundle.id}`,
     `verify:   ${bundle.written === false ? bundleVerifyText(bundle) : bundle.valid ? "valid" : `INVALID (${bundle.violations.map((v) => `${v.code} ${v.path}`).join("; ")})`}`,
   ];
-  io.stderr(`${lines.join("\n")}\n`);
+  io.stderr(`${lines.join("\n")}\n${reportPageLine(bundle)}`);
 }
 
 function commanderUsage(error: CommanderError, argv: readonly string[], program: Command): CliExitError | undefined {

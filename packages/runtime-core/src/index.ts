@@ -41,3 +41,4 @@ export * from "./wp-defines.js";
 export * from "./plugin-requirements.js";
 export * from "./abilities.js";
 export * from "./wordpress-choice.js";
+export * from "./report-page/index.js";

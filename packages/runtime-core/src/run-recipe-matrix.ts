@@ -11,6 +11,8 @@ import type { RuntimeBackend } from "./runtime.js";
 import { RECIPE_MATRIX_SUMMARY_SCHEMA_ID, type RecipeMatrixCell, type RecipeMatrixSummary, type TestCounts } from "./test-results.js";
 import { assertUsableArtifactsDir, newRunId, planRun, type PlanRunOptions } from "./run-plan.js";
 import { runSession, type RunSessionOutcome } from "./run-session.js";
+import { REPORT_PAGE_PATH } from "./report-page/report-page-data.js";
+import { renderMatrixReportPage } from "./report-page/index-report-page.js";
 import { planRecipe, readRecipeFile } from "./recipe/validate-recipe.js";
 
 /** What `runRecipeMatrix` returns; `exitCode` is 0 when every cell passed, else the first failing cell's. */
@@ -46,7 +48,8 @@ function testsOf(bundleDir: string): RecipeMatrixCell["tests"] {
 /**
  * Runs every cell of the recipe's matrix sequentially. The whole recipe (every cell's versions
  * included) is validated first; then each cell is a recipe run of its own (`planRun` + `runSession`)
- * writing its bundle to `<artifactsDir>/<cell id>/`; finally `<artifactsDir>/matrix-summary.json`.
+ * writing its bundle to `<artifactsDir>/<cell id>/`; finally `<artifactsDir>/matrix-summary.json`
+ * and `<artifactsDir>/report.html` (one row per cell, linking to each cell's page).
  * A failing cell does not stop the others; an interrupt does.
  * @param request - the recipe file (relative to `options.cwd`), optionally already parsed, and wp-cli.phar.
  * @throws WpCodeboxError `invalid-recipe` (every problem, nothing booted), `artifacts-dir-not-empty`.
@@ -108,6 +111,7 @@ export async function runRecipeMatrix(request: { file: string; recipe?: unknown;
   const summaryPath = join(artifactsDir, "matrix-summary.json");
   try {
     writeFileSync(summaryPath, `${JSON.stringify(summary, null, 2)}\n`);
+    writeFileSync(join(artifactsDir, REPORT_PAGE_PATH), renderMatrixReportPage(summary));
   } catch (thrown) {
     // Each cell was already reported (onCell); the lost summary is an environment failure, not a bug.
     throw bundleWriteFailure(thrown, artifactsDir);

@@ -101,6 +101,7 @@ test("write → verify: a fresh bundle is valid, shaped and digest-addressed", a
     "files/review.json",
     "files/runtime-reference-manifest.json",
     "metadata.json",
+    "report.html",
   ]);
   assert.deepEqual(manifest.bundle, computeBundleId(manifest.files));
 
@@ -134,7 +135,7 @@ test("write → verify: a fresh bundle is valid, shaped and digest-addressed", a
 
 test("secrets, cookies never reach a text artifact; binary files are untouched", async () => {
   const { dir } = await writeBundle();
-  for (const p of ["files/commands.jsonl", "files/events.jsonl", "files/browser/steps.jsonl", "files/review.json", "metadata.json"]) {
+  for (const p of ["files/commands.jsonl", "files/events.jsonl", "files/browser/steps.jsonl", "files/review.json", "metadata.json", "report.html"]) {
     const text = await readFile(join(dir, p), "utf8");
     assert.ok(!text.includes(SECRET), `${p} leaks the secret`);
     assert.ok(!text.includes("admin%7Csecret"), `${p} leaks the cookie`);

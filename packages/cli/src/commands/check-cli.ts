@@ -2,7 +2,7 @@
  * Registers `wp-codebox check` (the work is in `check.ts`, imported lazily so the CLI starts fast).
  */
 import type { Command } from "commander";
-import { CliExitError, EXIT_CODES, bundleLostError, bundleVerifyText } from "../cli-exit-error.js";
+import { CliExitError, EXIT_CODES, bundleLostError, bundleVerifyText, reportPageLine } from "../cli-exit-error.js";
 import type { CliIo } from "../cli-io.js";
 import type { RunOptions } from "./run.js";
 
@@ -56,7 +56,7 @@ export function registerCheckCommand(program: Command, ctx: CheckCliContext): vo
       }));
       if (opts.json === true && report) ctx.printJson(report);
       if (outcome.result.stderr) io.stderr(outcome.result.stderr);
-      io.stderr(`bundle:   ${outcome.bundle.directory}\nverify:   ${bundleVerifyText(outcome.bundle)}\n`);
+      io.stderr(`bundle:   ${outcome.bundle.directory}\nverify:   ${bundleVerifyText(outcome.bundle)}\n${reportPageLine(outcome.bundle)}`);
       const lost = bundleLostError(outcome.bundle);
       if (lost) throw lost;
       if (outcome.error) throw outcome.error;

@@ -5,7 +5,7 @@
  */
 import { planRun, runSession, type RunSessionOutcome, type RuntimeBackend } from "@wp-codebox/runtime-core";
 import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
-import { bundleVerifyText } from "../cli-exit-error.js";
+import { bundleVerifyText, reportPageLine } from "../cli-exit-error.js";
 import { dirname, resolve } from "node:path";
 
 /** Inputs of `episode run`. */
@@ -53,5 +53,5 @@ export function formatEpisodeOutcome(outcome: RunSessionOutcome): string {
     return `  ${String(s.index + 1).padStart(2)}. ${s.name ? `${s.name}: ` : ""}${label}`;
   });
   const head = episode.trace ? `trace:    ${episode.trace.id}` : `trace:    (none: ${outcome.summary})`;
-  return [head, ...lines, `bundle:   ${outcome.bundle.directory}`, `id:       ${outcome.bundle.id}`, `verify:   ${bundleVerifyText(outcome.bundle)}`, ""].join("\n");
+  return [head, ...lines, `bundle:   ${outcome.bundle.directory}`, `id:       ${outcome.bundle.id}`, `verify:   ${bundleVerifyText(outcome.bundle)}`, ""].join("\n") + reportPageLine(outcome.bundle);
 }

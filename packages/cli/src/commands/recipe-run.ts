@@ -3,8 +3,9 @@
  * callable without argv; `recipe-cli.ts` registers them with commander. `run` goes through
  * `planRun` (the whole recipe checked before boot) and `runSession` (bundle always written).
  */
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import {
+  REPORT_PAGE_PATH,
   planRecipe,
   planRun,
   readRecipeFile,
@@ -22,7 +23,7 @@ import {
   type HostAccessGrants,
 } from "@wp-codebox/runtime-core";
 import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
-import { CliExitError, EXIT_CODES, bundleVerifyText } from "../cli-exit-error.js";
+import { CliExitError, EXIT_CODES, bundleVerifyText, reportPageLine } from "../cli-exit-error.js";
 
 /** `recipe validate` output (`--json`): `issues` are `{ path (JSON pointer), message }`. */
 export interface RecipeValidateReport {
@@ -175,7 +176,7 @@ export async function runRecipeMatrixFile(options: RecipeRunOptions & { onCell?:
 
 /** Human text of a matrix run: the summary table and where the summary JSON is. */
 export function formatRecipeMatrixRun(outcome: RecipeMatrixOutcome): string {
-  return `${formatMatrixSummary(outcome.summary)}summary: ${outcome.summaryPath}\n`;
+  return `${formatMatrixSummary(outcome.summary)}summary: ${outcome.summaryPath}\nreport:  ${join(dirname(outcome.summaryPath), REPORT_PAGE_PATH)}\n`;
 }
 
 /** The exit error of a matrix run that did not pass (undefined when every cell passed). */
@@ -205,5 +206,5 @@ export function formatRecipeRun(outcome: RunSessionOutcome): string {
     if (f.expectation) lines.push(`expected: ${JSON.stringify(f.expected)}`, `actual:   ${JSON.stringify(f.actual)}`.slice(0, 2000));
   }
   lines.push("", `outcome:  ${report.outcome} — ${report.summary}`, `bundle:   ${outcome.bundle.directory}`, `id:       ${outcome.bundle.id}`, `verify:   ${bundleVerifyText(outcome.bundle)}`);
-  return `${lines.join("\n")}\n`;
+  return `${lines.join("\n")}\n${reportPageLine(outcome.bundle)}`;
 }

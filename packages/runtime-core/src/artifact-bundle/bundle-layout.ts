@@ -19,6 +19,8 @@ export const BUNDLE_PATHS = {
   referenceManifest: "files/runtime-reference-manifest.json",
   commands: "files/commands.jsonl",
   events: "files/events.jsonl",
+  /** The page for people (kind `report-page`), drawn from the other files; it shows the bundle id, so the id does not cover it. */
+  report: "report.html",
   /** Written only by episodes (kind `runtime-episode-trace`). */
   runtimeEpisodeTrace: "files/runtime-episode-trace.json",
 } as const;
@@ -29,6 +31,7 @@ export const BUNDLE_KINDS = {
   referenceManifest: "runtime-reference-manifest",
   commands: "commands",
   events: "events",
+  report: "report-page",
 } as const;
 
 /** Paths a runtime's `ArtifactFile` may not use (the writer owns them). */
@@ -39,6 +42,7 @@ export const RESERVED_BUNDLE_PATHS: readonly string[] = [
   BUNDLE_PATHS.referenceManifest,
   BUNDLE_PATHS.commands,
   BUNDLE_PATHS.events,
+  BUNDLE_PATHS.report,
 ];
 
 /**
@@ -80,11 +84,12 @@ export function artifactName(kind: string): string {
 /**
  * The artifact bundle digest: `domainDigest("wp-codebox/artifact-manifest/v1", files)` over the
  * manifest's file entries, sorted by path, excluding `files/runtime-reference-manifest.json`
- * (which declares this id).
+ * (which declares this id) and `report.html` (which shows it; its SHA-256 is still in the manifest
+ * and the reference manifest, so `verifyArtifactBundle` checks it like any file).
  */
 export function computeBundleId(files: readonly ArtifactManifestFile[]): ArtifactBundleId {
   const covered = files
-    .filter((f) => f.path !== BUNDLE_PATHS.referenceManifest)
+    .filter((f) => f.path !== BUNDLE_PATHS.referenceManifest && f.path !== BUNDLE_PATHS.report)
     .map((f) => ({ path: f.path, kind: f.kind, contentType: f.contentType, sha256: f.sha256, bytes: f.bytes }))
     .sort((a, b) => compareText(a.path, b.path));
   const digest = domainDigest(ARTIFACT_MANIFEST_SCHEMA_ID, covered);

@@ -36,6 +36,8 @@ import {
 } from "./bundle-layout.js";
 import { verifyArtifactBundle } from "./verify-artifact-bundle.js";
 import { maskBinaryContent } from "./binary-mask.js";
+import { readReportPageData } from "../report-page/report-page-data.js";
+import { renderReportPage } from "../report-page/render-report-page.js";
 
 /** Status of a whole run, as written in `files/review.json`. */
 export type BundleStatus = "ok" | "error" | "timed-out";
@@ -85,14 +87,15 @@ interface PendingFile {
 
 const JSON_TYPE = "application/json";
 const NDJSON_TYPE = "application/x-ndjson";
+const HTML_TYPE = "text/html; charset=utf-8";
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /**
  * Writes and finalises an artifact bundle v1 in `directory`, then verifies it.
  * Layout: `files/commands.jsonl` (one `ExecutionResult` per line), `files/events.jsonl`, each
- * `artifacts.files` entry, `files/review.json`, `metadata.json`,
- * `files/runtime-reference-manifest.json`, and last `manifest.json`. Every text artifact passes
+ * `artifacts.files` entry, `files/review.json`, `metadata.json`, `report.html` (the page for
+ * people, drawn from those files), `files/runtime-reference-manifest.json`, and last `manifest.json`. Every text artifact passes
  * through a redactor built from `artifacts.secrets` (plus cookie/nonce/password patterns); the
  * review records `redaction: { applied, count, maskedFiles? }`. A binary file is masked instead:
  * each byte of a secret becomes `*`, so it keeps its size and structure (an SQLite database stays
@@ -178,11 +181,16 @@ export async function writeArtifactBundle(
     versions: { wordpress: artifacts.info.wordpressVersion, php: artifacts.info.phpVersion, node: process.version },
     mounts: mounts as unknown as Record<string, unknown>[],
     policy: policy as unknown as Record<string, unknown>,
-    artifacts: { ...named, review: BUNDLE_PATHS.review, runtimeReferenceManifest: BUNDLE_PATHS.referenceManifest, ...extraArtifacts },
+    artifacts: { ...named, review: BUNDLE_PATHS.review, runtimeReferenceManifest: BUNDLE_PATHS.referenceManifest, reportPage: BUNDLE_PATHS.report, ...extraArtifacts },
   });
   await put({ path: BUNDLE_PATHS.metadata, kind: BUNDLE_KINDS.metadata, contentType: JSON_TYPE, bytes: jsonFile(metadata) });
 
-  // 4. Reference manifest: refs to everything written so far.
+  // 4. report.html, drawn from the files just written (all redacted), so it shows nothing they do
+  // not; one more redaction pass over the page itself costs little.
+  const page = await readReportPageData(root, written, { bundleId: computeBundleId(written).id, verification: { state: "sealed-by-writer" } });
+  await put({ path: BUNDLE_PATHS.report, kind: BUNDLE_KINDS.report, contentType: HTML_TYPE, bytes: encoder.encode(redactor.redact(renderReportPage(page))) });
+
+  // 5. Reference manifest: refs to everything written so far.
   const sorted = [...written].sort((a, b) => compareText(a.path, b.path));
   const refs: BundleFileRef[] = sorted.map(toRef);
   const refFor = (path: string, what: string): BundleFileRef => {
@@ -230,7 +238,7 @@ export async function writeArtifactBundle(
     bytes: jsonFile(referenceManifest),
   });
 
-  // 5. manifest.json, last.
+  // 6. manifest.json, last.
   const files = [...written].sort((a, b) => compareText(a.path, b.path));
   const manifest: ArtifactManifest = {
     schema: ARTIFACT_MANIFEST_SCHEMA_ID,

@@ -37,6 +37,9 @@ import {
   type RecordedProblem,
   type ScreenBaseline,
   withoutScreenBaseline,
+  CHECK_SOURCES_PATH,
+  sourceExcerpt,
+  type SourceExcerpt,
 } from "@wp-codebox/runtime-core";
 import { baselineCoreScreens, exerciseCoreScreens, seedCoreScreens } from "./plugin-check-core-screens.js";
 import { phpProgram } from "../php-assets.js";
@@ -354,6 +357,7 @@ export const pluginCheck: CommandHandler = async (ctx, args) => {
   const files: ArtifactFile[] = [
     ...check.files,
     { path: "files/check/report.json", kind: "check-report", contentType: "application/json", content: `${JSON.stringify(report, null, 2)}\n` },
+    ...(await findingSourceFiles(ctx, report.findings)),
     { path: "files/check/junit.xml", kind: "check-junit", contentType: "application/xml", content: pluginCheckJunit(report) },
   ];
   const failed = report.status === "failed";
@@ -509,4 +513,33 @@ async function exerciseCron(check: CheckRun, added: PluginInventory): Promise<vo
       return { evidence: ran.evidence };
     });
   }
+}
+
+/** Most distinct `file:line` excerpts, and most distinct files read, for `files/check/sources.json`. */
+const SOURCE_EXCERPTS_MAX = 200;
+const SOURCE_FILES_MAX = 50;
+const SOURCE_FILE_MAX_BYTES = 2 * 1024 * 1024;
+
+/**
+ * `files/check/sources.json` (kind `check-sources`): the lines around each finding's `file:line`,
+ * read from the sandbox, for the bundle's report page. None when no finding names a readable file.
+ */
+async function findingSourceFiles(ctx: CommandContext, findings: readonly { file?: string; line?: number }[]): Promise<ArtifactFile[]> {
+  const excerpts: SourceExcerpt[] = [];
+  const sources = new Map<string, string | null>();
+  for (const f of findings) {
+    if (excerpts.length >= SOURCE_EXCERPTS_MAX) break;
+    if (typeof f.file !== "string" || typeof f.line !== "number" || !f.file.startsWith("/wordpress/") || f.file.split("/").includes("..")) continue;
+    if (excerpts.some((e) => e.file === f.file && e.line === f.line)) continue;
+    if (!sources.has(f.file)) {
+      if (sources.size >= SOURCE_FILES_MAX) continue;
+      const bytes = await ctx.readSandboxFile(f.file).catch(() => null);
+      sources.set(f.file, bytes && bytes.byteLength <= SOURCE_FILE_MAX_BYTES ? new TextDecoder().decode(bytes) : null);
+    }
+    const source = sources.get(f.file);
+    const excerpt = source ? sourceExcerpt(source, f.line) : undefined;
+    if (excerpt) excerpts.push({ file: f.file, line: f.line, ...excerpt });
+  }
+  if (!excerpts.length) return [];
+  return [{ path: CHECK_SOURCES_PATH, kind: "check-sources", contentType: "application/json", content: `${JSON.stringify({ excerpts }, null, 2)}\n` }];
 }
