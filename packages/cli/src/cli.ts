@@ -210,6 +210,11 @@ function buildProgram(state: CliState): Command {
       if (opts.attach !== undefined) {
         const { assertNoRuntimeFlags } = await import("./commands/attach.js");
         assertNoRuntimeFlags(opts);
+        if (opts.updateBaselines === true) {
+          // The serve sandbox was created without it and would compare instead of writing.
+          const { WpCodeboxError } = await import("@wp-codebox/runtime-core");
+          throw new WpCodeboxError("invalid-argument", "--update-baselines cannot be used with --attach: run the script in its own sandbox (without --attach) to write baselines.", { flags: ["--update-baselines"] });
+        }
       }
       const runOptions: RunOptions = {
         command: opts.command as string,
