@@ -4,7 +4,9 @@
  * TypeScript types and the validator all come from it. Nothing here knows about Playwright: the
  * executor lives in `@wp-codebox/runtime-playground`.
  */
+import { existsSync } from "node:fs";
 import { readJsonArg } from "./command-registry.js";
+import { checkInputFile } from "./input-files.js";
 import { assertBrowserBaselines, browserScriptFolder } from "./browser-baselines.js";
 import { Type, type Static, type TObject, type TProperties, type TSchema } from "@sinclair/typebox";
 import { WpCodeboxError } from "./errors.js";
@@ -373,10 +375,11 @@ export function normalizeLegacyBrowserActions(actions: unknown): BrowserInteract
  * Reads a command's browser script from its args: `steps-json` (an array, or `{ "steps": [...] }`)
  * or the legacy `actions-json`, each inline JSON or `@path` relative to `cwd`.
  * `compare` paths of screenshot steps must stay inside the script file's folder (`cwd` for
- * inline steps).
+ * inline steps); a baseline that exists must be a regular file under the `baseline-image` cap.
  * @returns the validated steps.
  * @throws `invalid-json-arg` (unreadable JSON), `invalid-steps-json` listing every issue with its
- *   step index and field, `path-not-allowed` for a baseline outside the script's folder.
+ *   step index and field, `path-not-allowed` for a baseline outside the script's folder,
+ *   `input-file-invalid` / `input-file-too-large` for a baseline that is no regular file or too big.
  */
 export function readBrowserScriptArgs(args: Record<string, string | undefined>, cwd: string): BrowserInteractionStep[] {
   const legacy = args["steps-json"] === undefined;
@@ -391,6 +394,9 @@ export function readBrowserScriptArgs(args: Record<string, string | undefined>, 
       { argument: legacy ? "actions-json" : "steps-json", within: input === raw ? "" : "/steps", issues: report.issues },
     );
   }
-  assertBrowserBaselines(report.steps, browserScriptFolder(args, cwd));
+  // Baselines that exist are checked like every other input file (regular, under the cap) before boot.
+  for (const baseline of assertBrowserBaselines(report.steps, browserScriptFolder(args, cwd)).values()) {
+    if (existsSync(baseline.path)) checkInputFile(baseline.path, "baseline-image");
+  }
   return report.steps as BrowserInteractionStep[];
 }
