@@ -118,7 +118,6 @@ export function browserOutcome(ctx: CommandContext, outcome: BrowserScriptOutcom
     steps: outcome.steps.map((s) => ({ index: s.index, kind: s.kind, status: s.status, durationMs: s.durationMs, ...(s.error ? { error: s.error } : {}), ...(s.comparison ? { comparison: s.comparison } : {}) })),
     assertions: outcome.assertions,
     screenshots: outcome.screenshots.map((s) => browserScreenshotPath(s.name)),
-    ...(outcome.steps.some((s) => s.comparison) ? { comparisons: outcome.steps.flatMap((s) => (s.comparison ? [{ index: s.index, ...s.comparison }] : [])) } : {}),
     ...(outcome.baselinesUpdated?.length ? { baselinesUpdated: outcome.baselinesUpdated } : {}),
     ...(outcome.error ? { error: outcome.error } : {}),
   };
