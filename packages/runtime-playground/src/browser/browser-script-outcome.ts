@@ -58,7 +58,10 @@ export interface BrowserStepRecord {
   phpFatals?: BrowserPhpFatal[];
   /** A screenshot step with `compare`: how its image compared with the baseline. */
   comparison?: BrowserScreenshotComparison;
-  /** A screenshot step with `compare` under `--update-baselines`: the script-relative baseline written. */
+  /**
+   * A screenshot step with `compare` under `--update-baselines`: the script-relative baseline its
+   * image replaces (written only when the whole run passed; `baselinesUpdated` lists what was written).
+   */
   baselineUpdated?: string;
 }
 
