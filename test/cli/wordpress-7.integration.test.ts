@@ -91,7 +91,7 @@ describe("a 7.0.4 sandbox like a developer's test site (one shared sandbox)", { 
   it("the block-editor example publishes a post and shows it on the front end (as on the bundled release)", { timeout: 300_000 }, async () => {
     const script = readFileSync(join(REPO_ROOT, "examples/browser/block-editor-publish.json"), "utf8");
     // This sandbox has SCRIPT_DEBUG on: the editor loads unminified scripts, so steps get more time.
-    const result = await runtime.execute({ command: "wordpress.browser-actions", args: [`steps-json=${script}`, "step-timeout=90s", "timeout=280s"] });
+    const result = await runtime.execute({ command: "wordpress.browser-actions", args: [`steps-json=${script}`, "step-timeout=90s", "timeout=280s"], timeoutMs: 290_000 });
     assert.equal(result.status, "ok", result.stdout);
     assert.equal((result.json as { assertions: { failed: number } }).assertions.failed, 0);
     const post = await php("$p = get_posts(['post_status' => 'publish', 'title' => 'Hello from wp-codebox']); echo json_encode([count($p), $p ? $p[0]->post_content : '']);");
