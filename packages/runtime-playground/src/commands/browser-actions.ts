@@ -54,8 +54,8 @@ export function browserArtifactFiles(executionId: string, outcome: BrowserScript
   ];
   for (const shot of outcome.screenshots) {
     files.push({ path: browserScreenshotPath(shot.name), kind: "browser-screenshot", contentType: "image/png", content: shot.bytes });
-    if (shot.baseline) files.push({ path: browserBaselinePath(shot.name), kind: "browser-screenshot", contentType: "image/png", content: shot.baseline });
-    if (shot.diff) files.push({ path: browserDiffPath(shot.name), kind: "browser-screenshot", contentType: "image/png", content: shot.diff });
+    if (shot.baseline) files.push({ path: browserBaselinePath(shot.name), kind: "browser-baseline", contentType: "image/png", content: shot.baseline });
+    if (shot.diff) files.push({ path: browserDiffPath(shot.name), kind: "browser-diff", contentType: "image/png", content: shot.diff });
   }
   if (outcome.html !== undefined) {
     files.push({ path: `files/browser/page-${executionId}.html`, kind: "browser-html", contentType: "text/html", content: outcome.html });
