@@ -2,7 +2,8 @@
  * Integration on WordPress 7.0.4, served by the loopback release mirror (test/support): a site like
  * a developer's test site (WP_DEBUG on, nothing printed into pages, SCRIPT_DEBUG, --define),
  * run-php with WP-CLI's admin includes, plugins activated as on the Plugins screen, and plugin
- * requirements refused before boot (`run`) or reported (`check`). One sandbox is shared by the
+ * requirements refused before boot (`run`) or reported (`check`), and the block-editor example
+ * script. One sandbox is shared by the
  * API-level tests; the CLI tests boot their own. Without WP_CODEBOX_TEST_SHARED the 7.0.4 tests skip.
  */
 import { after, before, describe, it } from "node:test";
@@ -33,7 +34,7 @@ after(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-describe("a 7.0.4 sandbox like a developer's test site (one shared sandbox)", { skip, timeout: 300_000 }, () => {
+describe("a 7.0.4 sandbox like a developer's test site (one shared sandbox)", { skip, timeout: 600_000 }, () => {
   let runtime: Runtime;
   const php = async (code: string): Promise<ExecutionResult> => runtime.execute({ command: "wordpress.run-php", args: [`code=${code}`] });
 
@@ -85,6 +86,18 @@ describe("a 7.0.4 sandbox like a developer's test site (one shared sandbox)", { 
     assert.doesNotMatch(page.stdout, /page-notice-kept-out-of-html|Notice:/);
     // The notice did fire during that request.
     assert.equal((await php("echo get_option('activation_admin_api_notice_fired');")).stdout, "yes");
+  });
+
+  it("the block-editor example publishes a post and shows it on the front end (as on the bundled release)", { timeout: 300_000 }, async () => {
+    const script = readFileSync(join(REPO_ROOT, "examples/browser/block-editor-publish.json"), "utf8");
+    // This sandbox has SCRIPT_DEBUG on: the editor loads unminified scripts, so steps get more time.
+    const result = await runtime.execute({ command: "wordpress.browser-actions", args: [`steps-json=${script}`, "step-timeout=90s", "timeout=280s"], timeoutMs: 290_000 });
+    assert.equal(result.status, "ok", result.stdout);
+    assert.equal((result.json as { assertions: { failed: number } }).assertions.failed, 0);
+    const post = await php("$p = get_posts(['post_status' => 'publish', 'title' => 'Hello from wp-codebox']); echo json_encode([count($p), $p ? $p[0]->post_content : '']);");
+    const [count, content] = post.json as [number, string];
+    assert.equal(count, 1, post.stderr);
+    assert.match(content, /A paragraph typed in the editor\./);
   });
 });
 

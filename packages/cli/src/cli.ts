@@ -191,7 +191,8 @@ function buildProgram(state: CliState): Command {
       .option("--artifacts <dir>", "bundle directory, created; refused if it exists and is not empty (default ./wp-codebox-artifacts/<run id>)")
       .option("--json", 'print {"result": ExecutionResult, "bundle": {"directory", "id", "valid"}} on stdout')
       .option("--attach <control-url>", "run in a live sandbox of wp-codebox serve instead of booting one (no runtime flags then)")
-      .option("--token <token>", "control token of the serve sandbox (default $WP_CODEBOX_TOKEN)"),
+      .option("--token <token>", "control token of the serve sandbox (default $WP_CODEBOX_TOKEN)")
+      .option("--update-baselines", "browser scripts: write each compared screenshot as its baseline (the compare path, inside the script's folder) instead of comparing"),
   )
     .addHelpText(
       "after",
@@ -209,12 +210,18 @@ function buildProgram(state: CliState): Command {
       if (opts.attach !== undefined) {
         const { assertNoRuntimeFlags } = await import("./commands/attach.js");
         assertNoRuntimeFlags(opts);
+        if (opts.updateBaselines === true) {
+          // The serve sandbox was created without it and would compare instead of writing.
+          const { WpCodeboxError } = await import("@wp-codebox/runtime-core");
+          throw new WpCodeboxError("invalid-argument", "--update-baselines cannot be used with --attach: run the script in its own sandbox (without --attach) to write baselines.", { flags: ["--update-baselines"] });
+        }
       }
       const runOptions: RunOptions = {
         command: opts.command as string,
         args: (opts.arg as string[] | undefined) ?? [],
         ...(opts.timeout !== undefined ? { timeout: opts.timeout as string } : {}),
         ...(opts.artifacts !== undefined ? { artifactsDir: opts.artifacts as string } : {}),
+        ...(opts.updateBaselines === true ? { updateBaselines: true } : {}),
         ...runtimeRunOptions(opts, io),
       };
       const outcome: RunOutcome = await withInterrupt(state, async (interrupt) => {

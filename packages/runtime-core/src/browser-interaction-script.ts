@@ -4,7 +4,10 @@
  * TypeScript types and the validator all come from it. Nothing here knows about Playwright: the
  * executor lives in `@wp-codebox/runtime-playground`.
  */
+import { existsSync } from "node:fs";
 import { readJsonArg } from "./command-registry.js";
+import { checkInputFile } from "./input-files.js";
+import { assertBrowserBaselines, browserScriptFolder } from "./browser-baselines.js";
 import { Type, type Static, type TObject, type TProperties, type TSchema } from "@sinclair/typebox";
 import { WpCodeboxError } from "./errors.js";
 import { validateAgainstSchema } from "./schema-validation.js";
@@ -111,7 +114,23 @@ const ScreenshotStep = step("screenshot", {
   name: Type.Optional(Type.String({ minLength: 1 })),
   selector: Type.Optional(Selector),
   fullPage: Type.Optional(Type.Boolean()),
+  compare: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 1024, description: "Baseline PNG, relative to the script's folder (and inside it). The step then fails unless the screenshot matches it." }),
+  ),
+  threshold: Type.Optional(
+    Type.Number({ minimum: 0, maximum: 1, description: "With compare: per-pixel colour distance (YIQ) under which pixels count as equal, 0 to 1. Default 0.2 (Playwright's)." }),
+  ),
+  maxDiffPixels: Type.Optional(Type.Integer({ minimum: 0, description: "With compare: differing pixels allowed. Default 0." })),
+  maxDiffPixelRatio: Type.Optional(
+    Type.Number({ minimum: 0, maximum: 1, description: "With compare: differing pixels allowed as a share of all pixels, 0 to 1. Default 0." }),
+  ),
+  mask: Type.Optional(
+    Type.Array(Selector, { minItems: 1, maxItems: 100, description: "Elements painted over (#FF00FF) before the screenshot is taken, e.g. dates." }),
+  ),
 });
+
+/** Fields of a screenshot step that only mean something with `compare`. */
+const COMPARE_ONLY_FIELDS = ["threshold", "maxDiffPixels", "maxDiffPixelRatio"] as const;
 const CaptureStep = step("capture", { what: Type.Optional(literals(["html", "console", "network", "all"] as const)) });
 
 /**
@@ -230,6 +249,10 @@ function validateStep(index: number, value: unknown): BrowserScriptIssue[] {
     return [stepIssue(index, "/kind", `unknown step kind ${JSON.stringify(value.kind)}; expected one of ${BROWSER_STEP_KINDS.join(", ")}`)];
   }
   const variants = VARIANTS[value.kind];
+  if (value.kind === "screenshot" && !("compare" in value)) {
+    const stray = COMPARE_ONLY_FIELDS.filter((f) => f in value);
+    if (stray.length) return [stepIssue(index, `/${stray[0]}`, `${stray.join(", ")} only apply with compare (a baseline PNG to compare with)`)];
+  }
   if (variants.length === 1) return schemaIssues(index, variants[0]!.schema, value);
   const present = variants.filter((v) => v.when !== undefined && v.when in value);
   const names = variants.map((v) => v.when).join(", ");
@@ -351,9 +374,12 @@ export function normalizeLegacyBrowserActions(actions: unknown): BrowserInteract
 /**
  * Reads a command's browser script from its args: `steps-json` (an array, or `{ "steps": [...] }`)
  * or the legacy `actions-json`, each inline JSON or `@path` relative to `cwd`.
+ * `compare` paths of screenshot steps must stay inside the script file's folder (`cwd` for
+ * inline steps); a baseline that exists must be a regular file under the `baseline-image` cap.
  * @returns the validated steps.
  * @throws `invalid-json-arg` (unreadable JSON), `invalid-steps-json` listing every issue with its
- *   step index and field.
+ *   step index and field, `path-not-allowed` for a baseline outside the script's folder,
+ *   `input-file-invalid` / `input-file-too-large` for a baseline that is no regular file or too big.
  */
 export function readBrowserScriptArgs(args: Record<string, string | undefined>, cwd: string): BrowserInteractionStep[] {
   const legacy = args["steps-json"] === undefined;
@@ -367,6 +393,10 @@ export function readBrowserScriptArgs(args: Record<string, string | undefined>, 
       // `within`: where the steps sit inside the argument's JSON ("/steps" for `{ "steps": [...] }`).
       { argument: legacy ? "actions-json" : "steps-json", within: input === raw ? "" : "/steps", issues: report.issues },
     );
+  }
+  // Baselines that exist are checked like every other input file (regular, under the cap) before boot.
+  for (const baseline of assertBrowserBaselines(report.steps, browserScriptFolder(args, cwd)).values()) {
+    if (existsSync(baseline.path)) checkInputFile(baseline.path, "baseline-image");
   }
   return report.steps as BrowserInteractionStep[];
 }

@@ -40,6 +40,8 @@ export const ERROR_CODES = {
   "browser-unavailable": "environment",
   "browser-step-failed": "sandbox",
   "assertion-failed": "sandbox",
+  /** A screenshot step's `compare` baseline does not exist (`--update-baselines` writes it). */
+  "baseline-missing": "sandbox",
   "wp-cli-unavailable": "environment",
   /** A WP-CLI command that cannot run under PHP-wasm (it runs mysql, mysqldump or another process). */
   "wp-cli-unsupported": "input",

@@ -5,6 +5,7 @@ export * from "./digest.js";
 export * from "./schema-validation.js";
 export type * from "./runtime.js";
 export * from "./browser-interaction-script.js";
+export * from "./browser-baselines.js";
 export * from "./episode/index.js";
 export * from "./defaults.js";
 export * from "./durations.js";

@@ -13,7 +13,7 @@ import { WpCodeboxError, quoteValue } from "./errors.js";
 const MIB = 1024 * 1024;
 
 /** What a user-named file is for; each kind has its own size cap (`INPUT_FILE_CAPS`). */
-export type InputFileKind = "arg-file" | "code-file" | "phpunit-entry" | "task-file" | "wp-cli-phar" | "recipe" | "episode-script" | "policy";
+export type InputFileKind = "arg-file" | "code-file" | "phpunit-entry" | "task-file" | "wp-cli-phar" | "recipe" | "episode-script" | "policy" | "baseline-image";
 
 /**
  * Size cap in bytes per kind of input file. `arg-file` is an `@path` argument value (`--arg
@@ -28,6 +28,7 @@ export const INPUT_FILE_CAPS: Readonly<Record<InputFileKind, number>> = {
   recipe: 4 * MIB,
   "episode-script": 4 * MIB,
   policy: 1 * MIB,
+  "baseline-image": 32 * MIB,
 };
 
 /** How the kinds read in messages. */
@@ -40,6 +41,7 @@ const KIND_LABELS: Readonly<Record<InputFileKind, string>> = {
   recipe: "recipe",
   "episode-script": "episode script",
   policy: "policy file",
+  "baseline-image": "baseline image",
 };
 
 /** A regular file that passed `checkInputFile`. */

@@ -57,6 +57,8 @@ export interface CommandRunRequest {
   secretEnv?: string[];
   /** Host path of wp-cli.phar for `wordpress.wp-cli` (relative to `cwd`). */
   wpCliPhar?: string;
+  /** `--update-baselines`: screenshot steps with `compare` write their baselines instead of comparing. */
+  updateBaselines?: boolean;
   /** `--clock ISO-8601|real`: where the virtual clock starts, or host time (default). */
   clock?: string;
   /**
@@ -81,6 +83,8 @@ export interface RecipeRunRequest {
   recipe?: unknown;
   /** Host path of wp-cli.phar (relative to `cwd`). */
   wpCliPhar?: string;
+  /** `--update-baselines`: screenshot steps with `compare` write their baselines instead of comparing. */
+  updateBaselines?: boolean;
   /** `--clock` / `--seed`: override the recipe's `runtime.clock` / `runtime.seed`. */
   clock?: string;
   seed?: string | number;
@@ -406,6 +410,7 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
     env,
     secretEnv: secrets.values,
     ...(request.wpCliPhar !== undefined ? { wpCliPhar: resolve(cwd, request.wpCliPhar) } : {}),
+    ...(request.updateBaselines ? { updateBaselines: true } : {}),
     ...(request.clock !== undefined ? { clock: request.clock } : {}),
     ...(siteRequestTimeoutMs !== undefined ? { siteRequestTimeoutMs } : {}),
     ...(determinism?.seed !== undefined ? { seed: determinism.seed } : {}),
@@ -504,6 +509,7 @@ function planRecipeRun(request: RecipeRunRequest, cwd: string, processEnv: NodeJ
     env: recipe.inputs.runtimeEnv,
     secretEnv: secrets.values,
     ...(request.wpCliPhar !== undefined ? { wpCliPhar: resolve(cwd, request.wpCliPhar) } : {}),
+    ...(request.updateBaselines ? { updateBaselines: true } : {}),
   };
   const runId = options.runId ?? newRunId();
   const artifactsDir = options.artifactsDir !== undefined ? resolve(cwd, options.artifactsDir) : recipe.artifacts.directory ?? resolve(cwd, `wp-codebox-artifacts/${runId}`);

@@ -78,6 +78,11 @@ export interface RuntimeCreateSpec {
   /** Host path of wp-cli.phar for `wordpress.wp-cli`; default `$WP_CODEBOX_WP_CLI_PHAR`, then `<cacheDir>/wp-cli.phar`. */
   wpCliPhar?: string;
   /**
+   * `--update-baselines`: screenshot steps with `compare` write their image to the baseline path
+   * (inside the script's folder) instead of comparing. Default false.
+   */
+  updateBaselines?: boolean;
+  /**
    * `"real"` (default: host time) or an ISO-8601 instant where the sandbox's virtual clock starts;
    * it then advances only with work done (see `VIRTUAL_CLOCK_STEP_US`, `VIRTUAL_CLOCK_READ_US`).
    */

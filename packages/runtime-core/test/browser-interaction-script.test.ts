@@ -35,6 +35,7 @@ const everyKind: BrowserInteractionStep[] = [
   { kind: "expect", selector: ".crop-confirm", state: "visible", text: "Done", count: 1 },
   { kind: "screenshot", name: "after-crop", fullPage: true },
   { kind: "screenshot", selector: "#panel" },
+  { kind: "screenshot", name: "home", compare: "baselines/home.png", threshold: 0.1, maxDiffPixels: 20, maxDiffPixelRatio: 0.01, mask: [".date", "#random"] },
   { kind: "capture", what: "html" },
   { kind: "capture" },
 ];

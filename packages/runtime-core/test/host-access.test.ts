@@ -207,3 +207,26 @@ describe("network: a file's policy can narrow the --allow-network grants, never 
     assert.equal(checkHostPath(join(folder, "probe.php"), access).allowed, false);
   });
 });
+
+describe("recipes: screenshot baselines stay beside the browser script, whatever --allow-path grants", () => {
+  const flow = (name: string, steps: unknown[]) => {
+    writeFileSync(join(folder, name), JSON.stringify(steps));
+    return recipe(step("wordpress.browser-actions", { "steps-json": `@${name}` }));
+  };
+  const shot = (compare: string) => [{ kind: "navigate", url: "/" }, { kind: "screenshot", compare }];
+  const cases: { name: string; recipe: Record<string, unknown>; issue?: RegExp }[] = [
+    { name: "a baseline beside the script file", recipe: flow("flow-ok.json", shot("baselines/home.png")) },
+    { name: "a baseline outside the script's folder", recipe: flow("flow-out.json", shot("../private/home.png")), issue: /^path-not-allowed: baseline .*private\/home\.png is outside the script's folder/ },
+    { name: "a baseline through a symlink out of the folder", recipe: flow("flow-link.json", shot("link-dir/home.png")), issue: /^path-not-allowed:/ },
+    { name: "an inline script (no folder of its own)", recipe: recipe(step("wordpress.browser-actions", { steps: shot("home.png") })), issue: /compare needs the script in a file/ },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: ${c.issue ? "refused at /steps/0/args/…/1/compare" : "allowed"}`, () => {
+      const issues = validateRecipe(c.recipe, recipePath, { allowPaths: [outside] }).issues;
+      if (!c.issue) return assert.deepEqual(issues, []);
+      assert.equal(issues.length, 1, JSON.stringify(issues));
+      assert.match(issues[0]!.path, /^\/steps\/0\/args\/steps(-json)?\/1\/compare$/);
+      assert.match(issues[0]!.message, c.issue);
+    });
+  }
+});

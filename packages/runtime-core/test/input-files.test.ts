@@ -54,6 +54,7 @@ describe("caps per kind", () => {
       recipe: 4 * MiB,
       "episode-script": 4 * MiB,
       policy: 1 * MiB,
+      "baseline-image": 32 * MiB,
     });
   });
 

@@ -265,6 +265,7 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
         outputCapBytes: options.outputCapBytes,
         ...(spec.siteRequestTimeoutMs !== undefined ? { siteRequestTimeoutMs: spec.siteRequestTimeoutMs } : {}),
         wpCli: { ...(spec.wpCliPhar !== undefined ? { flag: spec.wpCliPhar } : {}), cacheDir },
+        ...(spec.updateBaselines ? { updateBaselines: true } : {}),
         workers: options.workers ?? (Number(process.env.WP_CODEBOX_WORKERS) || 1),
         ...(options.evidenceMemoryBytes !== undefined ? { evidenceMemoryBytes: options.evidenceMemoryBytes } : {}),
         determinism,

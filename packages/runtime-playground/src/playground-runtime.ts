@@ -382,6 +382,7 @@ export class PlaygroundRuntime implements Runtime {
       mounts: this.setup.mounts,
       cwd: this.setup.cwd,
       wpCli: this.setup.wpCli ?? {},
+      updateBaselines: this.setup.updateBaselines ?? false,
       outputCapBytes: this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES,
       siteUrl: this.siteOrigin,
       loopbackUrl: this.server.origin,

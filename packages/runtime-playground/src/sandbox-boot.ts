@@ -48,6 +48,8 @@ export interface PlaygroundRuntimeSetup {
   siteRequestTimeoutMs?: number;
   /** Where `wordpress.wp-cli` looks for wp-cli.phar (flag, then env, then cache dir). */
   wpCli?: WpCliPharSource;
+  /** Screenshot steps with `compare` write their baselines instead of comparing (`--update-baselines`). */
+  updateBaselines?: boolean;
   /** PHP workers serving HTTP in parallel (browser traffic); 1 = a single worker (default). */
   workers?: number;
   /** Evidence bytes kept in memory before large values spill to the sandbox directory (evidence-spill.ts). */

@@ -60,12 +60,13 @@ export function registerRecipeCommands(program: Command, ctx: RecipeCliContext):
     .option("--clock <iso|real>", 'start the sandbox clock at this ISO-8601 instant (virtual: advances only with work done) or "real"; overrides runtime.clock')
     .option("--seed <n>", "seed every source of randomness (PHP and page Math.random); refused with outbound network; overrides runtime.seed")
     .option("--json", 'print {"report", "bundle": {"directory", "id", "valid"}, "error"?} on stdout')
+    .option("--update-baselines", "browser scripts: write each compared screenshot as its baseline (the compare path, inside the script's folder) instead of comparing")
     .addHelpText(
       "after",
       "\nExit codes: 0 every expectation met; 1 a step failed its expectations (later steps skipped; files/recipe-report.json says which, with expected and actual); 2 invalid recipe; 3 environment (no browser, no WP-CLI)." +
         examples(["wp-codebox recipe run recipe.json", "API_TOKEN=... wp-codebox recipe run recipe.json --artifacts out --json"]),
     )
-    .action(async (file: string, opts: { artifacts?: string; wpCliPhar?: string; clock?: string; seed?: string; json?: boolean } & HostAccessFlags) => {
+    .action(async (file: string, opts: { artifacts?: string; wpCliPhar?: string; clock?: string; seed?: string; json?: boolean; updateBaselines?: boolean } & HostAccessFlags) => {
       const { runRecipeFile, formatRecipeRun, recipeHasMatrix, runRecipeMatrixFile, formatRecipeMatrixRun, recipeMatrixExit } = await import("./recipe-run.js");
       const { sessionExitError } = await import("../cli-exit-error.js");
       // What a single recipe run and a matrix run both take from the command line.
@@ -76,6 +77,7 @@ export function registerRecipeCommands(program: Command, ctx: RecipeCliContext):
         interrupt,
         ...(opts.artifacts !== undefined ? { artifactsDir: opts.artifacts } : {}),
         ...(opts.wpCliPhar !== undefined ? { wpCliPhar: opts.wpCliPhar } : {}),
+        ...(opts.updateBaselines === true ? { updateBaselines: true } : {}),
         ...(opts.clock !== undefined ? { clock: opts.clock } : {}),
         ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
         ...hostAccessGrants(opts),

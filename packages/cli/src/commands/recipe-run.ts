@@ -20,6 +20,7 @@ import {
   type RuntimeBackend,
   type SchemaIssue,
   hostAccessCode,
+  WpCodeboxError,
   type HostAccessGrants,
 } from "@wp-codebox/runtime-core";
 import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
@@ -114,6 +115,8 @@ export interface RecipeRunOptions {
   /** Overrides the recipe's `artifacts.directory`; relative to `cwd`. */
   artifactsDir?: string;
   wpCliPhar?: string;
+  /** `--update-baselines`: browser screenshot steps with `compare` write their baselines instead of comparing. */
+  updateBaselines?: boolean;
   /** `--clock` / `--seed`: override the recipe's `runtime.clock` / `runtime.seed`. */
   clock?: string;
   seed?: string;
@@ -140,7 +143,7 @@ export async function runRecipeFile(options: RecipeRunOptions): Promise<RunSessi
   const path = resolve(options.cwd, options.file);
   const backend = options.backend ?? recipeBackend(path, options.processEnv);
   const plan = planRun(
-    { kind: "recipe", file: path, ...(options.wpCliPhar !== undefined ? { wpCliPhar: options.wpCliPhar } : {}), ...determinismFlags(options) },
+    { kind: "recipe", file: path, ...(options.wpCliPhar !== undefined ? { wpCliPhar: options.wpCliPhar } : {}), ...(options.updateBaselines ? { updateBaselines: true } : {}), ...determinismFlags(options) },
     { cwd: options.cwd, processEnv: options.processEnv, ...(options.artifactsDir !== undefined ? { artifactsDir: options.artifactsDir } : {}), backend, ...grantsOf(options) },
   );
   return runSession(plan, { backend, ...(options.interrupt ? { signal: options.interrupt } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
@@ -159,6 +162,10 @@ export function recipeHasMatrix(file: string, cwd: string): boolean {
  */
 export async function runRecipeMatrixFile(options: RecipeRunOptions & { onCell?: (text: string) => void }): Promise<RecipeMatrixOutcome> {
   const path = resolve(options.cwd, options.file);
+  if (options.updateBaselines) {
+    // Every cell would overwrite the same files: baselines come from one WordPress and PHP.
+    throw new WpCodeboxError("invalid-argument", `--update-baselines cannot be used with a runtime.matrix recipe (each cell would overwrite the same baselines). Write them from one cell: copy the recipe with a single runtime.wp/runtime.php and run that with --update-baselines.`, { recipe: path });
+  }
   return runRecipeMatrix(
     { file: path, ...(options.wpCliPhar !== undefined ? { wpCliPhar: options.wpCliPhar } : {}), ...determinismFlags(options) },
     {

@@ -50,6 +50,8 @@ export interface RunOptions {
   secretEnv?: string[];
   /** `--wp-cli-phar PATH`: wp-cli.phar for `wordpress.wp-cli` (relative to `cwd`). */
   wpCliPhar?: string;
+  /** `--update-baselines`: browser screenshot steps with `compare` write their baselines instead of comparing. */
+  updateBaselines?: boolean;
   /** `--clock ISO|real`: virtual clock start instant, or host time (default). */
   clock?: string;
   /** `--seed N`: seed of every source of randomness. */
@@ -121,6 +123,7 @@ export function prepareRun(options: RunOptions): PreparedRun {
       env: options.env ?? [],
       secretEnv: options.secretEnv ?? [],
       ...(options.wpCliPhar !== undefined ? { wpCliPhar: options.wpCliPhar } : {}),
+      ...(options.updateBaselines ? { updateBaselines: true } : {}),
       ...(options.clock !== undefined ? { clock: options.clock } : {}),
       ...(options.seed !== undefined ? { seed: options.seed } : {}),
       ...(options.siteRequestTimeout !== undefined ? { siteRequestTimeout: options.siteRequestTimeout } : {}),

@@ -16,6 +16,7 @@ import { resolveDeterminism } from "../determinism.js";
 import { pluginMount, resolveMounts, themeMount } from "../mounts.js";
 import { parseDuration } from "../durations.js";
 import { jsonPointerToken, validateAgainstSchema, type SchemaIssue } from "../schema-validation.js";
+import { checkBrowserBaselines } from "../browser-baselines.js";
 import { browserInteractionScriptUsesEvaluate, normalizeLegacyBrowserActions, validateBrowserInteractionScript } from "../browser-interaction-script.js";
 import type { MountSpec, ResolvedMount, RuntimeBackend, RuntimePolicy } from "../runtime.js";
 import { commandArgsIssues, flattenCommandArgs } from "../command-input.js";
@@ -589,6 +590,15 @@ function analyzeStep(
       const report = argName === "steps-json" ? validateBrowserInteractionScript(input) : normalizeLegacyBrowserActions(input);
       const root = `${pointer}/args/${jsonPointerToken(keys[i]!)}${wrapped ? "/steps" : ""}`;
       for (const issue of report.issues) at(`${root}${issue.path}`, issue.message);
+      const value = resolved[i]!.slice(argName.length + 1);
+      if (report.valid && !value.startsWith("@")) {
+        // Baselines resolve against the script file's folder; an inline script has none of its own.
+        report.steps.forEach((s, n) => {
+          if (s.kind === "screenshot" && s.compare !== undefined) at(`${root}/${n}/compare`, "compare needs the script in a file beside its baselines: move the steps to a .json file and name it with steps-json=@file");
+        });
+      } else if (report.valid) {
+        for (const issue of checkBrowserBaselines(report.steps, dirname(value.slice(1))).issues) at(`${root}/${issue.index}/compare`, issue.message);
+      }
       if (report.valid && browserInteractionScriptUsesEvaluate(report.steps)) usesEvaluate = true;
     }
   }

@@ -6,7 +6,7 @@
 import type { BrowserStepKind } from "@wp-codebox/runtime-core";
 
 /** Codes a failed step can carry (`php-fatal`: a page load of the step died of a PHP fatal error). */
-export type BrowserStepErrorCode = "browser-step-failed" | "timeout" | "assertion-failed" | "policy-denied" | "php-fatal";
+export type BrowserStepErrorCode = "browser-step-failed" | "timeout" | "assertion-failed" | "policy-denied" | "php-fatal" | "baseline-missing";
 
 /**
  * Response header the sandbox server adds when PHP died of a fatal error while serving the
@@ -56,12 +56,43 @@ export interface BrowserStepRecord {
   error?: BrowserStepError;
   /** PHP fatal errors in requests this step's pages made (the step then fails with `php-fatal`). */
   phpFatals?: BrowserPhpFatal[];
+  /** A screenshot step with `compare`: how its image compared with the baseline. */
+  comparison?: BrowserScreenshotComparison;
+  /**
+   * A screenshot step with `compare` under `--update-baselines`: the script-relative baseline its
+   * image replaces (written only when the whole run passed; `baselinesUpdated` lists what was written).
+   */
+  baselineUpdated?: string;
 }
+
+/**
+ * How a screenshot compared with its baseline (on the step record). `baseline`, `actual` and
+ * `diff` are bundle-relative PNG paths; `width`/`height` the actual image's in pixels;
+ * `diffPixelRatio` 0 to 1; `maxDiffPixels` / `maxDiffPixelRatio` as the step gave them.
+ */
+export interface BrowserScreenshotComparison {
+  passed: boolean;
+  baseline: string;
+  actual: string;
+  diff: string;
+  diffPixels: number;
+  diffPixelRatio: number;
+  maxDiffPixels?: number;
+  maxDiffPixelRatio?: number;
+  threshold: number;
+  width: number;
+  height: number;
+}
+
+/** Bundle paths of a screenshot and of its comparison images. */
+export const browserScreenshotPath = (name: string): string => `files/browser/screenshot-${name}.png`;
+export const browserBaselinePath = (name: string): string => `files/browser/baseline-${name}.png`;
+export const browserDiffPath = (name: string): string => `files/browser/diff-${name}.png`;
 
 /** One `expect`, or one `evaluate` with `assert`: what was expected, what was seen. */
 export interface BrowserAssertionResult {
   index: number;
-  kind: "expect" | "evaluate";
+  kind: "expect" | "evaluate" | "screenshot";
   selector?: string;
   expected: unknown;
   actual: unknown;
@@ -83,6 +114,11 @@ export interface BrowserScreenshot {
   index: number;
   reason: "step" | "failure";
   bytes: Uint8Array;
+  /** With `compare`: the baseline as read, and the diff image (written beside the screenshot). */
+  baseline?: Uint8Array;
+  diff?: Uint8Array;
+  /** With `compare` under `--update-baselines`: host path to write `bytes` to (inside the script's folder). */
+  updateBaseline?: string;
 }
 
 /** A console message from any page of the run. `stepIndex` is the step running then (-1 before the first). */
@@ -136,4 +172,6 @@ export interface BrowserScriptOutcome {
   title: string;
   /** Wall time of the whole run in ms (context creation to close). */
   durationMs: number;
+  /** Under `--update-baselines`: the baselines written, as host paths (set by the caller that wrote them). */
+  baselinesUpdated?: string[];
 }

@@ -24,7 +24,7 @@ import type {
 import { startEgressProxy, type EgressProxy } from "./egress-proxy.js";
 import { installNetworkGuard, isRequestAllowed, phpFatalStepMessage, stepPhpFatals, type BrowserAllowedHosts } from "./network-guard.js";
 import type { ObservedLocatorState } from "./expect-locator-state.js";
-import { expectFailureMessage, runStep, stepSelector } from "./run-step.js";
+import { expectFailureMessage, runStep, stepSelector, type StepBaseline } from "./run-step.js";
 import { ScreenshotNamer } from "./screenshot-namer.js";
 import { isTimeoutError, raceDeadline } from "./step-deadline.js";
 
@@ -64,6 +64,10 @@ export interface RunBrowserScriptOptions {
   executionId: string;
   /** Screenshot names already used in the bundle, so new ones never overwrite them. */
   reservedScreenshotNames?: Iterable<string>;
+  /** Baselines of screenshot steps with `compare`, by step index (read by the caller). */
+  baselines?: ReadonlyMap<number, StepBaseline>;
+  /** `--update-baselines`: compared screenshots are marked to become the baselines instead. */
+  updateBaselines?: boolean;
   /** Also store `page.content()` at the end of the run (even after a failure). Default false. */
   captureFinalHtml?: boolean;
 }
@@ -183,10 +187,11 @@ export async function runBrowserInteractionScript(browser: Browser, options: Run
       let error: { code: BrowserStepErrorCode; message: string } | undefined;
       let screenshot: string | undefined;
       let lastExpect: BrowserAssertionResult | undefined;
+      let compared: Pick<BrowserStepRecord, "comparison" | "baselineUpdated"> = {};
       try {
         if (limitMs <= 0) throw new WpCodeboxError("timeout", timeoutMessage);
         const effect = await raceDeadline(
-          runStep(step, { page, baseUrl: sandboxOrigin, index, timeoutMs: Number.isFinite(limitMs) ? limitMs : 0, deadline: stepStarted + limitMs - Math.min(250, limitMs / 4), allowEvaluate: options.allowEvaluate, namer, onExpectObserved: (a) => (lastExpect = a) }),
+          runStep(step, { page, baseUrl: sandboxOrigin, index, timeoutMs: Number.isFinite(limitMs) ? limitMs : 0, deadline: stepStarted + limitMs - Math.min(250, limitMs / 4), allowEvaluate: options.allowEvaluate, namer, ...(options.baselines ? { baselines: options.baselines } : {}), updateBaselines: options.updateBaselines ?? false, onExpectObserved: (a) => (lastExpect = a) }),
           limitMs,
           () => new WpCodeboxError("timeout", timeoutMessage),
         );
@@ -196,7 +201,9 @@ export async function runBrowserInteractionScript(browser: Browser, options: Run
           screenshot = effect.screenshot.name;
         }
         if (effect.html !== undefined) html = effect.html;
-        if (effect.assertion && !effect.assertion.passed) error = { code: "assertion-failed", message: effect.assertionMessage ?? `${step.kind} step ${index}: assertion failed.` };
+        compared = { ...(effect.comparison ? { comparison: effect.comparison } : {}), ...(effect.baselineUpdated !== undefined ? { baselineUpdated: effect.baselineUpdated } : {}) };
+        if (effect.failure) error = effect.failure;
+        else if (effect.assertion && !effect.assertion.passed) error = { code: "assertion-failed", message: effect.assertionMessage ?? `${step.kind} step ${index}: assertion failed.` };
       } catch (caught) {
         const code = classify(caught);
         const message =
@@ -222,13 +229,15 @@ export async function runBrowserInteractionScript(browser: Browser, options: Run
       const fatalsField = phpFatals.length ? { phpFatals } : {};
       const durationMs = Date.now() - stepStarted;
       if (!error) {
-        records.push({ ...base, status: "ok", durationMs, ...(screenshot ? { screenshot } : {}), ...fatalsField });
+        records.push({ ...base, status: "ok", durationMs, ...(screenshot ? { screenshot } : {}), ...compared, ...fatalsField });
         continue;
       }
       failure = { index, kind: step.kind, ...(selector !== undefined ? { selector } : {}), ...error };
-      const shot = await takeFailureScreenshot(page, index, namer);
+      // A screenshot step that failed its comparison already holds the picture that matters.
+      const shot = screenshot !== undefined ? undefined : await takeFailureScreenshot(page, index, namer);
       if (shot) screenshots.push(shot);
-      records.push({ ...base, status: "failed", durationMs, ...(shot ? { screenshot: shot.name } : {}), error, ...fatalsField });
+      const shotName = shot?.name ?? screenshot;
+      records.push({ ...base, status: "failed", durationMs, ...(shotName ? { screenshot: shotName } : {}), error, ...compared, ...fatalsField });
     }
 
     if (options.captureFinalHtml) html = (await settle(page.content(), CLEANUP_TIMEOUT_MS)) ?? html;

@@ -4,7 +4,17 @@
 import { isDeepStrictEqual } from "node:util";
 import type { Page } from "playwright-core";
 import { BROWSER_EVALUATE_CAPABILITY, PolicyDeniedError, type BrowserInteractionStep, type ExpectStep } from "@wp-codebox/runtime-core";
-import type { BrowserAssertionResult, BrowserScreenshot } from "./browser-script-outcome.js";
+import type { ScreenshotStep } from "@wp-codebox/runtime-core";
+import {
+  browserBaselinePath,
+  browserDiffPath,
+  browserScreenshotPath,
+  type BrowserAssertionResult,
+  type BrowserScreenshot,
+  type BrowserScreenshotComparison,
+  type BrowserStepError,
+} from "./browser-script-outcome.js";
+import { compareScreenshots } from "./compare-screenshots.js";
 import { expectLocatorState, type ExpectOutcome, type ObservedLocatorState } from "./expect-locator-state.js";
 import type { ScreenshotNamer } from "./screenshot-namer.js";
 
@@ -23,8 +33,19 @@ export interface StepContext {
   deadline: number;
   allowEvaluate: boolean;
   namer: ScreenshotNamer;
+  /** Baselines of screenshot steps with `compare`, by step index (`bytes` undefined: no such file). */
+  baselines?: ReadonlyMap<number, StepBaseline>;
+  /** `--update-baselines`: a compared screenshot becomes the new baseline instead of being compared. */
+  updateBaselines?: boolean;
   /** Receives each observation of an `expect` step while it polls. */
   onExpectObserved?: (assertion: BrowserAssertionResult) => void;
+}
+
+/** A baseline as the caller read it: script-relative `compare`, absolute `path`, the bytes when it exists. */
+export interface StepBaseline {
+  compare: string;
+  path: string;
+  bytes?: Uint8Array;
 }
 
 /** What a step produced besides succeeding. An assertion with `passed: false` fails the step. */
@@ -34,6 +55,11 @@ export interface StepEffect {
   assertionMessage?: string;
   screenshot?: BrowserScreenshot;
   html?: string;
+  comparison?: BrowserScreenshotComparison;
+  /** The script-relative baseline this step will write (`--update-baselines`). */
+  baselineUpdated?: string;
+  /** A failure that is neither a thrown error nor an assertion (a missing baseline). */
+  failure?: BrowserStepError;
 }
 
 /** The selector a step record shows (`from` for drag). */
@@ -123,11 +149,14 @@ export async function runStep(step: BrowserInteractionStep, ctx: StepContext): P
       return { assertion, assertionMessage: expectFailureMessage(ctx.index, step, outcome.actual, timeout) };
     }
     case "screenshot": {
+      // Playwright paints masked elements over (#FF00FF boxes) in the image it returns.
+      const options = { timeout, ...(step.mask ? { mask: step.mask.map((s) => page.locator(s)) } : {}) };
       const bytes = step.selector !== undefined
-        ? await page.locator(step.selector).screenshot({ timeout })
-        : await page.screenshot({ fullPage: step.fullPage ?? false, timeout });
+        ? await page.locator(step.selector).screenshot(options)
+        : await page.screenshot({ ...options, fullPage: step.fullPage ?? false });
       const name = ctx.namer.next(step.name ?? `step-${ctx.index}`);
-      return { screenshot: { name, index: ctx.index, reason: "step", bytes: new Uint8Array(bytes) } };
+      const screenshot: BrowserScreenshot = { name, index: ctx.index, reason: "step", bytes: new Uint8Array(bytes) };
+      return step.compare === undefined ? { screenshot } : compareWithBaseline(step, step.compare, screenshot, ctx);
     }
     case "capture": {
       const what = step.what ?? "all";
@@ -135,4 +164,59 @@ export async function runStep(step: BrowserInteractionStep, ctx: StepContext): P
       return what === "html" || what === "all" ? { html: await page.content() } : {};
     }
   }
+}
+
+/**
+ * The `compare` half of a screenshot step: under `--update-baselines` the image is marked to be
+ * written as the baseline; otherwise it is compared and the step's assertion says how it went.
+ * @throws Error when the baseline is not a PNG (the step then fails as browser-step-failed).
+ */
+function compareWithBaseline(step: ScreenshotStep, compare: string, screenshot: BrowserScreenshot, ctx: StepContext): StepEffect {
+  const baseline = ctx.baselines?.get(ctx.index);
+  if (!baseline) throw new Error(`no baseline was resolved for ${compare}`);
+  if (ctx.updateBaselines) return { screenshot: { ...screenshot, updateBaseline: baseline.path }, baselineUpdated: compare };
+  if (baseline.bytes === undefined) {
+    return {
+      screenshot,
+      failure: {
+        code: "baseline-missing",
+        message: `screenshot step ${ctx.index}: the baseline ${compare} does not exist (${baseline.path}). Run again with --update-baselines to save this screenshot there as the baseline; review it and commit it beside the script.`,
+      },
+    };
+  }
+  const result = compareScreenshots(screenshot.bytes, baseline.bytes, {
+    ...(step.threshold !== undefined ? { threshold: step.threshold } : {}),
+    ...(step.maxDiffPixels !== undefined ? { maxDiffPixels: step.maxDiffPixels } : {}),
+    ...(step.maxDiffPixelRatio !== undefined ? { maxDiffPixelRatio: step.maxDiffPixelRatio } : {}),
+  });
+  const limits = {
+    ...(step.maxDiffPixels !== undefined ? { maxDiffPixels: step.maxDiffPixels } : {}),
+    ...(step.maxDiffPixelRatio !== undefined ? { maxDiffPixelRatio: step.maxDiffPixelRatio } : {}),
+  };
+  const name = screenshot.name;
+  const comparison: BrowserScreenshotComparison = {
+    passed: result.passed,
+    baseline: browserBaselinePath(name),
+    actual: browserScreenshotPath(name),
+    diff: browserDiffPath(name),
+    diffPixels: result.diffPixels,
+    diffPixelRatio: result.diffPixelRatio,
+    ...limits,
+    threshold: result.threshold,
+    width: result.width,
+    height: result.height,
+  };
+  const assertion: BrowserAssertionResult = {
+    index: ctx.index,
+    kind: "screenshot",
+    expected: { baseline: compare, width: result.baselineWidth, height: result.baselineHeight, threshold: result.threshold, ...limits },
+    actual: { diffPixels: result.diffPixels, diffPixelRatio: result.diffPixelRatio, width: result.width, height: result.height },
+    passed: result.passed,
+  };
+  const effect: StepEffect = { screenshot: { ...screenshot, baseline: baseline.bytes, diff: result.diff }, comparison, assertion };
+  if (result.passed) return effect;
+  return {
+    ...effect,
+    assertionMessage: `screenshot step ${ctx.index}: ${result.message} (baseline ${compare}). See ${comparison.diff} (differences in red); if the change is intended, run again with --update-baselines.`,
+  };
 }

@@ -12,13 +12,15 @@ import {
   hasCapability,
   parseDuration,
   readBrowserScriptArgs,
+  browserScriptFolder,
   type ArtifactFile,
   type BrowserInteractionStep,
   type RuntimePolicy,
 } from "@wp-codebox/runtime-core";
 import { launchBrowser } from "../browser/launch-browser.js";
 import { runBrowserInteractionScript } from "../browser/run-browser-script.js";
-import type { BrowserScriptOutcome } from "../browser/browser-script-outcome.js";
+import { browserBaselinePath, browserDiffPath, browserScreenshotPath, type BrowserScriptOutcome } from "../browser/browser-script-outcome.js";
+import { readStepBaselines, writeUpdatedBaselines } from "../browser/step-baselines.js";
 import type { CommandContext, CommandHandler, CommandOutcome } from "./command-context.js";
 
 const jsonl = (rows: unknown[]) => rows.map((r) => `${JSON.stringify(r)}\n`).join("");
@@ -51,7 +53,9 @@ export function browserArtifactFiles(executionId: string, outcome: BrowserScript
     },
   ];
   for (const shot of outcome.screenshots) {
-    files.push({ path: `files/browser/screenshot-${shot.name}.png`, kind: "browser-screenshot", contentType: "image/png", content: shot.bytes });
+    files.push({ path: browserScreenshotPath(shot.name), kind: "browser-screenshot", contentType: "image/png", content: shot.bytes });
+    if (shot.baseline) files.push({ path: browserBaselinePath(shot.name), kind: "browser-baseline", contentType: "image/png", content: shot.baseline });
+    if (shot.diff) files.push({ path: browserDiffPath(shot.name), kind: "browser-diff", contentType: "image/png", content: shot.diff });
   }
   if (outcome.html !== undefined) {
     files.push({ path: `files/browser/page-${executionId}.html`, kind: "browser-html", contentType: "text/html", content: outcome.html });
@@ -75,8 +79,10 @@ export async function runScriptInSandbox(
   ctx: CommandContext,
   args: Record<string, string>,
   steps: BrowserInteractionStep[],
-  options: { captureFinalHtml?: boolean } = {},
+  options: { captureFinalHtml?: boolean; scriptFolder?: string } = {},
 ): Promise<BrowserScriptOutcome> {
+  // Read (and confined) before the browser starts: a refused or unreadable baseline costs no run.
+  const baselines = readStepBaselines(steps, options.scriptFolder ?? ctx.cwd, ctx.updateBaselines);
   const actor = await ctx.resolveActor(args.as);
   const cookies = actor.userId > 0 ? (await ctx.authFor(actor)).cookies.map((c) => ({ name: c.name, value: c.value, url: ctx.siteUrl })) : [];
   const browser = await launchBrowser();
@@ -95,6 +101,7 @@ export async function runScriptInSandbox(
       executionId: ctx.executionId,
       reservedScreenshotNames: ctx.reservedScreenshotNames(),
       captureFinalHtml: options.captureFinalHtml,
+      ...(baselines.size ? { baselines, updateBaselines: ctx.updateBaselines } : {}),
     });
   } finally {
     await browser.close().catch(() => undefined);
@@ -108,9 +115,10 @@ export function browserOutcome(ctx: CommandContext, outcome: BrowserScriptOutcom
     finalUrl: outcome.finalUrl,
     title: outcome.title,
     durationMs: outcome.durationMs,
-    steps: outcome.steps.map((s) => ({ index: s.index, kind: s.kind, status: s.status, durationMs: s.durationMs, ...(s.error ? { error: s.error } : {}) })),
+    steps: outcome.steps.map((s) => ({ index: s.index, kind: s.kind, status: s.status, durationMs: s.durationMs, ...(s.error ? { error: s.error } : {}), ...(s.comparison ? { comparison: s.comparison } : {}) })),
     assertions: outcome.assertions,
-    screenshots: outcome.screenshots.map((s) => `files/browser/screenshot-${s.name}.png`),
+    screenshots: outcome.screenshots.map((s) => browserScreenshotPath(s.name)),
+    ...(outcome.baselinesUpdated?.length ? { baselinesUpdated: outcome.baselinesUpdated } : {}),
     ...(outcome.error ? { error: outcome.error } : {}),
   };
   const stdout = `${JSON.stringify(summary, null, 2)}\n`;
@@ -138,7 +146,10 @@ export const browserActions: CommandHandler = async (ctx, args) => {
     );
   }
   if (args.url !== undefined) steps = [{ kind: "navigate", url: args.url, description: "start url" } as BrowserInteractionStep, ...steps];
-  const outcome = await runScriptInSandbox(ctx, args, steps, { captureFinalHtml: wantsHtml(args.capture) });
+  const scriptFolder = browserScriptFolder(args, ctx.cwd);
+  const outcome = await runScriptInSandbox(ctx, args, steps, { captureFinalHtml: wantsHtml(args.capture), scriptFolder });
+  // Only a run whose steps all passed replaces baselines: a half-loaded page is no reference.
+  if (ctx.updateBaselines && outcome.status === "ok") outcome.baselinesUpdated = writeUpdatedBaselines(outcome.screenshots, scriptFolder);
   return browserOutcome(ctx, outcome);
 };
 

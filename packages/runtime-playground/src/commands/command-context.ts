@@ -28,6 +28,8 @@ export interface CommandContext {
   cwd: string;
   /** Where `wordpress.wp-cli` looks for wp-cli.phar. */
   wpCli: WpCliPharSource;
+  /** `--update-baselines`: screenshot steps with `compare` write their baseline instead of comparing. */
+  updateBaselines: boolean;
   outputCapBytes: number;
   runPhp(code: string, options?: { env?: Record<string, string> }): Promise<WorkerRunResult>;
   /**
