@@ -200,13 +200,14 @@ add_filter('do_shortcode_tag', static function ($output, $tag) {
 	$GLOBALS['wp_codebox_check_ran']['shortcode:' . $tag] = true;
 	return $output;
 }, PHP_INT_MAX, 2);
-add_filter('rest_request_after_callbacks', static function ($response, $handler) {
+// Applied once the permission callback allowed the request, right before the route's callback.
+add_filter('rest_dispatch_request', static function ($result, $request = null, $route = '', $handler = []) {
 	$where = wp_codebox_check_where($handler['callback'] ?? null);
-	if ($where !== null) {
+	if ($result === null && $where !== null) {
 		$GLOBALS['wp_codebox_check_ran']['rest:' . $where['file'] . ':' . $where['line']] = true;
 	}
-	return $response;
-}, PHP_INT_MAX, 2);
+	return $result;
+}, PHP_INT_MAX, 4);
 add_filter('render_block', static function ($content, $block) {
 	if (!empty($block['blockName'])) {
 		$GLOBALS['wp_codebox_check_ran']['block:' . $block['blockName']] = true;

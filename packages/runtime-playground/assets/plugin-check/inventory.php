@@ -105,7 +105,15 @@ function wp_codebox_check_plugin_callbacks(?array $hooks = null): array {
 		}
 		foreach ($wp_filter[$hook]->callbacks as $callbacks) {
 			foreach ($callbacks as $entry) {
-				$where = wp_codebox_check_where($entry['function'] ?? null);
+				$function = $entry['function'] ?? null;
+				// The recorder wraps notice callbacks (notices.php): count the plugin's own.
+				if ($function instanceof Closure) {
+					$ref = new ReflectionFunction($function);
+					if ($ref->getFileName() === __FILE__ && array_key_exists('original', $ref->getStaticVariables())) {
+						$function = $ref->getStaticVariables()['original'];
+					}
+				}
+				$where = wp_codebox_check_where($function);
 				if ($where !== null && wp_codebox_check_is_plugin_file($where['file'])) {
 					$out[(string) $hook . "\0" . $where['file'] . "\0" . $where['line']] = ['hook' => (string) $hook] + $where;
 				}
@@ -187,7 +195,7 @@ function wp_codebox_check_inventory(): array {
 		foreach ((array) $handlers as $handler) {
 			$endpoint = ['methods' => array_map('strval', array_keys((array) ($handler['methods'] ?? []))), 'args' => (object) wp_codebox_check_rest_args((array) ($handler['args'] ?? []))];
 			$at = wp_codebox_check_where($handler['callback'] ?? null);
-			if ($at !== null) {
+			if ($at !== null && wp_codebox_check_is_plugin_file($at['file'])) {
 				$endpoint['callback'] = $at;
 			}
 			$endpoints[] = $endpoint;
