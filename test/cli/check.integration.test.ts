@@ -257,6 +257,11 @@ test("check refuses bad input before booting", async () => {
   const badLevel = await cli(["check", "test/fixtures/plugins/check-clean", "--fail-on", "fatal"]);
   assert.equal(badLevel.code, 2, badLevel.show());
   assert.match(badLevel.stderr, /--fail-on must be one of error, warning, notice/);
+  for (const [flag, value, message] of [["--min-callback-coverage", "101", /--min-callback-coverage must be a whole percentage from 0 to 100, got "101"/], ["--min-callback-coverage", "half", /got "half"/], ["--coverage", "branches", /--coverage must be callbacks or lines, got "branches"/]] as const) {
+    const bad = await cli(["check", "test/fixtures/plugins/check-clean", flag, value]);
+    assert.equal(bad.code, 2, bad.show());
+    assert.match(bad.stderr, message);
+  }
 });
 
 test("check on a plugin that ends PHP while it loads: a failed activation, not a pass", async () => {
