@@ -4,7 +4,9 @@
  * exactly once, at its file and line, with evidence that is in the bundle), check-clean has one of
  * every surface and no fault, check-hidden hides its faults on WordPress's own screens (front page,
  * a subscriber's single post, profile.php, its importer) and prints admin notices. Also the same
- * check as a recipe step.
+ * check as a recipe step. check-hidden also hides a `wp_trigger_error()` warning, a call WordPress.org
+ * cannot answer in the sandbox, files left in wp-content/ and uploads/, a fatal in a POST-only REST
+ * route and a route no made-up argument can call, and uses WP_Filesystem() when deactivated.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -158,38 +160,98 @@ test("check on the clean fixture: exit 0, zero findings, every kind of surface e
   assert.deepEqual(report.inventory.blocks.map((b) => b.name), ["check-clean/greeting"]);
   assert.deepEqual(report.inventory.cronHooks.map((c) => c.hook), ["check_clean_hourly"]);
   assert.deepEqual(report.inventory.options, ["check_clean_settings"]);
-  assert.deepEqual(report.leftovers, { options: [], tables: [], cronHooks: [] });
+  assert.deepEqual(report.leftovers, { options: [], tables: [], cronHooks: [], files: [] });
+  // Its shortcode, block, cron hook and admin pages ran; the route with a path parameter did not.
+  const coverage = report.coverage!;
+  for (const kind of ["shortcode", "block", "cron-hook", "admin-page"]) assert.ok(coverage.callbacks.some((c) => c.kind === kind && c.ran), `a ${kind} callback ran: ${JSON.stringify(coverage.callbacks)}`);
+  assert.equal(coverage.callbacks.find((c) => c.name === "GET /check-clean/v1/items/(?P<id>\\d+)")?.ran, false);
+  assert.match(run.stderr, /callbacks run: \d+\/\d+ \(/);
   assert.equal((await verifyArtifactBundle(out)).valid, true);
 });
 
 test("check on a plugin whose faults are only on WordPress's own screens: each one found at its file:line, admin notices too", async () => {
   const out = join(scratch, "hidden");
-  const run = await cli(["check", "test/fixtures/plugins/check-hidden", "--fail-on", "notice", "--artifacts", out, "--json"]);
+  const run = await cli(["check", "test/fixtures/plugins/check-hidden", "--fail-on", "notice", "--min-callback-coverage", "100", "--coverage", "lines", "--artifacts", out, "--json"]);
   assert.equal(run.code, 1, run.show());
   const report = JSON.parse(run.stdout) as PluginCheckReport;
   assert.equal(report.status, "failed");
   const seen = report.findings.map((f) => [f.severity, f.kind, `${f.file ? basename(f.file) : "-"}:${f.line ?? "-"}`, f.surfaces.join(" ")]);
   const settings = "admin-page:/wp-admin/options-general.php?page=check-hidden";
   const admin = [settings, ...["index", "profile", "users", "edit", "post-new", "options-general", "plugins"].map((p) => `admin-screen:/wp-admin/${p}.php`), "importer:check-hidden"].join(" ");
+  const apiCall = `check-hidden.php:${lineOf(HIDDEN, "plugins_api('plugin_information'")}`;
   assert.deepEqual(
     seen,
     [
       ["error", "php-fatal", `check-hidden.php:${lineOf(HIDDEN, "check_hidden_front_page_missing();")}`, "front-end:front-page:anonymous front-end:front-page:subscriber"],
+      ["error", "php-fatal", `check-hidden.php:${lineOf(HIDDEN, "check_hidden_sync_missing(")}`, "rest-route:/check-hidden/v1/sync"],
       ["warning", "php-warning", `check-hidden.php:${lineOf(HIDDEN, "$preferences['theme']")}`, "admin-screen:/wp-admin/profile.php"],
       ["warning", "php-warning", `check-hidden.php:${lineOf(HIDDEN, "$counts['views']")}`, "front-end:single-post:subscriber"],
       ["warning", "admin-notice", `check-hidden.php:${lineOf(HIDDEN, "add_action('admin_notices'")}`, admin],
       ["warning", "php-warning", `check-hidden.php:${lineOf(HIDDEN, "$steps['current']")}`, "importer:check-hidden"],
       // Printed by the settings page itself, not on a notice hook: at the page's callback.
       ["warning", "admin-notice", `check-hidden.php:${lineOf(HIDDEN, "function check_hidden_settings_page()")}`, settings],
+      // Raised by core (wp_trigger_error) on the plugin's behalf: at the plugin's calling line.
+      ["warning", "php-warning", `check-hidden.php:${lineOf(HIDDEN, "wp_trigger_error('',")}`, "admin-screen:/wp-admin/users.php"],
+      ["warning", "php-warning", apiCall, "admin-screen:/wp-admin/edit.php"],
+      ["warning", "leftover", `check-hidden.php:${lineOf(HIDDEN, "/check-hidden-cache.php'")}`, "uninstall"],
+      ["warning", "leftover", `check-hidden.php:${lineOf(HIDDEN, "'/check-hidden-exports'")}`, "uninstall"],
       ["notice", "admin-notice", `check-hidden.php:${lineOf(HIDDEN, "add_action('admin_notices'") + 3}`, admin],
+      ["notice", "blocked-request", apiCall, "admin-screen:/wp-admin/edit.php"],
+      ["notice", "blocked-request", apiCall, "admin-screen:/wp-admin/edit.php"],
     ],
     JSON.stringify(report.findings, null, 2),
   );
+  // Core's frame stays with the finding; the message is plain text, in the report and in JUnit.
+  const triggered = report.findings.find((f) => f.line === lineOf(HIDDEN, "wp_trigger_error('',"))!;
+  assert.equal(triggered.message, "Check Hidden: the users cache is stale & was rebuilt.");
+  assert.match(triggered.raisedAt?.file ?? "", /\/wp-includes\/functions\.php$/);
+  const junit = readFileSync(join(out, "files/check/junit.xml"), "utf8");
+  assert.match(junit, /Check Hidden: the users cache is stale &amp; was rebuilt\./);
+  assert.doesNotMatch(junit, /&lt;strong&gt;|&lt;a href/);
+  // What the sandbox's blocked network caused is labelled, listed, and fails nothing, even at fail-on notice.
+  const bySandbox = report.findings.filter((f) => f.cause === "sandbox");
+  assert.deepEqual(bySandbox.map((f) => f.kind), ["php-warning", "blocked-request", "blocked-request"]);
+  assert.match(bySandbox[0]!.message, /^An unexpected error occurred\..* support forums\..*\(caused by the sandbox: its network policy blocked https:\/\/api\.wordpress\.org\/plugins\/info\//);
+  assert.match(bySandbox[0]!.raisedAt?.file ?? "", /\/wp-admin\/includes\/plugin-install\.php$/);
+  assert.doesNotMatch(junit, /<failure[^>]*>[^<]*(blocked-request|caused by the sandbox)/);
+  assert.match(junit, /<system-out>[^<]*notice blocked-request \(caused by the sandbox\): An outbound request to https:\/\/api\.wordpress\.org/);
+  assert.match(run.stderr, /caused by the sandbox: 3 finding\(s\) .*not failing the check/);
+  // REST routes: the POST-only route ran with the smallest arguments its schema allows; the one
+  // whose argument must match a pattern was skipped, never passed.
+  const sync = report.surfaces.find((s) => s.id === "rest-route:/check-hidden/v1/sync")!;
+  assert.deepEqual([sync.status, sync.httpStatus], ["failed", 500]);
+  assert.match(sync.how ?? "", /^POST with \{"mode":"full","limit":5\} → HTTP 500; OPTIONS → HTTP 200$/);
+  const verify = report.surfaces.find((s) => s.id === "rest-route:/check-hidden/v1/verify")!;
+  assert.equal(verify.status, "skipped");
+  assert.match(verify.skippedReason ?? "", /callback never ran: POST: its required argument token must match the pattern/);
+  // Deactivation went through the Plugins screen's own link: WP_Filesystem() in the hook is no fatal.
+  const deactivation = report.surfaces.find((s) => s.id === "deactivation")!;
+  assert.equal(deactivation.status, "passed");
+  assert.match(deactivation.how ?? "", /^GET \/wp-admin\/plugins\.php\?action=deactivate&plugin=check-hidden%2Fcheck-hidden\.php&.* as admin, the Deactivate link of the Plugins screen \(HTTP 302\)$/);
+  assert.match(report.surfaces.find((s) => s.id === "uninstall")!.how ?? "", /^uninstall_plugin\(\) as the Plugins screen's Delete runs it/);
+  assert.deepEqual(report.leftovers.files, ["check-hidden-cache.php", "uploads/check-hidden-exports/"]);
+  for (const f of report.findings.filter((x) => x.kind === "leftover")) assert.match(f.message, /uninstall run as uninstall_plugin\(\)/);
+  // Coverage: the POST route's callback ran, the route no argument could reach never did, the deactivation hook ran.
+  const coverage = report.coverage!;
+  const ran = (name: string) => coverage.callbacks.find((c) => c.name === name)?.ran;
+  assert.equal(ran("POST /check-hidden/v1/sync"), true, JSON.stringify(coverage.callbacks, null, 2));
+  assert.equal(ran("POST /check-hidden/v1/verify"), false);
+  assert.equal(ran("deactivate_check-hidden/check-hidden.php"), true);
+  assert.equal(ran("show_user_profile"), true);
+  assert.equal(coverage.callbacks.find((c) => c.kind === "admin-page")?.ran, true);
+  assert.equal(coverage.registered, coverage.callbacks.length);
+  assert.equal(coverage.ran, coverage.callbacks.filter((c) => c.ran).length);
+  assert.ok(coverage.ran < coverage.registered && coverage.minPercent === 100);
+  assert.match(run.stderr, new RegExp(`callbacks run: ${coverage.ran}/${coverage.registered} \\(${coverage.percent}%, minimum 100%: BELOW\\)`));
+  assert.match(run.stderr, /never ran: rest POST \/check-hidden\/v1\/verify \(.*check-hidden\.php:\d+\)/);
+  assert.equal(coverage.lines?.available, false);
+  assert.match(coverage.lines?.reason ?? "", /Xdebug/);
+  assert.match(run.stderr, /line coverage: unavailable: .*Xdebug/);
   // Notices in plain text: entities decoded, tags and scripts gone; the success notice is not a finding.
   assert.deepEqual(report.findings.filter((f) => f.kind === "admin-notice").map((f) => f.message), ["notice-error: Check Hidden needs an API key & a “secret”.", "notice-error: Check Hidden could not reach its service.", "notice-warning: Check Hidden: the cache is cold."]);
   // Every hidden fault fails the surface it is on, so each alone fails the check.
   const failed = new Set(report.surfaces.filter((s) => s.status === "failed").map((s) => s.id));
-  for (const f of report.findings) assert.ok(f.surfaces.every((id) => failed.has(id)), `${f.kind} at ${f.line} fails its surfaces`);
+  for (const f of report.findings.filter((x) => x.cause !== "sandbox" && x.surface !== "uninstall")) assert.ok(f.surfaces.every((id) => failed.has(id)), `${f.kind} at ${f.line} fails its surfaces`);
   // The anonymous visitor never sees the subscriber's warning; the importer screen the plugin registered was visited.
   assert.equal(report.surfaces.find((s) => s.id === "front-end:single-post:anonymous")!.status, "passed");
   assert.deepEqual(report.inventory.importers.map((i) => [i.id, i.url, i.callback?.line]), [["check-hidden", "/wp-admin/admin.php?import=check-hidden", lineOf(HIDDEN, "function check_hidden_importer()")]]);
@@ -216,6 +278,11 @@ test("check refuses bad input before booting", async () => {
   const badLevel = await cli(["check", "test/fixtures/plugins/check-clean", "--fail-on", "fatal"]);
   assert.equal(badLevel.code, 2, badLevel.show());
   assert.match(badLevel.stderr, /--fail-on must be one of error, warning, notice/);
+  for (const [flag, value, message] of [["--min-callback-coverage", "101", /--min-callback-coverage must be a whole percentage from 0 to 100, got "101"/], ["--min-callback-coverage", "half", /got "half"/], ["--coverage", "branches", /--coverage must be callbacks or lines, got "branches"/]] as const) {
+    const bad = await cli(["check", "test/fixtures/plugins/check-clean", flag, value]);
+    assert.equal(bad.code, 2, bad.show());
+    assert.match(bad.stderr, message);
+  }
 });
 
 test("check on a plugin that ends PHP while it loads: a failed activation, not a pass", async () => {

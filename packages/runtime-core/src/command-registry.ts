@@ -333,6 +333,8 @@ export const COMMAND_DEFINITIONS: readonly CommandDefinition[] = Object.freeze([
       arg("fail-on", "enum", 'Lowest severity that makes the command fail (default "error").', { values: ["error", "warning", "notice"] }),
       arg("uninstall", "boolean", 'Deactivate and uninstall at the end and list what the plugin left behind (default "true").'),
       arg("surface-timeout", "duration", `Limit of each surface (an admin page, a REST route, a front-end visit, a cron hook) (default "${DEFAULT_CHECK_SURFACE_TIMEOUT_MS / 1000}s"). A surface that takes longer is a "timeout" error finding; its PHP worker is stopped and replaced, and the check goes on.`),
+      arg("min-callback-coverage", "integer", "Fail the check when fewer than this percentage (0-100) of the plugin's callbacks ran (report coverage.percent)."),
+      arg("coverage", "enum", 'What coverage to measure: "callbacks" (default: which of the plugin\'s callbacks ran) or "lines" (line coverage of the plugin\'s files, which needs Xdebug; where it cannot load, coverage.lines says why).', { values: ["callbacks", "lines"] }),
     ],
     output: {
       description: 'files/check/report.json (wp-codebox/plugin-check-report/v1) and files/check/junit.xml; status "error" (check-failed) when a finding is at or above fail-on.',

@@ -68,12 +68,12 @@ test("admin notices become admin-notice findings: warning for notice-error, noti
   }
   // The same notice on every screen is one finding listing the screens.
   const raw = ["index", "users"].flatMap((p) => findingsFromProblems([{ level: "admin-notice-error", message: "Acme needs a key.", file: "/p/acme.php", line: 12 }], `admin-screen:/wp-admin/${p}.php`, "e"));
-  const empty: PluginInventory = { adminPages: [], restRoutes: [], shortcodes: [], blocks: [], cronHooks: [], ajaxActions: [], postTypes: [], taxonomies: [], options: [], tables: [], importers: [] };
+  const empty: PluginInventory = { adminPages: [], restRoutes: [], shortcodes: [], blocks: [], cronHooks: [], ajaxActions: [], postTypes: [], taxonomies: [], options: [], tables: [], importers: [], files: [], callbacks: [] };
   const report = buildPluginCheckReport({
     plugin: { file: "acme/acme.php", name: "Acme", version: "1", active: true },
     failOn: "warning",
     inventory: empty,
-    leftovers: { options: [], tables: [], cronHooks: [] },
+    leftovers: { options: [], tables: [], cronHooks: [], files: [] },
     uninstall: "none",
     surfaces: ["index", "users"].map((p) => ({ id: `admin-screen:/wp-admin/${p}.php`, kind: "admin-screen" as const, target: `/wp-admin/${p}.php`, actor: "admin", durationMs: 1 })),
     findings: raw,

@@ -16,7 +16,7 @@ import {
   type RawFinding,
 } from "@wp-codebox/runtime-core";
 
-const empty: PluginInventory = { adminPages: [], restRoutes: [], shortcodes: [], blocks: [], cronHooks: [], ajaxActions: [], postTypes: [], taxonomies: [], options: [], tables: [], importers: [] };
+const empty: PluginInventory = { adminPages: [], restRoutes: [], shortcodes: [], blocks: [], cronHooks: [], ajaxActions: [], postTypes: [], taxonomies: [], options: [], tables: [], importers: [], files: [], callbacks: [] };
 
 test("diffInventory keeps only what is new, per category, without WordPress's own churn", () => {
   const before: PluginInventory = { ...empty, options: ["siteurl"], cronHooks: [{ hook: "wp_version_check", schedule: "twicedaily", args: [] }], shortcodes: [{ tag: "gallery" }] };
@@ -86,7 +86,7 @@ test("buildPluginCheckReport: verdict, per-surface status, counts, a schema-vali
   const parts = {
     plugin: { file: "p/p.php", name: "P", version: "1", active: true },
     inventory: empty,
-    leftovers: { options: [], tables: [], cronHooks: [] },
+    leftovers: { options: [], tables: [], cronHooks: [], files: [] },
     uninstall: "none" as const,
     surfaces: [
       { id: "admin-page:/x", kind: "admin-page" as const, target: "/x", actor: "admin", durationMs: 5 },
@@ -131,7 +131,7 @@ test("summarizePluginCheck counts WordPress's namespace index routes apart from 
     const report = buildPluginCheckReport({
       plugin: { file: "p/p.php", name: "P", version: "1", active: true },
       inventory: { ...empty, restRoutes },
-      leftovers: { options: [], tables: [], cronHooks: [] },
+      leftovers: { options: [], tables: [], cronHooks: [], files: [] },
       uninstall: "none",
       surfaces: [],
       findings: [],

@@ -33,6 +33,8 @@ export function registerCheckCommand(program: Command, ctx: CheckCliContext): vo
         .option("--fail-on <severity>", "lowest severity that fails the check: error, warning or notice", "error")
         .option("--timeout <duration>", "wall-clock limit of the whole check (default 10m)")
         .option("--surface-timeout <duration>", "limit of each surface: an admin page, REST route, front-end visit or cron hook that takes longer is a timeout finding, and the check goes on (default 60s)")
+        .option("--min-callback-coverage <percent>", "fail the check when fewer than this percentage (0-100) of the plugin's callbacks ran")
+        .option("--coverage <kind>", "callbacks (default) or lines (line coverage needs Xdebug; where it cannot load, the report says why)")
         .option("--artifacts <dir>", "bundle directory, created; refused if it exists and is not empty (default ./wp-codebox-artifacts/<run id>)")
         .option("--json", "print the report (wp-codebox/plugin-check-report/v1) on stdout"),
     )
@@ -52,6 +54,8 @@ export function registerCheckCommand(program: Command, ctx: CheckCliContext): vo
         failOn: opts.failOn as string,
         ...(opts.timeout !== undefined ? { timeout: opts.timeout as string } : {}),
         ...(opts.surfaceTimeout !== undefined ? { surfaceTimeout: opts.surfaceTimeout as string } : {}),
+        ...(opts.minCallbackCoverage !== undefined ? { minCallbackCoverage: opts.minCallbackCoverage as string } : {}),
+        ...(opts.coverage !== undefined ? { coverage: opts.coverage as string } : {}),
         ...(opts.artifacts !== undefined ? { artifactsDir: opts.artifacts as string } : {}),
       }));
       if (opts.json === true && report) ctx.printJson(report);

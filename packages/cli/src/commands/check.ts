@@ -19,6 +19,10 @@ export interface PluginCheckOptions extends Omit<RunOptions, "command" | "args" 
   failOn?: string;
   /** Limit of each surface, a duration ("60s", "90000"); default the catalog's (60 s). */
   surfaceTimeout?: string;
+  /** Fail below this percentage (an integer 0-100) of the plugin's callbacks run. */
+  minCallbackCoverage?: string;
+  /** `callbacks` (default) or `lines`. */
+  coverage?: string;
 }
 
 /** What a check produced: the run (result, bundle) and, when the check ran, its report. */
@@ -42,13 +46,19 @@ export async function runPluginCheck(options: PluginCheckOptions): Promise<Plugi
   if (!(CHECK_SEVERITIES as readonly string[]).includes(failOn)) {
     throw new WpCodeboxError("invalid-argument", `--fail-on must be one of ${CHECK_SEVERITIES.join(", ")}, got "${failOn}".`, { failOn });
   }
+  if (options.minCallbackCoverage !== undefined && !(/^\d{1,3}$/.test(options.minCallbackCoverage) && Number(options.minCallbackCoverage) <= 100)) {
+    throw new WpCodeboxError("invalid-argument", `--min-callback-coverage must be a whole percentage from 0 to 100, got "${options.minCallbackCoverage}".`, { minCallbackCoverage: options.minCallbackCoverage });
+  }
+  if (options.coverage !== undefined && !["callbacks", "lines"].includes(options.coverage)) {
+    throw new WpCodeboxError("invalid-argument", `--coverage must be callbacks or lines, got "${options.coverage}".`, { coverage: options.coverage });
+  }
   const name = basename(source);
   const { runCommand } = await import("./run.js");
-  const { pluginDir: _plugin, browser, failOn: _failOn, surfaceTimeout, ...runtime } = options;
+  const { pluginDir: _plugin, browser, failOn: _failOn, surfaceTimeout, minCallbackCoverage, coverage, ...runtime } = options;
   const outcome = await runCommand({
     ...runtime,
     command: "wordpress.check",
-    args: [`plugin=${name}`, `browser=${browser === true}`, `fail-on=${failOn}`, ...(surfaceTimeout !== undefined ? [`surface-timeout=${surfaceTimeout}`] : [])],
+    args: [`plugin=${name}`, `browser=${browser === true}`, `fail-on=${failOn}`, ...(surfaceTimeout !== undefined ? [`surface-timeout=${surfaceTimeout}`] : []), ...(minCallbackCoverage !== undefined ? [`min-callback-coverage=${minCallbackCoverage}`] : []), ...(coverage !== undefined ? [`coverage=${coverage}`] : [])],
     // Mounted, not activated: the check activates it itself, after the inventory of the site without it.
     mounts: [...(options.mounts ?? []), `${source}:/wordpress/wp-content/plugins/${name}:ro`],
   });

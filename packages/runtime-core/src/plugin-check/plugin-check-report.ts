@@ -20,7 +20,9 @@ export type CheckSeverity = (typeof CHECK_SEVERITIES)[number];
  * stopped and replaced); `admin-notice` is an error or warning notice (`notice-error`,
  * `notice-warning`, or the older `error` class) on a wp-admin screen that the same screen did not
  * show before activation; `requirements` is a `Requires at least` / `Requires PHP` the sandbox does
- * not meet (the plugin is then not activated: the finding names the flag that fixes it).
+ * not meet (the plugin is then not activated: the finding names the flag that fixes it);
+ * `blocked-request` is an outbound HTTP request the plugin made that the sandbox's network policy
+ * blocked (always `cause: "sandbox"`).
  */
 export const CHECK_FINDING_KINDS = [
   "php-fatal",
@@ -38,6 +40,7 @@ export const CHECK_FINDING_KINDS = [
   "leftover",
   "admin-notice",
   "requirements",
+  "blocked-request",
 ] as const;
 export type CheckFindingKind = (typeof CHECK_FINDING_KINDS)[number];
 
@@ -65,6 +68,29 @@ export type CheckSurfaceKind = (typeof CHECK_SURFACE_KINDS)[number];
 
 const SOURCE_LOCATION = Type.Object({ file: Type.String(), line: Type.Integer() }, { additionalProperties: false });
 
+/**
+ * The arguments one handler of a REST route declares (`args` of `register_rest_route`), reduced
+ * to what choosing the smallest valid request needs.
+ */
+export const REST_ARG_SCHEMA = Type.Object(
+  {
+    type: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
+    required: Type.Optional(Type.Boolean()),
+    default: Type.Optional(Type.Unknown()),
+    enum: Type.Optional(Type.Array(Type.Unknown())),
+    minimum: Type.Optional(Type.Number()),
+    maximum: Type.Optional(Type.Number()),
+    minLength: Type.Optional(Type.Integer()),
+    minItems: Type.Optional(Type.Integer()),
+    format: Type.Optional(Type.String()),
+    pattern: Type.Optional(Type.String()),
+    items: Type.Optional(Type.Unknown()),
+    properties: Type.Optional(Type.Unknown()),
+  },
+  { additionalProperties: true },
+);
+export type RestArg = Static<typeof REST_ARG_SCHEMA>;
+
 /** What a plugin added, by category; each list holds only what was not there before activation. */
 export const PLUGIN_INVENTORY_SCHEMA = Type.Object(
   {
@@ -90,6 +116,19 @@ export const PLUGIN_INVENTORY_SCHEMA = Type.Object(
             Type.Boolean({ description: "WordPress's own index of a namespace (/{namespace}), which it adds for every namespace that has routes: exercised like the others, not counted as one of the plugin's routes." }),
           ),
           callback: Type.Optional(SOURCE_LOCATION),
+          endpoints: Type.Optional(
+            Type.Array(
+              Type.Object(
+                {
+                  methods: Type.Array(Type.String()),
+                  args: Type.Record(Type.String(), REST_ARG_SCHEMA),
+                  callback: Type.Optional(SOURCE_LOCATION),
+                },
+                { additionalProperties: false },
+              ),
+              { description: "Each handler of the route: its methods, declared arguments and callback." },
+            ),
+          ),
         },
         { additionalProperties: false },
       ),
@@ -117,6 +156,16 @@ export const PLUGIN_INVENTORY_SCHEMA = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    callbacks: Type.Array(
+      Type.Object({ hook: Type.String(), file: Type.String(), line: Type.Integer() }, { additionalProperties: false }),
+      { description: "The plugin's callbacks on hooks (actions and filters share one registry in WordPress), each where it is defined." },
+    ),
+    files: Type.Array(
+      Type.String({
+        description:
+          "Paths relative to wp-content/ (folders end in /): the entries of wp-content/, plugins/, mu-plugins/ and themes/, and everything under uploads/ (bounded), without the checked plugin's own folder and the check's own files.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -134,6 +183,13 @@ export const CHECK_FINDING_SCHEMA = Type.Object(
     line: Type.Optional(Type.Integer()),
     /** Bundle-relative path of the file that proves it (response body, log, screenshot). */
     evidence: Type.String(),
+    /**
+     * `sandbox`: caused by the sandbox itself (an outbound request its network policy blocked, a
+     * PHP extension its build lacks), not by the plugin alone. Listed, and never fails the check.
+     */
+    cause: Type.Optional(Type.Literal("sandbox")),
+    /** Where core raised it when `file:line` is the plugin's calling frame (a warning core raised on the plugin's behalf). */
+    raisedAt: Type.Optional(SOURCE_LOCATION),
     /** Every surface it was seen on, and how often in all. */
     surfaces: Type.Array(Type.String()),
     occurrences: Type.Integer({ minimum: 1 }),
@@ -155,6 +211,9 @@ export const CHECK_SURFACE_SCHEMA = Type.Object(
     findings: Type.Integer({ minimum: 0 }),
     evidence: Type.Optional(Type.String()),
     skippedReason: Type.Optional(Type.String()),
+    how: Type.Optional(
+      Type.String({ description: "How the step was run: for deactivation and uninstall, the wp-admin request or code path; for REST routes, the requests made." }),
+    ),
     editor: Type.Optional(
       Type.Union([Type.Literal("block"), Type.Literal("classic")], { description: "Which editor post-new.php showed (a plugin may swap the block editor for the classic one)." }),
     ),
@@ -167,6 +226,37 @@ const SEVERITY_COUNTS = Type.Object(
   { error: Type.Integer({ minimum: 0 }), warning: Type.Integer({ minimum: 0 }), notice: Type.Integer({ minimum: 0 }) },
   { additionalProperties: false },
 );
+
+/** Kinds of callback coverage counts: hook callbacks (`hook`; admin-page and cron-hook ones apart), shortcodes, REST handlers, block render callbacks. */
+export const COVERAGE_CALLBACK_KINDS = ["hook", "admin-page", "cron-hook", "shortcode", "rest", "block"] as const;
+
+/** Which of the plugin's callbacks ran during the check. */
+export const CHECK_COVERAGE_SCHEMA = Type.Object(
+  {
+    registered: Type.Integer({ minimum: 0 }),
+    ran: Type.Integer({ minimum: 0 }),
+    /** ran / registered × 100, rounded down to one decimal; 100 when nothing is registered. */
+    percent: Type.Number({ minimum: 0, maximum: 100 }),
+    /** `--min-callback-coverage`: the check fails below it. */
+    minPercent: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
+    callbacks: Type.Array(
+      Type.Object(
+        {
+          kind: Type.Union(COVERAGE_CALLBACK_KINDS.map((k) => Type.Literal(k))),
+          name: Type.String({ description: "The hook, shortcode tag, REST methods and route, or block name." }),
+          file: Type.String(),
+          line: Type.Integer(),
+          ran: Type.Boolean(),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    /** `--coverage lines`: whether line coverage was measured, and why not. */
+    lines: Type.Optional(Type.Object({ available: Type.Boolean(), reason: Type.String() }, { additionalProperties: false })),
+  },
+  { additionalProperties: false },
+);
+export type CheckCoverage = Static<typeof CHECK_COVERAGE_SCHEMA>;
 
 /** `files/check/report.json`. */
 export const PLUGIN_CHECK_REPORT_SCHEMA = Type.Object(
@@ -184,12 +274,13 @@ export const PLUGIN_CHECK_REPORT_SCHEMA = Type.Object(
     inventory: PLUGIN_INVENTORY_SCHEMA,
     /** What was still there after deactivation and uninstall (also reported as `leftover` findings). */
     leftovers: Type.Object(
-      { options: Type.Array(Type.String()), tables: Type.Array(Type.String()), cronHooks: Type.Array(Type.String()) },
+      { options: Type.Array(Type.String()), tables: Type.Array(Type.String()), cronHooks: Type.Array(Type.String()), files: Type.Array(Type.String()) },
       { additionalProperties: false },
     ),
     uninstall: Type.Union([Type.Literal("uninstall.php"), Type.Literal("uninstall-hook"), Type.Literal("none")]),
     surfaces: Type.Array(CHECK_SURFACE_SCHEMA),
     findings: Type.Array(CHECK_FINDING_SCHEMA),
+    coverage: Type.Optional(CHECK_COVERAGE_SCHEMA),
   },
   { additionalProperties: false, $id: PLUGIN_CHECK_REPORT_SCHEMA_ID },
 );

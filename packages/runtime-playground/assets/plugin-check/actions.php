@@ -6,7 +6,12 @@
  *   resolve       plugin → { file, dir, name, version, active } or { error }
  *   activate      file → { error: null | { code, message, output }, active }
  *   deactivate    file → { active }
- *   uninstall     file → { uninstall: "uninstall.php" | "uninstall-hook" | "none" }
+ *   uninstall     file → { uninstall: "uninstall.php" | "uninstall-hook" | "none" }, run as the
+ *                 Plugins screen's Delete runs it (WP_ADMIN, current screen "plugins"), without
+ *                 deleting the plugin's files
+ *   is-active     file → { active }
+ *   source-lines  names: [string] → { name: { file, line } }: the first line of the plugin's PHP
+ *                 files that names each (for leftover files the recorder cannot see written)
  *   create-posts  posts: [{ key, type, title, content }], archives: [type]
  *                 → { posts: { key: url }, archives: { type: url | null } }
  *   run-cron      hook, args → { ran: true }
@@ -14,6 +19,9 @@
  *                 lostPassword, register | null }, subscriberId }: a post in a new category, a page
  *                 and a subscriber, for the core screens
  */
+if ($wp_codebox_check_action['op'] === 'uninstall' && !defined('WP_ADMIN')) {
+	define('WP_ADMIN', true); // as in a request to wp-admin/plugins.php
+}
 require_once '/wordpress/wp-load.php';
 // The admin includes, as on the Plugins screen where a plugin is activated and deactivated.
 require_once ABSPATH . 'wp-admin/includes/admin.php';
@@ -61,11 +69,46 @@ switch ($a['op']) {
 
 	case 'uninstall':
 		$mechanism = 'none';
+		set_current_screen('plugins');
 		if (is_uninstallable_plugin($a['file'])) {
 			$mechanism = is_file(WP_PLUGIN_DIR . '/' . dirname($a['file']) . '/uninstall.php') && dirname($a['file']) !== '.' ? 'uninstall.php' : 'uninstall-hook';
 			uninstall_plugin($a['file']);
 		}
 		$result = ['uninstall' => $mechanism];
+		break;
+
+	case 'is-active':
+		$result = ['active' => is_plugin_active($a['file'])];
+		break;
+
+	case 'source-lines':
+		$dir = dirname(WP_PLUGIN_DIR . '/' . $a['file']);
+		$sources = dirname($a['file']) === '.' ? [WP_PLUGIN_DIR . '/' . $a['file']] : [];
+		if ($sources === []) {
+			$walk = new RecursiveIteratorIterator(new RecursiveDirectoryIterator($dir, FilesystemIterator::SKIP_DOTS));
+			foreach ($walk as $entry) {
+				if (count($sources) >= 500) {
+					break;
+				}
+				if ($entry->isFile() && substr($entry->getFilename(), -4) === '.php' && strpos($entry->getPathname(), '/vendor/') === false) {
+					$sources[] = $entry->getPathname();
+				}
+			}
+			sort($sources);
+		}
+		$found = [];
+		foreach ((array) $a['names'] as $name) {
+			foreach ($sources as $source) {
+				foreach (preg_split('/\r?\n/', (string) @file_get_contents($source)) as $i => $text) {
+					// Comments name files too; the line that writes one is code.
+					if ($name !== '' && strpos($text, (string) $name) !== false && !preg_match('#^\s*(//|\*|/\*|\#)#', $text)) {
+						$found[$name] = ['file' => $source, 'line' => $i + 1];
+						break 2;
+					}
+				}
+			}
+		}
+		$result = (object) $found;
 		break;
 
 	case 'create-posts':

@@ -55,13 +55,30 @@ function wp_codebox_check_caller(array $markers): array {
 	return ['', 0];
 }
 
+/** True when $file is in the checked plugin's folder (or is its single file). */
+function wp_codebox_check_is_plugin_file(string $file): bool {
+	$dir = rtrim($GLOBALS['wp_codebox_check_config']['pluginDir'], '/');
+	return $file === $dir || strpos($file, $dir . '/') === 0;
+}
+
+/** WordPress functions that report through trigger_error() and are recorded by their own hooks below. */
+const WP_CODEBOX_CHECK_HOOKED_REPORTERS = ['_deprecated_function', '_deprecated_constructor', '_deprecated_class', '_deprecated_file', '_deprecated_argument', '_deprecated_hook', 'apply_filters_deprecated', 'do_action_deprecated', '_doing_it_wrong'];
+
+/** The URL of the last outbound request the network policy blocked in this request, or null. */
+$GLOBALS['wp_codebox_check_blocked'] = null;
+
 set_error_handler(static function (int $errno, string $message, string $file = '', int $line = 0): bool {
 	if ((error_reporting() | WP_CODEBOX_CHECK_AT_MASK) === WP_CODEBOX_CHECK_AT_MASK) {
 		return false; // silenced with @
 	}
-	// WordPress's own trigger_error() for deprecations is recorded by the hooks below.
+	// WordPress's own trigger_error() for deprecations and doing-it-wrong is recorded by the hooks
+	// below; wp_trigger_error() called by anything else is recorded here.
 	if (($errno & (E_USER_DEPRECATED | E_USER_NOTICE | E_USER_WARNING)) && substr($file, -strlen('/wp-includes/functions.php')) === '/wp-includes/functions.php') {
-		return false;
+		foreach (debug_backtrace(DEBUG_BACKTRACE_IGNORE_ARGS) as $frame) {
+			if (in_array($frame['function'] ?? '', WP_CODEBOX_CHECK_HOOKED_REPORTERS, true)) {
+				return false;
+			}
+		}
 	}
 	$level = null;
 	if ($errno & (E_WARNING | E_USER_WARNING | E_CORE_WARNING | E_COMPILE_WARNING)) {
@@ -73,10 +90,39 @@ set_error_handler(static function (int $errno, string $message, string $file = '
 	}
 	// Fatal levels end the request and are recorded once, at shutdown.
 	if ($level !== null) {
-		wp_codebox_check_record($level, $message, $file, $line);
+		$extra = [];
+		if (!wp_codebox_check_is_plugin_file($file)) {
+			// Raised by core while it ran the plugin's code: the plugin's calling frame is where to
+			// look; core's frame stays in the record.
+			[$plugin_file, $plugin_line] = wp_codebox_check_caller([]);
+			if ($GLOBALS['wp_codebox_check_blocked'] !== null) {
+				if ($plugin_file === '') {
+					return false; // WordPress's own answer to the sandbox's network (its update checks), not the plugin's
+				}
+				$extra += ['cause' => 'sandbox', 'blocked' => $GLOBALS['wp_codebox_check_blocked']];
+			}
+			if ($plugin_file !== '') {
+				$extra['raisedAt'] = ['file' => $file, 'line' => $line];
+				[$file, $line] = [$plugin_file, $plugin_line];
+			}
+		}
+		wp_codebox_check_record($level, $message, $file, $line, $extra);
 	}
 	return false; // PHP's own handling goes on as without the recorder
 });
+
+// An outbound request the network policy (WP_HTTP_BLOCK_EXTERNAL) refused: a finding of the
+// sandbox's making when the plugin made it, and the cause of what core raises after it.
+add_action('http_api_debug', static function ($response, $context = '', $class = '', $args = [], $url = '') {
+	if (!is_wp_error($response) || $response->get_error_code() !== 'http_request_not_executed') {
+		return;
+	}
+	$GLOBALS['wp_codebox_check_blocked'] = (string) $url;
+	[$file, $line] = wp_codebox_check_caller([]);
+	if ($file !== '') {
+		wp_codebox_check_record('blocked-request', sprintf('An outbound request to %s was blocked by the sandbox\'s network policy (no network unless the command allows it).', (string) $url), $file, $line, ['cause' => 'sandbox', 'blocked' => (string) $url]);
+	}
+}, 10, 5);
 
 $wp_codebox_check_deprecations = [
 	'deprecated_function_run' => static fn($function, $replacement = '', $version = '') => sprintf('%s is deprecated since WordPress %s%s.', $function, $version, $replacement ? "; use $replacement instead" : ''),
@@ -143,7 +189,42 @@ add_action('added_option', static function ($name) {
 	}
 });
 
+// Coverage: which of the plugin's callbacks ran. A hook callback counts as run when its hook
+// fired while it was registered; shortcodes, REST handlers and blocks are seen as they render.
+$GLOBALS['wp_codebox_check_fired'] = [];
+$GLOBALS['wp_codebox_check_ran'] = [];
+add_action('all', static function ($hook) {
+	$GLOBALS['wp_codebox_check_fired'][$hook] = true;
+});
+add_filter('do_shortcode_tag', static function ($output, $tag) {
+	$GLOBALS['wp_codebox_check_ran']['shortcode:' . $tag] = true;
+	return $output;
+}, PHP_INT_MAX, 2);
+// Applied once the permission callback allowed the request, right before the route's callback.
+add_filter('rest_dispatch_request', static function ($result, $request = null, $route = '', $handler = []) {
+	$where = wp_codebox_check_where($handler['callback'] ?? null);
+	if ($result === null && $where !== null) {
+		$GLOBALS['wp_codebox_check_ran']['rest:' . $where['file'] . ':' . $where['line']] = true;
+	}
+	return $result;
+}, PHP_INT_MAX, 4);
+add_filter('render_block', static function ($content, $block) {
+	if (!empty($block['blockName'])) {
+		$GLOBALS['wp_codebox_check_ran']['block:' . $block['blockName']] = true;
+	}
+	return $content;
+}, PHP_INT_MAX, 2);
+
 register_shutdown_function(static function () {
+	if (function_exists('wp_codebox_check_plugin_callbacks') && $GLOBALS['wp_codebox_check_fired'] !== []) {
+		$ran = array_keys($GLOBALS['wp_codebox_check_ran']);
+		foreach (wp_codebox_check_plugin_callbacks(array_keys($GLOBALS['wp_codebox_check_fired'])) as $c) {
+			$ran[] = 'hook:' . $c['hook'] . '@' . $c['file'] . ':' . $c['line'];
+		}
+		if ($ran !== []) {
+			wp_codebox_check_append('coverage', ['ran' => $ran]);
+		}
+	}
 	wp_codebox_check_flush_db_error();
 	$error = error_get_last();
 	if ($error !== null && ($error['type'] & WP_CODEBOX_CHECK_FATAL)) {

@@ -31,6 +31,98 @@ function wp_codebox_check_where($callback): ?array {
 	}
 }
 
+/** A handler's declared arguments, reduced to the keys that decide the smallest valid request (JSON-safe). */
+function wp_codebox_check_rest_args(array $args): array {
+	$keys = ['type', 'required', 'default', 'enum', 'minimum', 'maximum', 'minLength', 'minItems', 'format', 'pattern'];
+	$out = [];
+	foreach ($args as $name => $arg) {
+		$row = [];
+		foreach ($keys as $key) {
+			if (is_array($arg) && array_key_exists($key, $arg) && (is_scalar($arg[$key]) || is_array($arg[$key]) || $arg[$key] === null)) {
+				$row[$key] = $arg[$key];
+			}
+		}
+		if (isset($row['enum'])) {
+			$row['enum'] = array_values((array) $row['enum']);
+		}
+		if (isset($row['required'])) {
+			$row['required'] = (bool) $row['required'];
+		}
+		$out[(string) $name] = (object) $row;
+	}
+	return $out;
+}
+
+/**
+ * What is in wp-content/ besides the checked plugin and the check itself, as paths relative to
+ * it (folders end in /): the entries of wp-content/, plugins/, mu-plugins/ and themes/, and
+ * everything under uploads/ up to 2000 entries.
+ */
+function wp_codebox_check_files(): array {
+	$root = rtrim(WP_CONTENT_DIR, '/');
+	$own = rtrim($GLOBALS['wp_codebox_check_config']['pluginDir'], '/');
+	$skip = [$own, $root . '/.wp-codebox-check', $root . '/mu-plugins/0-wp-codebox-check.php', $root . '/database'];
+	$files = [];
+	$list = static function (string $dir, bool $deep) use (&$list, &$files, $root, $skip): void {
+		foreach (@scandir($dir) ?: [] as $name) {
+			if ($name === '.' || $name === '..' || count($files) >= 2000) {
+				continue;
+			}
+			$path = $dir . '/' . $name;
+			if (in_array($path, $skip, true)) {
+				continue;
+			}
+			$is_dir = is_dir($path);
+			$files[] = substr($path, strlen($root) + 1) . ($is_dir ? '/' : '');
+			if ($is_dir && $deep) {
+				$list($path, true);
+			}
+		}
+	};
+	$list($root, false);
+	foreach (['plugins', 'mu-plugins', 'themes'] as $sub) {
+		$list($root . '/' . $sub, false);
+	}
+	$uploads = wp_get_upload_dir();
+	$base = '';
+	if (empty($uploads['error']) && strpos((string) $uploads['basedir'], $root . '/') === 0) {
+		$base = substr(rtrim((string) $uploads['basedir'], '/'), strlen($root) + 1);
+		$list($root . '/' . $base, true);
+	}
+	// The uploads folder and its year/month folders are WordPress's, made on first need.
+	$files = array_filter($files, static fn($f) => $base === '' || !preg_match('#^' . preg_quote($base, '#') . '/(\d{4}/(\d{2}/)?)?$#', $f));
+	sort($files);
+	return array_values(array_unique($files));
+}
+
+/** The checked plugin's callbacks on every hook (actions and filters share one registry): [['hook', 'file', 'line'], …]. */
+function wp_codebox_check_plugin_callbacks(?array $hooks = null): array {
+	global $wp_filter;
+	$out = [];
+	foreach ($hooks ?? array_keys((array) $wp_filter) as $hook) {
+		if (!isset($wp_filter[$hook]) || $hook === 'all') {
+			continue;
+		}
+		foreach ($wp_filter[$hook]->callbacks as $callbacks) {
+			foreach ($callbacks as $entry) {
+				$function = $entry['function'] ?? null;
+				// The recorder wraps notice callbacks (notices.php): count the plugin's own.
+				if ($function instanceof Closure) {
+					$ref = new ReflectionFunction($function);
+					if ($ref->getFileName() === __FILE__ && array_key_exists('original', $ref->getStaticVariables())) {
+						$function = $ref->getStaticVariables()['original'];
+					}
+				}
+				$where = wp_codebox_check_where($function);
+				if ($where !== null && wp_codebox_check_is_plugin_file($where['file'])) {
+					$out[(string) $hook . "\0" . $where['file'] . "\0" . $where['line']] = ['hook' => (string) $hook] + $where;
+				}
+			}
+		}
+	}
+	return array_values($out);
+}
+
 function wp_codebox_check_first_callback(string $hook) {
 	global $wp_filter;
 	if (!isset($wp_filter[$hook])) {
@@ -99,6 +191,16 @@ function wp_codebox_check_inventory(): array {
 			$callback = $handlers[0]['callback'];
 		}
 		$row = ['route' => (string) $route, 'methods' => array_values(array_unique($methods)), 'pathParams' => (bool) preg_match('/[(\[]/', (string) $route)];
+		$endpoints = [];
+		foreach ((array) $handlers as $handler) {
+			$endpoint = ['methods' => array_map('strval', array_keys((array) ($handler['methods'] ?? []))), 'args' => (object) wp_codebox_check_rest_args((array) ($handler['args'] ?? []))];
+			$at = wp_codebox_check_where($handler['callback'] ?? null);
+			if ($at !== null && wp_codebox_check_is_plugin_file($at['file'])) {
+				$endpoint['callback'] = $at;
+			}
+			$endpoints[] = $endpoint;
+		}
+		$row['endpoints'] = $endpoints;
 		// WordPress adds an index route for every namespace that has routes.
 		if (in_array(ltrim((string) $route, '/'), $namespaces, true)) {
 			$row['namespaceIndex'] = true;
@@ -181,6 +283,8 @@ function wp_codebox_check_inventory(): array {
 		'options' => array_map('strval', (array) $wpdb->get_col("SELECT option_name FROM {$wpdb->options}")),
 		'tables' => array_map('strval', (array) $wpdb->get_col('SHOW TABLES')),
 		'importers' => $importers,
+		'files' => wp_codebox_check_files(),
+		'callbacks' => wp_codebox_check_plugin_callbacks(),
 	];
 }
 

@@ -4,13 +4,15 @@
  * inventory of the site, activates the plugin, takes the inventory again, and exercises what the
  * plugin added, each as the actor a real visitor would be:
  * - admin pages as admin over HTTP (and in Chromium with `browser=true`),
- * - REST routes without path parameters: GET with no params and OPTIONS, as admin,
+ * - REST routes without path parameters, as admin: GET, or the route's own methods when it has no
+ *   GET, with the smallest arguments its schema allows, then OPTIONS (`exerciseRestRoute`),
  * - shortcodes and blocks on a published page, post type archives and a sample single, anonymously,
  * - cron hooks run once with their scheduled args.
  * - WordPress's own screens with the plugin active (front end as anonymous and as a subscriber,
  *   login screens, core wp-admin screens, the plugin's importers), each compared with the same
  *   request before activation (`plugin-check-core-screens.ts`); admin notices are findings.
- * It then deactivates and uninstalls the plugin and lists what it left behind. Every problem
+ * It then deactivates the plugin through the Plugins screen's own link, uninstalls it as that
+ * screen's Delete does (`deactivateAsWpAdmin`), and lists what it left behind, files included. Every problem
  * becomes a finding that points at the bundle file proving it (`files/check/…`).
  */
 import { AsyncLocalStorage } from "node:async_hooks";
@@ -24,9 +26,12 @@ import {
   parseDuration,
   diffInventory,
   findingKey,
+  callbackCoverage,
+  coverageFails,
+  failsCheck,
   findingsFromProblems,
+  minimalRestArgs,
   pluginCheckJunit,
-  severityFails,
   summarizePluginCheck,
   type ArtifactFile,
   type CheckSeverity,
@@ -52,6 +57,10 @@ import { text, type ActorAuth, type CommandContext, type CommandHandler } from "
 const CHECK_DIR = "/wordpress/wp-content/.wp-codebox-check";
 const PROBLEM_LOG = `${CHECK_DIR}/problems.jsonl`;
 const ORIGIN_LOG = `${CHECK_DIR}/origins.jsonl`;
+const COVERAGE_LOG = `${CHECK_DIR}/coverage.jsonl`;
+/** Why `coverage=lines` is not measured: the one Xdebug the PHP build ships is not offered. */
+const LINE_COVERAGE_UNAVAILABLE =
+  "line coverage needs Xdebug's coverage mode, and wp-codebox does not load the Xdebug the php-wasm build ships (it is built as a step debugger that waits for an IDE), so only callback coverage is measured";
 const RECORDER_PATH = "/wordpress/wp-content/mu-plugins/0-wp-codebox-check.php";
 /** Response bodies kept as evidence are cut here (bytes of UTF-8 text). */
 const EVIDENCE_CAP_BYTES = 512 * 1024;
@@ -163,8 +172,11 @@ export class CheckRun {
     return this.adminAuth;
   }
 
-  /** An HTTP request to the sandbox as admin, subscriber or anonymously; the body is kept as evidence unless `keep` is false (evidence is then ""). */
-  async request(surface: string, method: string, path: string, actor: "admin" | "anonymous" | "subscriber", options: { keep?: boolean } = {}): Promise<{ status: number; body: string; evidence: string }> {
+  /**
+   * An HTTP request to the sandbox as admin, subscriber or anonymously; the body is kept as
+   * evidence unless `keep` is false (evidence is then ""). `json` is sent as a JSON body.
+   */
+  async request(surface: string, method: string, path: string, actor: "admin" | "anonymous" | "subscriber", options: { keep?: boolean; json?: unknown } = {}): Promise<{ status: number; body: string; evidence: string }> {
     assertSurfaceLive();
     const headers: Record<string, string> = {};
     if (actor !== "anonymous") {
@@ -173,7 +185,8 @@ export class CheckRun {
       headers.cookie = auth.cookies.map((c) => `${c.name}=${c.value}`).join("; ");
       headers["x-wp-nonce"] = auth.restNonce;
     }
-    const response = await this.ctx.http({ method, url: new URL(path, this.ctx.siteUrl).toString(), headers });
+    if (options.json !== undefined) headers["content-type"] = "application/json";
+    const response = await this.ctx.http({ method, url: new URL(path, this.ctx.siteUrl).toString(), headers, ...(options.json !== undefined ? { body: new TextEncoder().encode(JSON.stringify(options.json)) } : {}) });
     const body = text(response.body.data);
     const type = (response.headers["content-type"]?.[0] ?? "text/html").split(";")[0]!.trim() || "text/html";
     const evidence = options.keep === false ? "" : this.evidence("responses", `${surface}.${type.includes("json") ? "json" : "html"}`, `${body}`, type.includes("json") ? "application/json" : "text/html");
@@ -241,6 +254,10 @@ export const pluginCheck: CommandHandler = async (ctx, args) => {
   const check = new CheckRun(ctx, randomBytes(16).toString("hex"));
   check.adminId = (await ctx.resolveActor("admin")).userId;
   if (args["surface-timeout"] !== undefined) check.surfaceTimeoutMs = parseDuration(args["surface-timeout"]);
+  const minCoverage = args["min-callback-coverage"] !== undefined ? Number(args["min-callback-coverage"]) : undefined;
+  if (minCoverage !== undefined && !(minCoverage >= 0 && minCoverage <= 100)) {
+    throw new WpCodeboxError("invalid-argument", `min-callback-coverage must be a percentage from 0 to 100, got ${args["min-callback-coverage"]}.`, { "min-callback-coverage": args["min-callback-coverage"] });
+  }
 
   // 1. Which plugin, and the recorder.
   const resolved = await check.action<{ error?: string; file: string; dir: string; name: string; version: string; active: boolean }>("resolve", "resolve", { plugin: args.plugin });
@@ -250,7 +267,7 @@ export const pluginCheck: CommandHandler = async (ctx, args) => {
   const plugin = resolved.result;
   await ctx.writeSandboxFile(
     RECORDER_PATH,
-    phpProgram({ wp_codebox_check_config: phpValue({ log: PROBLEM_LOG, origins: ORIGIN_LOG, token: check.token, pluginDir: plugin.dir }) }, "plugin-check/collector.php", "plugin-check/inventory.php", "plugin-check/notice-text.php", "plugin-check/notices.php"),
+    phpProgram({ wp_codebox_check_config: phpValue({ log: PROBLEM_LOG, origins: ORIGIN_LOG, coverage: COVERAGE_LOG, token: check.token, pluginDir: plugin.dir }) }, "plugin-check/collector.php", "plugin-check/inventory.php", "plugin-check/notice-text.php", "plugin-check/notices.php"),
   );
 
   // 2. The site without the plugin. WordPress's own problems seen here are not the plugin's.
@@ -311,37 +328,60 @@ export const pluginCheck: CommandHandler = async (ctx, args) => {
 
   // 6. Deactivate, uninstall, and what is left.
   let uninstall: PluginCheckReport["uninstall"] = "none";
-  const leftovers: PluginCheckReport["leftovers"] = { options: [], tables: [], cronHooks: [] };
+  const leftovers: PluginCheckReport["leftovers"] = { options: [], tables: [], cronHooks: [], files: [] };
   if (active && args.uninstall !== "false") {
     await check.surface({ id: "deactivation", kind: "deactivation", target: plugin.file, actor: "admin" }, async () => {
-      const done = await check.action("deactivation", "deactivate", { file: plugin.file });
+      const { how, evidence } = await deactivateAsWpAdmin(check, plugin.file);
       await check.settle("deactivation");
-      return { evidence: done.evidence };
+      labelLifecycleFindings(check, "deactivation", how);
+      return { evidence, how };
     });
+    const how = "uninstall_plugin() as the Plugins screen's Delete runs it (WP_ADMIN, wp-admin/includes/admin.php, current screen plugins), the plugin's files kept";
     await check.surface({ id: "uninstall", kind: "uninstall", target: plugin.file, actor: "admin" }, async () => {
       const done = await check.action<{ uninstall: PluginCheckReport["uninstall"] }>("uninstall", "uninstall", { file: plugin.file });
       uninstall = done.result?.uninstall ?? "none";
       await check.settle("uninstall");
+      labelLifecycleFindings(check, "uninstall", how);
       const final = await check.inventory("inventory-after-uninstall");
       await check.drain();
       const left = diffInventory(before, final);
       leftovers.options = left.options;
       leftovers.tables = left.tables;
       leftovers.cronHooks = [...new Set(left.cronHooks.map((c) => c.hook))];
+      leftovers.files = left.files;
       const evidence = check.evidence("leftovers", "after-uninstall.json", `${JSON.stringify({ uninstall, leftovers, inventory: final }, null, 2)}\n`, "application/json");
       const origins = await check.readLog(ORIGIN_LOG);
       const originOf = (kind: string, name: string) => origins.find((o) => o.kind === kind && o.name === name) as { file: string; line: number } | undefined;
-      const how = uninstall === "none" ? "the plugin has no uninstall.php or uninstall hook" : `after ${uninstall} ran`;
+      const done2 = uninstall === "none" ? "the plugin has no uninstall.php or uninstall hook" : `after ${uninstall} ran`;
       for (const [kind, names] of [["option", leftovers.options], ["table", leftovers.tables], ["cron hook", leftovers.cronHooks]] as const) {
         for (const name of names) {
           const where = originOf(kind, name);
-          check.findings.push({ severity: "warning", kind: "leftover", surface: "uninstall", message: `The ${kind} ${name} is still there after deactivation and uninstall (${how}).`, ...(where ? { file: where.file, line: where.line } : {}), evidence });
+          check.findings.push({ severity: "warning", kind: "leftover", surface: "uninstall", message: `The ${kind} ${name} is still there after deactivation and uninstall (${done2}; uninstall run as ${how}).`, ...(where ? { file: where.file, line: where.line } : {}), evidence });
         }
       }
-      return { evidence };
+      // PHP has no hook on file writes: a leftover file points at the first line of the plugin
+      // that names it, and says that is how it was placed.
+      const names = [...new Set(leftovers.files.map((f) => f.replace(/\/$/, "").split("/").pop()!))];
+      const named = names.length ? ((await check.action<Record<string, { file: string; line: number }>>("uninstall-sources", "source-lines", { file: plugin.file, names })).result ?? {}) : {};
+      for (const path of leftovers.files) {
+        const where = named[path.replace(/\/$/, "").split("/").pop()!];
+        const what = path.endsWith("/") ? "folder" : "file";
+        check.findings.push({
+          severity: "warning",
+          kind: "leftover",
+          surface: "uninstall",
+          message: `The ${what} wp-content/${path} is still there after deactivation and uninstall (${done2}; uninstall run as ${how})${where ? "; the plugin's source names it at this line" : ""}.`,
+          ...(where ? { file: where.file, line: where.line } : {}),
+          evidence,
+        });
+      }
+      return { evidence, how };
     });
   }
+  const ranKeys = new Set((await check.readLog(COVERAGE_LOG)).flatMap((row) => (Array.isArray(row.ran) ? (row.ran as unknown[]).map(String) : [])));
   await ctx.runPhp(`<?php @unlink(${phpValue(RECORDER_PATH)});`);
+  const coverage = active ? callbackCoverage({ ...added, callbacks: added.callbacks ?? [] }, ranKeys, minCoverage) : undefined;
+  if (coverage && args.coverage === "lines") coverage.lines = { available: false, reason: LINE_COVERAGE_UNAVAILABLE };
 
   const report = buildPluginCheckReport({
     plugin: { file: plugin.file, name: plugin.name, version: plugin.version, active },
@@ -352,6 +392,7 @@ export const pluginCheck: CommandHandler = async (ctx, args) => {
     surfaces: check.surfaces,
     findings: check.findings,
     baseline,
+    ...(coverage ? { coverage } : {}),
   });
   const summary = summarizePluginCheck(report);
   const files: ArtifactFile[] = [
@@ -372,7 +413,7 @@ export const pluginCheck: CommandHandler = async (ctx, args) => {
       ? {
           error: {
             code: "check-failed",
-            message: `${report.findings.filter((f) => severityFails(f.severity, failOn)).length} finding(s) at or above fail-on=${failOn} (${report.counts.error} error(s), ${report.counts.warning} warning(s), ${report.counts.notice} notice(s) in all); see files/check/report.json.`,
+            message: `${report.findings.filter((f) => failsCheck(f, failOn)).length} finding(s) at or above fail-on=${failOn} (${report.counts.error} error(s), ${report.counts.warning} warning(s), ${report.counts.notice} notice(s) in all)${coverageFails(report.coverage) ? `; ${report.coverage!.percent}% of the plugin's callbacks ran, below min-callback-coverage=${report.coverage!.minPercent}` : ""}; see files/check/report.json.`,
             data: { counts: report.counts, failOn },
           },
         }
@@ -442,21 +483,7 @@ async function exerciseSurfaces(check: CheckRun, added: PluginInventory, browser
       check.surfaces.push({ ...base, durationMs: 0, skippedReason: "the route has path parameters, so there is no parameter-free request to make" });
       continue;
     }
-    await check.surface(base, async () => {
-      const path = `/?rest_route=${encodeURIComponent(route.route)}`;
-      let status = 0;
-      let evidence = "";
-      if (route.methods.includes("GET")) {
-        const response = await check.request(id, "GET", path, "admin");
-        const problems = await check.settle(id);
-        check.httpFinding(id, response.status, problems, response.evidence, `GET ${route.route}`, route.callback);
-        ({ status, evidence } = response);
-      }
-      const options = await check.request(`${id}-options`, "OPTIONS", path, "admin");
-      const problems = await check.settle(id);
-      check.httpFinding(id, options.status, problems, options.evidence, `OPTIONS ${route.route}`, route.callback);
-      return { httpStatus: status || options.status, evidence: evidence || options.evidence };
-    }, route.callback);
+    await check.surface(base, () => exerciseRestRoute(check, id, route), route.callback);
   }
 
   // Shortcodes, blocks and post types are seen on the front end: publish what shows them first.
@@ -498,6 +525,111 @@ async function exerciseSurfaces(check: CheckRun, added: PluginInventory, browser
     }, item.where);
   }
   await exerciseCron(check, added);
+}
+
+/** REST error codes WordPress answers before the route's callback runs. */
+const REST_REFUSALS = new Set(["rest_missing_callback_param", "rest_invalid_param", "rest_forbidden", "rest_cannot_view", "rest_cannot_create", "rest_cannot_edit", "rest_cannot_delete", "rest_no_route", "rest_not_logged_in"]);
+
+/**
+ * One REST route as admin: a route with GET is called with GET, one without GET with each of its
+ * own methods (JSON body), each with the smallest arguments its handler's `args` allow
+ * (`minimalRestArgs`), then OPTIONS. When no call reached a callback (WordPress refused the
+ * arguments or the permission callback refused), or no arguments could be made up, the surface is
+ * skipped with the reason: its callback never ran, so it did not pass.
+ */
+async function exerciseRestRoute(check: CheckRun, id: string, route: PluginInventory["restRoutes"][number]): Promise<Partial<Surface>> {
+  const path = `/?rest_route=${encodeURIComponent(route.route)}`;
+  const hasGet = route.methods.includes("GET");
+  const endpoints = route.endpoints ?? [{ methods: route.methods, args: {} }];
+  const calls: string[] = [];
+  const refused: string[] = [];
+  let ran = false;
+  let status = 0;
+  let evidence = "";
+  const called = new Set<string>();
+  for (const endpoint of endpoints) {
+    const methods = endpoint.methods.filter((m) => (hasGet ? m === "GET" : !["HEAD", "OPTIONS"].includes(m)) && !called.has(m));
+    if (methods.length === 0) continue;
+    const chosen = minimalRestArgs(endpoint.args);
+    if ("reason" in chosen) {
+      refused.push(`${methods.join(", ")}: ${chosen.reason}`);
+      continue;
+    }
+    for (const method of methods) {
+      called.add(method);
+      const query = method === "GET" ? Object.entries(chosen.params).map(([k, v]) => `&${encodeURIComponent(k)}=${encodeURIComponent(typeof v === "string" ? v : Array.isArray(v) ? v.join(",") : JSON.stringify(v))}`).join("") : "";
+      const response = await check.request(id, method, `${path}${query}`, "admin", method === "GET" ? {} : { json: chosen.params });
+      const problems = await check.settle(id);
+      check.httpFinding(id, response.status, problems, response.evidence, `${method} ${route.route}`, route.callback);
+      calls.push(`${method} with ${JSON.stringify(chosen.params)} → HTTP ${response.status}`);
+      let code: unknown;
+      try {
+        code = (JSON.parse(response.body) as { code?: unknown }).code;
+      } catch {
+        code = undefined;
+      }
+      if (response.status >= 400 && response.status < 500 && typeof code === "string" && REST_REFUSALS.has(code)) {
+        refused.push(`${method}: WordPress answered HTTP ${response.status} ${code} before the callback ran`);
+      } else {
+        ran = true;
+      }
+      if (!evidence || ran) ({ status, evidence } = response);
+    }
+  }
+  const options = await check.request(`${id}-options`, "OPTIONS", path, "admin");
+  const problems = await check.settle(id);
+  check.httpFinding(id, options.status, problems, options.evidence, `OPTIONS ${route.route}`, route.callback);
+  calls.push(`OPTIONS → HTTP ${options.status}`);
+  const how = calls.join("; ");
+  if (!ran) {
+    return { how, evidence: evidence || options.evidence, skippedReason: `its callback never ran: ${refused.join("; ") || "the route has no method to call"}` };
+  }
+  return { httpStatus: status, evidence, how };
+}
+
+/**
+ * Deactivates the plugin as a person does: the Deactivate link of wp-admin's Plugins screen (its
+ * nonce included), requested as admin. When the screen shows no such link, or the plugin is still
+ * active afterwards, `deactivate_plugins()` runs with wp-admin's includes loaded, and `how` says so.
+ */
+async function deactivateAsWpAdmin(check: CheckRun, file: string): Promise<{ how: string; evidence: string }> {
+  const screen = await check.request("deactivation-screen", "GET", "/wp-admin/plugins.php", "admin", { keep: false });
+  // What the Plugins screen itself shows was checked as its own surface (admin-screen).
+  await check.drain();
+  let link: string | undefined;
+  for (const m of screen.body.matchAll(/href="([^"]*plugins\.php\?action=deactivate&(?:amp;)?[^"]*)"/g)) {
+    const href = m[1]!.replace(/&amp;/g, "&");
+    if (new URLSearchParams(href.slice(href.indexOf("?") + 1)).get("plugin") === file) {
+      link = new URL(href, new URL("/wp-admin/", check.ctx.siteUrl)).pathname + href.slice(href.indexOf("?"));
+      break;
+    }
+  }
+  let how = "";
+  let evidence = "";
+  if (link) {
+    const response = await check.request("deactivation", "GET", link, "admin");
+    evidence = response.evidence;
+    how = `GET ${link.replace(/_wpnonce=[^&]*/, "_wpnonce=…")} as admin, the Deactivate link of the Plugins screen (HTTP ${response.status})`;
+    const state = await check.action<{ active: boolean }>("deactivation-state", "is-active", { file });
+    if (state.result?.active === false) return { how, evidence };
+    how += ", which left the plugin active; then ";
+  } else {
+    how = `the Plugins screen (HTTP ${screen.status}) showed no Deactivate link for ${file}; `;
+  }
+  const done = await check.action("deactivation", "deactivate", { file });
+  return { how: `${how}deactivate_plugins() with wp-admin/includes/admin.php loaded`, evidence: evidence || done.evidence };
+}
+
+/**
+ * Lifecycle findings say how their step was run. One the plugin already caused on another surface
+ * (its admin_init code runs in the deactivation request too) keeps its message, so it stays one
+ * finding seen on both.
+ */
+function labelLifecycleFindings(check: CheckRun, surface: "deactivation" | "uninstall", how: string): void {
+  const earlier = new Set(check.findings.filter((f) => f.surface !== surface).map(findingKey));
+  for (const f of check.findings) {
+    if (f.surface === surface && !earlier.has(findingKey(f)) && !f.message.includes(`(${surface} run as `)) f.message = `${f.message} (${surface} run as ${how})`;
+  }
 }
 
 async function exerciseCron(check: CheckRun, added: PluginInventory): Promise<void> {
