@@ -18,7 +18,7 @@ import { cleanStaging, prepareBatch, resumeBatch, type BatchCommonOptions, type 
 import { createProgress } from "./progress.js";
 import { buildReport, writeReportOrKeep } from "./report.js";
 import { taskFingerprint } from "./fingerprint.js";
-import { findFinishedTask } from "./run-task.js";
+import { findFinishedTask, taskRuntimeKey } from "./run-task.js";
 import type { ResolvedTask } from "./task-file.js";
 
 /** The queue both sides use unless told otherwise (`--queue-name`). */
@@ -264,6 +264,8 @@ export interface QueueWorkerOptions {
   /** Sandboxes at once on this worker. */
   concurrency: number;
   isolation?: Isolation;
+  /** `--fresh-sandbox`: boot a sandbox for every job (default: each lane keeps a sandbox across jobs of one runtime). */
+  freshSandbox?: boolean;
   /** Environment the sandboxes read secret values from; default `process.env`. */
   env?: NodeJS.ProcessEnv;
   /** BullMQ lock duration (ms): a job whose worker stops renewing it is stalled after this; default 30 000. */
@@ -290,7 +292,7 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
   const target = parseQueueUrl(options.queueUrl);
   await assertQueueReachable(target);
   const queueName = options.queueName ?? DEFAULT_QUEUE_NAME;
-  const executor = createExecutor({ concurrency: options.concurrency, isolation: options.isolation ?? "process", ...(options.env ? { env: options.env } : {}) });
+  const executor = createExecutor({ concurrency: options.concurrency, isolation: options.isolation ?? "process", ...(options.env ? { env: options.env } : {}), ...(options.freshSandbox ? { freshSandbox: true } : {}) });
   const worker = new Worker<BatchJobData, BatchTaskResult>(
     queueName,
     async (job) => {
@@ -306,7 +308,7 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
         return result;
       }
       log(`wp-codebox worker: ${task.id} started (attempt ${job.attemptsStarted})`);
-      const result = await executor.run(task, root);
+      const result = await executor.run(task, root, undefined, await taskRuntimeKey(task, options.env ?? process.env));
       log(`wp-codebox worker: ${task.id} ${result.status} in ${(result.durationMs / 1000).toFixed(1)} s${result.error ? ` (${result.error.code})` : ""}`);
       if (!result.bundle) throw new Error(`${result.error?.code ?? "internal-error"}: ${result.error?.message ?? "no bundle"}`);
       return result;
