@@ -2,8 +2,8 @@
  * Running one task to a verified bundle under `ROOT/<id>/`: the single place a batch touches a
  * sandbox. It plans the recipe or episode with runtime-core's `planRun` and runs it with
  * `runSession` (boot → execute → bundle → verify → dispose), the same lifecycle as `recipe run`
- * and `episode run`; everything else in this package (local pool, BullMQ worker) only calls
- * `runTaskToBundle`.
+ * and `episode run`, or, on a lane, on the lane's recycled sandbox (execute → bundle → verify);
+ * everything else in this package (local pool, BullMQ worker) only calls `runTaskToBundle`.
  *
  * Bundles are written to `ROOT/.wp-codebox-batch/staging/<id>-<random>`, verified, then renamed to
  * `ROOT/<id>` and described by `ROOT/.wp-codebox-batch/results/<id>.json`. A rename is atomic, so
