@@ -14,7 +14,7 @@ import { Job, Queue, Worker, type ConnectionOptions } from "bullmq";
 import { Redis } from "ioredis";
 import { WpCodeboxError, type BatchTaskResult } from "@wp-codebox/runtime-core";
 import { createExecutor, failedResult, type Isolation } from "./executor.js";
-import { cleanStaging, prepareBatch, resumeBatch, type BatchCommonOptions, type BatchOutcome } from "./local-batch.js";
+import { cleanStaging, groupByRuntime, prepareBatch, resumeBatch, type BatchCommonOptions, type BatchOutcome } from "./local-batch.js";
 import { createProgress } from "./progress.js";
 import { buildReport, writeReportOrKeep } from "./report.js";
 import { taskFingerprint } from "./fingerprint.js";
@@ -186,7 +186,8 @@ export async function submitQueueBatch(options: QueueBatchOptions): Promise<Batc
       }
     }
     if (toAdd.length) {
-      await queue.addBulk(toAdd.map(jobFor));
+      // Jobs of one runtime side by side: a worker's lanes then keep their sandboxes between them.
+      await queue.addBulk((await groupByRuntime(toAdd, options.env ?? process.env)).map(({ task }) => jobFor(task)));
       added = toAdd.length;
     }
     log(`wp-codebox: ${prepared.tasks.length} task(s) on queue ${queueName} at ${target.display}: ${finished.length} kept from an earlier run, ${added} submitted, ${reused} already queued; waiting for workers (wp-codebox worker --queue ${target.display})`);
