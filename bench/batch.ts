@@ -1,28 +1,34 @@
 /**
- * Batch benchmark: throughput (tasks per minute) and memory of `wp-codebox batch` at several
- * concurrency levels, with a short run-php recipe, beside the same tasks as sequential one-shot
- * `wp-codebox run` calls. Memory is sampled from /proc every 200 ms over this process and all its
- * descendants (peak total), and per sandbox process from its own maxRSS. Prints a Markdown table;
- * never passes or fails on time. Runs the built code (dist), as users do.
+ * Batch benchmark: what a small task costs in each way of running many of them, on one machine in
+ * one run: sequential one-shot `wp-codebox run`, plain Playground `runCLI` booting per task,
+ * `batch --fresh-sandbox` (a boot per task) and `batch` with lanes (each lane keeps its sandbox and
+ * recycles it between tasks) at several concurrency levels. Memory is sampled from /proc every
+ * 200 ms over this process and all its descendants (peak total), and per sandbox process from its
+ * own maxRSS. Prints a Markdown table; never passes or fails on time. Runs the built code (dist),
+ * as users do. The figures are bounded by the machine: on a shared machine, say so beside them.
  *
- *   npm run bench:batch                               # levels 1,2,4,8; 2×level tasks (at least 4)
- *   BENCH_LEVELS=1,2 BENCH_TASKS=4 npm run bench:batch
- *   BENCH_IN_PROCESS=8 npm run bench:batch           # also level 8 with in-process isolation
+ *   npm run bench:batch                 # 60 tasks per lanes level (1, 2, 4), 20 fresh, 10 one-shot, 5 runCLI
+ *   BENCH_LEVELS=1,2 BENCH_TASKS=20 BENCH_SEQ_TASKS=4 npm run bench:batch
+ *   BENCH_IN_PROCESS=2 npm run bench:batch   # also lanes at 2 with in-process isolation
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { availableParallelism, freemem, totalmem } from "node:os";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism, freemem, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runLocalBatch, type BatchProgress, type Isolation } from "@wp-codebox/batch";
+import { startPlainRunCli } from "./plain-playground.js";
 
 const REPO = fileURLToPath(new URL("../", import.meta.url));
-const LEVELS = (process.env.BENCH_LEVELS ?? "1,2,4,8").split(",").map(Number);
+const LEVELS = (process.env.BENCH_LEVELS ?? "1,2,4").split(",").map(Number);
+const LANE_TASKS = Number(process.env.BENCH_TASKS ?? 60);
+const FRESH_TASKS = Number(process.env.BENCH_FRESH_TASKS ?? 20);
+const SEQ_TASKS = Number(process.env.BENCH_SEQ_TASKS ?? 10);
+const RUNCLI_TASKS = Number(process.env.BENCH_RUNCLI_TASKS ?? 5);
 const IN_PROCESS = (process.env.BENCH_IN_PROCESS ?? "").split(",").filter(Boolean).map(Number);
 const CODE = "<?php echo json_encode(['posts' => wp_count_posts()->publish, 'php' => PHP_VERSION]);";
 const MiB = 2 ** 20;
 
-const tasksFor = (level: number) => Number(process.env.BENCH_TASKS ?? Math.max(4, 2 * level));
 
 /** RSS (bytes) of `root` and every descendant, from /proc. */
 function treeRss(root: number): number {
@@ -77,19 +83,18 @@ interface Row {
 
 const quiet: BatchProgress = { taskDone() {}, note() {}, stop() {} };
 
-async function batchRow(dir: string, level: number, isolation: Isolation): Promise<Row> {
-  const count = tasksFor(level);
+async function batchRow(dir: string, level: number, isolation: Isolation, count: number, freshSandbox = false): Promise<Row> {
   const file = writeTasks(dir, count);
-  const out = join(dir, `out-${isolation}-${level}`);
+  const out = join(dir, `out-${isolation}-${level}-${freshSandbox ? "fresh" : "lanes"}`);
   const s = sampler(process.pid);
   const t = performance.now();
-  const outcome = await runLocalBatch({ tasksFile: file, artifactsDir: out, concurrency: level, isolation, log: () => undefined, progress: quiet });
+  const outcome = await runLocalBatch({ tasksFile: file, artifactsDir: out, concurrency: level, isolation, freshSandbox, log: () => undefined, progress: quiet });
   const wall = (performance.now() - t) / 1000;
   const peakTotal = s.stop();
   const perSandbox = isolation === "process" ? Math.max(...(outcome.peakRssBytes ?? [0])) : (peakTotal - baseline) / level;
   rmSync(out, { recursive: true, force: true });
   return {
-    label: `batch --concurrency ${level}${isolation === "in-process" ? " (in-process)" : ""}${outcome.concurrency?.lowered ? ` (lowered to ${outcome.concurrency.concurrency})` : ""}`,
+    label: `batch${freshSandbox ? " --fresh-sandbox" : " (lanes)"} --concurrency ${level}${isolation === "in-process" ? " (in-process)" : ""}${outcome.concurrency?.lowered ? ` (lowered to ${outcome.concurrency.concurrency})` : ""}`,
     tasks: count,
     wallS: wall,
     perTaskS: wall / count,
@@ -120,39 +125,60 @@ async function sequentialRow(dir: string, count: number): Promise<Row> {
   return { label: "sequential one-shot `run`", tasks: count, wallS: wall, perTaskS: wall / count, tasksPerMin: (count / wall) * 60, peakPerSandboxMiB: peakOne / MiB, peakTotalMiB: peakTotal / MiB, failed };
 }
 
+/** Plain Playground: `runCLI` boots the installed WordPress copy, runs the code, stops; per task. */
+async function runCliRow(dir: string, count: number): Promise<Row> {
+  const { findWordPressBuild, resolveCacheDir } = await import("@wp-codebox/runtime-playground");
+  const build = findWordPressBuild();
+  const site = join(dir, "runcli-site");
+  cpSync(join(resolveCacheDir(), "wordpress", build.release), site, { recursive: true });
+  // The first start installs into the copy (not counted), as wp-codebox's warm cache did.
+  await (await startPlainRunCli(site, "install-from-existing-files"))[Symbol.asyncDispose]();
+  const s = sampler(process.pid);
+  let failed = 0;
+  const t = performance.now();
+  for (let i = 0; i < count; i++) {
+    const cli = await startPlainRunCli(site, "do-not-attempt-installing");
+    const result = await cli.playground.run({ code: CODE.replace("<?php ", "<?php require_once '/wordpress/wp-load.php'; ") });
+    if (!result.text.includes("posts")) failed++;
+    await cli[Symbol.asyncDispose]();
+  }
+  const wall = (performance.now() - t) / 1000;
+  const peak = s.stop();
+  return { label: "plain Playground `runCLI`, a boot per task", tasks: count, wallS: wall, perTaskS: wall / count, tasksPerMin: (count / wall) * 60, peakPerSandboxMiB: (peak - baseline) / MiB, peakTotalMiB: peak / MiB, failed };
+}
+
 let baseline = 0;
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(REPO, ".bench-batch-"));
   try {
-    console.error(`bench:batch on ${availableParallelism()} core(s), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM (${(freemem() / 2 ** 30).toFixed(1)} GiB available); levels ${LEVELS.join(", ")}`);
+    console.error(`bench:batch on ${availableParallelism()} core(s), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM (${(freemem() / 2 ** 30).toFixed(1)} GiB available), load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}; lanes at ${LEVELS.join(", ")}`);
     // Warm the installed-site cache so no row pays the first boot.
     await runLocalBatch({ tasksFile: writeTasks(dir, 1), artifactsDir: join(dir, "warm"), concurrency: 1, log: () => undefined, progress: quiet });
     baseline = treeRss(process.pid);
     const rows: Row[] = [];
-    const seq = await sequentialRow(dir, tasksFor(1));
-    rows.push(seq);
-    console.error(`  ${seq.label}: ${seq.tasksPerMin.toFixed(1)} tasks/min`);
-    for (const level of LEVELS) {
-      const row = await batchRow(dir, level, "process");
+    const add = (row: Row) => {
       rows.push(row);
-      console.error(`  ${row.label}: ${row.tasksPerMin.toFixed(1)} tasks/min, peak ${row.peakTotalMiB.toFixed(0)} MiB`);
-    }
-    for (const level of IN_PROCESS) {
-      const row = await batchRow(dir, level, "in-process");
-      rows.push(row);
-      console.error(`  ${row.label}: ${row.tasksPerMin.toFixed(1)} tasks/min, peak ${row.peakTotalMiB.toFixed(0)} MiB`);
-    }
+      console.error(`  ${row.label}: ${row.tasks} tasks, ${(row.perTaskS * 1000).toFixed(0)} ms a task, ${row.tasksPerMin.toFixed(1)} tasks/min, peak ${row.peakTotalMiB.toFixed(0)} MiB${row.failed ? `, ${row.failed} failed` : ""}`);
+    };
+    const seq = await sequentialRow(dir, SEQ_TASKS);
+    add(seq);
+    if (RUNCLI_TASKS > 0) add(await runCliRow(dir, RUNCLI_TASKS));
+    if (FRESH_TASKS > 0) add(await batchRow(dir, 2, "process", FRESH_TASKS, true));
+    for (const level of LEVELS) add(await batchRow(dir, level, "process", LANE_TASKS));
+    for (const level of IN_PROCESS) add(await batchRow(dir, level, "in-process", LANE_TASKS));
     const lines = [
-      "| mode | tasks | wall (s) | s per task | tasks/min | vs sequential | peak RSS per sandbox (MiB) | peak RSS total (MiB) | failed |",
+      `load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(" ")} on ${availableParallelism()} core(s)`,
+      "",
+      "| mode | tasks | wall (s) | ms per task | tasks/min | cheaper per task than one-shot `run` | peak RSS per sandbox (MiB) | peak RSS total (MiB) | failed |",
       "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
       ...rows.map(
         (r) =>
-          `| ${r.label} | ${r.tasks} | ${r.wallS.toFixed(1)} | ${r.perTaskS.toFixed(2)} | ${r.tasksPerMin.toFixed(1)} | ${(r.tasksPerMin / seq.tasksPerMin).toFixed(2)}× | ${r.peakPerSandboxMiB.toFixed(0)} | ${r.peakTotalMiB.toFixed(0)} | ${r.failed} |`,
+          `| ${r.label} | ${r.tasks} | ${r.wallS.toFixed(1)} | ${(r.perTaskS * 1000).toFixed(0)} | ${r.tasksPerMin.toFixed(1)} | ${(seq.perTaskS / r.perTaskS).toFixed(1)}× | ${r.peakPerSandboxMiB.toFixed(0)} | ${r.peakTotalMiB.toFixed(0)} | ${r.failed} |`,
       ),
     ];
     console.log(lines.join("\n"));
-    writeFileSync(join(REPO, "bench-batch-results.json"), `${JSON.stringify({ at: new Date().toISOString(), cores: availableParallelism(), totalMemBytes: totalmem(), rows }, null, 2)}\n`);
+    writeFileSync(join(REPO, "bench-batch-results.json"), `${JSON.stringify({ at: new Date().toISOString(), cores: availableParallelism(), loadavg: loadavg(), totalMemBytes: totalmem(), rows }, null, 2)}\n`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

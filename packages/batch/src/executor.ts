@@ -2,8 +2,13 @@
  * Executors run tasks (`runTaskToBundle`) N at a time and turn every failure into a task result,
  * so one task never takes the batch down.
  *
+ * Each slot is a lane (`lane.ts`): it keeps its sandbox from one task to the next and recycles it
+ * when the next task's runtime key matches, so a batch pays a boot per runtime and lane, not per
+ * task. A free lane takes the next waiting task of its own runtime key first. `freshSandbox`
+ * boots a sandbox for every task instead.
+ *
  * - `process` (the default): each slot is a long-lived child process (`executor-child`) that runs
- *   one task at a time. A sandbox that crashes its process (a WebAssembly trap that escapes, an
+ *   one task at a time and holds the lane's sandbox. A sandbox that crashes its process (a WebAssembly trap that escapes, an
  *   out-of-memory kill, a SIGKILL) fails only its task (`sandbox-crashed`); the slot forks a fresh
  *   child for the next task. A task over its `timeout` has its child killed (`timeout`).
  * - `in-process`: tasks run in this process (each sandbox still has its own PHP worker thread).
@@ -13,6 +18,7 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { ERROR_CODES, exitCodeForCategory, serializeError, type BatchTaskResult, type ErrorCode, type SerializedError } from "@wp-codebox/runtime-core";
+import { SandboxLane } from "./lane.js";
 import { runTaskToBundle } from "./run-task.js";
 import type { ResolvedTask } from "./task-file.js";
 
@@ -26,8 +32,12 @@ export type TaskStartHook = (info: { id: string; pid: number }) => void;
 export interface TaskExecutor {
   readonly isolation: Isolation;
   readonly concurrency: number;
-  /** Runs one task (waiting for a free slot) and returns its result; failures are results with `bundle: null`. */
-  run(task: ResolvedTask, root: string, onStart?: TaskStartHook): Promise<BatchTaskResult>;
+  /**
+   * Runs one task (waiting for a free slot) and returns its result; failures are results with
+   * `bundle: null`. `runtimeKey` (from `taskRuntimeKey`) steers the task to a lane holding a
+   * sandbox of that key.
+   */
+  run(task: ResolvedTask, root: string, onStart?: TaskStartHook, runtimeKey?: string): Promise<BatchTaskResult>;
   /** Peak resident set size per child process seen so far (bytes), for the benchmark. */
   peakRssBytes(): number[];
   /** Stops every child (after running tasks end when `graceful`). */
@@ -40,9 +50,14 @@ export interface ExecutorOptions {
   isolation?: Isolation;
   /** Environment of the child processes (secret values are read from it); default `process.env`. */
   env?: NodeJS.ProcessEnv;
-  /** A child is replaced after this many tasks (bounds slow leaks); default 25. */
+  /** A child (and its sandbox) is replaced after this many tasks (bounds slow leaks); default `DEFAULT_MAX_TASKS_PER_CHILD`. */
   maxTasksPerChild?: number;
+  /** Boot a sandbox for every task and dispose it after (`--fresh-sandbox`); default false: lanes keep their sandbox. */
+  freshSandbox?: boolean;
 }
+
+/** Tasks a child process runs before it is replaced: with lanes, also how often a lane boots anew. */
+export const DEFAULT_MAX_TASKS_PER_CHILD = 200;
 
 /** A task result for a failure that left no bundle. */
 export function failedResult(task: ResolvedTask, error: SerializedError, durationMs: number): BatchTaskResult {
@@ -63,13 +78,34 @@ function timeoutError(task: ResolvedTask): SerializedError {
   return { code: "timeout", message: `Task ${task.id} exceeded its timeout of ${task.timeoutMs} ms; its sandbox was stopped and no bundle was written.` };
 }
 
-/** A semaphore of `n` slots handing out slot indexes. */
-function slots(n: number) {
+/**
+ * `n` slots handed out by index, with runtime-key affinity: a task goes to a free slot that last
+ * ran its key (else one that ran nothing, else any), and a freed slot takes the first waiting task
+ * of its own key before the oldest waiting one.
+ */
+export function laneSlots(n: number) {
   const free = Array.from({ length: n }, (_, i) => i);
-  const waiting: ((slot: number) => void)[] = [];
+  const lastKey: (string | undefined)[] = Array.from({ length: n }, () => undefined);
+  const waiting: { key: string | undefined; resolve: (slot: number) => void }[] = [];
+  const give = (slot: number, key: string | undefined, resolve: (slot: number) => void) => {
+    lastKey[slot] = key;
+    resolve(slot);
+  };
   return {
-    acquire: () => new Promise<number>((resolve) => (free.length ? resolve(free.shift()!) : waiting.push(resolve))),
-    release: (slot: number) => (waiting.length ? waiting.shift()!(slot) : free.push(slot)),
+    acquire: (key?: string) =>
+      new Promise<number>((resolve) => {
+        if (!free.length) return void waiting.push({ key, resolve });
+        let at = free.findIndex((slot) => key !== undefined && lastKey[slot] === key);
+        if (at < 0) at = free.findIndex((slot) => lastKey[slot] === undefined);
+        const [slot] = free.splice(Math.max(at, 0), 1);
+        give(slot!, key, resolve);
+      }),
+    release: (slot: number) => {
+      if (!waiting.length) return void free.push(slot);
+      const own = waiting.findIndex((w) => w.key !== undefined && w.key === lastKey[slot]);
+      const [next] = waiting.splice(Math.max(own, 0), 1);
+      give(slot, next!.key, next!.resolve);
+    },
   };
 }
 
@@ -79,22 +115,28 @@ export function createExecutor(options: ExecutorOptions): TaskExecutor {
 }
 
 function createInProcessExecutor(options: ExecutorOptions): TaskExecutor {
-  const pool = slots(options.concurrency);
+  const pool = laneSlots(options.concurrency);
+  const lanes = Array.from({ length: options.concurrency }, () => new SandboxLane());
   return {
     isolation: "in-process",
     concurrency: options.concurrency,
-    async run(task, root, onStart) {
-      const slot = await pool.acquire();
+    async run(task, root, onStart, runtimeKey) {
+      const slot = await pool.acquire(runtimeKey);
       const started = performance.now();
+      const lane = lanes[slot]!;
       try {
         onStart?.({ id: task.id, pid: process.pid });
-        const running = runTaskToBundle(task, { root, ...(options.env ? { processEnv: options.env } : {}) });
+        const running = runTaskToBundle(task, { root, ...(options.env ? { processEnv: options.env } : {}), ...(options.freshSandbox ? {} : { lane }) });
         if (!task.timeoutMs) return await running;
         let timer: NodeJS.Timeout | undefined;
         const expired = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), task.timeoutMs)));
         running.catch(() => undefined);
         const winner = await Promise.race([running, expired]).finally(() => clearTimeout(timer));
-        return winner === "timeout" ? failedResult(task, timeoutError(task), performance.now() - started) : winner;
+        if (winner !== "timeout") return winner;
+        // The abandoned task still holds the old lane: the slot's next task gets a new one.
+        lanes[slot] = new SandboxLane();
+        void lane.discard();
+        return failedResult(task, timeoutError(task), performance.now() - started);
       } catch (error) {
         return failedResult(task, serializeError(error), performance.now() - started);
       } finally {
@@ -102,7 +144,9 @@ function createInProcessExecutor(options: ExecutorOptions): TaskExecutor {
       }
     },
     peakRssBytes: () => [process.resourceUsage().maxRSS * 1024],
-    async close() {},
+    async close() {
+      await Promise.all(lanes.map((lane) => lane.discard()));
+    },
   };
 }
 
@@ -124,9 +168,9 @@ function childExecArgv(): string[] {
 }
 
 function createProcessExecutor(options: ExecutorOptions): TaskExecutor {
-  const pool = slots(options.concurrency);
+  const pool = laneSlots(options.concurrency);
   const children: ChildSlot[] = Array.from({ length: options.concurrency }, () => ({ tasks: 0, peakRss: 0 }));
-  const maxTasks = options.maxTasksPerChild ?? 25;
+  const maxTasks = options.maxTasksPerChild ?? DEFAULT_MAX_TASKS_PER_CHILD;
   let closed = false;
 
   function spawnChild(): ChildProcess {
@@ -138,10 +182,19 @@ function createProcessExecutor(options: ExecutorOptions): TaskExecutor {
     return child;
   }
 
+  /** Lets an idle child dispose its sandbox and exit (it exits when disconnected); killed if it hangs. */
+  function retire(child: ChildProcess): void {
+    const kill = setTimeout(() => child.kill("SIGKILL"), 5000);
+    kill.unref();
+    child.once("exit", () => clearTimeout(kill));
+    if (child.connected) child.disconnect();
+    else child.kill("SIGKILL");
+  }
+
   function runOn(slot: ChildSlot, task: ResolvedTask, root: string, onStart?: TaskStartHook): Promise<BatchTaskResult> {
     const started = performance.now();
     if (!slot.child || slot.child.exitCode !== null || slot.child.signalCode !== null || slot.tasks >= maxTasks) {
-      if (slot.child && slot.child.exitCode === null) slot.child.kill("SIGTERM");
+      if (slot.child && slot.child.exitCode === null) retire(slot.child);
       slot.child = spawnChild();
       slot.tasks = 0;
     }
@@ -183,7 +236,7 @@ function createProcessExecutor(options: ExecutorOptions): TaskExecutor {
           child.kill("SIGKILL");
         }, task.timeoutMs);
       }
-      child.send({ type: "run", task, root });
+      child.send({ type: "run", task, root, fresh: options.freshSandbox === true });
       if (child.pid !== undefined) onStart?.({ id: task.id, pid: child.pid });
     });
   }
@@ -191,8 +244,8 @@ function createProcessExecutor(options: ExecutorOptions): TaskExecutor {
   return {
     isolation: "process",
     concurrency: options.concurrency,
-    async run(task, root, onStart) {
-      const index = await pool.acquire();
+    async run(task, root, onStart, runtimeKey) {
+      const index = await pool.acquire(runtimeKey);
       try {
         if (closed) return failedResult(task, { code: "internal-error", message: "The executor was closed before the task started." }, 0);
         return await runOn(children[index]!, task, root, onStart);

@@ -3,6 +3,7 @@ export * from "./task-file.js";
 export * from "./run-task.js";
 export * from "./fingerprint.js";
 export * from "./executor.js";
+export * from "./lane.js";
 export * from "./report.js";
 export * from "./progress.js";
 export * from "./resources.js";

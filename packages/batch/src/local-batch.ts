@@ -12,7 +12,7 @@ import { createProgress, type BatchProgress } from "./progress.js";
 import { buildReport, writeReportOrKeep, type BatchReportFiles } from "./report.js";
 import { decideConcurrency, type ConcurrencyDecision } from "./resources.js";
 import { taskFingerprint } from "./fingerprint.js";
-import { BATCH_STATE_DIR, clearTask, findFinishedTask } from "./run-task.js";
+import { BATCH_STATE_DIR, clearTask, findFinishedTask, taskRuntimeKey } from "./run-task.js";
 import { assertValidTaskFile, validateTaskFile, type ResolvedTask } from "./task-file.js";
 
 /** Options shared by the local and the queued batch. */
@@ -38,6 +38,8 @@ export interface LocalBatchOptions extends BatchCommonOptions {
   /** Sandboxes at once; default one per core, capped by memory (see `decideConcurrency`). */
   concurrency?: number;
   isolation?: Isolation;
+  /** `--fresh-sandbox`: boot a sandbox for every task (default: each lane keeps its sandbox and recycles it between tasks of one runtime). */
+  freshSandbox?: boolean;
   /** Called when a task starts (tests kill its process to simulate a crash). */
   onTaskStart?: TaskStartHook;
 }
@@ -126,6 +128,20 @@ export function cleanStaging(root: string): void {
 }
 
 /**
+ * Tasks with their runtime keys (`taskRuntimeKey`), grouped: stable order within a group, groups
+ * in the order of their first task. A task that cannot be planned has no key and stays in place
+ * at the end (it fails when it runs).
+ */
+export async function groupByRuntime(tasks: readonly ResolvedTask[], processEnv: NodeJS.ProcessEnv): Promise<{ task: ResolvedTask; key: string | undefined }[]> {
+  const keyed = await Promise.all(tasks.map(async (task) => ({ task, key: await taskRuntimeKey(task, processEnv) })));
+  const groups = new Map<string | undefined, { task: ResolvedTask; key: string | undefined }[]>();
+  for (const entry of keyed) groups.set(entry.key, [...(groups.get(entry.key) ?? []), entry]);
+  const unkeyed = groups.get(undefined) ?? [];
+  groups.delete(undefined);
+  return [...[...groups.values()].flat(), ...unkeyed];
+}
+
+/**
  * Runs a batch on this machine.
  * @returns the report (also written to DIR), exit code 0 when every task passed, else 1.
  * @throws what `prepareBatch` throws (exit 2), before anything runs.
@@ -143,16 +159,18 @@ export async function runLocalBatch(options: LocalBatchOptions): Promise<BatchOu
   log(
     pending.length === 0
       ? `wp-codebox: ${prepared.tasks.length} task(s), all kept from an earlier run; nothing to run`
-      : `wp-codebox: ${prepared.tasks.length} task(s), ${finished.length} kept from an earlier run, running ${pending.length} with ${concurrency} sandbox(es) at once (${options.isolation ?? "process"} isolation${why})`,
+      : `wp-codebox: ${prepared.tasks.length} task(s), ${finished.length} kept from an earlier run, running ${pending.length} with ${concurrency} sandbox(es) at once (${options.isolation ?? "process"} isolation, ${options.freshSandbox ? "a fresh sandbox per task" : "each lane keeps its sandbox"}${why})`,
   );
   const progress = options.progress ?? createProgress({ total: prepared.tasks.length });
   const results: BatchTaskResult[] = [...finished];
   for (const r of finished) progress.taskDone(r);
-  const executor = createExecutor({ concurrency, isolation: options.isolation ?? "process", ...(options.env ? { env: options.env } : {}) });
+  const executor = createExecutor({ concurrency, isolation: options.isolation ?? "process", ...(options.env ? { env: options.env } : {}), ...(options.freshSandbox ? { freshSandbox: true } : {}) });
+  // Tasks of one runtime side by side, so a lane recycles its sandbox instead of booting another.
+  const keyed = await groupByRuntime(pending, options.env ?? process.env);
   try {
     await Promise.all(
-      pending.map(async (task) => {
-        const result = await executor.run(task, prepared.root, options.onTaskStart);
+      keyed.map(async ({ task, key }) => {
+        const result = await executor.run(task, prepared.root, options.onTaskStart, key);
         results.push(result);
         progress.taskDone(result);
       }),

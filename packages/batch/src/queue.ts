@@ -14,11 +14,11 @@ import { Job, Queue, Worker, type ConnectionOptions } from "bullmq";
 import { Redis } from "ioredis";
 import { WpCodeboxError, type BatchTaskResult } from "@wp-codebox/runtime-core";
 import { createExecutor, failedResult, type Isolation } from "./executor.js";
-import { cleanStaging, prepareBatch, resumeBatch, type BatchCommonOptions, type BatchOutcome } from "./local-batch.js";
+import { cleanStaging, groupByRuntime, prepareBatch, resumeBatch, type BatchCommonOptions, type BatchOutcome } from "./local-batch.js";
 import { createProgress } from "./progress.js";
 import { buildReport, writeReportOrKeep } from "./report.js";
 import { taskFingerprint } from "./fingerprint.js";
-import { findFinishedTask } from "./run-task.js";
+import { findFinishedTask, taskRuntimeKey } from "./run-task.js";
 import type { ResolvedTask } from "./task-file.js";
 
 /** The queue both sides use unless told otherwise (`--queue-name`). */
@@ -186,7 +186,8 @@ export async function submitQueueBatch(options: QueueBatchOptions): Promise<Batc
       }
     }
     if (toAdd.length) {
-      await queue.addBulk(toAdd.map(jobFor));
+      // Jobs of one runtime side by side: a worker's lanes then keep their sandboxes between them.
+      await queue.addBulk((await groupByRuntime(toAdd, options.env ?? process.env)).map(({ task }) => jobFor(task)));
       added = toAdd.length;
     }
     log(`wp-codebox: ${prepared.tasks.length} task(s) on queue ${queueName} at ${target.display}: ${finished.length} kept from an earlier run, ${added} submitted, ${reused} already queued; waiting for workers (wp-codebox worker --queue ${target.display})`);
@@ -264,6 +265,8 @@ export interface QueueWorkerOptions {
   /** Sandboxes at once on this worker. */
   concurrency: number;
   isolation?: Isolation;
+  /** `--fresh-sandbox`: boot a sandbox for every job (default: each lane keeps a sandbox across jobs of one runtime). */
+  freshSandbox?: boolean;
   /** Environment the sandboxes read secret values from; default `process.env`. */
   env?: NodeJS.ProcessEnv;
   /** BullMQ lock duration (ms): a job whose worker stops renewing it is stalled after this; default 30 000. */
@@ -290,7 +293,7 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
   const target = parseQueueUrl(options.queueUrl);
   await assertQueueReachable(target);
   const queueName = options.queueName ?? DEFAULT_QUEUE_NAME;
-  const executor = createExecutor({ concurrency: options.concurrency, isolation: options.isolation ?? "process", ...(options.env ? { env: options.env } : {}) });
+  const executor = createExecutor({ concurrency: options.concurrency, isolation: options.isolation ?? "process", ...(options.env ? { env: options.env } : {}), ...(options.freshSandbox ? { freshSandbox: true } : {}) });
   const worker = new Worker<BatchJobData, BatchTaskResult>(
     queueName,
     async (job) => {
@@ -306,7 +309,7 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<Que
         return result;
       }
       log(`wp-codebox worker: ${task.id} started (attempt ${job.attemptsStarted})`);
-      const result = await executor.run(task, root);
+      const result = await executor.run(task, root, undefined, await taskRuntimeKey(task, options.env ?? process.env));
       log(`wp-codebox worker: ${task.id} ${result.status} in ${(result.durationMs / 1000).toFixed(1)} s${result.error ? ` (${result.error.code})` : ""}`);
       if (!result.bundle) throw new Error(`${result.error?.code ?? "internal-error"}: ${result.error?.message ?? "no bundle"}`);
       return result;

@@ -2,8 +2,8 @@
  * Running one task to a verified bundle under `ROOT/<id>/`: the single place a batch touches a
  * sandbox. It plans the recipe or episode with runtime-core's `planRun` and runs it with
  * `runSession` (boot → execute → bundle → verify → dispose), the same lifecycle as `recipe run`
- * and `episode run`; everything else in this package (local pool, BullMQ worker) only calls
- * `runTaskToBundle`.
+ * and `episode run`, or, on a lane, on the lane's recycled sandbox (execute → bundle → verify);
+ * everything else in this package (local pool, BullMQ worker) only calls `runTaskToBundle`.
  *
  * Bundles are written to `ROOT/.wp-codebox-batch/staging/<id>-<random>`, verified, then renamed to
  * `ROOT/<id>` and described by `ROOT/.wp-codebox-batch/results/<id>.json`. A rename is atomic, so
@@ -23,10 +23,13 @@ import {
   verifyArtifactBundle,
   type BatchTaskResult,
   type ErrorCode,
+  type RunPlan,
+  type RunSessionOutcome,
   type RuntimeBackend,
 } from "@wp-codebox/runtime-core";
 import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
 import { isResumableFingerprint, taskFingerprint } from "./fingerprint.js";
+import { runtimeKey, type SandboxLane } from "./lane.js";
 import { applyRuntimeOverrides, type ResolvedTask } from "./task-file.js";
 
 /** Folder under the artifacts root that holds batch bookkeeping (never a bundle). */
@@ -47,6 +50,11 @@ export interface RunTaskOptions {
   /** Backend factory (tests); default the Playground backend with the file's folder as cwd. */
   backend?: (task: ResolvedTask) => RuntimeBackend;
   onProgress?: (message: string) => void;
+  /**
+   * The lane whose sandbox the task runs on (recycled when its runtime key matches, else booted
+   * anew); absent: a sandbox booted for this task alone and disposed after it (`--fresh-sandbox`).
+   */
+  lane?: SandboxLane;
 }
 
 const statePath = (root: string, ...parts: string[]) => join(root, BATCH_STATE_DIR, ...parts);
@@ -134,7 +142,38 @@ export function clearTask(root: string, id: string): void {
 }
 
 /**
- * Runs one task in a fresh sandbox and leaves its verified bundle at `<root>/<id>/` with its record.
+ * Plans a task as `recipe run` / `episode run` would: reads its file, applies the task's runtime
+ * overrides and the batch's grants.
+ * @throws WpCodeboxError what `planRun` throws; `invalid-recipe` / `invalid-episode-script` when
+ *   the file cannot be read or parsed.
+ */
+export async function planTask(task: ResolvedTask, options: { processEnv: NodeJS.ProcessEnv; artifactsDir: string; backend?: RuntimeBackend }): Promise<RunPlan> {
+  let document: unknown;
+  try {
+    document = applyRuntimeOverrides(JSON.parse(await readInputText(task.file, task.kind === "recipe" ? "recipe" : "episode-script")), task.kind, task.runtime);
+  } catch (error) {
+    if (error instanceof WpCodeboxError && !isMissingInputFile(error)) throw error;
+    throw new WpCodeboxError(task.kind === "recipe" ? "invalid-recipe" : "invalid-episode-script", `Cannot read ${task.file}: ${(error as Error).message}`, { path: task.file });
+  }
+  const request = task.kind === "recipe" ? { kind: "recipe" as const, file: task.file, recipe: document } : { kind: "episode" as const, file: task.file, script: document, baseDir: dirname(task.file) };
+  return planRun(request, { cwd: dirname(task.file), processEnv: options.processEnv, artifactsDir: options.artifactsDir, ...(options.backend ? { backend: options.backend } : {}), ...(task.grants ? task.grants : {}) });
+}
+
+/**
+ * The runtime key of a task (see `runtimeKey`), for grouping a batch's tasks so a lane keeps its
+ * sandbox. Nothing boots and nothing is written.
+ * @returns the key, or undefined when the task cannot be planned here (it then fails when it runs).
+ */
+export async function taskRuntimeKey(task: ResolvedTask, processEnv: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
+  try {
+    return runtimeKey((await planTask(task, { processEnv, artifactsDir: join(BATCH_STATE_DIR, "plan") })).createSpec);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs one task (in a fresh sandbox, or on `options.lane`'s) and leaves its verified bundle at `<root>/<id>/` with its record.
  * A recipe whose expectations fail, or an episode with a failed step, is a `failed` result with a
  * bundle; `exitCode` is what `recipe run` / `episode run` would exit with.
  * @returns the task's result (`bundle` set).
@@ -152,16 +191,8 @@ export async function runTaskToBundle(task: ResolvedTask, options: RunTaskOption
   const backend = options.backend?.(task) ?? createPlaygroundBackend({ cwd: dirname(task.file), offline: processEnv.WP_CODEBOX_OFFLINE === "1" });
   const progress = options.onProgress;
   try {
-    let document: unknown;
-    try {
-      document = applyRuntimeOverrides(JSON.parse(await readInputText(task.file, task.kind === "recipe" ? "recipe" : "episode-script")), task.kind, task.runtime);
-    } catch (error) {
-      if (error instanceof WpCodeboxError && !isMissingInputFile(error)) throw error;
-      throw new WpCodeboxError(task.kind === "recipe" ? "invalid-recipe" : "invalid-episode-script", `Cannot read ${task.file}: ${(error as Error).message}`, { path: task.file });
-    }
-    const request = task.kind === "recipe" ? { kind: "recipe" as const, file: task.file, recipe: document } : { kind: "episode" as const, file: task.file, script: document, baseDir: dirname(task.file) };
-    const plan = planRun(request, { cwd: dirname(task.file), processEnv, artifactsDir: stage, backend, ...(task.grants ? task.grants : {}) });
-    const outcome = await runSession(plan, { backend, ...(progress ? { onProgress: progress } : {}) });
+    const plan = await planTask(task, { processEnv, artifactsDir: stage, backend });
+    const outcome = options.lane ? await runOnLane(options.lane, plan, backend, progress) : await runSession(plan, { backend, ...(progress ? { onProgress: progress } : {}) });
     const failure = outcome.recipe?.report.failure;
     const failedStep = outcome.episode?.steps.find((s) => s.kind === "action" && s.status !== "ok");
     const error = outcome.error
@@ -194,6 +225,27 @@ export async function runTaskToBundle(task: ResolvedTask, options: RunTaskOption
     return final;
   } finally {
     rmSync(stage, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Runs a plan on the lane's sandbox. A sandbox that did not boot is recorded by `runSession` as
+ * for a fresh boot (its `create` answers with the same error, without booting again); a session
+ * that ended with an error leaves its sandbox in doubt, so the lane drops it.
+ */
+async function runOnLane(lane: SandboxLane, plan: RunPlan, backend: RuntimeBackend, progress?: (message: string) => void): Promise<RunSessionOutcome> {
+  const onProgress = progress ? { onProgress: progress } : {};
+  const sandbox = await lane.acquire(backend, { ...plan.createSpec, ...onProgress });
+  if ("bootError" in sandbox) {
+    const failing: RuntimeBackend = { ...backend, create: () => Promise.reject(sandbox.bootError) };
+    return runSession(plan, { backend: failing, ...onProgress });
+  }
+  let outcome: RunSessionOutcome | undefined;
+  try {
+    outcome = await runSession(plan, { runtime: sandbox.runtime, backend, ...onProgress });
+    return outcome;
+  } finally {
+    if (!outcome || outcome.error) await lane.discard();
   }
 }
 

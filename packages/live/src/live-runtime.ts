@@ -7,8 +7,6 @@ import type { Runtime } from "@wp-codebox/runtime-core";
 export interface LiveRuntime extends Runtime {
   /** A URL that logs a browser in as the site's administrator and lands in wp-admin. */
   loginUrl?(): Promise<string>;
-  /** Reset plus forgetting every recorded result, event and file: a fresh sandbox for the next session. */
-  recycle?(): Promise<void>;
   /** Epoch ms of the last command or site request (site traffic counts as activity for `--ttl`). */
   lastActivityAt?(): number;
   /** Makes the sandbox equal to a snapshot (hashes verified). */

@@ -283,6 +283,13 @@ export interface Runtime {
    * `reset()` disposes the runtime and creates a new one with `backend.create`.
    */
   reset?(): Promise<void>;
+  /**
+   * Makes the sandbox as good as freshly booted for an unrelated next user (a warm pool's next
+   * session, a batch lane's next task): `reset()` plus everything a session leaves that `reset()`
+   * keeps (PHP workers' memory file system, logins, the virtual clock and seeded entropy, recorded
+   * results and events). Optional; without it a pool or lane boots a new runtime instead.
+   */
+  recycle?(): Promise<void>;
 }
 
 /** What `RuntimeBackend.preflight` resolved a create spec to, before boot. */

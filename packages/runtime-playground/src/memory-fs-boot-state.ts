@@ -13,8 +13,10 @@
  *   still hold their compiled code).
  * Host mounts (`/wordpress`, wp-content, `/workspace`, the caller's mounts) are not in-memory nodes
  * and are left alone; php-wasm's own per-request files (`/request/*`, `/internal/eval.php`) too.
- * In a cache folder (`cacheDirs`: OPcache's file cache) a file there at boot may be deleted (OPcache
- * drops entries it cannot use; missing entries are compiled again), but not written to.
+ * In a cache folder (`cacheDirs`: OPcache's file cache) a file there at boot may be deleted or
+ * rewritten (OPcache drops entries it cannot use and writes a script's entry again when it
+ * recompiles it): `restore()` deletes a rewritten one, since a missing entry is only a cache miss
+ * (the script is compiled again), whereas keeping it would keep a session's bytes.
  */
 
 /** The part of an Emscripten FS node this module reads. */
@@ -67,6 +69,8 @@ export class MemoryFsBootState {
   private readonly bootPaths = new Map<string, FsNode>();
   private bootCwd = "/";
   private changed: string | undefined;
+  /** Boot files in a cache folder written since boot: deleted by `restore()`. */
+  private readonly staleCache = new Set<string>();
   private captured = false;
 
   /**
@@ -105,7 +109,10 @@ export class MemoryFsBootState {
         if (!this.bootNodes.has(node)) added.push({ path, dir: this.fs.isDir(node.mode) });
       });
       for (const [path, node] of this.bootPaths) {
-        if (this.inCache(path)) continue;
+        if (this.inCache(path)) {
+          if (this.staleCache.has(path) && this.bootNodes.has(node)) added.push({ path, dir: false });
+          continue;
+        }
         let now: FsNode | null = null;
         try {
           now = this.fs.lookupPath(path, { follow: false }).node;
@@ -119,7 +126,16 @@ export class MemoryFsBootState {
       const deletedPhpFiles: string[] = [];
       for (const { path, dir } of added) {
         if (dir) this.fs.rmdir(path);
-        else {
+        else if (this.staleCache.has(path)) {
+          // A rewritten cache entry: gone for good (a cache miss), no longer a boot node.
+          try {
+            this.fs.unlink(path);
+          } catch {
+            // deleted by OPcache already
+          }
+          this.bootNodes.delete(this.bootPaths.get(path)!);
+          this.bootPaths.delete(path);
+        } else {
           this.fs.unlink(path);
           if (path.endsWith(".php")) deletedPhpFiles.push(path);
         }
@@ -130,6 +146,7 @@ export class MemoryFsBootState {
       } catch {
         // the boot cwd is a boot node, unchanged (checked above)
       }
+      this.staleCache.clear();
       return { restored: true, deleted: added.length, deletedPhpFiles };
     } catch (error) {
       return { restored: false, reason: `the in-memory file system could not be put back: ${(error as Error).message}` };
@@ -149,7 +166,10 @@ export class MemoryFsBootState {
   }
 
   private boot(node: FsNode | null | undefined, what: string): void {
-    if (node && this.changed === undefined && this.bootNodes.has(node)) this.changed = what;
+    if (!node || this.changed !== undefined || !this.bootNodes.has(node)) return;
+    const path = this.fs.getPath(node);
+    if (this.inCache(path) && this.fs.isFile(node.mode)) this.staleCache.add(path);
+    else this.changed = what;
   }
 
   private bootAt(path: unknown, follow = true): FsNode | null {

@@ -40,7 +40,7 @@ const LEFT_BEHIND = `<?php echo json_encode([
   'home' => file_exists('/home/wpcb-left.txt'),
 ]);`;
 
-describe("recycle with real WordPress", { timeout: 300_000 }, () => {
+describe("recycle with real WordPress", { timeout: 600_000 }, () => {
   it("deletes what a session created in memory without a new worker, and forgets its compiled PHP", async () => {
     const fresh = await php(RANDOM);
     await php(`<?php
@@ -75,6 +75,18 @@ describe("recycle with real WordPress", { timeout: 300_000 }, () => {
     assert.equal(await php("<?php var_export(file_exists('/tmp/wpcb-fatal/x.txt'));"), "false");
     const events = (await runtime.collectArtifacts()).events;
     assert.equal(events.filter((e) => e.type === "php-worker-replaced").length, 0);
+  });
+
+  it("drops an OPcache file-cache entry a session rewrote instead of replacing the worker", async () => {
+    const entry = await php(`<?php
+      $it = new RecursiveIteratorIterator(new RecursiveDirectoryIterator('/internal/shared/opcache', FilesystemIterator::SKIP_DOTS));
+      foreach ($it as $f) { if (str_ends_with((string) $f, '.bin')) { echo $f; break; } }`);
+    assert.match(entry, /\.bin$/, "the worker has OPcache file-cache entries from boot");
+    await php(`<?php file_put_contents('${entry}', 'a session wrote this');`);
+    const recycled = await recycle();
+    assert.equal(recycled.workers, "restored", recycled.restartReason);
+    // A missing entry is a cache miss (compiled again); the session's bytes are gone.
+    assert.equal(await php(`<?php clearstatcache(); echo file_exists('${entry}') ? file_get_contents('${entry}') : 'missing';`), "missing");
   });
 
   // Every way a session can change a file that was there at boot: its bytes are not kept, so the

@@ -40,6 +40,7 @@ export function registerBatchCommands(program: Command, ctx: BatchCliContext): v
     .requiredOption("--artifacts <dir>", "where DIR/<id>/ bundles, report.json and junit.xml go; re-running skips tasks whose bundle verifies")
     .option("--concurrency <n>", "sandboxes at once (default: one per core, capped so the memory available holds them)", positiveInt)
     .option("--isolation <mode>", "process (default): one child process per sandbox slot, so a crash fails only its task; in-process: every sandbox in this process, sharing compiled PHP (less memory, faster, but a process crash ends every running task)", isolation)
+    .option("--fresh-sandbox", "boot a new sandbox for every task (default: each of the --concurrency lanes keeps its sandbox and resets it between tasks of the same runtime, far cheaper)")
     .option("--queue <redis-url>", "submit to BullMQ at redis://HOST:PORT[/DB] and wait for `wp-codebox worker` processes instead of running locally")
     .option("--queue-name <name>", "BullMQ queue name (default wp-codebox-batch; workers must use the same)")
     .option("--attempts <n>", "queue mode: tries per task when a worker leaves no bundle (crash, timeout); default 2", positiveInt)
@@ -54,13 +55,13 @@ export function registerBatchCommands(program: Command, ctx: BatchCliContext): v
           "wp-codebox batch tasks.jsonl --artifacts /shared/out --queue redis://10.0.0.5:6379/0",
         ]),
     )
-    .action(async (tasksFile: string, opts: { artifacts: string; concurrency?: number; isolation?: Isolation; queue?: string; queueName?: string; attempts?: number; json?: boolean } & HostAccessFlags) => {
+    .action(async (tasksFile: string, opts: { artifacts: string; concurrency?: number; isolation?: Isolation; freshSandbox?: boolean; queue?: string; queueName?: string; attempts?: number; json?: boolean } & HostAccessFlags) => {
       const batch = await import("@wp-codebox/batch");
       const common = { tasksFile, artifactsDir: opts.artifacts, cwd: io.cwd, env: io.env, log: (m: string) => io.stderr(`${m}\n`), ...hostAccessGrants(opts) };
-      if (opts.queue !== undefined && (opts.concurrency !== undefined || opts.isolation !== undefined)) io.stderr("wp-codebox: --concurrency and --isolation are set on each worker in queue mode; ignored here\n");
+      if (opts.queue !== undefined && (opts.concurrency !== undefined || opts.isolation !== undefined || opts.freshSandbox)) io.stderr("wp-codebox: --concurrency, --isolation and --fresh-sandbox are set on each worker in queue mode; ignored here\n");
       const outcome = opts.queue
         ? await batch.submitQueueBatch({ ...common, queueUrl: opts.queue, ...(opts.queueName ? { queueName: opts.queueName } : {}), ...(opts.attempts ? { attempts: opts.attempts } : {}) })
-        : await batch.runLocalBatch({ ...common, ...(opts.concurrency ? { concurrency: opts.concurrency } : {}), ...(opts.isolation ? { isolation: opts.isolation } : {}) });
+        : await batch.runLocalBatch({ ...common, ...(opts.concurrency ? { concurrency: opts.concurrency } : {}), ...(opts.isolation ? { isolation: opts.isolation } : {}), ...(opts.freshSandbox ? { freshSandbox: true } : {}) });
       if (opts.json) ctx.printJson(outcome.report);
       io.stderr(batch.formatReportSummary(outcome.report, outcome.files));
       if (outcome.reportError) throw new CliExitError(outcome.reportError.code, outcome.reportError.message, EXIT_CODES.environment, outcome.reportError.details ?? {});
@@ -78,6 +79,7 @@ export function registerBatchCommands(program: Command, ctx: BatchCliContext): v
     .option("--queue-name <name>", "BullMQ queue name (default wp-codebox-batch)")
     .option("--concurrency <n>", "sandboxes at once on this machine (default: one per core, capped by memory)", positiveInt)
     .option("--isolation <mode>", "process (default) or in-process, as for batch", isolation)
+    .option("--fresh-sandbox", "boot a new sandbox for every job (default: each lane keeps its sandbox across jobs of the same runtime)")
     .option("--lock-duration <ms>", "BullMQ lock duration: a task whose worker died is taken over after about this long (default 30000)", positiveInt)
     .option("--stalled-interval <ms>", "BullMQ stalled-job check interval (default 30000)", positiveInt)
     .addHelpText(
@@ -86,7 +88,7 @@ export function registerBatchCommands(program: Command, ctx: BatchCliContext): v
         "\nExit codes: 0 stopped by a signal after running tasks finished; 2 bad --queue; 3 queue unreachable." +
         examples(["wp-codebox worker --queue redis://10.0.0.5:6379/0", "API_TOKEN=... wp-codebox worker --queue redis://127.0.0.1:6379 --concurrency 2"]),
     )
-    .action(async (opts: { queue: string; queueName?: string; concurrency?: number; isolation?: Isolation; lockDuration?: number; stalledInterval?: number }) => {
+    .action(async (opts: { queue: string; queueName?: string; concurrency?: number; isolation?: Isolation; freshSandbox?: boolean; lockDuration?: number; stalledInterval?: number }) => {
       const batch = await import("@wp-codebox/batch");
       const decision = batch.decideConcurrency(opts.concurrency);
       if (decision.lowered) io.stderr(`wp-codebox worker: concurrency lowered from ${decision.lowered.requested} to ${decision.concurrency}: ${decision.lowered.reason}\n`);
@@ -97,6 +99,7 @@ export function registerBatchCommands(program: Command, ctx: BatchCliContext): v
         log: (m) => io.stderr(`${m}\n`),
         ...(opts.queueName ? { queueName: opts.queueName } : {}),
         ...(opts.isolation ? { isolation: opts.isolation } : {}),
+        ...(opts.freshSandbox ? { freshSandbox: true } : {}),
         ...(opts.lockDuration ? { lockDurationMs: opts.lockDuration } : {}),
         ...(opts.stalledInterval ? { stalledIntervalMs: opts.stalledInterval } : {}),
       });

@@ -1,0 +1,2 @@
+<?php
+add_filter( 'the_title', 'strtoupper' );
