@@ -39,3 +39,5 @@ export * from "./test-results.js";
 export * from "./serial-queue.js";
 export * from "./wp-defines.js";
 export * from "./plugin-requirements.js";
+export * from "./php-fatal-text.js";
+export { resolveCacheDir } from "./cache-dir.js";

@@ -28,14 +28,15 @@ import { SupportedPHPVersions } from "@php-wasm/universal";
 import { basename, resolve } from "node:path";
 import { existsSync } from "node:fs";
 import { resolveCacheDir } from "./cache-dir.js";
-import { ensureCustomWordPressTree, ensureWordPressTree, findWordPressBuild } from "./wordpress-builds.js";
+import { findWordPressBuild } from "./wordpress-builds.js";
+import { resolveWordPressTree } from "./wordpress-source.js";
 import { ensureInstalledSite, opcacheDirFor } from "./installed-site.js";
 import { ensureSeedPack } from "./opcache-seed.js";
 import { sqliteIntegrationZipPath } from "./sqlite-integration.js";
 import { DEVELOPER_SITE_CONSTANTS, baseConstants } from "./wordpress-constants.js";
 import { PlaygroundRuntime } from "./playground-runtime.js";
 import type { PlaygroundRuntimeSetup } from "./sandbox-boot.js";
-import { WORDPRESS_VERSION_PATTERN, assertWordPressReleaseObtainable, ensureWordPressRelease, isBundledWordPress } from "./wordpress-releases.js";
+import { WORDPRESS_VERSION_PATTERN, assertWordPressReleaseObtainable, isBundledWordPress } from "./wordpress-releases.js";
 import { assertPhpData } from "./php-value.js";
 import { resolvePhpExtensions } from "./php-extensions.js";
 import { DEFAULT_PHP_VERSION } from "./php-versions.js";
@@ -199,26 +200,16 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
       // Waiting for another process that fills the cache ends when the caller's signal aborts.
       const lockOptions = spec.signal ? { signal: spec.signal } : {};
       const version = spec.wordpress?.version;
-      let wordpressSource: PlaygroundRuntimeSetup["wordpressSource"];
-      let tree: { dir: string; release: string };
-      if (spec.wordpress?.path) {
-        tree = await ensureCustomWordPressTree(resolve(cwd, spec.wordpress.path), cacheDir, lockOptions);
-      } else if (isBundledWordPress(version)) {
-        const build = findWordPressBuild(version);
-        tree = { dir: await ensureWordPressTree(build, cacheDir, lockOptions), release: build.release };
-      } else {
-        // Not bundled: a release zip from the mirror (checked against its published checksum, cached),
-        // booted like a user's own --wordpress zip.
-        const release = await ensureWordPressRelease(version!, {
-          cacheDir,
-          ...(options.wordpressMirror !== undefined ? { mirror: options.wordpressMirror } : {}),
-          ...(options.offline !== undefined ? { offline: options.offline } : {}),
-          ...(spec.onProgress ? { onProgress: spec.onProgress } : {}),
-          ...lockOptions,
-        });
-        tree = await ensureCustomWordPressTree(release.zipPath, cacheDir, lockOptions);
-        wordpressSource = { requested: release.requested, release: release.release, checksum: release.checksum, fetched: release.fetched };
-      }
+      const resolved = await resolveWordPressTree(spec, {
+        cwd,
+        cacheDir,
+        ...(options.wordpressMirror !== undefined ? { wordpressMirror: options.wordpressMirror } : {}),
+        ...(options.offline !== undefined ? { offline: options.offline } : {}),
+        ...(spec.onProgress ? { onProgress: spec.onProgress } : {}),
+        ...lockOptions,
+      });
+      const tree = { dir: resolved.dir, release: resolved.release };
+      const wordpressSource: PlaygroundRuntimeSetup["wordpressSource"] = resolved.source;
       // `latest` and custom builds are known only now: their inputs' requirements are checked before the boot.
       if (!isConcreteVersion(version)) {
         assertRequirementsMet({ plugins: (spec.plugins ?? []).map((p) => resolve(cwd, p)), themes: (spec.themes ?? []).map((t) => resolve(cwd, t)) }, { wordpress: tree.release, php, phpVersions: SUPPORTED_PHP_VERSIONS });
