@@ -1,0 +1,157 @@
+/**
+ * The native backend (Debian's PHP, a private MariaDB per sandbox, bubblewrap) on real parts: one
+ * CLI run (`run --backend native`: a MariaDB server, MySQL-only SQL, a verifying bundle), then one
+ * shared sandbox for the rest (fatals, timeouts, escapes, resource limits, database errors,
+ * `reset()`). Skipped, saying which packages to install, when the Debian packages are missing.
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { WpCodeboxError, type ExecutionResult, type Runtime } from "@wp-codebox/runtime-core";
+import { NATIVE_DEBIAN_PACKAGES, nativeToolsStatus } from "@wp-codebox/runtime-native";
+import { createBackend } from "../../packages/cli/src/commands/backends.js";
+import { show, spawnCli } from "./spawn-cli.js";
+
+const status = nativeToolsStatus();
+const skip = status.ok ? false : `the native backend's Debian packages are missing (${status.missingPackages.join(", ")}): apt-get install -y ${NATIVE_DEBIAN_PACKAGES.join(" ")}`;
+// The default cache, shared with the other integration tests (the native site is installed once).
+const env = { WP_CODEBOX_CACHE_DIR: undefined } as unknown as NodeJS.ProcessEnv;
+
+/** MySQL-only SQL that the SQLite translation cannot run, and the answers MariaDB gives. */
+const MYSQL_PROBE = `global $wpdb;
+echo json_encode([
+  'version' => $wpdb->get_var('SELECT VERSION()'),
+  'concat' => $wpdb->get_var("SELECT GROUP_CONCAT(x ORDER BY x SEPARATOR '|') FROM (SELECT 'a' AS x UNION SELECT 'b' UNION SELECT 'c') t"),
+  'interval' => $wpdb->get_var("SELECT DATE(d + INTERVAL 2 DAY) FROM (SELECT DATE('2024-02-28') AS d) t"),
+  'sqlMode' => $wpdb->get_row("SHOW VARIABLES LIKE 'sql_mode'", ARRAY_A)['Variable_name'] ?? null,
+]);`;
+
+describe("wp-codebox run --backend native", { skip, timeout: 300_000 }, () => {
+  let tmp: string;
+  before(() => (tmp = mkdtempSync(join(tmpdir(), "wp-codebox-native-cli-"))));
+  after(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it("reports a MariaDB server, runs GROUP_CONCAT … SEPARATOR and + INTERVAL, and writes a verifying bundle", async () => {
+    const run = await spawnCli(["run", "--backend", "native", "--command", "wordpress.run-php", "--arg", `code=<?php ${MYSQL_PROBE}`, "--artifacts", join(tmp, "bundle"), "--json"], { env });
+    assert.equal(run.code, 0, show(run));
+    const out = JSON.parse(run.stdout) as { result: ExecutionResult; bundle: { valid: boolean } };
+    const probe = out.result.json as Record<string, string>;
+    assert.match(probe.version!, /MariaDB/);
+    assert.equal(probe.concat, "a|b|c");
+    assert.equal(probe.interval, "2024-03-01");
+    assert.equal(probe.sqlMode, "sql_mode");
+    assert.equal(out.result.dbErrors, undefined);
+    assert.equal(out.bundle.valid, true);
+  });
+
+  it("an unknown backend name is invalid input (exit 2), refused before anything boots", () => {
+    assert.throws(() => createBackend("docker", { cwd: process.cwd() }), (error: WpCodeboxError) => {
+      assert.equal(error.code, "invalid-argument");
+      assert.equal(error.category, "input");
+      assert.match(error.message, /--backend "docker" is not a backend: use playground or native/);
+      return true;
+    });
+  });
+});
+
+describe("a native sandbox (one shared runtime)", { skip, timeout: 300_000 }, () => {
+  let runtime: Runtime;
+  const php = (code: string, extra: string[] = [], timeoutMs?: number): Promise<ExecutionResult> =>
+    runtime.execute({ command: "wordpress.run-php", args: [`code=${code}`, ...extra], ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
+
+  before(async () => {
+    runtime = await createBackend("native", { cwd: process.cwd() }).create({});
+  });
+  after(async () => runtime?.dispose());
+
+  it("says it is native, on Debian's PHP", () => {
+    const info = runtime.info();
+    assert.equal(info.backend, "native");
+    assert.equal(info.phpVersion, status.phpVersion);
+  });
+
+  it("a fatal error is php-fatal with the file and line", async () => {
+    const r = await php("<?php\necho 'before';\nwp_codebox_no_such_function();\n");
+    assert.equal(r.status, "error");
+    assert.equal(r.error?.code, "php-fatal");
+    assert.equal(r.error?.data?.file, "/internal/wp-codebox/code/code.php");
+    assert.equal(r.error?.data?.line, 3);
+    assert.match(r.error!.message, /wp_codebox_no_such_function\(\) \(\/internal\/wp-codebox\/code\/code\.php:3\)/);
+    assert.equal(r.stdout, "before");
+  });
+
+  it("an endless loop is timed-out, its PHP process killed, and the sandbox keeps running", async () => {
+    const r = await php("<?php echo 'started'; while (true) {}", [], 3000);
+    assert.equal(r.status, "timed-out");
+    assert.equal(r.error?.code, "timeout");
+    assert.equal(r.exitCode, 124);
+    const next = await php("<?php echo get_option('blogname');");
+    assert.equal(next.status, "ok", JSON.stringify(next.error));
+    assert.equal(next.stdout, "My WordPress Website");
+  });
+
+  it("PHP cannot read /etc/shadow, list the host's folders or reach an outside address", async () => {
+    const r = await php(
+      `<?php
+      $s = @fsockopen('1.1.1.1', 80, $errno, $errstr, 5);
+      echo json_encode([
+        'shadow' => @file_get_contents('/etc/shadow'),
+        'work' => @scandir('/work'),
+        'root' => @scandir('/root'),
+        'home' => @scandir('/home'),
+        'socket' => $s !== false,
+        'errno' => $errno,
+        'uid' => posix_getuid(),
+      ]);`,
+      ["bootstrap=none"],
+    );
+    assert.equal(r.status, "ok", JSON.stringify(r.error) + r.stderr);
+    const seen = r.json as Record<string, unknown>;
+    assert.equal(seen.shadow, false);
+    assert.equal(seen.work, false);
+    assert.equal(seen.root, false);
+    assert.equal(seen.home, false);
+    assert.equal(seen.socket, false);
+    // ENETUNREACH: the sandbox's network namespace has no route at all (no wait for a timeout).
+    assert.equal(seen.errno, 101);
+    if (process.getuid?.() === 0) assert.equal(seen.uid, 65534);
+  });
+
+  it("a fork bomb stops at the process limit and a 2 GB string at the memory limit", async () => {
+    const forks = await php(
+      `<?php
+      for ($i = 0; $i < 2000; $i++) {
+        $pid = pcntl_fork();
+        if ($pid === 0) { sleep(30); exit(0); }
+        if ($pid < 0) { echo "stopped at $i"; break; }
+      }`,
+      ["bootstrap=none"],
+      60_000,
+    );
+    assert.equal(forks.status, "ok", JSON.stringify(forks.error));
+    const at = Number(/stopped at (\d+)/.exec(forks.stdout)?.[1]);
+    assert.ok(at > 0 && at <= 256, forks.stdout);
+    const big = await php("<?php ini_set('memory_limit', '-1'); $s = str_repeat('x', 2 * 1024 * 1024 * 1024); echo strlen($s);", ["bootstrap=none"], 60_000);
+    assert.equal(big.status, "error");
+    assert.equal(big.error?.code, "php-fatal");
+    assert.match(big.error!.message, /memory/i);
+  });
+
+  it("MariaDB's errors are result.dbErrors, with the query", async () => {
+    const r = await php("<?php global $wpdb; $wpdb->query('SELECT wp_codebox_missing FROM wp_codebox_nowhere'); echo 'carried on';");
+    assert.equal(r.status, "ok");
+    assert.equal(r.stdout, "carried on");
+    assert.deepEqual(r.dbErrors?.map((e) => e.query), ["SELECT wp_codebox_missing FROM wp_codebox_nowhere"]);
+    assert.match(r.dbErrors![0]!.message, /doesn't exist/);
+  });
+
+  it("reset() forgets a database write and a wp-content file", async () => {
+    const write = await php("<?php update_option('wp_codebox_probe', 'written'); file_put_contents(WP_CONTENT_DIR . '/probe.txt', 'x'); echo get_option('wp_codebox_probe');");
+    assert.equal(write.stdout, "written");
+    await runtime.reset!();
+    const read = await php("<?php echo json_encode([get_option('wp_codebox_probe'), file_exists(WP_CONTENT_DIR . '/probe.txt')]);");
+    assert.deepEqual(read.json, [false, false]);
+  });
+});
