@@ -1,8 +1,9 @@
 /**
  * A live native sandbox: a folder of its own in the host's temporary directory holding a copy of
  * the cached MariaDB data directory and wp-content, the sandbox's private MariaDB server on a unix
- * socket there, and one confined Debian PHP process per command. A command that outlives its
- * deadline has its PHP process killed; the database and the sandbox live on.
+ * socket there, and a warm confined Debian PHP process that forks one child per command
+ * (`php-server.ts`). A command that outlives its deadline has its PHP process killed (the next
+ * command starts a new one); the database and the sandbox live on.
  */
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -34,9 +35,9 @@ import {
   type WpDefineValue,
 } from "@wp-codebox/runtime-core";
 import type { Bind } from "./bubblewrap.js";
-import type { CapturedStream, ConfinedProcess, ProcessOutcome } from "./confined-process.js";
+import type { CapturedStream, ProcessOutcome } from "./confined-process.js";
 import { siteConstants } from "./native-config.js";
-import { startPhp } from "./native-php.js";
+import { PhpServer } from "./php-server.js";
 import { MariaDbServer, SANDBOX_PATHS, copyTree, createLayout, giveToSandbox, siteLayout, writeSiteConfig, type SiteLayout } from "./native-site.js";
 import type { NativeTools } from "./native-tools.js";
 
@@ -76,14 +77,15 @@ export class NativeRuntime implements Runtime {
   private readonly results: ExecutionResult[] = [];
   private readonly events: RuntimeEvent[] = [];
   private readonly order = new SerialQueue();
-  /** The PHP process of the command running now (killed at its deadline, or by dispose). */
-  private running: ConfinedProcess | undefined;
+  /** The warm PHP process that runs every command (killed at a deadline, started again for the next). */
+  private php!: PhpServer;
   private disposed = false;
   private bootDurationMs = 0;
 
   private constructor(private readonly setup: NativeRuntimeSetup) {
     this.layout = siteLayout(mkdtempSync(join(tmpdir(), "wp-codebox-native-")));
     this.binds = setup.mounts.map((m) => ({ source: m.source, target: m.target, readOnly: m.mode === "readonly" }));
+    this.php = new PhpServer({ tools: setup.tools, layout: this.layout, treeDir: setup.treeDir, extraBinds: this.binds, env: { ...setup.env, ...setup.secretEnv } });
   }
 
   /**
@@ -113,6 +115,7 @@ export class NativeRuntime implements Runtime {
 
   /** Copies the cached database and wp-content, starts MariaDB, activates inputs and site options. */
   private async restoreSite(): Promise<void> {
+    this.php.kill();
     this.server?.kill();
     await this.server?.exited;
     this.server = undefined;
@@ -273,20 +276,11 @@ export class NativeRuntime implements Runtime {
     capBytes: number,
     timeoutMs = 0,
     signal?: AbortSignal,
-  ): Promise<{ process: ProcessOutcome & { partial: ReturnType<ConfinedProcess["partial"]> }; stopped?: "timeout" | "interrupted" }> {
+  ): Promise<{ process: ProcessOutcome & { partial: { stdout: CapturedStream; stderr: CapturedStream } }; stopped?: "timeout" | "interrupted" }> {
     rmSync(join(this.layout.internal, "last-error.json"), { force: true });
     writeFileSync(join(this.layout.internal, "request.json"), JSON.stringify({ file, bootstrap, user }));
     giveToSandbox(this.layout.internal);
-    const child = startPhp({
-      tools: this.setup.tools,
-      layout: this.layout,
-      treeDir: this.setup.treeDir,
-      extraBinds: this.binds,
-      script: `${SANDBOX_PATHS.programs}/runner.php`,
-      env: { ...this.setup.env, ...this.setup.secretEnv },
-      capBytes,
-    });
-    this.running = child;
+    const child = this.php.run(capBytes);
     let stopped: "timeout" | "interrupted" | undefined;
     const timer = timeoutMs > 0 ? setTimeout(() => { stopped ??= "timeout"; child.kill(); }, timeoutMs) : undefined;
     const onAbort = () => { stopped ??= "interrupted"; child.kill(); };
@@ -298,7 +292,6 @@ export class NativeRuntime implements Runtime {
     } finally {
       if (timer) clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
-      this.running = undefined;
     }
   }
 
@@ -389,7 +382,7 @@ export class NativeRuntime implements Runtime {
     if (this.disposed) return;
     this.disposed = true;
     this.event("runtime-disposed");
-    this.running?.kill();
+    this.php.kill();
     this.server?.kill();
     await this.server?.exited;
     rmSync(this.layout.root, { recursive: true, force: true });
