@@ -38,7 +38,7 @@ import type { Bind } from "./bubblewrap.js";
 import type { CapturedStream, ProcessOutcome } from "./confined-process.js";
 import { siteConstants } from "./native-config.js";
 import { PhpServer } from "./php-server.js";
-import { MariaDbServer, SANDBOX_PATHS, copyTree, createLayout, giveToSandbox, siteLayout, writeSiteConfig, type SiteLayout } from "./native-site.js";
+import { MariaDbServer, SANDBOX_PATHS, copyTree, createLayout, giveOneToSandbox, giveToSandbox, siteLayout, writeSiteConfig, type SiteLayout } from "./native-site.js";
 import type { NativeTools } from "./native-tools.js";
 
 /** Everything a native sandbox boots from (resolved and validated by the backend). */
@@ -139,13 +139,12 @@ export class NativeRuntime implements Runtime {
     for (const mount of this.setup.mounts) {
       if (!mount.target.startsWith(`${SANDBOX_PATHS.content}/`)) continue;
       const path = join(this.layout.content, relative(SANDBOX_PATHS.content, mount.target));
-      if (mount.kind === "directory") mkdirSync(path, { recursive: true });
-      else {
-        mkdirSync(dirname(path), { recursive: true });
-        if (!existsSync(path)) writeFileSync(path, "");
-      }
+      const created = mkdirSync(mount.kind === "directory" ? path : dirname(path), { recursive: true });
+      if (mount.kind === "file" && !existsSync(path)) writeFileSync(path, "");
+      // Only what was created here: the copied wp-content already belongs to the sandbox uid.
+      if (created) giveToSandbox(created);
+      if (mount.kind === "file") giveOneToSandbox(path);
     }
-    giveToSandbox(this.layout.content);
   }
 
   info(): RuntimeInfo {
@@ -240,7 +239,8 @@ export class NativeRuntime implements Runtime {
     if (!/^\s*<\?(php|=)?/.test(source)) source = `<?php\n${source}`;
     mkdirSync(join(this.layout.internal, "code"), { recursive: true });
     writeFileSync(join(this.layout.internal, "code", name), source);
-    giveToSandbox(join(this.layout.internal, "code"));
+    giveOneToSandbox(join(this.layout.internal, "code"));
+    giveOneToSandbox(join(this.layout.internal, "code", name));
     const bootstrap = args.bootstrap === "none" ? "none" : "wordpress";
     const user = this.actor(args.as);
     const run = await this.runPhpFile(posix.join(SANDBOX_PATHS.internal, "code", name), bootstrap, user, this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES, timeoutMs, signal);
@@ -279,7 +279,6 @@ export class NativeRuntime implements Runtime {
   ): Promise<{ process: ProcessOutcome & { partial: { stdout: CapturedStream; stderr: CapturedStream } }; stopped?: "timeout" | "interrupted" }> {
     rmSync(join(this.layout.internal, "last-error.json"), { force: true });
     writeFileSync(join(this.layout.internal, "request.json"), JSON.stringify({ file, bootstrap, user }));
-    giveToSandbox(this.layout.internal);
     const child = this.php.run(capBytes);
     let stopped: "timeout" | "interrupted" | undefined;
     const timer = timeoutMs > 0 ? setTimeout(() => { stopped ??= "timeout"; child.kill(); }, timeoutMs) : undefined;

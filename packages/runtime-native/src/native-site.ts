@@ -56,6 +56,11 @@ export function giveToSandbox(path: string): void {
   walk(path);
 }
 
+/** Makes one file or folder (not what it holds) the sandbox uid's, when sandboxed processes drop root. */
+export function giveOneToSandbox(path: string): void {
+  if (dropsRoot()) chownSync(path, SANDBOX_UID, SANDBOX_UID);
+}
+
 /** Creates the empty folders of a layout (owned by the sandbox uid). */
 export function createLayout(layout: SiteLayout): void {
   for (const dir of [layout.root, layout.data, layout.content, layout.config, layout.internal, join(layout.internal, "opcache"), layout.run]) mkdirSync(dir, { recursive: true });
