@@ -6,13 +6,13 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WpCodeboxError, type ExecutionResult, type Runtime } from "@wp-codebox/runtime-core";
 import { NATIVE_DEBIAN_PACKAGES, nativeToolsStatus } from "@wp-codebox/runtime-native";
 import { createBackend } from "../../packages/cli/src/commands/backends.js";
-import { show, spawnCli } from "./spawn-cli.js";
+import { REPO_ROOT, show, spawnCli } from "./spawn-cli.js";
 
 const status = nativeToolsStatus();
 const skip = status.ok ? false : `the native backend's Debian packages are missing (${status.missingPackages.join(", ")}): apt-get install -y ${NATIVE_DEBIAN_PACKAGES.join(" ")}`;
@@ -26,15 +26,22 @@ echo json_encode([
   'concat' => $wpdb->get_var("SELECT GROUP_CONCAT(x ORDER BY x SEPARATOR '|') FROM (SELECT 'a' AS x UNION SELECT 'b' UNION SELECT 'c') t"),
   'interval' => $wpdb->get_var("SELECT DATE(d + INTERVAL 2 DAY) FROM (SELECT DATE('2024-02-28') AS d) t"),
   'sqlMode' => $wpdb->get_row("SHOW VARIABLES LIKE 'sql_mode'", ARRAY_A)['Variable_name'] ?? null,
+  'pluginActive' => is_plugin_active('check-clean/check-clean.php'),
+  'activationOption' => get_option('check_clean_settings'),
+  'env' => getenv('NATIVE_GREETING'),
+  'secretLength' => strlen((string) getenv('NATIVE_TEST_SECRET')),
 ]);`;
+const SECRET = "native-secret-value-4821";
 
 describe("wp-codebox run --backend native", { skip, timeout: 300_000 }, () => {
   let tmp: string;
   before(() => (tmp = mkdtempSync(join(tmpdir(), "wp-codebox-native-cli-"))));
   after(() => rmSync(tmp, { recursive: true, force: true }));
 
-  it("reports a MariaDB server, runs GROUP_CONCAT … SEPARATOR and + INTERVAL, and writes a verifying bundle", async () => {
-    const run = await spawnCli(["run", "--backend", "native", "--command", "wordpress.run-php", "--arg", `code=<?php ${MYSQL_PROBE}`, "--artifacts", join(tmp, "bundle"), "--json"], { env });
+  it("reports a MariaDB server, runs GROUP_CONCAT … SEPARATOR and + INTERVAL, activates a --plugin, passes --env and a redacted --secret-env, and writes a verifying bundle", async () => {
+    const plugin = join(REPO_ROOT, "test/fixtures/plugins/check-clean");
+    const argv = ["run", "--backend", "native", "--command", "wordpress.run-php", "--arg", `code=<?php ${MYSQL_PROBE}`, "--plugin", plugin, "--env", "NATIVE_GREETING=hi", "--secret-env", "NATIVE_TEST_SECRET"];
+    const run = await spawnCli([...argv, "--artifacts", join(tmp, "bundle"), "--json"], { env: { ...env, NATIVE_TEST_SECRET: SECRET } });
     assert.equal(run.code, 0, show(run));
     const out = JSON.parse(run.stdout) as { result: ExecutionResult; bundle: { valid: boolean } };
     const probe = out.result.json as Record<string, string>;
@@ -42,8 +49,16 @@ describe("wp-codebox run --backend native", { skip, timeout: 300_000 }, () => {
     assert.equal(probe.concat, "a|b|c");
     assert.equal(probe.interval, "2024-03-01");
     assert.equal(probe.sqlMode, "sql_mode");
+    assert.equal(probe.pluginActive, true);
+    assert.deepEqual(probe.activationOption, { greeting: "hello" });
+    assert.equal(probe.env, "hi");
+    assert.equal(probe.secretLength, SECRET.length);
     assert.equal(out.result.dbErrors, undefined);
     assert.equal(out.bundle.valid, true);
+    for (const file of readdirSync(join(tmp, "bundle"), { recursive: true, encoding: "utf8" })) {
+      const path = join(tmp, "bundle", file);
+      if (statSync(path).isFile()) assert.ok(!readFileSync(path, "utf8").includes(SECRET), `${file} holds the secret`);
+    }
   });
 
   it("an unknown backend name is invalid input (exit 2), refused before anything boots", () => {
