@@ -162,11 +162,13 @@ describe("a native sandbox (one shared runtime)", { skip, timeout: 300_000 }, ()
     assert.match(r.dbErrors![0]!.message, /doesn't exist/);
   });
 
-  it("reset() forgets a database write and a wp-content file", async () => {
-    const write = await php("<?php update_option('wp_codebox_probe', 'written'); file_put_contents(WP_CONTENT_DIR . '/probe.txt', 'x'); echo get_option('wp_codebox_probe');");
+  it("reset() forgets a database write, a new table and a wp-content file, without restarting MariaDB", async () => {
+    const write = await php("<?php global $wpdb; update_option('wp_codebox_probe', 'written'); $wpdb->query('CREATE TABLE wp_codebox_extra (id INT)'); file_put_contents(WP_CONTENT_DIR . '/probe.txt', 'x'); echo get_option('wp_codebox_probe');");
     assert.equal(write.stdout, "written");
     await runtime.reset!();
-    const read = await php("<?php echo json_encode([get_option('wp_codebox_probe'), file_exists(WP_CONTENT_DIR . '/probe.txt')]);");
-    assert.deepEqual(read.json, [false, false]);
+    const read = await php("<?php global $wpdb; echo json_encode([get_option('wp_codebox_probe'), $wpdb->get_var(\"SHOW TABLES LIKE 'wp_codebox_extra'\"), file_exists(WP_CONTENT_DIR . '/probe.txt'), get_option('blogname')]);");
+    assert.deepEqual(read.json, [false, null, false, "My WordPress Website"]);
+    const resets = (await runtime.collectArtifacts()).events.filter((e) => e.type === "runtime-reset");
+    assert.equal(resets.at(-1)?.data?.how, "tables");
   });
 });

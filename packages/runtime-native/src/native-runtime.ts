@@ -109,6 +109,7 @@ export class NativeRuntime implements Runtime {
     createLayout(this.layout);
     writeSiteConfig(this.layout, siteConstants({ policy: this.setup.policy, ...(this.setup.defines ? { defines: this.setup.defines } : {}) }));
     await this.restoreSite();
+    await this.cleanDatabase("save");
     this.bootDurationMs = Date.now() - started;
     this.event("runtime-booted", { durationMs: this.bootDurationMs, bootMode: this.setup.bootMode, siteUrl: this.info().siteUrl, backend: "native" });
   }
@@ -132,6 +133,18 @@ export class NativeRuntime implements Runtime {
         throw new WpCodeboxError("boot-failed", `Activating the plugins and themes failed: ${outcome.error?.message ?? outcome.stderr.slice(0, 800)}`);
       }
     }
+  }
+
+  /**
+   * Saves the database as it is after boot into the server's `wp_codebox_clean` database, or puts
+   * it back from there (`php/clean-db.php`).
+   * @throws `boot-failed` with what PHP printed when that fails.
+   */
+  private async cleanDatabase(action: "save" | "restore"): Promise<void> {
+    writeFileSync(join(this.layout.internal, "clean-db.json"), JSON.stringify({ action }));
+    const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/clean-db.php`, "none", 0, 64 << 10);
+    const outcome = this.outcome(run.process);
+    if (outcome.status !== "ok") throw new WpCodeboxError("boot-failed", `The sandbox's database could not be ${action === "save" ? "saved" : "restored"}: ${outcome.error?.message ?? ""} ${outcome.stderr.slice(0, 800)}`.trim());
   }
 
   /** Mount targets under wp-content exist in the sandbox's copy before bubblewrap binds over them. */
@@ -351,17 +364,28 @@ export class NativeRuntime implements Runtime {
   }
 
   /**
-   * Back to the state right after boot: the database and wp-content are copied again from the
-   * cache and MariaDB restarted (read-write mounts are host folders and keep their content).
-   * Event `runtime-reset` `{ durationMs }`.
+   * Back to the state right after boot: the database's tables are copied back from the clean copy
+   * boot saved (no server restart) and wp-content is copied again from the cache (read-write mounts
+   * are host folders and keep their content). When that fails (MariaDB died), the sandbox's site is
+   * made again from the cache and MariaDB restarted.
+   * Event `runtime-reset` `{ durationMs, how: "tables" | "restarted" }`.
    */
   async reset(): Promise<void> {
     this.assertLive();
     await this.order.run(async () => {
       this.assertLive();
       const started = Date.now();
-      await this.restoreSite();
-      this.event("runtime-reset", { durationMs: Date.now() - started });
+      let how: "tables" | "restarted" = "tables";
+      try {
+        copyTree(this.setup.site.content, this.layout.content);
+        this.createMountPoints();
+        await this.cleanDatabase("restore");
+      } catch {
+        how = "restarted";
+        await this.restoreSite();
+        await this.cleanDatabase("save");
+      }
+      this.event("runtime-reset", { durationMs: Date.now() - started, how });
     });
   }
 
