@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Enforces the one-way layering: cli → runtime-playground → runtime-core.
+// Enforces the one-way layering: cli → runtime-playground | runtime-native → runtime-core.
 // runtime-core must not import Playground, php-wasm, Playwright or the other packages.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -40,4 +40,4 @@ for (const rule of rules) {
   }
 }
 if (violations) process.exit(1);
-console.error("layers ok: runtime-core imports no backend, runtime-playground imports no CLI");
+console.error("layers ok: runtime-core imports no backend, the backends import neither each other nor the CLI");
