@@ -42,9 +42,13 @@ export function dropsRoot(): boolean {
 /** System paths every sandboxed process sees read-only (programs, libraries, their configuration). */
 const SYSTEM_READ_ONLY = ["/usr", "/etc/alternatives", "/etc/ld.so.cache", "/etc/php", "/etc/ssl", "/etc/localtime", "/etc/mysql"];
 
-/** A confined command's argv. */
+/**
+ * A confined command: its argv, and the environment to spawn it with. The environment is not on
+ * the command line (`bwrap --setenv`), where any host user could read a secret in `ps`.
+ */
 export interface ConfinedCommand {
   argv: string[];
+  env: Record<string, string>;
 }
 
 /** Folders of the sandbox's own root that binds land in, created world-readable (bubblewrap run by root makes them 0700). */
@@ -65,17 +69,17 @@ export function confinedCommand(tools: NativeTools, options: { binds: Bind[]; ch
   prlimit.push("--");
   const root = dropsRoot();
   const namespaces = root ? ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"] : ["--unshare-all"];
-  const bwrap = [tools.bwrap, ...namespaces, "--die-with-parent", "--new-session", "--clearenv"];
+  const bwrap = [tools.bwrap, ...namespaces, "--die-with-parent", "--new-session"];
   for (const dir of SANDBOX_ROOT_DIRS) bwrap.push("--perms", "0755", "--dir", dir);
   for (const path of SYSTEM_READ_ONLY) bwrap.push("--ro-bind-try", path, path);
   bwrap.push("--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64");
   bwrap.push("--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp");
   for (const bind of options.binds) bwrap.push(bind.readOnly ? "--ro-bind" : "--bind", bind.source, bind.target);
-  const env = { PATH: "/usr/bin:/bin", HOME: "/tmp", LANG: "C.UTF-8", TMPDIR: "/tmp", ...(options.env ?? {}) };
-  for (const [name, value] of Object.entries(env)) bwrap.push("--setenv", name, value);
   bwrap.push("--chdir", options.chdir, "--");
   const setpriv = root
     ? [tools.setpriv, `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_UID}`, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
     : [];
-  return { argv: [...prlimit, ...bwrap, ...setpriv, ...command] };
+  // Only these variables reach the sandbox: the process is spawned with exactly this environment.
+  const env = { PATH: "/usr/bin:/bin", HOME: "/tmp", LANG: "C.UTF-8", TMPDIR: "/tmp", ...(options.env ?? {}) };
+  return { argv: [...prlimit, ...bwrap, ...setpriv, ...command], env };
 }

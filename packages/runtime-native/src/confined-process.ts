@@ -53,7 +53,7 @@ function capture(capBytes: number): { push(chunk: Buffer): void; value(): Captur
  */
 export function startConfined(command: ConfinedCommand, capBytes: number): ConfinedProcess {
   const [file, ...args] = command.argv;
-  const child = spawn(file!, args, { stdio: ["ignore", "pipe", "pipe"], env: {} });
+  const child = spawn(file!, args, { stdio: ["ignore", "pipe", "pipe"], env: command.env });
   const out = capture(capBytes);
   const err = capture(capBytes);
   child.stdout!.on("data", (c: Buffer) => out.push(c));

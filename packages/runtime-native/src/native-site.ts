@@ -148,7 +148,7 @@ export function installDataDir(tools: NativeTools, layout: SiteLayout): void {
     // The sandbox has no resolvable host name; grants use localhost only.
     "--force",
   ]);
-  const run = spawnSync(argv.argv[0]!, argv.argv.slice(1), { encoding: "utf8", timeout: 120_000, env: {} });
+  const run = spawnSync(argv.argv[0]!, argv.argv.slice(1), { encoding: "utf8", timeout: 120_000, env: argv.env });
   if (run.status !== 0) {
     throw new WpCodeboxError("boot-failed", `mariadb-install-db failed (exit ${run.status}): ${`${run.stderr}\n${run.stdout}`.trim().slice(-800)}`);
   }

@@ -79,13 +79,13 @@ export class PhpServer {
 
   private start(): ChildProcess {
     const ini = PHP_INI.flatMap((setting) => ["-d", setting]);
-    const { argv } = confinedCommand(
+    const { argv, env } = confinedCommand(
       this.setup.tools,
       { binds: [...phpBinds(this.setup.layout, this.setup.treeDir), ...this.setup.extraBinds], chdir: SANDBOX_PATHS.wordpress, limits: PHP_LIMITS, env: this.setup.env },
       // OPcache's shared memory lives in this process and its forks: that is what stays warm.
       [this.setup.tools.php, ...ini, "-d", "opcache.file_cache_only=0", `${SANDBOX_PATHS.programs}/server.php`],
     );
-    const child = spawn(argv[0]!, argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env: {} });
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env });
     child.stdin!.on("error", () => undefined);
     child.stdout!.on("data", (chunk: Buffer) => this.onData(child, "stdout", chunk));
     child.stderr!.on("data", (chunk: Buffer) => this.onData(child, "stderr", chunk));

@@ -79,6 +79,14 @@ describe("confinedCommand", () => {
     for (const [flag] of binds.filter((b) => b[1]!.startsWith("/usr") || b[1]!.startsWith("/etc/"))) assert.equal(flag, "--ro-bind-try");
   });
 
+  it("hands the environment over as the process's environment, never on the command line (ps shows it)", () => {
+    const secret = "a-secret-value-93d1";
+    const confined = confinedCommand(DEFAULT_NATIVE_TOOLS, { binds: [], chdir: "/", limits: PHP_LIMITS, env: { API_TOKEN: secret } }, ["/usr/bin/php"]);
+    assert.ok(!confined.argv.some((a) => a.includes(secret)));
+    assert.equal(confined.env.API_TOKEN, secret);
+    assert.equal(confined.env.PATH, "/usr/bin:/bin");
+  });
+
   it("drops root inside the sandbox, with no capabilities", { skip: process.getuid?.() === 0 ? false : "not run as root" }, () => {
     const at = argv.indexOf(DEFAULT_NATIVE_TOOLS.setpriv);
     assert.ok(at > argv.indexOf(DEFAULT_NATIVE_TOOLS.bwrap));
