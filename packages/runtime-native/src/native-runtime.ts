@@ -12,6 +12,7 @@ import { basename, dirname, join, posix, relative, resolve } from "node:path";
 import {
   DEFAULT_OUTPUT_CAP_BYTES,
   MAX_DURATION_MS,
+  STABLE_SITE_ORIGIN,
   SerialQueue,
   WpCodeboxError,
   abortReasonText,
@@ -167,7 +168,7 @@ export class NativeRuntime implements Runtime {
       wordpressVersion: this.setup.wordpressRelease,
       phpVersion: this.setup.phpVersion,
       phpExtensions: [...this.setup.phpExtensions],
-      siteUrl: siteConstants({}).WP_HOME as string,
+      siteUrl: STABLE_SITE_ORIGIN,
       bootMode: this.setup.bootMode,
       bootDurationMs: this.bootDurationMs,
       mounts: this.setup.mounts,
