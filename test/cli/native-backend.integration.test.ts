@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { WpCodeboxError, type ExecutionResult, type Runtime } from "@wp-codebox/runtime-core";
+import { DEFAULT_OUTPUT_CAP_BYTES, WpCodeboxError, type ExecutionResult, type Runtime } from "@wp-codebox/runtime-core";
 import { NATIVE_DEBIAN_PACKAGES, nativeToolsStatus } from "@wp-codebox/runtime-native";
 import { createBackend } from "../../packages/cli/src/commands/backends.js";
 import { REPO_ROOT, show, spawnCli } from "./spawn-cli.js";
@@ -152,6 +152,18 @@ describe("a native sandbox (one shared runtime)", { skip, timeout: 300_000 }, ()
     assert.equal(big.status, "error");
     assert.equal(big.error?.code, "php-fatal");
     assert.match(big.error!.message, /memory/i);
+  });
+
+  it("output past the cap is cut and counted, and the next command's output is its own", async () => {
+    const big = await php(`<?php echo str_repeat('x', ${DEFAULT_OUTPUT_CAP_BYTES} + 4096); fwrite(STDERR, 'to stderr');`, ["bootstrap=none"]);
+    assert.equal(big.status, "ok");
+    assert.equal(big.stdout.length, DEFAULT_OUTPUT_CAP_BYTES);
+    assert.equal(big.stdoutBytes, DEFAULT_OUTPUT_CAP_BYTES + 4096);
+    assert.deepEqual(big.truncated, { stdout: true, stderr: false });
+    assert.equal(big.stderr, "to stderr");
+    const next = await php("<?php echo 'next';", ["bootstrap=none"]);
+    assert.equal(next.stdout, "next");
+    assert.equal(next.stderr, "");
   });
 
   it("MariaDB's errors are result.dbErrors, with the query", async () => {
