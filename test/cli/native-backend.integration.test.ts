@@ -1,12 +1,13 @@
 /**
- * The native backend (Debian's PHP, a private MariaDB per sandbox, bubblewrap) on real parts: one
- * CLI run (`run --backend native`: a MariaDB server, MySQL-only SQL, a verifying bundle), then one
+ * The native backend (Debian's PHP, a private MariaDB per sandbox, bubblewrap) on real parts: two
+ * CLI runs (`run --backend native`: a MariaDB server, MySQL-only SQL, a verifying bundle; and
+ * `recipe run --backend native`), then one
  * shared sandbox for the rest (fatals, timeouts, escapes, resource limits, database errors,
  * `reset()`). Skipped, saying which packages to install, when the Debian packages are missing.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_OUTPUT_CAP_BYTES, WpCodeboxError, type ExecutionResult, type Runtime } from "@wp-codebox/runtime-core";
@@ -59,6 +60,19 @@ describe("wp-codebox run --backend native", { skip, timeout: 300_000 }, () => {
       const path = join(tmp, "bundle", file);
       if (statSync(path).isFile()) assert.ok(!readFileSync(path, "utf8").includes(SECRET), `${file} holds the secret`);
     }
+  });
+
+  it("recipe run --backend native checks a step's expectation on MariaDB", async () => {
+    const recipe = join(tmp, "recipe.json");
+    writeFileSync(recipe, JSON.stringify({
+      schema: "wp-codebox/workspace-recipe/v1",
+      steps: [{ name: "GROUP_CONCAT on MariaDB", command: "wordpress.run-php", args: { code: `<?php global $wpdb; echo json_encode(['v' => $wpdb->get_var("SELECT GROUP_CONCAT(x SEPARATOR '-') FROM (SELECT 1 AS x UNION SELECT 2) t")]);` }, expect: { json: { path: "$.v", equals: "1-2" } } }],
+    }));
+    const run = await spawnCli(["recipe", "run", recipe, "--backend", "native", "--artifacts", join(tmp, "recipe-bundle"), "--json"], { env });
+    assert.equal(run.code, 0, show(run));
+    const out = JSON.parse(run.stdout) as { report: { outcome: string }; bundle: { valid: boolean } };
+    assert.equal(out.report.outcome, "passed");
+    assert.equal(out.bundle.valid, true);
   });
 
   it("an unknown backend name is invalid input (exit 2), refused before anything boots", () => {
