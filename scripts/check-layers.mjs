@@ -1,12 +1,14 @@
 #!/usr/bin/env node
-// Enforces the one-way layering: cli → runtime-playground → runtime-core.
+// Enforces the one-way layering: cli → runtime-playground | runtime-native → runtime-core.
 // runtime-core must not import Playground, php-wasm, Playwright or the other packages.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 
 const rules = [
-  { dir: "packages/runtime-core/src", forbidden: [/^@wp-playground\//, /^@php-wasm\//, /^playwright/, /^@wp-codebox\/(runtime-playground|live|mcp|cli|batch)$/] },
-  { dir: "packages/runtime-playground/src", forbidden: [/^@wp-codebox\/(live|mcp|cli|batch)$/] },
+  { dir: "packages/runtime-core/src", forbidden: [/^@wp-playground\//, /^@php-wasm\//, /^playwright/, /^@wp-codebox\/(runtime-playground|runtime-native|live|mcp|cli|batch)$/] },
+  { dir: "packages/runtime-playground/src", forbidden: [/^@wp-codebox\/(runtime-native|live|mcp|cli|batch)$/] },
+  // The native backend (Debian PHP, MariaDB, bubblewrap) stands beside Playground: it never imports it.
+  { dir: "packages/runtime-native/src", forbidden: [/^@wp-playground\//, /^@php-wasm\//, /^playwright/, /^@wp-codebox\/(runtime-playground|live|mcp|cli|batch)$/] },
   // The live helper (serve, pool, attach client) drives any backend through runtime-core's Runtime.
   { dir: "packages/live/src", forbidden: [/^@wp-codebox\/(runtime-playground|cli)$/, /^@wp-playground\//, /^@php-wasm\//, /^playwright/] },
   // The MCP server drives any Runtime: the CLI hands it the backend (local or attached).
@@ -38,4 +40,4 @@ for (const rule of rules) {
   }
 }
 if (violations) process.exit(1);
-console.error("layers ok: runtime-core imports no backend, runtime-playground imports no CLI");
+console.error("layers ok: runtime-core imports no backend, the backends import neither each other nor the CLI");

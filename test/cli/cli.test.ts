@@ -284,7 +284,8 @@ const CASES: Case[] = [
       assert.equal(report.schema, "wp-codebox/doctor-report/v1");
       assert.equal(report.ok, true);
       const ids = report.checks.map((c: { id: string }) => c.id);
-      for (const id of ["node", "wordpress-builds", "cache-dir", "installed-site", "chromium"]) assert.ok(ids.includes(id), `missing check ${id}`);
+      for (const id of ["node", "wordpress-builds", "cache-dir", "installed-site", "chromium", "native-backend"]) assert.ok(ids.includes(id), `missing check ${id}`);
+      assert.equal(report.checks.find((c: { id: string }) => c.id === "native-backend").required, false);
       const chromium = report.checks.find((c: { id: string }) => c.id === "chromium");
       assert.equal(chromium.required, false);
       if (chromium.status === "ok") assert.ok(existsSync(chromium.path));

@@ -34,6 +34,10 @@ export const ERROR_CODES = {
   "input-file-too-large": "input",
   "wordpress-version-unavailable": "environment",
   "wordpress-build-missing": "environment",
+  /** `--backend native` without the Debian packages it runs (PHP, MariaDB, bubblewrap): names them. */
+  "native-backend-unavailable": "environment",
+  /** An option the native backend does not support yet (`--clock`, `--seed`, outbound network), refused before boot. */
+  "native-unsupported": "input",
   "wordpress-source-invalid": "input",
   "php-version-unavailable": "input",
   "php-extension-unavailable": "input",

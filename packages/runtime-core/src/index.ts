@@ -43,3 +43,5 @@ export * from "./plugin-requirements.js";
 export * from "./abilities.js";
 export * from "./wordpress-choice.js";
 export * from "./report-page/index.js";
+export * from "./php-fatal-text.js";
+export { resolveCacheDir } from "./cache-dir.js";

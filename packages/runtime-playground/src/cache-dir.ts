@@ -1,13 +1,2 @@
-import { homedir } from "node:os";
-import { join, resolve } from "node:path";
-
-/**
- * The cache directory for assembled WordPress trees and installed sites:
- * `$WP_CODEBOX_CACHE_DIR`, default `~/.cache/wp-codebox`.
- */
-export function resolveCacheDir(override?: string): string {
-  if (override) return resolve(override);
-  const fromEnv = process.env.WP_CODEBOX_CACHE_DIR;
-  if (fromEnv) return resolve(fromEnv);
-  return join(homedir(), ".cache", "wp-codebox");
-}
+/** The cache directory lives in runtime-core (`resolveCacheDir`): both backends share it. */
+export { resolveCacheDir } from "@wp-codebox/runtime-core";

@@ -28,3 +28,5 @@ export type { CachedRelease, WordPressReleaseOptions } from "./wordpress-release
 export { phpunit as phpunitCommand, resolvePhpunit, summaryCounts } from "./commands/phpunit.js";
 export { isSandboxSelf } from "./sandbox-origin.js";
 export type { SandboxOrigin } from "./sandbox-origin.js";
+export { resolveWordPressTree } from "./wordpress-source.js";
+export type { WordPressTreeOptions, WordPressSourceRecord } from "./wordpress-source.js";

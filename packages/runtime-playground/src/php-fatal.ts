@@ -4,21 +4,12 @@
  * userland code can run any more), and from a crash of PHP's engine (a WebAssembly trap), where
  * PHP itself never gets to report anything.
  */
-import { BOOT_FAILURE_CAUSE_MAX_CHARS, errorMessage } from "@wp-codebox/runtime-core";
+import { BOOT_FAILURE_CAUSE_MAX_CHARS, errorMessage, fatalFromPhpOutput } from "@wp-codebox/runtime-core";
 import type { PhpFatal } from "./php-worker-protocol.js";
 
-/**
- * The first fatal error in PHP's output or error log (`PHP Fatal error:  msg in /file.php on line 3`,
- * or the display form `Fatal error: msg in /file.php:3`). Later ones are usually shutdown code
- * failing for the same reason (`in Unknown on line 0`) and are skipped.
- * @returns `undefined` when the text names no fatal error.
- */
+/** The first fatal error in PHP's output or error log (`fatalFromPhpOutput`, shared by the backends). */
 export function fatalFromOutput(output: string): PhpFatal | undefined {
-  const re = /(?:PHP )?Fatal error: +([\s\S]*?) in (\/[^\n]*?)(?: on line |:)(\d+)/g;
-  for (const m of output.matchAll(re)) {
-    return { type: 1, message: m[1]!.replace(/^Uncaught /, "Uncaught ").trim(), file: m[2]!, line: Number(m[3]) };
-  }
-  return undefined;
+  return fatalFromPhpOutput(output);
 }
 
 /**

@@ -29,15 +29,16 @@ import { SupportedPHPVersions } from "@php-wasm/universal";
 import { basename, resolve } from "node:path";
 import { existsSync } from "node:fs";
 import { resolveCacheDir } from "./cache-dir.js";
-import { ensureCustomWordPressTree, ensureWordPressTree, findWordPressBuild, type WordPressBuild } from "./wordpress-builds.js";
+import { findWordPressBuild } from "./wordpress-builds.js";
+import { resolveWordPressTree } from "./wordpress-source.js";
 import { ensureInstalledSite, opcacheDirFor } from "./installed-site.js";
 import { ensureSeedPack } from "./opcache-seed.js";
 import { sqliteIntegrationZipPath } from "./sqlite-integration.js";
 import { DEVELOPER_SITE_CONSTANTS, baseConstants } from "./wordpress-constants.js";
 import { PlaygroundRuntime } from "./playground-runtime.js";
 import type { PlaygroundRuntimeSetup } from "./sandbox-boot.js";
-import { WORDPRESS_VERSION_PATTERN, assertWordPressReleaseObtainable, ensureWordPressRelease, isBundledWordPress, type CachedRelease } from "./wordpress-releases.js";
-import { pinnedDefaultWordPress, resolveDefaultWordPress } from "./wordpress-default.js";
+import { WORDPRESS_VERSION_PATTERN, assertWordPressReleaseObtainable, isBundledWordPress } from "./wordpress-releases.js";
+import { pinnedDefaultWordPress } from "./wordpress-default.js";
 import { assertPhpData } from "./php-value.js";
 import { resolvePhpExtensions } from "./php-extensions.js";
 import { DEFAULT_PHP_VERSION } from "./php-versions.js";
@@ -203,38 +204,17 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
       // Waiting for another process that fills the cache ends when the caller's signal aborts.
       const lockOptions = spec.signal ? { signal: spec.signal } : {};
       const version = spec.wordpress?.version ?? pinnedDefaultWordPress();
-      const releaseOptions = {
+      const resolved = await resolveWordPressTree(spec, {
+        cwd,
         cacheDir,
-        ...(options.wordpressMirror !== undefined ? { mirror: options.wordpressMirror } : {}),
+        ...(options.wordpressMirror !== undefined ? { wordpressMirror: options.wordpressMirror } : {}),
         ...(options.offline !== undefined ? { offline: options.offline } : {}),
         ...(spec.onProgress ? { onProgress: spec.onProgress } : {}),
         ...lockOptions,
-      };
-      let wordpressSource: PlaygroundRuntimeSetup["wordpressSource"];
-      let tree: { dir: string; release: string };
-      let chosen: Omit<WordPressChoiceRecord, "version">;
-      // A release zip from the mirror (checked against its published checksum, cached), booted like a user's own --wordpress zip.
-      const fromRelease = async (release: CachedRelease) => {
-        wordpressSource = { requested: release.requested, release: release.release, checksum: release.checksum, fetched: release.fetched };
-        return ensureCustomWordPressTree(release.zipPath, cacheDir, lockOptions);
-      };
-      const fromBuild = async (build: WordPressBuild) => ({ dir: await ensureWordPressTree(build, cacheDir, lockOptions), release: build.release });
-      if (spec.wordpress?.path) {
-        tree = await ensureCustomWordPressTree(resolve(cwd, spec.wordpress.path), cacheDir, lockOptions);
-        chosen = { source: "custom", chosenBy: "named" };
-      } else if (version === undefined) {
-        const resolved = await resolveDefaultWordPress(releaseOptions);
-        // The one line that says which WordPress an offline default is, and why.
-        if (resolved.choice.notice) spec.onProgress?.(resolved.choice.notice);
-        tree = resolved.release ? await fromRelease(resolved.release) : await fromBuild(findWordPressBuild(resolved.choice.version));
-        chosen = { source: resolved.choice.source, chosenBy: resolved.choice.chosenBy };
-      } else if (isBundledWordPress(version)) {
-        tree = await fromBuild(findWordPressBuild(version));
-        chosen = { source: "bundled", chosenBy: "named" };
-      } else {
-        tree = await fromRelease(await ensureWordPressRelease(version, releaseOptions));
-        chosen = { source: "release", chosenBy: "named" };
-      }
+      });
+      const tree = { dir: resolved.dir, release: resolved.release };
+      const wordpressSource: PlaygroundRuntimeSetup["wordpressSource"] = resolved.source;
+      const chosen = resolved.chosen;
       // `latest` and custom builds are known only now: their inputs' requirements are checked before the boot.
       if (!isConcreteVersion(version)) {
         assertRequirementsMet({ plugins: (spec.plugins ?? []).map((p) => resolve(cwd, p)), themes: (spec.themes ?? []).map((t) => resolve(cwd, t)) }, { wordpress: tree.release, php, phpVersions: SUPPORTED_PHP_VERSIONS });

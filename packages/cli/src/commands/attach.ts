@@ -32,7 +32,7 @@ export interface AttachTarget {
 }
 
 /** Runtime flags that make no sense with `--attach` (the sandbox runs with what `serve` was given). */
-export const RUNTIME_FLAG_NAMES = ["wp", "wordpress", "php", "phpExtension", "mount", "plugin", "theme", "policy", "env", "secretEnv", "wpCliPhar", "clock", "seed", "siteRequestTimeout", "define"] as const;
+export const RUNTIME_FLAG_NAMES = ["wp", "wordpress", "php", "phpExtension", "mount", "plugin", "theme", "policy", "env", "secretEnv", "wpCliPhar", "clock", "seed", "siteRequestTimeout", "define", "backend"] as const;
 
 /**
  * Refuses runtime flags beside `--attach`.

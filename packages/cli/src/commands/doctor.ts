@@ -2,11 +2,13 @@
  * `wp-codebox doctor`: is this machine ready to run sandboxes? Checks Node, the offline WordPress
  * builds, the cache directory (and whether an installed site is cached), PHP versions and the PHP
  * extensions they can load, Chromium
- * (optional: only browser commands need it) and a WP-CLI phar (optional).
+ * (optional: only browser commands need it), a WP-CLI phar (optional) and the Debian packages of
+ * `--backend native` (optional).
  */
 import { accessSync, constants, existsSync, readFileSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { LATEST_CHECK_MAX_AGE_MS, chooseDefaultWordPress, isLatestCheckFresh } from "@wp-codebox/runtime-core";
+import { NATIVE_DEBIAN_PACKAGES, nativeToolsStatus } from "@wp-codebox/runtime-native";
 import {
   DEFAULT_PHP_EXTENSIONS,
   DEFAULT_PHP_VERSION,
@@ -27,7 +29,7 @@ export const DOCTOR_REPORT_SCHEMA_ID = "wp-codebox/doctor-report/v1";
 
 /** One check. `required` checks that are not `ok` make the report fail (exit 3). */
 export interface DoctorCheck {
-  id: "node" | "wordpress-builds" | "wordpress-default" | "php" | "php-extensions" | "cache-dir" | "installed-site" | "chromium" | "wp-cli";
+  id: "node" | "wordpress-builds" | "wordpress-default" | "php" | "php-extensions" | "cache-dir" | "installed-site" | "chromium" | "wp-cli" | "native-backend";
   required: boolean;
   status: "ok" | "missing";
   /** Human-readable finding, and what to do when something is missing. */
@@ -204,6 +206,18 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorRepo
       : `No wp-cli.phar (checked ${pharCandidates.join(", ")}): only wordpress.wp-cli needs it; run \`wp-codebox wp-cli install\` (or set WP_CODEBOX_WP_CLI_PHAR=/path/to/wp-cli.phar).`,
     ...(phar ? { path: phar } : {}),
     data: { cached: installed.map((c) => ({ version: c.version, path: c.pharPath, sha512: c.sha512, url: c.url, fetchedAt: c.fetchedAt })) },
+  });
+
+  // Optional: only --backend native needs Debian's PHP, MariaDB and bubblewrap.
+  const native = nativeToolsStatus();
+  checks.push({
+    id: "native-backend",
+    required: false,
+    status: native.ok ? "ok" : "missing",
+    detail: native.ok
+      ? `--backend native is ready: Debian's PHP ${native.phpVersion}, MariaDB, bubblewrap.`
+      : `--backend native needs Debian packages: ${native.missingPackages.join(", ")} (apt-get install -y ${NATIVE_DEBIAN_PACKAGES.join(" ")}); only that backend needs them.`,
+    data: { packages: [...NATIVE_DEBIAN_PACKAGES], missingPackages: native.missingPackages, ...(native.phpVersion ? { phpVersion: native.phpVersion, phpExtensions: native.phpExtensions ?? [] } : {}) },
   });
 
   return { schema: DOCTOR_REPORT_SCHEMA_ID, ok: checks.every((c) => !c.required || c.status === "ok"), checks };

@@ -59,6 +59,7 @@ export function registerRecipeCommands(program: Command, ctx: RecipeCliContext):
     .option("--wp-cli-phar <path>", "wp-cli.phar for wordpress.wp-cli steps (default $WP_CODEBOX_WP_CLI_PHAR, then <cache>/wp-cli.phar)")
     .option("--clock <iso|real>", 'start the sandbox clock at this ISO-8601 instant (virtual: advances only with work done) or "real"; overrides runtime.clock')
     .option("--seed <n>", "seed every source of randomness (PHP and page Math.random); refused with outbound network; overrides runtime.seed")
+    .option("--backend <name>", "playground (default) or native (Debian's PHP and a private MariaDB under bubblewrap; wordpress.run-php steps only so far)")
     .option("--json", 'print {"report", "bundle": {"directory", "id", "valid"}, "error"?} on stdout')
     .option("--update-baselines", "browser scripts: write each compared screenshot as its baseline (the compare path, inside the script's folder) instead of comparing")
     .addHelpText(
@@ -66,7 +67,7 @@ export function registerRecipeCommands(program: Command, ctx: RecipeCliContext):
       "\nExit codes: 0 every expectation met; 1 a step failed its expectations (later steps skipped; files/recipe-report.json says which, with expected and actual); 2 invalid recipe; 3 environment (no browser, no WP-CLI)." +
         examples(["wp-codebox recipe run recipe.json", "API_TOKEN=... wp-codebox recipe run recipe.json --artifacts out --json"]),
     )
-    .action(async (file: string, opts: { artifacts?: string; wpCliPhar?: string; clock?: string; seed?: string; json?: boolean; updateBaselines?: boolean } & HostAccessFlags) => {
+    .action(async (file: string, opts: { artifacts?: string; wpCliPhar?: string; clock?: string; seed?: string; backend?: string; json?: boolean; updateBaselines?: boolean } & HostAccessFlags) => {
       const { runRecipeFile, formatRecipeRun, recipeHasMatrix, runRecipeMatrixFile, formatRecipeMatrixRun, recipeMatrixExit } = await import("./recipe-run.js");
       const { sessionExitError } = await import("../cli-exit-error.js");
       // What a single recipe run and a matrix run both take from the command line.
@@ -80,6 +81,7 @@ export function registerRecipeCommands(program: Command, ctx: RecipeCliContext):
         ...(opts.updateBaselines === true ? { updateBaselines: true } : {}),
         ...(opts.clock !== undefined ? { clock: opts.clock } : {}),
         ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
+        ...(opts.backend !== undefined ? { backendName: opts.backend } : {}),
         ...hostAccessGrants(opts),
         onProgress: (message: string) => io.stderr(`wp-codebox: ${message}\n`),
       });

@@ -23,7 +23,7 @@ import {
   WpCodeboxError,
   type HostAccessGrants,
 } from "@wp-codebox/runtime-core";
-import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
+import { createBackend } from "./backends.js";
 import { CliExitError, EXIT_CODES, bundleVerifyText, reportPageLine } from "../cli-exit-error.js";
 
 /** `recipe validate` output (`--json`): `issues` are `{ path (JSON pointer), message }`. */
@@ -37,8 +37,8 @@ export interface RecipeValidateReport {
  * The backend a recipe file runs on: relative paths inside the recipe resolve against its folder;
  * `WP_CODEBOX_OFFLINE=1` in `processEnv` forbids fetching WordPress releases.
  */
-function recipeBackend(path: string, processEnv: NodeJS.ProcessEnv = process.env): ReturnType<typeof createPlaygroundBackend> {
-  return createPlaygroundBackend({ cwd: dirname(path), offline: processEnv.WP_CODEBOX_OFFLINE === "1" });
+function recipeBackend(path: string, processEnv: NodeJS.ProcessEnv = process.env, backendName?: string): RuntimeBackend {
+  return createBackend(backendName, { cwd: dirname(path), offline: processEnv.WP_CODEBOX_OFFLINE === "1" });
 }
 
 /**
@@ -126,6 +126,8 @@ export interface RecipeRunOptions {
   /** Aborting it (reason `"SIGINT"`/`"SIGTERM"`) stops the recipe: bundle written, sandbox disposed. */
   interrupt?: AbortSignal;
   backend?: RuntimeBackend;
+  /** `--backend playground|native` (default playground), when `backend` is not given. */
+  backendName?: string;
   /** `--allow-path DIR`: host paths beyond the recipe's folder it may name (relative to `cwd`). */
   allowPaths?: readonly string[];
   /** `--allow-network ORIGIN`: hosts the recipe's policy may reach (`*` = every host). */
@@ -141,7 +143,7 @@ export interface RecipeRunOptions {
  */
 export async function runRecipeFile(options: RecipeRunOptions): Promise<RunSessionOutcome> {
   const path = resolve(options.cwd, options.file);
-  const backend = options.backend ?? recipeBackend(path, options.processEnv);
+  const backend = options.backend ?? recipeBackend(path, options.processEnv, options.backendName);
   const plan = planRun(
     { kind: "recipe", file: path, ...(options.wpCliPhar !== undefined ? { wpCliPhar: options.wpCliPhar } : {}), ...(options.updateBaselines ? { updateBaselines: true } : {}), ...determinismFlags(options) },
     { cwd: options.cwd, processEnv: options.processEnv, ...(options.artifactsDir !== undefined ? { artifactsDir: options.artifactsDir } : {}), backend, ...grantsOf(options) },
@@ -171,7 +173,7 @@ export async function runRecipeMatrixFile(options: RecipeRunOptions & { onCell?:
     {
       cwd: options.cwd,
       processEnv: options.processEnv,
-      backend: options.backend ?? recipeBackend(path, options.processEnv),
+      backend: options.backend ?? recipeBackend(path, options.processEnv, options.backendName),
       ...grantsOf(options),
       ...(options.artifactsDir !== undefined ? { artifactsDir: options.artifactsDir } : {}),
       ...(options.interrupt ? { signal: options.interrupt } : {}),

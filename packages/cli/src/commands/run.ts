@@ -11,7 +11,7 @@ import {
   type RuntimeCreateSpec,
   type RuntimePolicy,
 } from "@wp-codebox/runtime-core";
-import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
+import { createBackend } from "./backends.js";
 import { toRunOutcome, type RunOutcome } from "./run-outcome.js";
 
 export { toRunOutcome, type RunOutcome };
@@ -72,8 +72,10 @@ export interface RunOptions {
   onProgress?: (message: string) => void;
   /** Aborting it (reason `"SIGINT"`/`"SIGTERM"`) stops the run: bundle written, sandbox disposed. */
   interrupt?: AbortSignal;
-  /** Backend to use; default `createPlaygroundBackend({ cwd, cacheDir })`. */
+  /** Backend to use; default the one `backendName` names. */
   backend?: RuntimeBackend;
+  /** `--backend playground|native` (default playground): used when `backend` is not given. */
+  backendName?: string;
 }
 
 /** A run validated before boot: the plan, plus the fields callers of the first release read. */
@@ -105,7 +107,7 @@ export interface PreparedRun {
  */
 export function prepareRun(options: RunOptions): PreparedRun {
   const cwd = options.cwd ?? process.cwd();
-  const backend = options.backend ?? createPlaygroundBackend({ cwd, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}) });
+  const backend = options.backend ?? createBackend(options.backendName, { cwd, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}) });
   const plan = planRun(
     {
       kind: "command",
@@ -157,10 +159,10 @@ function phpExtensionFlags(values: string[]): string[] {
 
 /**
  * Boots, runs, writes and verifies the bundle, disposes: `runSession` for a prepared run.
- * @param options.backend - default `createPlaygroundBackend({ cwd, cacheDir })`; an attach client's backend works too.
+ * @param options.backend - default the backend `options.backendName` names (playground); an attach client's backend works too.
  */
-export async function executePreparedRun(prepared: PreparedRun, options: Pick<RunOptions, "onProgress" | "interrupt" | "backend" | "cacheDir"> = {}): Promise<RunOutcome> {
-  const backend = options.backend ?? createPlaygroundBackend({ cwd: prepared.cwd, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}) });
+export async function executePreparedRun(prepared: PreparedRun, options: Pick<RunOptions, "onProgress" | "interrupt" | "backend" | "backendName" | "cacheDir"> = {}): Promise<RunOutcome> {
+  const backend = options.backend ?? createBackend(options.backendName, { cwd: prepared.cwd, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}) });
   const session = await runSession(prepared.plan, { backend, ...(options.interrupt ? { signal: options.interrupt } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
   return toRunOutcome(session);
 }

@@ -1,0 +1,48 @@
+/**
+ * `--backend playground|native`: the backend a CLI command boots its sandboxes with. The native
+ * backend boots the same WordPress trees as Playground (bundled builds, mirror releases, your own
+ * build), resolved by the Playground package's `resolveWordPressTree`.
+ */
+import { WpCodeboxError, resolveCacheDir, type RuntimeBackend, type RuntimePreflight } from "@wp-codebox/runtime-core";
+import { createNativeBackend } from "@wp-codebox/runtime-native";
+import { createPlaygroundBackend, resolveWordPressTree } from "@wp-codebox/runtime-playground";
+
+/** The backends `--backend` names; the first is the default. */
+export const BACKEND_NAMES = ["playground", "native"] as const;
+export type BackendName = (typeof BACKEND_NAMES)[number];
+
+/** Options every backend takes from the CLI. */
+export interface BackendOptions {
+  cwd: string;
+  cacheDir?: string;
+  offline?: boolean;
+}
+
+/**
+ * Creates the backend `name` names (default `playground`).
+ * @throws `invalid-argument` for a name that is not in `BACKEND_NAMES`.
+ */
+export function createBackend(name: string | undefined, options: BackendOptions): RuntimeBackend {
+  const backend = name ?? "playground";
+  const playground = () => createPlaygroundBackend({ cwd: options.cwd, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}), ...(options.offline !== undefined ? { offline: options.offline } : {}) });
+  if (backend === "playground") return playground();
+  if (backend === "native") {
+    const source = playground();
+    return createNativeBackend({
+      cwd: options.cwd,
+      ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
+      wordpress: {
+        preflight: (spec) => (source.preflight!(spec.wordpress ? { wordpress: spec.wordpress } : {}) as RuntimePreflight).wordpressVersion!,
+        tree: (spec) =>
+          resolveWordPressTree(spec, {
+            cwd: options.cwd,
+            cacheDir: resolveCacheDir(options.cacheDir),
+            ...(options.offline !== undefined ? { offline: options.offline } : {}),
+            ...(spec.onProgress ? { onProgress: spec.onProgress } : {}),
+            ...(spec.signal ? { signal: spec.signal } : {}),
+          }),
+      },
+    });
+  }
+  throw new WpCodeboxError("invalid-argument", `--backend ${JSON.stringify(backend)} is not a backend: use ${BACKEND_NAMES.join(" or ")}.`, { option: "backend", value: backend, allowed: [...BACKEND_NAMES] });
+}

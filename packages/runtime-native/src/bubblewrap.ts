@@ -1,0 +1,85 @@
+/**
+ * The confinement every native sandbox process runs in: bubblewrap with every namespace of its own
+ * (no network but its own loopback, its own PIDs), a file system made only of the system's
+ * programs (`/usr`, read-only), PHP's and MariaDB's configuration, and what the caller binds;
+ * resource limits set with `prlimit`; and, when the host user is root, an unprivileged uid
+ * (`setpriv`), because the kernel does not enforce a process limit on root.
+ */
+import type { NativeTools } from "./native-tools.js";
+
+/** A host path made visible inside the sandbox. */
+export interface Bind {
+  source: string;
+  target: string;
+  readOnly: boolean;
+}
+
+/**
+ * Per-process resource limits (`prlimit`); a value of 0 leaves that limit unset.
+ * - `addressSpaceBytes`: virtual memory of each process (a 2 GB string fails to allocate).
+ * - `processes`: processes and threads of the sandbox uid (a fork bomb stops there).
+ * - `fileSizeBytes`: largest file a process may write.
+ */
+export interface ResourceLimits {
+  addressSpaceBytes: number;
+  processes: number;
+  fileSizeBytes: number;
+}
+
+/** PHP's limits: 1 GiB of address space, 256 processes, files up to 1 GiB. */
+export const PHP_LIMITS: Readonly<ResourceLimits> = Object.freeze({ addressSpaceBytes: 1 << 30, processes: 256, fileSizeBytes: 1 << 30 });
+/** MariaDB's: it reserves address space freely, so only processes and file size. */
+export const MARIADB_LIMITS: Readonly<ResourceLimits> = Object.freeze({ addressSpaceBytes: 0, processes: 256, fileSizeBytes: 4 * (1 << 30) });
+
+/** The uid and gid sandboxed processes run as when the host user is root (Debian's `nobody`). */
+export const SANDBOX_UID = 65534;
+
+/** True when processes must drop root (the host user is root). */
+export function dropsRoot(): boolean {
+  return typeof process.getuid === "function" && process.getuid() === 0;
+}
+
+/** System paths every sandboxed process sees read-only (programs, libraries, their configuration). */
+const SYSTEM_READ_ONLY = ["/usr", "/etc/alternatives", "/etc/ld.so.cache", "/etc/php", "/etc/ssl", "/etc/localtime", "/etc/mysql"];
+
+/**
+ * A confined command: its argv, and the environment to spawn it with. The environment is not on
+ * the command line (`bwrap --setenv`), where any host user could read a secret in `ps`.
+ */
+export interface ConfinedCommand {
+  argv: string[];
+  env: Record<string, string>;
+}
+
+/** Folders of the sandbox's own root that binds land in, created world-readable (bubblewrap run by root makes them 0700). */
+const SANDBOX_ROOT_DIRS = ["/etc", "/run", "/var", "/var/lib", "/opt", "/internal"];
+
+/**
+ * The command line that runs `command` confined: `prlimit … bwrap … -- [setpriv …] command`.
+ * Run by root, bubblewrap makes the mounts itself and `setpriv` then drops to `SANDBOX_UID` with
+ * no capabilities inside (the sandbox uid could not reach a cache under `/root` to bind it); run
+ * by another user, bubblewrap uses a user namespace of its own.
+ */
+export function confinedCommand(tools: NativeTools, options: { binds: Bind[]; chdir: string; limits: ResourceLimits; env?: Record<string, string> }, command: string[]): ConfinedCommand {
+  const { limits } = options;
+  const prlimit = [tools.prlimit, "--core=0"];
+  if (limits.addressSpaceBytes > 0) prlimit.push(`--as=${limits.addressSpaceBytes}`);
+  if (limits.processes > 0) prlimit.push(`--nproc=${limits.processes}`);
+  if (limits.fileSizeBytes > 0) prlimit.push(`--fsize=${limits.fileSizeBytes}`);
+  prlimit.push("--");
+  const root = dropsRoot();
+  const namespaces = root ? ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"] : ["--unshare-all"];
+  const bwrap = [tools.bwrap, ...namespaces, "--die-with-parent", "--new-session"];
+  for (const dir of SANDBOX_ROOT_DIRS) bwrap.push("--perms", "0755", "--dir", dir);
+  for (const path of SYSTEM_READ_ONLY) bwrap.push("--ro-bind-try", path, path);
+  bwrap.push("--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64");
+  bwrap.push("--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp");
+  for (const bind of options.binds) bwrap.push(bind.readOnly ? "--ro-bind" : "--bind", bind.source, bind.target);
+  bwrap.push("--chdir", options.chdir, "--");
+  const setpriv = root
+    ? [tools.setpriv, `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_UID}`, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+    : [];
+  // Only these variables reach the sandbox: the process is spawned with exactly this environment.
+  const env = { PATH: "/usr/bin:/bin", HOME: "/tmp", LANG: "C.UTF-8", TMPDIR: "/tmp", ...(options.env ?? {}) };
+  return { argv: [...prlimit, ...bwrap, ...setpriv, ...command], env };
+}

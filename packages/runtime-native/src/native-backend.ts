@@ -1,0 +1,157 @@
+/**
+ * `createNativeBackend()`: the `RuntimeBackend` that boots WordPress on Debian's PHP with a private
+ * MariaDB server per sandbox, every process confined by bubblewrap. What it cannot do the same way
+ * as the Playground backend it refuses before boot (`native-unsupported`), naming the backend.
+ */
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import {
+  WpCodeboxError,
+  assertDefines,
+  assertEnvironment,
+  assertSecretsSafe,
+  defaultRuntimePolicy,
+  normalizePolicy,
+  pluginMount,
+  resolveCacheDir,
+  resolveMounts,
+  themeMount,
+  type RuntimeBackend,
+  type RuntimeCreateSpec,
+  type RuntimePreflight,
+} from "@wp-codebox/runtime-core";
+import { NativeRuntime } from "./native-runtime.js";
+import { ensureNativeSite } from "./native-site-cache.js";
+import { DEFAULT_NATIVE_TOOLS, assertNativeTools, type NativeTools } from "./native-tools.js";
+
+/**
+ * Where a spec's WordPress tree comes from. The CLI passes the Playground package's resolver, so
+ * both backends boot the same bundled builds and mirror releases; without one, only
+ * `wordpress.path` naming a WordPress directory works.
+ */
+export interface WordPressTreeSource {
+  /** The release a spec resolves to, without fetching (`"6.5.5"`, `custom:<path>`). @throws what the resolver refuses. */
+  preflight(spec: RuntimeCreateSpec): string;
+  /** The tree's folder and release, fetched or unpacked into the cache when needed. */
+  tree(spec: RuntimeCreateSpec): Promise<{ dir: string; release: string }>;
+}
+
+/** Options of the native backend. */
+export interface NativeBackendOptions {
+  /** Cache for installed native sites; default `$WP_CODEBOX_CACHE_DIR` or `~/.cache/wp-codebox`. */
+  cacheDir?: string;
+  /** Base for relative mount sources and `code-file` paths; default `process.cwd()`. */
+  cwd?: string;
+  /** Per-stream output cap in bytes; default 10 MiB. */
+  outputCapBytes?: number;
+  /** Paths of the Debian programs (tests point one at a missing file). */
+  tools?: Partial<NativeTools>;
+  wordpress?: WordPressTreeSource;
+}
+
+/** A WordPress directory given as `wordpress.path` (the source used when no resolver is given). */
+function directoryTree(cwd: string): WordPressTreeSource {
+  const find = (spec: RuntimeCreateSpec) => {
+    const path = spec.wordpress?.path !== undefined ? resolve(cwd, spec.wordpress.path) : undefined;
+    if (!path || !existsSync(join(path, "wp-load.php")) || !statSync(path).isDirectory()) {
+      throw new WpCodeboxError("wordpress-source-invalid", "This native backend was created without a WordPress resolver: pass wordpress.path naming a WordPress directory (the CLI resolves bundled versions and releases).", { path: spec.wordpress?.path ?? null });
+    }
+    const version = /\$wp_version\s*=\s*'([^']+)'/.exec(readFileSync(join(path, "wp-includes", "version.php"), "utf8"))?.[1] ?? "unknown";
+    return { dir: path, release: version };
+  };
+  return { preflight: (spec) => find(spec).release, tree: async (spec) => find(spec) };
+}
+
+/**
+ * Creates the native backend.
+ * @example
+ * const backend = createNativeBackend({ wordpress: { preflight, tree } });
+ * const runtime = await backend.create({});
+ * const result = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo $wpdb->get_var('SELECT VERSION()');"] });
+ * await runtime.dispose();
+ */
+export function createNativeBackend(options: NativeBackendOptions = {}): RuntimeBackend & {
+  create(spec?: RuntimeCreateSpec): Promise<NativeRuntime>;
+  preflight(spec?: RuntimeCreateSpec): RuntimePreflight;
+} {
+  const cwd = options.cwd ?? process.cwd();
+  const tools: NativeTools = { ...DEFAULT_NATIVE_TOOLS, ...(options.tools ?? {}) };
+  const wordpress = options.wordpress ?? directoryTree(cwd);
+  const backend = {
+    kind: "native",
+    /**
+     * Checks, without booting: the Debian packages are installed, the PHP version is Debian's, the
+     * spec asks for nothing this backend refuses, the WordPress source exists.
+     * @returns `{ wordpressVersion, phpVersion }` (Debian's PHP, `"8.2"` on Debian 12).
+     * @throws `native-backend-unavailable` (exit 3, naming the packages), `php-version-unavailable`,
+     *   `native-unsupported`, and what the WordPress source refuses.
+     */
+    preflight(spec: RuntimeCreateSpec = {}): RuntimePreflight {
+      const status = assertNativeTools(tools);
+      if (spec.php !== undefined && spec.php !== status.phpVersion) {
+        throw new WpCodeboxError("php-version-unavailable", `PHP ${spec.php} is not available on the native backend: it runs Debian's PHP ${status.phpVersion}. Choose --php ${status.phpVersion}, or --backend playground.`, {
+          requested: spec.php,
+          available: [status.phpVersion],
+          backend: "native",
+        });
+      }
+      const unsupported = (what: string, option: string) => {
+        throw new WpCodeboxError("native-unsupported", `${what} is not supported on the native backend yet; use --backend playground.`, { backend: "native", option });
+      };
+      if (spec.clock !== undefined && spec.clock !== "real") unsupported("A virtual clock (--clock)", "clock");
+      if (spec.seed !== undefined) unsupported("Seeded randomness (--seed)", "seed");
+      if (spec.origin === "loopback") unsupported("A loopback site origin", "origin");
+      const network = spec.policy?.network;
+      if (network !== undefined && network !== "deny") unsupported("A policy that allows outbound network", "policy.network");
+      if (spec.extensions !== undefined && spec.extensions.length > 0) {
+        const missing = spec.extensions.filter((e) => !(status.phpExtensions ?? []).includes(e.toLowerCase()));
+        if (missing.length) {
+          throw new WpCodeboxError("php-extension-unavailable", `PHP extension ${missing.join(", ")} is not installed in Debian's PHP. Loaded: ${(status.phpExtensions ?? []).join(", ")}.`, { requested: missing, available: status.phpExtensions ?? [], backend: "native" });
+        }
+      }
+      return { wordpressVersion: wordpress.preflight(spec), phpVersion: status.phpVersion };
+    },
+    /**
+     * Boots a native sandbox (the first one per WordPress release installs it into a cached
+     * MariaDB data directory).
+     * @throws what `preflight` throws, `mount-*` codes, `invalid-policy`, `secret-unsafe`, `boot-failed`.
+     */
+    async create(spec: RuntimeCreateSpec = {}): Promise<NativeRuntime> {
+      const { phpVersion } = backend.preflight(spec);
+      const status = assertNativeTools(tools);
+      const policy = spec.policy === undefined ? defaultRuntimePolicy() : normalizePolicy(spec.policy);
+      for (const p of [...(spec.plugins ?? []), ...(spec.themes ?? [])]) {
+        if (!existsSync(resolve(cwd, p))) throw new WpCodeboxError("mount-source-missing", `${p} does not exist (resolved to ${resolve(cwd, p)}). Pass the plugin or theme folder.`, { source: p });
+      }
+      assertEnvironment(spec.env ?? {}, "--env");
+      assertEnvironment(spec.secretEnv ?? {}, "--secret-env");
+      assertSecretsSafe(spec.secretEnv ?? {}, "--secret-env");
+      if (spec.defines !== undefined) assertDefines(spec.defines, "defines");
+      const mounts = resolveMounts([...(spec.mounts ?? []), ...(spec.plugins ?? []).map((p) => pluginMount(p, cwd)), ...(spec.themes ?? []).map((t) => themeMount(t, cwd))], cwd);
+      spec.onProgress?.("Preparing WordPress");
+      const tree = await wordpress.tree(spec);
+      const site = await ensureNativeSite(tools, tree, phpVersion!, resolveCacheDir(options.cacheDir), spec.onProgress);
+      return NativeRuntime.boot({
+        tools,
+        site: site.layout,
+        bootMode: site.installed ? "installed" : "cached",
+        treeDir: tree.dir,
+        wordpressRelease: tree.release,
+        phpVersion: phpVersion!,
+        phpExtensions: status.phpExtensions ?? [],
+        policy,
+        mounts,
+        plugins: (spec.plugins ?? []).map((p) => basename(resolve(cwd, p))),
+        themes: (spec.themes ?? []).map((t) => basename(resolve(cwd, t))),
+        env: spec.env ?? {},
+        secretEnv: spec.secretEnv ?? {},
+        siteOptions: spec.siteOptions ?? {},
+        ...(spec.defines !== undefined && Object.keys(spec.defines).length ? { defines: { ...spec.defines } } : {}),
+        cwd,
+        ...(options.outputCapBytes !== undefined ? { outputCapBytes: options.outputCapBytes } : {}),
+        ...(spec.onProgress ? { onProgress: spec.onProgress } : {}),
+      });
+    },
+  };
+  return backend;
+}

@@ -1,0 +1,42 @@
+/**
+ * The wp-config.php constants of a native sandbox: the database on the sandbox's own socket, the
+ * stable site origin, fresh salts, the same policy constants and developer-site defaults as the
+ * Playground backend, then the caller's `--define`s.
+ */
+import { randomBytes } from "node:crypto";
+import { STABLE_SITE_ORIGIN, type RuntimePolicy, type WpDefineValue } from "@wp-codebox/runtime-core";
+import { SANDBOX_PATHS } from "./native-site.js";
+
+const SALTS = ["AUTH_KEY", "SECURE_AUTH_KEY", "LOGGED_IN_KEY", "NONCE_KEY", "AUTH_SALT", "SECURE_AUTH_SALT", "LOGGED_IN_SALT", "NONCE_SALT"];
+
+/**
+ * @param options.installing - the installer's constants only (the cached site does not depend on
+ *   policy or defines).
+ * @returns name → JSON scalar, for `writeSiteConfig`.
+ */
+export function siteConstants(options: { policy?: RuntimePolicy; defines?: Record<string, WpDefineValue>; installing?: boolean }): Record<string, string | number | boolean | null> {
+  const constants: Record<string, string | number | boolean | null> = {
+    DB_NAME: "wordpress",
+    DB_USER: "root",
+    DB_PASSWORD: "",
+    DB_HOST: `localhost:${SANDBOX_PATHS.socket}`,
+    DB_CHARSET: "utf8mb4",
+    DB_COLLATE: "",
+    WP_HOME: STABLE_SITE_ORIGIN,
+    WP_SITEURL: STABLE_SITE_ORIGIN,
+    WP_DISABLE_FATAL_ERROR_HANDLER: true,
+    FS_METHOD: "direct",
+    AUTOMATIC_UPDATER_DISABLED: true,
+    WP_AUTO_UPDATE_CORE: false,
+    WP_HTTP_BLOCK_EXTERNAL: true,
+    // No web server answers WordPress's own loopback yet: spawning WP-Cron would only wait.
+    DISABLE_WP_CRON: true,
+  };
+  for (const salt of SALTS) constants[salt] = randomBytes(32).toString("base64");
+  if (options.installing) return constants;
+  constants.WP_DEBUG = true;
+  constants.WP_DEBUG_DISPLAY = false;
+  const network = options.policy?.network ?? "deny";
+  if (typeof network === "object") constants.WP_ACCESSIBLE_HOSTS = network.allowHosts.join(",");
+  return { ...constants, ...(options.defines ?? {}) };
+}

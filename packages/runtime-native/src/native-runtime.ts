@@ -1,0 +1,422 @@
+/**
+ * A live native sandbox: a folder of its own in the host's temporary directory holding a copy of
+ * the cached MariaDB data directory and wp-content, the sandbox's private MariaDB server on a unix
+ * socket there, and a warm confined Debian PHP process that forks one child per command
+ * (`php-server.ts`). A command that outlives its deadline has its PHP process killed (the next
+ * command starts a new one); the database and the sandbox live on.
+ */
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, dirname, join, posix, relative, resolve } from "node:path";
+import {
+  DEFAULT_OUTPUT_CAP_BYTES,
+  MAX_DURATION_MS,
+  STABLE_SITE_ORIGIN,
+  SerialQueue,
+  WpCodeboxError,
+  abortReasonText,
+  assertCapability,
+  fatalFromPhpOutput,
+  getCommandDefinition,
+  parseCommandArgs,
+  readInputText,
+  serializeError,
+  type ArtifactSpec,
+  type DbErrorRecord,
+  type ExecutionError,
+  type ExecutionResult,
+  type ExecutionSpec,
+  type ResolvedMount,
+  type Runtime,
+  type RuntimeArtifacts,
+  type RuntimeEvent,
+  type RuntimeInfo,
+  type RuntimePolicy,
+  type WpDefineValue,
+} from "@wp-codebox/runtime-core";
+import type { Bind } from "./bubblewrap.js";
+import type { CapturedStream, ProcessOutcome } from "./confined-process.js";
+import { siteConstants } from "./native-config.js";
+import { PhpServer } from "./php-server.js";
+import { MariaDbServer, SANDBOX_PATHS, copyTree, createLayout, giveOneToSandbox, giveToSandbox, siteLayout, writeSiteConfig, type SiteLayout } from "./native-site.js";
+import type { NativeTools } from "./native-tools.js";
+
+/** Everything a native sandbox boots from (resolved and validated by the backend). */
+export interface NativeRuntimeSetup {
+  tools: NativeTools;
+  /** The cached installed site this sandbox copies. */
+  site: SiteLayout;
+  bootMode: "installed" | "cached";
+  /** Host folder of the WordPress tree (bound read-only at /wordpress). */
+  treeDir: string;
+  wordpressRelease: string;
+  phpVersion: string;
+  phpExtensions: string[];
+  policy: RuntimePolicy;
+  mounts: ResolvedMount[];
+  plugins: string[];
+  themes: string[];
+  env: Record<string, string>;
+  secretEnv: Record<string, string>;
+  siteOptions: Record<string, string>;
+  defines?: Record<string, WpDefineValue>;
+  cwd: string;
+  outputCapBytes?: number;
+  onProgress?: (message: string) => void;
+}
+
+type Outcome = Pick<ExecutionResult, "status" | "exitCode" | "stdout" | "stderr" | "stdoutBytes" | "stderrBytes" | "truncated" | "json" | "error">;
+
+const text = (stream: CapturedStream) => stream.data.toString("utf8");
+
+export class NativeRuntime implements Runtime {
+  readonly id = `runtime-${randomUUID()}`;
+  private readonly layout: SiteLayout;
+  private readonly binds: Bind[];
+  private server: MariaDbServer | undefined;
+  private readonly results: ExecutionResult[] = [];
+  private readonly events: RuntimeEvent[] = [];
+  private readonly order = new SerialQueue();
+  /** The warm PHP process that runs every command (killed at a deadline, started again for the next). */
+  private php!: PhpServer;
+  private disposed = false;
+  private bootDurationMs = 0;
+
+  private constructor(private readonly setup: NativeRuntimeSetup) {
+    this.layout = siteLayout(mkdtempSync(join(tmpdir(), "wp-codebox-native-")));
+    this.binds = setup.mounts.map((m) => ({ source: m.source, target: m.target, readOnly: m.mode === "readonly" }));
+    this.php = new PhpServer({ tools: setup.tools, layout: this.layout, treeDir: setup.treeDir, extraBinds: this.binds, env: { ...setup.env, ...setup.secretEnv } });
+  }
+
+  /**
+   * Boots a sandbox: copies the cached site, starts its MariaDB server, activates the inputs.
+   * @throws `boot-failed` (MariaDB did not start, or activating a plugin/theme failed).
+   */
+  static async boot(setup: NativeRuntimeSetup): Promise<NativeRuntime> {
+    const runtime = new NativeRuntime(setup);
+    try {
+      await runtime.start();
+    } catch (error) {
+      await runtime.dispose();
+      throw error;
+    }
+    return runtime;
+  }
+
+  private async start(): Promise<void> {
+    const started = Date.now();
+    this.setup.onProgress?.("Booting WordPress (native)");
+    createLayout(this.layout);
+    writeSiteConfig(this.layout, siteConstants({ policy: this.setup.policy, ...(this.setup.defines ? { defines: this.setup.defines } : {}) }));
+    await this.restoreSite();
+    await this.cleanDatabase("save");
+    this.bootDurationMs = Date.now() - started;
+    this.event("runtime-booted", { durationMs: this.bootDurationMs, bootMode: this.setup.bootMode, siteUrl: this.info().siteUrl, backend: "native" });
+  }
+
+  /** Copies the cached database and wp-content, starts MariaDB, activates inputs and site options. */
+  private async restoreSite(): Promise<void> {
+    this.php.kill();
+    this.server?.kill();
+    await this.server?.exited;
+    this.server = undefined;
+    copyTree(this.setup.site.data, this.layout.data);
+    copyTree(this.setup.site.content, this.layout.content);
+    this.createMountPoints();
+    rmSync(join(this.layout.run, "mysqld.sock"), { force: true });
+    this.server = await MariaDbServer.start(this.setup.tools, this.layout);
+    if (this.setup.plugins.length || this.setup.themes.length || Object.keys(this.setup.siteOptions).length) {
+      writeFileSync(join(this.layout.internal, "activate.json"), JSON.stringify({ plugins: this.setup.plugins, themes: this.setup.themes, siteOptions: this.setup.siteOptions }));
+      const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/activate.php`, "wordpress", "admin", 64 << 10);
+      const outcome = this.outcome(run.process);
+      if (outcome.status !== "ok") {
+        throw new WpCodeboxError("boot-failed", `Activating the plugins and themes failed: ${outcome.error?.message ?? outcome.stderr.slice(0, 800)}`);
+      }
+    }
+  }
+
+  /**
+   * Saves the database as it is after boot into the server's `wp_codebox_clean` database, or puts
+   * it back from there (`php/clean-db.php`).
+   * @throws `boot-failed` with what PHP printed when that fails.
+   */
+  private async cleanDatabase(action: "save" | "restore"): Promise<void> {
+    writeFileSync(join(this.layout.internal, "clean-db.json"), JSON.stringify({ action }));
+    const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/clean-db.php`, "none", 0, 64 << 10);
+    const outcome = this.outcome(run.process);
+    if (outcome.status !== "ok") throw new WpCodeboxError("boot-failed", `The sandbox's database could not be ${action === "save" ? "saved" : "restored"}: ${outcome.error?.message ?? ""} ${outcome.stderr.slice(0, 800)}`.trim());
+  }
+
+  /** Mount targets under wp-content exist in the sandbox's copy before bubblewrap binds over them. */
+  private createMountPoints(): void {
+    for (const mount of this.setup.mounts) {
+      if (!mount.target.startsWith(`${SANDBOX_PATHS.content}/`)) continue;
+      const path = join(this.layout.content, relative(SANDBOX_PATHS.content, mount.target));
+      const created = mkdirSync(mount.kind === "directory" ? path : dirname(path), { recursive: true });
+      if (mount.kind === "file" && !existsSync(path)) writeFileSync(path, "");
+      // Only what was created here: the copied wp-content already belongs to the sandbox uid.
+      if (created) giveToSandbox(created);
+      if (mount.kind === "file") giveOneToSandbox(path);
+    }
+  }
+
+  info(): RuntimeInfo {
+    return {
+      id: this.id,
+      backend: "native",
+      wordpressVersion: this.setup.wordpressRelease,
+      phpVersion: this.setup.phpVersion,
+      phpExtensions: [...this.setup.phpExtensions],
+      siteUrl: STABLE_SITE_ORIGIN,
+      bootMode: this.setup.bootMode,
+      bootDurationMs: this.bootDurationMs,
+      mounts: this.setup.mounts,
+      policy: this.setup.policy,
+      plugins: this.setup.plugins,
+      themes: this.setup.themes,
+      determinism: { clock: "real", origin: "stable" },
+      ...(this.setup.defines ? { defines: { ...this.setup.defines } } : {}),
+    };
+  }
+
+  /**
+   * Runs one command, after the ones called before it. Only `wordpress.run-php` runs on this
+   * backend yet; other catalog commands give an `error` result with code `not-implemented`.
+   * @throws `runtime-disposed`, `unknown-command`, `policy-denied`, `invalid-argument`, `missing-argument`.
+   */
+  async execute(spec: ExecutionSpec): Promise<ExecutionResult> {
+    this.assertLive();
+    return this.order.run(async () => {
+      this.assertLive();
+      const definition = getCommandDefinition(spec.command);
+      if (!definition.runnable) throw new WpCodeboxError("unknown-command", `${spec.command} is a policy capability, not a runnable command.`);
+      assertCapability(this.setup.policy, definition.capability);
+      const args = parseCommandArgs(spec.command, spec.args);
+      if (spec.timeoutMs !== undefined && !(Number.isInteger(spec.timeoutMs) && spec.timeoutMs >= 0 && spec.timeoutMs <= MAX_DURATION_MS)) {
+        throw new WpCodeboxError("invalid-argument", `${spec.command}: timeoutMs must be a whole number of milliseconds from 0 (no limit) to ${MAX_DURATION_MS} (got ${String(spec.timeoutMs)}).`, { command: spec.command, timeoutMs: spec.timeoutMs });
+      }
+      const timeoutMs = spec.timeoutMs ?? definition.defaultTimeoutMs;
+      const id = `exec-${randomUUID()}`;
+      const startedAt = new Date().toISOString();
+      const started = Date.now();
+      this.event("command-started", { id, command: spec.command });
+      let outcome: Outcome;
+      let dbErrors: DbErrorRecord[] = [];
+      if (spec.command !== "wordpress.run-php") {
+        outcome = { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: "not-implemented", message: `${spec.command} does not run on the native backend yet (only wordpress.run-php does); use --backend playground.` } };
+      } else {
+        try {
+          const ran = await this.runPhpCommand(args, timeoutMs, spec.signal);
+          outcome = ran.outcome;
+          dbErrors = ran.dbErrors;
+        } catch (error) {
+          if (error instanceof WpCodeboxError && error.code !== "boot-failed") throw error;
+          const serialized = serializeError(error);
+          outcome = { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: serialized.code, message: serialized.message } };
+        }
+      }
+      const result: ExecutionResult = {
+        id,
+        command: spec.command,
+        args: spec.args,
+        ...outcome,
+        startedAt,
+        finishedAt: new Date().toISOString(),
+        durationMs: Date.now() - started,
+        ...(dbErrors.length ? { dbErrors } : {}),
+      };
+      this.results.push(result);
+      this.event("command-finished", { id, command: spec.command, status: result.status, durationMs: result.durationMs });
+      return result;
+    });
+  }
+
+  /** `wordpress.run-php`: the caller's code in a file of the sandbox, run by the runner with its deadline. */
+  private async runPhpCommand(args: Record<string, string>, timeoutMs: number, signal: AbortSignal | undefined): Promise<{ outcome: Outcome; dbErrors: DbErrorRecord[] }> {
+    let source: string;
+    let name = "code.php";
+    if (args["code-file"] !== undefined) {
+      const path = resolve(this.setup.cwd, args["code-file"]);
+      if (!existsSync(path)) throw new WpCodeboxError("invalid-argument", `code-file ${args["code-file"]} does not exist (resolved to ${path}).`, { path });
+      source = await readInputText(path, "code-file");
+      name = basename(path);
+    } else {
+      source = args.code ?? "";
+    }
+    if (source.startsWith("#!")) {
+      // PHP's command line skips a shebang only in the script it starts with; this file is included.
+      const nl = source.indexOf("\n");
+      const rest = nl < 0 ? "" : source.slice(nl + 1);
+      source = rest.startsWith("<?php") ? "<?php\n" + rest.slice(5) : rest;
+    }
+    if (!/^\s*<\?(php|=)?/.test(source)) source = `<?php\n${source}`;
+    mkdirSync(join(this.layout.internal, "code"), { recursive: true });
+    writeFileSync(join(this.layout.internal, "code", name), source);
+    giveOneToSandbox(join(this.layout.internal, "code"));
+    giveOneToSandbox(join(this.layout.internal, "code", name));
+    const bootstrap = args.bootstrap === "none" ? "none" : "wordpress";
+    const user = this.actor(args.as);
+    const run = await this.runPhpFile(posix.join(SANDBOX_PATHS.internal, "code", name), bootstrap, user, this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES, timeoutMs, signal);
+    const dbErrors = this.takeDbErrors();
+    if (run.stopped) {
+      const partial = run.process.partial;
+      const error: ExecutionError = run.stopped === "interrupted"
+        ? { code: "interrupted", message: `wordpress.run-php: stopped by the caller before it finished (${abortReasonText(signal)}). Its PHP process was killed; the sandbox keeps running.`, data: { reason: abortReasonText(signal) } }
+        : { code: "timeout", message: `wordpress.run-php: Timeout ${timeoutMs}ms exceeded. Its PHP process was killed; the sandbox keeps running. Raise --timeout if the work needs longer.`, data: { timeoutMs } };
+      this.event("php-process-killed", { reason: run.stopped });
+      return { outcome: { status: "timed-out", exitCode: 124, stdout: text(partial.stdout), stderr: text(partial.stderr), stdoutBytes: partial.stdout.bytes, stderrBytes: partial.stderr.bytes, error }, dbErrors };
+    }
+    return { outcome: this.outcome(run.process), dbErrors };
+  }
+
+  /** `as=`: admin (default), anonymous, or `user:<id>`. */
+  private actor(as: string | undefined): number | "admin" {
+    if (as === undefined || as === "admin") return "admin";
+    if (as === "anonymous") return 0;
+    const id = /^user:(\d+)$/.exec(as)?.[1];
+    if (id !== undefined) return Number(id);
+    throw new WpCodeboxError("invalid-argument", `as=${as}: the native backend takes as=admin, as=anonymous or as=user:<id> (a numeric id) so far.`, { as });
+  }
+
+  /**
+   * Runs a PHP file through the runner, confined, until it ends, its deadline passes (`timeoutMs`,
+   * 0 = none) or `signal` aborts; the last two kill it.
+   */
+  private async runPhpFile(
+    file: string,
+    bootstrap: "wordpress" | "none",
+    user: number | "admin",
+    capBytes: number,
+    timeoutMs = 0,
+    signal?: AbortSignal,
+  ): Promise<{ process: ProcessOutcome & { partial: { stdout: CapturedStream; stderr: CapturedStream } }; stopped?: "timeout" | "interrupted" }> {
+    rmSync(join(this.layout.internal, "last-error.json"), { force: true });
+    writeFileSync(join(this.layout.internal, "request.json"), JSON.stringify({ file, bootstrap, user }));
+    const child = this.php.run(capBytes);
+    let stopped: "timeout" | "interrupted" | undefined;
+    const timer = timeoutMs > 0 ? setTimeout(() => { stopped ??= "timeout"; child.kill(); }, timeoutMs) : undefined;
+    const onAbort = () => { stopped ??= "interrupted"; child.kill(); };
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      const done = await child.done;
+      return { process: { ...done, partial: child.partial() }, ...(stopped ? { stopped } : {}) };
+    } finally {
+      if (timer) clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /** A finished PHP run as a result: fatal → `php-fatal` with file:line, non-zero exit → `php-exit`. */
+  private outcome(run: ProcessOutcome): Outcome {
+    const stdout = text(run.stdout);
+    const stderr = text(run.stderr);
+    const base = { stdout, stderr, stdoutBytes: run.stdout.bytes, stderrBytes: run.stderr.bytes, truncated: { stdout: run.stdout.truncated, stderr: run.stderr.truncated } };
+    let fatal: { message: string; file: string; line: number; type: number } | undefined;
+    try {
+      fatal = JSON.parse(readFileSync(join(this.layout.internal, "last-error.json"), "utf8"));
+    } catch {
+      fatal = run.exitCode === 255 ? fatalFromPhpOutput(`${stderr}\n${stdout}`) : undefined;
+    }
+    if (fatal) {
+      const firstLine = (fatal.message.split("\n")[0] ?? fatal.message).replace(` in ${fatal.file}:${fatal.line}`, "");
+      return {
+        ...base,
+        status: "error",
+        exitCode: run.exitCode || 255,
+        error: { code: "php-fatal", message: `PHP fatal error: ${firstLine}${fatal.file ? ` (${fatal.file}:${fatal.line})` : ""}`, data: { message: fatal.message, file: fatal.file, line: fatal.line, type: fatal.type } },
+      };
+    }
+    if (run.signal) {
+      const why = run.signal === "SIGXFSZ" ? " (it wrote a file over the sandbox's file size limit)" : "";
+      return { ...base, status: "error", exitCode: 128, error: { code: "php-exit", message: `PHP was killed by ${run.signal}${why}.`, data: { signal: run.signal } } };
+    }
+    if (run.exitCode !== 0) {
+      return { ...base, status: "error", exitCode: run.exitCode, error: { code: "php-exit", message: `PHP exited with code ${run.exitCode}.${stderr ? ` stderr: ${stderr.slice(0, 500)}` : ""}`, data: { exitCode: run.exitCode } } };
+    }
+    let json: unknown;
+    if (!run.stdout.truncated && /^\s*[[{]/.test(stdout)) {
+      try {
+        json = JSON.parse(stdout);
+      } catch {
+        json = undefined;
+      }
+    }
+    return { ...base, status: "ok", exitCode: 0, ...(json !== undefined ? { json } : {}) };
+  }
+
+  /** The database errors the last run recorded (db.php drop-in), then forgets them. */
+  private takeDbErrors(): DbErrorRecord[] {
+    const path = join(this.layout.internal, "db-errors.jsonl");
+    if (!existsSync(path)) return [];
+    const lines = readFileSync(path, "utf8").split("\n").filter(Boolean);
+    rmSync(path, { force: true });
+    const records: DbErrorRecord[] = [];
+    for (const line of lines) {
+      try {
+        const r = JSON.parse(line) as { query?: unknown; message?: unknown };
+        records.push({ query: String(r.query ?? ""), message: String(r.message ?? "") });
+      } catch {
+        // A line cut by a killed process.
+      }
+    }
+    return records;
+  }
+
+  /**
+   * Back to the state right after boot: the database's tables are copied back from the clean copy
+   * boot saved (no server restart) and wp-content is copied again from the cache (read-write mounts
+   * are host folders and keep their content). When that fails (MariaDB died), the sandbox's site is
+   * made again from the cache and MariaDB restarted.
+   * Event `runtime-reset` `{ durationMs, how: "tables" | "restarted" }`.
+   */
+  async reset(): Promise<void> {
+    this.assertLive();
+    await this.order.run(async () => {
+      this.assertLive();
+      const started = Date.now();
+      let how: "tables" | "restarted" = "tables";
+      try {
+        copyTree(this.setup.site.content, this.layout.content);
+        this.createMountPoints();
+        await this.cleanDatabase("restore");
+      } catch {
+        how = "restarted";
+        await this.restoreSite();
+        await this.cleanDatabase("save");
+      }
+      this.event("runtime-reset", { durationMs: Date.now() - started, how });
+    });
+  }
+
+  async collectArtifacts(spec?: ArtifactSpec): Promise<RuntimeArtifacts> {
+    const wanted = spec?.executions ? new Set(spec.executions) : undefined;
+    return {
+      info: this.info(),
+      results: wanted ? this.results.filter((r) => wanted.has(r.id)) : [...this.results],
+      events: [...this.events],
+      files: [],
+      secrets: Object.values(this.setup.secretEnv).filter((v) => v.length > 0),
+    };
+  }
+
+  /** Kills the running PHP process and MariaDB and deletes the sandbox's folder. Idempotent. */
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.event("runtime-disposed");
+    this.php.kill();
+    this.server?.kill();
+    await this.server?.exited;
+    rmSync(this.layout.root, { recursive: true, force: true });
+  }
+
+  private assertLive(): void {
+    if (this.disposed) throw new WpCodeboxError("runtime-disposed", "This runtime was disposed; create a new one.");
+  }
+
+  private event(type: string, data?: Record<string, unknown>): void {
+    this.events.push({ at: new Date().toISOString(), type, ...(data ? { data } : {}) });
+  }
+}

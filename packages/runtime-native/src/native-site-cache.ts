@@ -1,0 +1,87 @@
+/**
+ * The native site cache: per WordPress tree, PHP and MariaDB version, one MariaDB data directory
+ * with WordPress installed and the wp-content it was installed with, prepared once (a minute at
+ * most) and copied into every sandbox. Concurrent processes that prepare the same entry each build
+ * their own staging folder; the first rename wins and the others discard theirs.
+ */
+import { spawnSync } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { cpSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { WpCodeboxError, fatalFromPhpOutput } from "@wp-codebox/runtime-core";
+import { MariaDbServer, PHP_DIR, SANDBOX_PATHS, copyTree, createLayout, giveToSandbox, installDataDir, siteLayout, writeSiteConfig, type SiteLayout } from "./native-site.js";
+import { startPhp } from "./native-php.js";
+import { mariadbVersion, type NativeTools } from "./native-tools.js";
+import { siteConstants } from "./native-config.js";
+
+/** Bumped when what an entry holds changes. */
+const CACHE_FORMAT = "native-site-v2";
+
+/** A prepared site: its folder (a `SiteLayout` root) and whether this call installed it. */
+export interface NativeSite {
+  layout: SiteLayout;
+  installed: boolean;
+}
+
+/**
+ * Returns the cached installed site for a WordPress tree, installing it first when missing.
+ * @throws `boot-failed` when MariaDB or the WordPress installer fails (with what they printed).
+ */
+export async function ensureNativeSite(tools: NativeTools, tree: { dir: string; release: string }, phpVersion: string, cacheDir: string, onProgress?: (message: string) => void): Promise<NativeSite> {
+  const key = createHash("sha256").update(JSON.stringify([CACHE_FORMAT, tree.dir, tree.release, phpVersion, mariadbVersion(tools)])).digest("hex").slice(0, 16);
+  const root = join(cacheDir, "native-sites", `${tree.release}-${key}`);
+  const layout = siteLayout(root);
+  if (existsSync(join(root, "complete.json"))) return { layout, installed: false };
+  onProgress?.(`Installing WordPress ${tree.release} into a MariaDB data directory (once per release)`);
+  const staging = siteLayout(`${root}.staging-${randomBytes(6).toString("hex")}`);
+  try {
+    createLayout(staging);
+    copyTree(join(tree.dir, "wp-content"), staging.content);
+    cpSync(join(PHP_DIR, "db.php"), join(staging.content, "db.php"));
+    giveToSandbox(staging.content);
+    writeSiteConfig(staging, siteConstants({ installing: true }));
+    installDataDir(tools, staging);
+    const server = await MariaDbServer.start(tools, staging);
+    const php = (script: string, args: string[] = []) => runOrThrow(tools, staging, tree.dir, script, args);
+    try {
+      await php(`${SANDBOX_PATHS.programs}/db-admin.php`, ["create"]);
+      await php(`${SANDBOX_PATHS.programs}/install.php`);
+    } catch (error) {
+      server.kill();
+      throw error;
+    }
+    await server.stop(() => php(`${SANDBOX_PATHS.programs}/db-admin.php`, ["shutdown"]));
+    // InnoDB's system tablespace is mostly zero pages: as holes, every sandbox's copy (and reset) skips them.
+    spawnSync("fallocate", ["--dig-holes", join(staging.data, "ibdata1")]);
+    writeFileSync(join(staging.root, "complete.json"), JSON.stringify({ release: tree.release, php: phpVersion, format: CACHE_FORMAT }));
+    try {
+      renameSync(staging.root, root);
+    } catch (error) {
+      // Another process finished the same entry first: use theirs.
+      if (!existsSync(join(root, "complete.json"))) throw error;
+    }
+  } finally {
+    rmSync(staging.root, { recursive: true, force: true });
+  }
+  return { layout, installed: true };
+}
+
+async function runOrThrow(tools: NativeTools, layout: SiteLayout, treeDir: string, script: string, args: string[]): Promise<void> {
+  const run = await startPhp({ tools, layout, treeDir, script, args, capBytes: 64 << 10 }).done;
+  if (run.exitCode !== 0) {
+    const stderr = run.stderr.data.toString("utf8");
+    const stdout = run.stdout.data.toString("utf8");
+    const fatal = fatalFromPhpOutput(`${stderr}\n${stdout}`);
+    const said = fatal ? `${fatal.message.split("\n")[0]} (${fatal.file}:${fatal.line})` : `${stderr}\n${stdout}`.trim().slice(-800);
+    throw new WpCodeboxError("boot-failed", `Preparing the native site failed: ${script} exited with ${run.exitCode}: ${said || "(no output)"}`);
+  }
+}
+
+/** The release recorded in a cache entry. */
+export function readNativeSiteStamp(layout: SiteLayout): { release: string; php: string } | undefined {
+  try {
+    return JSON.parse(readFileSync(join(layout.root, "complete.json"), "utf8")) as { release: string; php: string };
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * The warm PHP process of a native sandbox (`php/server.php`, confined): one run at a time, each in
+ * a forked child, so a run costs a fork and a WordPress load from OPcache's shared memory instead
+ * of starting bubblewrap and PHP. A run's output is what the process printed between the request
+ * and the run's marker (random per run); a run that must stop (deadline, interrupt) kills the whole
+ * process, and the next run starts a new one.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { PHP_LIMITS, confinedCommand } from "./bubblewrap.js";
+import type { CapturedStream, ProcessOutcome } from "./confined-process.js";
+import { PHP_INI } from "./native-php.js";
+import { SANDBOX_PATHS, phpBinds, type SiteLayout } from "./native-site.js";
+import type { Bind } from "./bubblewrap.js";
+import type { NativeTools } from "./native-tools.js";
+
+/** One stream of the current run: bytes kept up to the cap, total bytes, and the search for the marker. */
+class RunStream {
+  private parts: Buffer[] = [];
+  private kept = 0;
+  private total = 0;
+  /** Tail of what came so far, long enough to hold a marker split across chunks. */
+  private pending = Buffer.alloc(0);
+  constructor(private readonly capBytes: number, private readonly marker: Buffer) {}
+
+  /** Takes a chunk; returns what followed the marker (the marker's own suffix) once it arrived. */
+  push(chunk: Buffer): Buffer | undefined {
+    const data = Buffer.concat([this.pending, chunk]);
+    const at = data.indexOf(this.marker);
+    if (at >= 0) {
+      this.keep(data.subarray(0, at));
+      this.pending = Buffer.alloc(0);
+      return data.subarray(at + this.marker.length);
+    }
+    const hold = Math.min(data.length, this.marker.length - 1);
+    this.keep(data.subarray(0, data.length - hold));
+    this.pending = Buffer.from(data.subarray(data.length - hold));
+    return undefined;
+  }
+
+  private keep(data: Buffer): void {
+    this.total += data.length;
+    if (this.kept >= this.capBytes) return;
+    const part = data.length > this.capBytes - this.kept ? data.subarray(0, this.capBytes - this.kept) : data;
+    this.parts.push(Buffer.from(part));
+    this.kept += part.length;
+  }
+
+  value(): CapturedStream {
+    return { data: Buffer.concat(this.parts), bytes: this.total + this.pending.length, truncated: this.total + this.pending.length > this.kept };
+  }
+}
+
+/** The current run's state. */
+interface CurrentRun {
+  /** The process the run was sent to (output of an earlier, killed one is not the run's). */
+  child: ChildProcess;
+  stdout: RunStream;
+  stderr: RunStream;
+  stdoutDone?: Buffer;
+  stderrDone: boolean;
+  resolve(outcome: ProcessOutcome): void;
+}
+
+/** What a server needs to start. */
+export interface PhpServerSetup {
+  tools: NativeTools;
+  layout: SiteLayout;
+  treeDir: string;
+  extraBinds: Bind[];
+  env: Record<string, string>;
+}
+
+export class PhpServer {
+  private child: ChildProcess | undefined;
+  private current: CurrentRun | undefined;
+
+  constructor(private readonly setup: PhpServerSetup) {}
+
+  private start(): ChildProcess {
+    const ini = PHP_INI.flatMap((setting) => ["-d", setting]);
+    const { argv, env } = confinedCommand(
+      this.setup.tools,
+      { binds: [...phpBinds(this.setup.layout, this.setup.treeDir), ...this.setup.extraBinds], chdir: SANDBOX_PATHS.wordpress, limits: PHP_LIMITS, env: this.setup.env },
+      // OPcache's shared memory lives in this process and its forks: that is what stays warm.
+      [this.setup.tools.php, ...ini, "-d", "opcache.file_cache_only=0", `${SANDBOX_PATHS.programs}/server.php`],
+    );
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env });
+    child.stdin!.on("error", () => undefined);
+    child.stdout!.on("data", (chunk: Buffer) => this.onData(child, "stdout", chunk));
+    child.stderr!.on("data", (chunk: Buffer) => this.onData(child, "stderr", chunk));
+    child.once("close", (code, signal) => {
+      if (this.child === child) this.child = undefined;
+      // The process died under a run (killed, or PHP's engine crashed): the run ends with what it printed.
+      const run = this.current;
+      if (run && run.child === child) {
+        this.current = undefined;
+        run.resolve({ exitCode: code ?? 128, signal, stdout: run.stdout.value(), stderr: run.stderr.value() });
+      }
+    });
+    child.once("error", () => undefined);
+    this.child = child;
+    return child;
+  }
+
+  private onData(child: ChildProcess, stream: "stdout" | "stderr", chunk: Buffer): void {
+    const run = this.current;
+    if (!run || run.child !== child) return;
+    if (stream === "stdout" && run.stdoutDone === undefined) {
+      const rest = run.stdout.push(chunk);
+      if (rest !== undefined) run.stdoutDone = rest;
+    } else if (stream === "stdout" && run.stdoutDone !== undefined) {
+      run.stdoutDone = Buffer.concat([run.stdoutDone, chunk]);
+    } else if (stream === "stderr" && !run.stderrDone) {
+      if (run.stderr.push(chunk) !== undefined) run.stderrDone = true;
+    }
+    const code = run.stdoutDone ? /^:(\d+)\0/.exec(run.stdoutDone.toString("latin1"))?.[1] : undefined;
+    if (code !== undefined && run.stderrDone) {
+      this.current = undefined;
+      run.resolve({ exitCode: Number(code), signal: null, stdout: run.stdout.value(), stderr: run.stderr.value() });
+    }
+  }
+
+  /**
+   * Runs runner.php (request.json must be written) and resolves with its outcome.
+   * @param capBytes - bytes kept per stream.
+   */
+  run(capBytes: number): { done: Promise<ProcessOutcome>; partial(): { stdout: CapturedStream; stderr: CapturedStream }; kill(): void } {
+    const child = this.child ?? this.start();
+    const marker = randomBytes(16).toString("hex");
+    const needle = Buffer.from(`\0${marker}`);
+    const run: Partial<CurrentRun> = { child, stdout: new RunStream(capBytes, needle), stderr: new RunStream(capBytes, Buffer.from(`\0${marker}\0`)), stderrDone: false };
+    const done = new Promise<ProcessOutcome>((resolve) => (run.resolve = resolve));
+    this.current = run as CurrentRun;
+    child.stdin!.write(`${JSON.stringify({ marker })}\n`);
+    return {
+      done,
+      partial: () => ({ stdout: run.stdout!.value(), stderr: run.stderr!.value() }),
+      kill: () => this.kill(),
+    };
+  }
+
+  /** Kills the process (and so the run in it); the next run starts a new one. */
+  kill(): void {
+    const child = this.child;
+    this.child = undefined;
+    if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * The native backend (Debian's PHP, a private MariaDB per sandbox, bubblewrap) on real parts: two
+ * CLI runs (`run --backend native`: a MariaDB server, MySQL-only SQL, a verifying bundle; and
+ * `recipe run --backend native`), then one
+ * shared sandbox for the rest (fatals, timeouts, escapes, resource limits, database errors,
+ * `reset()`). Skipped, saying which packages to install, when the Debian packages are missing.
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DEFAULT_OUTPUT_CAP_BYTES, WpCodeboxError, type ExecutionResult, type Runtime } from "@wp-codebox/runtime-core";
+import { NATIVE_DEBIAN_PACKAGES, nativeToolsStatus } from "@wp-codebox/runtime-native";
+import { createBackend } from "../../packages/cli/src/commands/backends.js";
+import { REPO_ROOT, show, spawnCli } from "./spawn-cli.js";
+
+const status = nativeToolsStatus();
+const skip = status.ok ? false : `the native backend's Debian packages are missing (${status.missingPackages.join(", ")}): apt-get install -y ${NATIVE_DEBIAN_PACKAGES.join(" ")}`;
+// The default cache, shared with the other integration tests (the native site is installed once).
+const env = { WP_CODEBOX_CACHE_DIR: undefined } as unknown as NodeJS.ProcessEnv;
+
+/** MySQL-only SQL that the SQLite translation cannot run, and the answers MariaDB gives. */
+const MYSQL_PROBE = `global $wpdb;
+echo json_encode([
+  'version' => $wpdb->get_var('SELECT VERSION()'),
+  'concat' => $wpdb->get_var("SELECT GROUP_CONCAT(x ORDER BY x SEPARATOR '|') FROM (SELECT 'a' AS x UNION SELECT 'b' UNION SELECT 'c') t"),
+  'interval' => $wpdb->get_var("SELECT DATE(d + INTERVAL 2 DAY) FROM (SELECT DATE('2024-02-28') AS d) t"),
+  'sqlMode' => $wpdb->get_row("SHOW VARIABLES LIKE 'sql_mode'", ARRAY_A)['Variable_name'] ?? null,
+  'pluginActive' => is_plugin_active('check-clean/check-clean.php'),
+  'activationOption' => get_option('check_clean_settings'),
+  'env' => getenv('NATIVE_GREETING'),
+  'secretLength' => strlen((string) getenv('NATIVE_TEST_SECRET')),
+]);`;
+const SECRET = "native-secret-value-4821";
+
+describe("wp-codebox run --backend native", { skip, timeout: 300_000 }, () => {
+  let tmp: string;
+  before(() => (tmp = mkdtempSync(join(tmpdir(), "wp-codebox-native-cli-"))));
+  after(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it("reports a MariaDB server, runs GROUP_CONCAT … SEPARATOR and + INTERVAL, activates a --plugin, passes --env and a redacted --secret-env, and writes a verifying bundle", async () => {
+    const plugin = join(REPO_ROOT, "test/fixtures/plugins/check-clean");
+    const argv = ["run", "--backend", "native", "--command", "wordpress.run-php", "--arg", `code=<?php ${MYSQL_PROBE}`, "--plugin", plugin, "--env", "NATIVE_GREETING=hi", "--secret-env", "NATIVE_TEST_SECRET"];
+    const run = await spawnCli([...argv, "--artifacts", join(tmp, "bundle"), "--json"], { env: { ...env, NATIVE_TEST_SECRET: SECRET } });
+    assert.equal(run.code, 0, show(run));
+    const out = JSON.parse(run.stdout) as { result: ExecutionResult; bundle: { valid: boolean } };
+    const probe = out.result.json as Record<string, string>;
+    assert.match(probe.version!, /MariaDB/);
+    assert.equal(probe.concat, "a|b|c");
+    assert.equal(probe.interval, "2024-03-01");
+    assert.equal(probe.sqlMode, "sql_mode");
+    assert.equal(probe.pluginActive, true);
+    assert.deepEqual(probe.activationOption, { greeting: "hello" });
+    assert.equal(probe.env, "hi");
+    assert.equal(probe.secretLength, SECRET.length);
+    assert.equal(out.result.dbErrors, undefined);
+    assert.equal(out.bundle.valid, true);
+    for (const file of readdirSync(join(tmp, "bundle"), { recursive: true, encoding: "utf8" })) {
+      const path = join(tmp, "bundle", file);
+      if (statSync(path).isFile()) assert.ok(!readFileSync(path, "utf8").includes(SECRET), `${file} holds the secret`);
+    }
+  });
+
+  it("recipe run --backend native checks a step's expectation on MariaDB", async () => {
+    const recipe = join(tmp, "recipe.json");
+    writeFileSync(recipe, JSON.stringify({
+      schema: "wp-codebox/workspace-recipe/v1",
+      steps: [{ name: "GROUP_CONCAT on MariaDB", command: "wordpress.run-php", args: { code: `<?php global $wpdb; echo json_encode(['v' => $wpdb->get_var("SELECT GROUP_CONCAT(x SEPARATOR '-') FROM (SELECT 1 AS x UNION SELECT 2) t")]);` }, expect: { json: { path: "$.v", equals: "1-2" } } }],
+    }));
+    const run = await spawnCli(["recipe", "run", recipe, "--backend", "native", "--artifacts", join(tmp, "recipe-bundle"), "--json"], { env });
+    assert.equal(run.code, 0, show(run));
+    const out = JSON.parse(run.stdout) as { report: { outcome: string }; bundle: { valid: boolean } };
+    assert.equal(out.report.outcome, "passed");
+    assert.equal(out.bundle.valid, true);
+  });
+
+  it("an unknown backend name is invalid input (exit 2), refused before anything boots", () => {
+    assert.throws(() => createBackend("docker", { cwd: process.cwd() }), (error: WpCodeboxError) => {
+      assert.equal(error.code, "invalid-argument");
+      assert.equal(error.category, "input");
+      assert.match(error.message, /--backend "docker" is not a backend: use playground or native/);
+      return true;
+    });
+  });
+});
+
+describe("a native sandbox (one shared runtime)", { skip, timeout: 300_000 }, () => {
+  let runtime: Runtime;
+  const php = (code: string, extra: string[] = [], timeoutMs?: number): Promise<ExecutionResult> =>
+    runtime.execute({ command: "wordpress.run-php", args: [`code=${code}`, ...extra], ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
+
+  before(async () => {
+    runtime = await createBackend("native", { cwd: process.cwd() }).create({});
+  });
+  after(async () => runtime?.dispose());
+
+  it("says it is native, on Debian's PHP", () => {
+    const info = runtime.info();
+    assert.equal(info.backend, "native");
+    assert.equal(info.phpVersion, status.phpVersion);
+  });
+
+  it("a fatal error is php-fatal with the file and line", async () => {
+    const r = await php("<?php\necho 'before';\nwp_codebox_no_such_function();\n");
+    assert.equal(r.status, "error");
+    assert.equal(r.error?.code, "php-fatal");
+    assert.equal(r.error?.data?.file, "/internal/wp-codebox/code/code.php");
+    assert.equal(r.error?.data?.line, 3);
+    assert.match(r.error!.message, /wp_codebox_no_such_function\(\) \(\/internal\/wp-codebox\/code\/code\.php:3\)/);
+    assert.equal(r.stdout, "before");
+  });
+
+  it("an endless loop is timed-out, its PHP process killed, and the sandbox keeps running", async () => {
+    const r = await php("<?php echo 'started'; while (true) {}", [], 3000);
+    assert.equal(r.status, "timed-out");
+    assert.equal(r.error?.code, "timeout");
+    assert.equal(r.exitCode, 124);
+    const next = await php("<?php echo get_option('blogname');");
+    assert.equal(next.status, "ok", JSON.stringify(next.error));
+    assert.equal(next.stdout, "My WordPress Website");
+  });
+
+  it("PHP cannot read /etc/shadow, list the host's folders or reach an outside address", async () => {
+    const r = await php(
+      `<?php
+      $s = @fsockopen('1.1.1.1', 80, $errno, $errstr, 5);
+      echo json_encode([
+        'shadow' => @file_get_contents('/etc/shadow'),
+        'work' => @scandir('/work'),
+        'root' => @scandir('/root'),
+        'home' => @scandir('/home'),
+        'socket' => $s !== false,
+        'errno' => $errno,
+        'uid' => posix_getuid(),
+      ]);`,
+      ["bootstrap=none"],
+    );
+    assert.equal(r.status, "ok", JSON.stringify(r.error) + r.stderr);
+    const seen = r.json as Record<string, unknown>;
+    assert.equal(seen.shadow, false);
+    assert.equal(seen.work, false);
+    assert.equal(seen.root, false);
+    assert.equal(seen.home, false);
+    assert.equal(seen.socket, false);
+    // ENETUNREACH: the sandbox's network namespace has no route at all (no wait for a timeout).
+    assert.equal(seen.errno, 101);
+    if (process.getuid?.() === 0) assert.equal(seen.uid, 65534);
+  });
+
+  it("a fork bomb stops at the process limit and a 2 GB string at the memory limit", async () => {
+    const forks = await php(
+      `<?php
+      for ($i = 0; $i < 2000; $i++) {
+        $pid = pcntl_fork();
+        if ($pid === 0) { sleep(30); exit(0); }
+        if ($pid < 0) { echo "stopped at $i"; break; }
+      }`,
+      ["bootstrap=none"],
+      60_000,
+    );
+    assert.equal(forks.status, "ok", JSON.stringify(forks.error));
+    const at = Number(/stopped at (\d+)/.exec(forks.stdout)?.[1]);
+    assert.ok(at > 0 && at <= 256, forks.stdout);
+    const big = await php("<?php ini_set('memory_limit', '-1'); $s = str_repeat('x', 2 * 1024 * 1024 * 1024); echo strlen($s);", ["bootstrap=none"], 60_000);
+    assert.equal(big.status, "error");
+    assert.equal(big.error?.code, "php-fatal");
+    assert.match(big.error!.message, /memory/i);
+  });
+
+  it("output past the cap is cut and counted, and the next command's output is its own", async () => {
+    const big = await php(`<?php echo str_repeat('x', ${DEFAULT_OUTPUT_CAP_BYTES} + 4096); fwrite(STDERR, 'to stderr');`, ["bootstrap=none"]);
+    assert.equal(big.status, "ok");
+    assert.equal(big.stdout.length, DEFAULT_OUTPUT_CAP_BYTES);
+    assert.equal(big.stdoutBytes, DEFAULT_OUTPUT_CAP_BYTES + 4096);
+    assert.deepEqual(big.truncated, { stdout: true, stderr: false });
+    assert.equal(big.stderr, "to stderr");
+    const next = await php("<?php echo 'next';", ["bootstrap=none"]);
+    assert.equal(next.stdout, "next");
+    assert.equal(next.stderr, "");
+  });
+
+  it("MariaDB's errors are result.dbErrors, with the query", async () => {
+    const r = await php("<?php global $wpdb; $wpdb->query('SELECT wp_codebox_missing FROM wp_codebox_nowhere'); echo 'carried on';");
+    assert.equal(r.status, "ok");
+    assert.equal(r.stdout, "carried on");
+    assert.deepEqual(r.dbErrors?.map((e) => e.query), ["SELECT wp_codebox_missing FROM wp_codebox_nowhere"]);
+    assert.match(r.dbErrors![0]!.message, /doesn't exist/);
+  });
+
+  it("reset() forgets a database write, a new table and a wp-content file, without restarting MariaDB", async () => {
+    const write = await php("<?php global $wpdb; update_option('wp_codebox_probe', 'written'); $wpdb->query('CREATE TABLE wp_codebox_extra (id INT)'); file_put_contents(WP_CONTENT_DIR . '/probe.txt', 'x'); echo get_option('wp_codebox_probe');");
+    assert.equal(write.stdout, "written");
+    await runtime.reset!();
+    const read = await php("<?php global $wpdb; echo json_encode([get_option('wp_codebox_probe'), $wpdb->get_var(\"SHOW TABLES LIKE 'wp_codebox_extra'\"), file_exists(WP_CONTENT_DIR . '/probe.txt'), get_option('blogname')]);");
+    assert.deepEqual(read.json, [false, null, false, "My WordPress Website"]);
+    const resets = (await runtime.collectArtifacts()).events.filter((e) => e.type === "runtime-reset");
+    assert.equal(resets.at(-1)?.data?.how, "tables");
+  });
+});
