@@ -19,6 +19,7 @@ import {
   type RuntimeBackend,
   type SchemaIssue,
   hostAccessCode,
+  isErrorCode,
   type HostAccessGrants,
 } from "@wp-codebox/runtime-core";
 import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
@@ -184,7 +185,8 @@ export function recipeMatrixExit(outcome: RecipeMatrixOutcome): CliExitError | u
   const failed = outcome.summary.cells.filter((c) => c.outcome !== "passed" || c.exitCode !== 0);
   const first = failed[0];
   return new CliExitError(
-    first?.error?.code ?? (first ? "expectation-failed" : "interrupted"),
+    // The cell summary's schema types its code as a string; every code it holds is a registered one.
+    isErrorCode(first?.error?.code) ? first.error.code : first ? "expectation-failed" : "interrupted",
     `${outcome.summary.counts.failed} of ${outcome.summary.counts.cells} matrix cells failed or did not run${failed.length ? ` (${failed.map((c) => c.id).join(", ")}); first: ${first!.summary}` : ""} See ${outcome.summaryPath}.`,
     outcome.exitCode,
     { cells: failed.map((c) => c.id) },
