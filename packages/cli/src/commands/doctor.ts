@@ -6,6 +6,7 @@
  */
 import { accessSync, constants, existsSync, readFileSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { dependencyEngines, describeNodeSupport } from "./node-support.js";
 import { DEFAULT_PHP_EXTENSIONS, DEFAULT_PHP_VERSION, SUPPORTED_PHP_VERSIONS, availablePhpExtensions, findChromium, listCachedWpCli, listWordPressBuilds, resolveCacheDir } from "@wp-codebox/runtime-playground";
 
 /** Schema id of the `doctor --json` report. */
@@ -84,13 +85,14 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorRepo
   const checks: DoctorCheck[] = [];
 
   const nodeVersion = options.nodeVersion ?? process.versions.node;
-  const major = Number(nodeVersion.split(".")[0]);
+  const engines = dependencyEngines(nodeVersion);
+  const node = describeNodeSupport(nodeVersion, engines);
   checks.push({
     id: "node",
     required: true,
-    status: major >= 20 ? "ok" : "missing",
-    detail: major >= 20 ? `Node ${nodeVersion}` : `Node ${nodeVersion} is too old: install Node 20 or newer.`,
-    data: { version: nodeVersion },
+    status: node.supported ? "ok" : "missing",
+    detail: node.detail,
+    data: { version: nodeVersion, dependenciesSatisfied: node.dependenciesSatisfied, engines },
   });
 
   try {
