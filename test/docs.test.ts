@@ -1,6 +1,7 @@
 /**
  * The documentation is derived from the code or checked against it: the pages under
- * docs/reference/ are what `npm run docs` renders now, the error reference lists exactly the codes
+ * docs/reference/ are what `npm run docs` renders now (so docs/reference/api.md, each package's
+ * export list, makes every API change a visible diff), the error reference lists exactly the codes
  * of the one registry (both directions), every code the source raises is registered, and every
  * relative link of README.md and docs/ leads to a file (and heading) that exists.
  */
