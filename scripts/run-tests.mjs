@@ -1,12 +1,17 @@
 #!/usr/bin/env node
 // Runs node:test over every *.test.ts under the given folders (Node 20's --test has no globs).
-// Usage: node scripts/run-tests.mjs [folder …]   (default: every package's test/ and test/)
+// Usage: node scripts/run-tests.mjs [--unit | --integration] [folder …]
+//   (default: every package's test/ and test/). A file named *.integration.test.ts boots WordPress,
+//   Chromium, redis-server or spawns the CLI; every other test file is a unit test, which needs no
+//   build and no outside service. --unit runs only those, --integration only the others.
 import { readdirSync, statSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { availableParallelism } from "node:os";
 
-const roots = process.argv.slice(2);
+const args = process.argv.slice(2);
+const only = args.includes("--unit") ? "unit" : args.includes("--integration") ? "integration" : undefined;
+const roots = args.filter((a) => a !== "--unit" && a !== "--integration");
 const folders = roots.length
   ? roots
   : [...readdirSync("packages").map((p) => join("packages", p, "test")), "test"].filter((d) => existsSync(d));
@@ -20,7 +25,8 @@ function* walk(dir) {
   }
 }
 
-const files = folders.flatMap((f) => [...walk(f)]);
+const isIntegration = (path) => path.endsWith(".integration.test.ts");
+const files = folders.flatMap((f) => [...walk(f)]).filter((f) => only === undefined || (only === "integration") === isIntegration(f));
 if (files.length === 0) {
   console.error(`no test files under ${folders.join(", ")}`);
   process.exit(1);

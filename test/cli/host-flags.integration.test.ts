@@ -1,5 +1,5 @@
 /**
- * Integration (corpus case 19): the host process's Node flags do not leak into the PHP worker
+ * Integration: the host process's Node flags do not leak into the PHP worker
  * threads. The Node API boots real WordPress and runs PHP from processes started the ways people
  * start scripts: `node --input-type=module -e`, with `--import tsx`, with `--inspect`, and from
  * TypeScript sources. Each case is a separate Node process (about 3 s each with the cached site);
@@ -45,7 +45,7 @@ const cases: [string, string[], boolean][] = [
 ];
 
 for (const [name, flags, runnable] of cases) {
-  test(`corpus 19: the Node API boots WordPress from ${name}`, { skip: runnable ? false : "no dist/ build: run npm run build", timeout: 180_000 }, async () => {
+  test(`the Node API boots WordPress from ${name}`, { skip: runnable ? false : "no dist/ build: run npm run build", timeout: 180_000 }, async () => {
     const run = await node(flags);
     const show = `exit ${run.code}\n--- stdout ---\n${run.stdout}\n--- stderr ---\n${run.stderr.slice(-3000)}`;
     assert.equal(run.code, 0, show);

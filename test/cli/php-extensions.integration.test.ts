@@ -1,5 +1,5 @@
 /**
- * Integration (corpus case 18): PHP extensions. `run --php-extension intl` sorts with `Collator`
+ * Integration: PHP extensions. `run --php-extension intl` sorts with `Collator`
  * in real WordPress; a recipe's `runtime.extensions: []` runs without intl and the fatal says how
  * to turn it on; unknown names, and `none` beside other names, are exit 2 before anything boots
  * (run, recipe); `doctor`
@@ -28,7 +28,7 @@ async function cli(argv: string[]) {
 // Swedish collation puts å, ä, ö after z; byte order and the root collation do not.
 const SORT = "<?php $words = ['ö', 'z', 'å', 'a', 'ä']; (new Collator('sv_SE'))->sort($words); echo implode(',', $words);";
 
-test("corpus 18: run --php-extension intl sorts with Collator, and the bundle records the extensions", async () => {
+test("run --php-extension intl sorts with Collator, and the bundle records the extensions", async () => {
   const out = join(scratch, "intl");
   const run = await cli(["run", "--php-extension", "intl", "--command", "wordpress.run-php", "--arg", `code=${SORT}`, "--artifacts", out]);
   assert.equal(run.code, 0, run.show());

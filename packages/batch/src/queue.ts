@@ -12,7 +12,7 @@
 import { existsSync } from "node:fs";
 import { Job, Queue, Worker, type ConnectionOptions } from "bullmq";
 import { Redis } from "ioredis";
-import { WpCodeboxError, type BatchTaskResult } from "@wp-codebox/runtime-core";
+import { WpCodeboxError, isErrorCode, type BatchTaskResult, type SerializedError } from "@wp-codebox/runtime-core";
 import { createExecutor, failedResult, type Isolation } from "./executor.js";
 import { cleanStaging, groupByRuntime, prepareBatch, resumeBatch, type BatchCommonOptions, type BatchOutcome } from "./local-batch.js";
 import { createProgress } from "./progress.js";
@@ -130,10 +130,10 @@ export interface QueueBatchOptions extends BatchCommonOptions {
   pollMs?: number;
 }
 
-function errorOfFailedJob(job: Job): { code: string; message: string } {
+function errorOfFailedJob(job: Job): SerializedError {
   const reason = job.failedReason ?? "the job failed";
   const m = /^([a-z][a-z0-9-]*): ([\s\S]*)$/.exec(reason);
-  return m ? { code: m[1]!, message: m[2]! } : { code: "internal-error", message: reason };
+  return m && isErrorCode(m[1]) ? { code: m[1], message: m[2]! } : { code: "internal-error", message: reason };
 }
 
 /**

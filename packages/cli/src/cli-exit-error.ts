@@ -4,7 +4,7 @@
  * top-level catch in `cli.ts` prints `error[<code>]: <message>` and exits with `exitCode`.
  */
 import { join } from "node:path";
-import { REPORT_PAGE_PATH, WpCodeboxError, errorMessage, exitCodeForCategory, type RunSessionOutcome, type SessionBundle } from "@wp-codebox/runtime-core";
+import { REPORT_PAGE_PATH, WpCodeboxError, errorMessage, exitCodeForCategory, type ErrorCode, type RunSessionOutcome, type SessionBundle } from "@wp-codebox/runtime-core";
 
 /** Exit codes of the CLI. */
 export const EXIT_CODES = {
@@ -19,13 +19,13 @@ export const EXIT_CODES = {
   sigterm: 143,
 } as const;
 
-/** A failure with a stable kebab-case `code` and the exit code the CLI ends with. */
+/** A failure with a registered `code` (`ERROR_CODES`) and the exit code the CLI ends with. */
 export class CliExitError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly exitCode: number;
   readonly details: Record<string, unknown>;
 
-  constructor(code: string, message: string, exitCode: number, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+  constructor(code: ErrorCode, message: string, exitCode: number, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "CliExitError";
     this.code = code;
@@ -35,7 +35,7 @@ export class CliExitError extends Error {
 }
 
 /** The code, message and exit code of anything thrown (unknown errors are internal: 70). */
-export function describeFailure(error: unknown): { code: string; message: string; exitCode: number; details?: Record<string, unknown> } {
+export function describeFailure(error: unknown): { code: ErrorCode; message: string; exitCode: number; details?: Record<string, unknown> } {
   if (error instanceof CliExitError) return { code: error.code, message: error.message, exitCode: error.exitCode, details: error.details };
   if (error instanceof WpCodeboxError) {
     return { code: error.code, message: error.message, exitCode: exitCodeForCategory(error.category), details: error.details };
@@ -48,7 +48,7 @@ export function describeFailure(error: unknown): { code: string; message: string
  * @param fallback - code and message when the work itself failed (a command error, a failed
  *   expectation or episode step) rather than an error stopping it.
  */
-export function sessionExitError(outcome: RunSessionOutcome, fallback: { code: string; message: string }): CliExitError | undefined {
+export function sessionExitError(outcome: RunSessionOutcome, fallback: { code: ErrorCode; message: string }): CliExitError | undefined {
   if (outcome.exitCode === EXIT_CODES.ok) return undefined;
   const lost = bundleLostError(outcome.bundle);
   if (lost) return lost;

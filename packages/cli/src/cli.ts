@@ -239,7 +239,7 @@ function buildProgram(state: CliState): Command {
       if (lost) throw lost;
       if (outcome.error) throw outcome.error;
       if (outcome.result.status !== "ok") {
-        const error = outcome.result.error ?? { code: outcome.result.status, message: `${outcome.result.command} ended with status ${outcome.result.status}.` };
+        const error = outcome.result.error ?? { code: outcome.result.status === "timed-out" ? "timeout" : "internal-error", message: `${outcome.result.command} ended with status ${outcome.result.status}.` };
         throw new CliExitError(error.code, error.message, EXIT_CODES.sandboxFailed);
       }
       if (!outcome.bundle.valid) {

@@ -108,6 +108,7 @@ export class ControlConnection {
             }
             if ((res.statusCode ?? 500) >= 400 || parsed.error) {
               const e = parsed.error ?? { code: "attach-protocol-error", message: `HTTP ${res.statusCode}` };
+              // A code this client does not know still travels as it came (a newer serve).
               reject(new WpCodeboxError(e.code as ErrorCode, e.message, e.details ?? {}));
               return;
             }

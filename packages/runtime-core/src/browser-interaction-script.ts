@@ -15,7 +15,7 @@ import { validateAgainstSchema } from "./schema-validation.js";
 /** Schema id of a browser interaction script (a JSON array of steps). */
 export const BROWSER_INTERACTION_SCRIPT_SCHEMA_ID = "wp-codebox/browser-interaction-script/v1";
 
-/** Every step kind, in the order the README documents them. */
+/** Every step kind, in the order the step reference (docs/reference/browser-steps.md) lists them. */
 export const BROWSER_STEP_KINDS = [
   "navigate",
   "click",

@@ -1,6 +1,8 @@
 /**
  * One flat module of error conditions. Every user-facing failure carries a stable kebab-case
- * `code`, a message that says what to fix, and JSON-safe `details`.
+ * `code`, a message that says what to fix, and JSON-safe `details`. `ERROR_CODES` is the one
+ * registry of codes: thrown errors, CLI exits and command results all use a code from it, and
+ * `docs/reference/errors.md` is generated from it (with `ERROR_CODE_HELP`).
  */
 
 /** Which CLI exit code a failure maps to: 1 sandbox work failed, 2 invalid input, 3 environment. */
@@ -122,9 +124,28 @@ export const ERROR_CODES = {
   "ability-not-found": "input",
   /** The ability returned a WP_Error (bad input, no permission, or its own failure); its code and message are in the result. */
   "ability-failed": "sandbox",
+  /** The command line itself is wrong: no command, an unknown flag, a missing operand (commander's errors). */
+  "invalid-usage": "input",
+  /** `doctor`: a piece the runs need is missing on this machine. */
+  "environment-incomplete": "environment",
+  /** A batch ran and at least one of its tasks failed. */
+  "batch-failed": "sandbox",
+  /** PHP code called `exit()` / `die()` with a non-zero status. */
+  "php-exit": "sandbox",
+  /** WP-CLI ran and exited non-zero. */
+  "wp-cli-failed": "sandbox",
+  /** A catalog command this backend does not run. */
+  "not-implemented": "sandbox",
+  /** A serve control endpoint answered before its sandbox finished booting (HTTP 503). */
+  "booting": "environment",
 } as const satisfies Record<string, ErrorCategory>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** True when `value` is a registered error code (for codes read from the wire or a queue). */
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === "string" && Object.hasOwn(ERROR_CODES, value);
+}
 
 /** How many characters of a user's value an error message quotes. */
 export const QUOTED_VALUE_MAX_CHARS = 200;
@@ -147,7 +168,7 @@ export function quoteValue(value: unknown, max: number = QUOTED_VALUE_MAX_CHARS)
 
 /** JSON form written into bundles and printed with `--json`. */
 export interface SerializedError {
-  code: string;
+  code: ErrorCode;
   message: string;
   details?: Record<string, unknown>;
 }

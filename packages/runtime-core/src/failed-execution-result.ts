@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { ExecutionResult } from "./runtime.js";
+import type { ErrorCode } from "./errors.js";
 
 /**
  * The `ExecutionResult` recorded for a command that could not run (the sandbox did not boot, the
@@ -10,7 +11,7 @@ import type { ExecutionResult } from "./runtime.js";
  */
 export function failedExecutionResult(
   command: { command: string; args: string[] },
-  error: { code: string; message: string; details?: Record<string, unknown> },
+  error: { code: ErrorCode; message: string; details?: Record<string, unknown> },
   startedMs: number = Date.now(),
 ): ExecutionResult {
   const finishedMs = Math.max(Date.now(), startedMs);

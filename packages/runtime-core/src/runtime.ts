@@ -3,6 +3,7 @@
  * commands and hands back evidence. Nothing here knows about WordPress Playground or Playwright.
  */
 import type { TestCounts } from "./test-results.js";
+import type { ErrorCode } from "./errors.js";
 
 /** How a mount may be used from inside the sandbox. */
 export type MountMode = "readonly" | "readwrite";
@@ -121,7 +122,7 @@ export interface ExecutionSpec {
 
 /** A failure recorded as data: stable kebab-case code, what to fix, JSON-safe details. */
 export interface ExecutionError {
-  code: string;
+  code: ErrorCode;
   message: string;
   data?: Record<string, unknown>;
 }

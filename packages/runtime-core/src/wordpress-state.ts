@@ -3,9 +3,9 @@
  * the inline observation data `wp-codebox/wordpress-state-export/v1` and the per-section artifact
  * `wp-codebox/wordpress-state-section/v1`, each declared once with TypeBox.
  *
- * Section fields are exactly the seed's table. Where the seed is silent (`rest-routes`,
- * `abilities`, the shape of `activeTheme`, which users fields are "safe"), this file decides and
- * says so next to the schema.
+ * Each section's fields are declared here, once, and nothing else may appear in its data; where a
+ * choice was ours (`rest-routes`, `abilities`, the shape of `activeTheme`, which users fields are
+ * "safe"), the reason is stated next to the schema.
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { WpCodeboxError } from "./errors.js";
@@ -240,7 +240,7 @@ export function wordPressStateRequestFromArgs(args: Record<string, string>): Wor
   return request as WordPressStateRequest;
 }
 
-/** Checks one section's data against the seed's field list; returns issues as `{ path, message }`. */
+/** Checks one section's data against its declared fields; returns issues as `{ path, message }`. */
 export function validateWordPressStateSection(section: WordPressStateSection, data: unknown): SchemaIssue[] {
   return validateAgainstSchema(WORDPRESS_STATE_SECTION_DATA_SCHEMAS[section], data);
 }

@@ -70,7 +70,7 @@ test("every kind validates, and the published JSON Schema agrees with the valida
   assert.notDeepEqual(validateAgainstSchema(published, [{ kind: "click" }]), []);
 });
 
-test("corpus case 9: every issue is reported with its index and field", () => {
+test("an invalid script: every issue is reported with its index and field", () => {
   const result = validateBrowserInteractionScript([
     { kind: "navigate", url: "/" },
     { kind: "teleport", selector: "#x" },

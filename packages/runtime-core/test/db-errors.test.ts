@@ -1,5 +1,5 @@
 /**
- * Unit: database errors in results (corpus case 17): a recipe step can demand none with
+ * Unit: database errors in results: a recipe step can demand none with
  * `expect: { dbErrors: 0 }`, and review.json counts them per command and in total.
  */
 import { test } from "node:test";

@@ -2,7 +2,7 @@
  * The bounded readers of user-named files: each kind's cap (at the cap is fine, one byte over is
  * refused, from `stat` and from the read), sync and async readers agree, a missing file is told
  * apart, and `quoteValue` keeps messages short. Special files against every reader are in
- * test/input-files.test.ts at the root (they need a child process).
+ * test/input-files.integration.test.ts at the root (they need a child process).
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";

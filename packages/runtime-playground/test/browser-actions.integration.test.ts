@@ -1,6 +1,8 @@
 /**
- * Integration: `wordpress.browser-actions` on a real WordPress and Chromium (corpus cases 8, 9;
- * issue: failing second step, evaluate gate). One runtime shared by the file.
+ * Integration: `wordpress.browser-actions` on a real WordPress and Chromium: a script drives a real
+ * admin UI (drag, fill, select, save) and its effect is checked in the database; an invalid script
+ * lists every issue with its index and field; a failing second step stops the run with its own
+ * record and a screenshot; `evaluate` steps need their own capability. One runtime shared by the file.
  */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -40,7 +42,7 @@ const board = [
   { kind: "screenshot", name: "after save" },
 ];
 
-test("corpus 8: the sortable board is driven as admin; every step ok, all assertions pass", async () => {
+test("the sortable board is driven as admin; every step ok, all assertions pass", async () => {
   const result = await runtime.execute({ command: "wordpress.browser-actions", args: [`steps-json=${JSON.stringify(board)}`] });
   const summary = result.json as { steps: { status: string }[]; assertions: { total: number; passed: number; failed: number } };
   assert.equal(result.status, "ok", result.stdout);
@@ -73,7 +75,7 @@ test("an evaluate step without the capability is denied before any step runs", a
   );
 });
 
-test("corpus 9: an invalid script lists every issue with its index; nothing runs", async () => {
+test("an invalid script lists every issue with its index; nothing runs", async () => {
   const steps = [{ kind: "teleport" }, { kind: "click" }, { kind: "drag", from: "#a" }];
   await assert.rejects(runtime.execute({ command: "wordpress.browser-actions", args: [`steps-json=${JSON.stringify(steps)}`] }), (error: unknown) => {
     assert.ok(error instanceof WpCodeboxError);
@@ -91,7 +93,7 @@ test("browser-probe renders the front page anonymously", async () => {
   assert.match((result.json as { title: string }).title, /wp-codebox/);
 });
 
-test("corpus 11: publish a post through the block editor, then see it on the front end", async () => {
+test("publish a post through the block editor, then see it on the front end", async () => {
   const script = readFileSync(fileURLToPath(new URL("../../../examples/browser/block-editor-publish.json", import.meta.url)), "utf8");
   const result = await runtime.execute({ command: "wordpress.browser-actions", args: [`steps-json=${script}`, "step-timeout=30s", "timeout=240s"] });
   assert.equal(result.status, "ok", result.stdout);

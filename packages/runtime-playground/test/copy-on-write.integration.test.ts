@@ -3,7 +3,6 @@
  * files, `.htaccess`, `wp-config.php`) through its own copy-on-write layer; `is_writable()` and
  * `get_filesystem_method()` agree with what the write then does; snapshots and `reset()` carry the
  * layer; the next sandbox never sees it and the shared installed-site cache never changes.
- * Corpus case 16.
  */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -151,7 +150,7 @@ test("snapshots carry the core layer; reset() drops it; restoring brings it back
   assert.deepEqual(await php(runtime, state), [true, false, true, true]);
 });
 
-test("the next sandbox starts from the unchanged core, and the shared cache never changed (corpus case 16)", async () => {
+test("the next sandbox starts from the unchanged core, and the shared cache never changed", async () => {
   await runtime.dispose();
   const next = await backend.create({});
   try {

@@ -1,5 +1,5 @@
 /**
- * Integration (corpus cases 13, 14, 17): failures are reported as failures. A PHP fatal inside an
+ * Integration: failures are reported as failures. A PHP fatal inside an
  * HTTP request (REST route, shortcode on a page, admin page, admin-ajax) or a browser page load is
  * `php-fatal` with message, file and line; unbounded recursion is `php-fatal`, never a bare exit
  * code; database errors are listed per command in `result.dbErrors` and counted in review.json.
@@ -54,11 +54,11 @@ function assertFatal(result: ExecutionResult, message: RegExp, file: RegExp, lin
   }
 }
 
-test("corpus 13: a fatal in a REST route is php-fatal with file, line and HTTP 500, not ok with a 200 body", async () => {
+test("a fatal in a REST route is php-fatal with file, line and HTTP 500, not ok with a 200 body", async () => {
   assertFatal(await http("path=/wp-json/corpus/v1/boom"), /corpus_function_that_is_not_defined/, /fatal-route\.php$/, 12, 500);
 });
 
-test("corpus 13: a fatal in a shortcode on a page is php-fatal with HTTP 500", async () => {
+test("a fatal in a shortcode on a page is php-fatal with HTTP 500", async () => {
   assert.match(boomPage, /^\/boom\/?$/);
   assertFatal(await http(`path=${boomPage}`), /corpus_other_missing_function/, /fatal-route\.php$/, 17, 500);
 });
@@ -79,7 +79,7 @@ test("rest-request (in-process) to a fatal route is php-fatal too", async () => 
   assertFatal(result, /corpus_function_that_is_not_defined/, /fatal-route\.php$/, 12);
 });
 
-test("corpus 14: unbounded recursion in run-php is php-fatal with PHP's own message and file:line", async () => {
+test("unbounded recursion in run-php is php-fatal with PHP's own message and file:line", async () => {
   const result = await php("<?php\nfunction f($n){ return f($n+1); }\nf(0);");
   assertFatal(result, /Allowed memory size of \d+ bytes exhausted/, /code\.php$/, 2);
   assert.equal((await php("<?php echo 'alive';")).stdout, "alive");
@@ -125,7 +125,7 @@ test("a Fiber (php-wasm's builds cannot switch stacks) is php-fatal saying so, n
   assert.equal((await php("<?php echo 'alive';")).stdout, "alive");
 });
 
-test("corpus 17: a query the SQLite translation rejects leaves the run ok and is listed in result.dbErrors and review.json", async () => {
+test("a query the SQLite translation rejects leaves the run ok and is listed in result.dbErrors and review.json", async () => {
   const result = await php(`<?php global $wpdb; var_dump($wpdb->get_var("SELECT GROUP_CONCAT(post_title SEPARATOR '|') FROM wp_posts"));`);
   assert.equal(result.status, "ok");
   assert.equal(result.dbErrors?.length, 1);

@@ -1,5 +1,5 @@
 /**
- * Integration (corpus case 12): values are data, never code. Every hostile value goes through
+ * Integration: values are data, never code. Every hostile value goes through
  * every entry point that hands a value to PHP, and arrives byte-identical (compared by SHA-256 and
  * byte length computed inside PHP), while `blogname` stays unchanged, so nothing ran.
  * One real WordPress booted for the whole file.
@@ -198,7 +198,7 @@ for (const [entry, { skip, send }] of Object.entries(ENTRY_POINTS)) {
   });
 }
 
-test("corpus 12: a REST POST stores a hostile post title verbatim and blogname is unchanged", async () => {
+test("a REST POST stores a hostile post title verbatim and blogname is unchanged", async () => {
   const title = VALUES.corpusTitle! + " " + VALUES.exec!;
   const r = await runtime.execute({ command: "wordpress.rest-request", args: ["method=POST", "route=/wp/v2/posts", `body-json=${JSON.stringify({ title, status: "publish" })}`] });
   assert.equal(r.status, "ok", r.error?.message);

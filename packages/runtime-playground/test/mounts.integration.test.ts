@@ -26,7 +26,7 @@ const cases: [string, { source: string; target: string }, string][] = [
 ];
 
 for (const [name, mount, code] of cases) {
-  test(`corpus 5: ${name} → ${code}, refused before boot`, async () => {
+  test(`${name} → ${code}, refused before boot`, async () => {
     const progress: string[] = [];
     await assert.rejects(
       createPlaygroundBackend().create({ mounts: [{ ...mount, mode: "readonly" }], onProgress: (message) => progress.push(message) }),

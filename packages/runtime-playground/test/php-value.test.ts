@@ -1,6 +1,6 @@
 /**
  * Unit: the one PHP value encoder, and a guard that no source file splices values into PHP
- * source again (the fault of corpus case 12: JSON inside a PHP double-quoted string, where
+ * source again (the fault this guards against: JSON inside a PHP double-quoted string, where
  * `$name` and `{${expr}}` are expanded or executed).
  */
 import { test } from "node:test";

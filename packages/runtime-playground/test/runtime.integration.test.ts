@@ -1,6 +1,10 @@
 /**
- * Integration: a real WordPress booted once for this file (corpus cases 1, 2, 3, 6, 7, 10).
- * Source of the cases: ../shared/corpus/README.md; fixtures copied into test/fixtures/plugins.
+ * Integration: a real WordPress booted once for this file. The rules under test: a PHP fatal after
+ * WordPress loads is `php-fatal` with PHP's message, file and line; an endless loop ends as
+ * `timed-out` near its deadline and the runtime keeps working; huge output is capped with the
+ * total byte count recorded; activating a plugin that fatals leaves it inactive and the runtime
+ * keeps serving; a plugin's custom REST route answers over HTTP as admin and anonymously; the
+ * bundle of these runs verifies and tampering is detected. Fixtures are in test/fixtures/plugins.
  */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -50,7 +54,7 @@ test("run-php acts as the administrator by default, found in the same request be
   assert.equal(anonymous.stdout, "0");
 });
 
-test("corpus 1: a fatal after WordPress loads is php-fatal with message, file and line", async () => {
+test("a fatal after WordPress loads is php-fatal with message, file and line", async () => {
   const result = await runPhp("<?php\nundefined_function_xyz();");
   assert.equal(result.status, "error");
   assert.equal(result.error?.code, "php-fatal");
@@ -65,7 +69,7 @@ test("bootstrap=none runs bare PHP without WordPress", async () => {
   assert.deepEqual(result.json, { wp: false, v: 8 });
 });
 
-test("corpus 2: an infinite loop times out near the deadline and the runtime keeps working", async () => {
+test("an infinite loop times out near the deadline and the runtime keeps working", async () => {
   const result = await runPhp("<?php echo 'before-loop'; error_log('err-before'); while (true) {}", [], 3000);
   assert.equal(result.status, "timed-out");
   assert.equal(result.error?.code, "timeout");
@@ -86,7 +90,7 @@ test("WordPress core is copy-on-write: writes succeed in this sandbox (copy-on-w
   assert.equal(again.stdout, "6.5.5");
 });
 
-test("corpus 3: huge output is capped with the total byte count recorded", async () => {
+test("huge output is capped with the total byte count recorded", async () => {
   const result = await runPhp("<?php echo str_repeat('x', 50 * 1024 * 1024);");
   assert.equal(result.status, "ok");
   assert.equal(result.stdoutBytes, 50 * 1024 * 1024);
@@ -120,7 +124,7 @@ test("run-php defines STDIN, STDOUT and STDERR as the PHP command line does; wri
   assert.equal(bare.stderr, "bare");
 });
 
-test("corpus 6: activating a plugin that fatals leaves it inactive and the runtime keeps serving", async () => {
+test("activating a plugin that fatals leaves it inactive and the runtime keeps serving", async () => {
   // WordPress includes the plugin file during activate_plugin(); its fatal ends that PHP request,
   // which the result reports with the plugin's file and line. Nothing is left half-activated.
   const result = await runPhp("<?php $r = activate_plugin('fatal-on-activate/fatal-on-activate.php'); var_dump($r);");
@@ -140,7 +144,7 @@ test("corpus 6: activating a plugin that fatals leaves it inactive and the runti
   assert.match(page.stdout, /<html/i);
 });
 
-test("corpus 7: custom REST route over HTTP (pretty and rest_route) as admin and anonymously", async () => {
+test("custom REST route over HTTP (pretty and rest_route) as admin and anonymously", async () => {
   for (const path of ["/wp-json/corpus/v1/echo?msg=hi", "/?rest_route=/corpus/v1/echo&msg=hi"]) {
     const admin = await runtime.execute({ command: "wordpress.http-request", args: [`path=${path}`, "as=admin"] });
     assert.equal(admin.status, "ok", admin.stdout);
@@ -190,7 +194,7 @@ test("inspect-mounted-inputs lists the plugin and the read-only mount", async ()
   assert.deepEqual(targets, ["/wordpress/wp-content/plugins/fatal-on-activate", "/wordpress/wp-content/plugins/rest-echo"]);
 });
 
-test("corpus 10: the bundle of these runs verifies, and tampering is detected", async () => {
+test("the bundle of these runs verifies, and tampering is detected", async () => {
   const dir = join(scratch, "bundle");
   const written = await writeArtifactBundle(dir, await runtime.collectArtifacts());
   assert.equal(written.valid, true);

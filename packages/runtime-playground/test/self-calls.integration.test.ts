@@ -1,8 +1,7 @@
 /**
  * Integration: the sandbox's own site is not "network". PHP calls it under the default policy
  * (from run-php, from inside an HTTP request, nested, admin-ajax), WP-Cron runs as on a real site,
- * Site Health's loopback and REST tests pass; every other target stays refused.
- * Corpus case 15 (fixture cron-probe).
+ * Site Health's loopback and REST tests pass; every other target stays refused (fixture cron-probe).
  */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -56,7 +55,7 @@ test("self-calls from inside an HTTP request, nested two deep, and admin-ajax", 
   assert.deepEqual(ajax.json, { success: true, data: { ajax: "ok" } });
 });
 
-test("wp_remote_get(rest_url()) from run-php returns 200 under the default policy (corpus case 15)", async () => {
+test("wp_remote_get(rest_url()) from run-php returns 200 under the default policy", async () => {
   const result = await php(`<?php $r = wp_remote_get(rest_url()); echo json_encode(is_wp_error($r) ? $r->get_error_message() : [wp_remote_retrieve_response_code($r), json_decode(wp_remote_retrieve_body($r), true)['url'] ?? null]);`);
   assert.deepEqual(result.json, [200, runtime.siteUrl]);
 });
@@ -77,7 +76,7 @@ test("the exemption is the sandbox's own origin only: other loopback ports and h
   }
 });
 
-test("WP-Cron: an overdue event runs after an ordinary front-page request (corpus case 15)", async () => {
+test("WP-Cron: an overdue event runs after an ordinary front-page request", async () => {
   await php(`<?php wp_schedule_single_event(time() - 60, 'corpus_cron_event'); echo json_encode(get_option('corpus_cron_ran', null));`);
   const page = await runtime.execute({ command: "wordpress.http-request", args: ["path=/", "as=anonymous"] });
   assert.equal(page.status, "ok");

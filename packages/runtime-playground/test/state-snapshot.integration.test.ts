@@ -1,7 +1,8 @@
 /**
- * Integration (one WordPress for the file): WordPress state export of every section with the
- * seed's fields, snapshots (capture, tamper → refused, restore into a fresh runtime), reset(), and
- * the unicode round trip (corpus case 4) through run-php, state export, REST and the trace JSON.
+ * Integration (one WordPress for the file): WordPress state export of every section with exactly
+ * its declared fields, snapshots (capture, tamper → refused, restore into a fresh runtime), reset(),
+ * and the unicode round trip: a site title with CJK characters and an emoji, set through run-php,
+ * reads back byte for byte through run-php, state export, REST and the trace JSON.
  */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -49,7 +50,7 @@ const sectionFile = async (exported: WordPressStateExport, section: string) => {
 };
 const keys = (o: unknown) => Object.keys(o as object).sort();
 
-test("state export: every section, the seed's fields, SHA-256 in data and refs", async () => {
+test("state export: every section, exactly its declared fields, SHA-256 in data and refs", async () => {
   await php(`<?php
 $cat = wp_insert_term('Recipes', 'category');
 $post = wp_insert_post(['post_title' => 'State post', 'post_status' => 'publish', 'post_content' => 'secret body', 'post_category' => [$cat['term_id']]]);
@@ -120,7 +121,7 @@ test("wordpress.state-export command writes the sections as bundle files", async
   assert.ok(r.artifactRefs?.some((ref) => ref.path === data.artifacts.options!.artifact));
 });
 
-test("corpus 4: a unicode site title is byte-identical through run-php, state export, REST and the trace JSON", async () => {
+test("a unicode site title is byte-identical through run-php, state export, REST and the trace JSON", async () => {
   await php(`<?php update_option('blogname', '${TITLE}');`);
   assert.equal((await php("<?php echo get_option('blogname');")).stdout, TITLE);
   const rest = await runtime.execute({ command: "wordpress.rest-request", args: ["route=/"] });

@@ -23,6 +23,7 @@ import {
   pinnedDefaultWordPress,
   resolveCacheDir,
 } from "@wp-codebox/runtime-playground";
+import { dependencyEngines, describeNodeSupport } from "./node-support.js";
 
 /** Schema id of the `doctor --json` report. */
 export const DOCTOR_REPORT_SCHEMA_ID = "wp-codebox/doctor-report/v1";
@@ -100,13 +101,14 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorRepo
   const checks: DoctorCheck[] = [];
 
   const nodeVersion = options.nodeVersion ?? process.versions.node;
-  const major = Number(nodeVersion.split(".")[0]);
+  const engines = dependencyEngines(nodeVersion);
+  const node = describeNodeSupport(nodeVersion, engines);
   checks.push({
     id: "node",
     required: true,
-    status: major >= 20 ? "ok" : "missing",
-    detail: major >= 20 ? `Node ${nodeVersion}` : `Node ${nodeVersion} is too old: install Node 20 or newer.`,
-    data: { version: nodeVersion },
+    status: node.supported ? "ok" : "missing",
+    detail: node.detail,
+    data: { version: nodeVersion, dependenciesSatisfied: node.dependenciesSatisfied, engines },
   });
 
   try {

@@ -21,6 +21,7 @@ import {
   type SchemaIssue,
   hostAccessCode,
   WpCodeboxError,
+  isErrorCode,
   type HostAccessGrants,
 } from "@wp-codebox/runtime-core";
 import { createBackend } from "./backends.js";
@@ -194,7 +195,8 @@ export function recipeMatrixExit(outcome: RecipeMatrixOutcome): CliExitError | u
   const failed = outcome.summary.cells.filter((c) => c.outcome !== "passed" || c.exitCode !== 0);
   const first = failed[0];
   return new CliExitError(
-    first?.error?.code ?? (first ? "expectation-failed" : "interrupted"),
+    // The cell summary's schema types its code as a string; every code it holds is a registered one.
+    isErrorCode(first?.error?.code) ? first.error.code : first ? "expectation-failed" : "interrupted",
     `${outcome.summary.counts.failed} of ${outcome.summary.counts.cells} matrix cells failed or did not run${failed.length ? ` (${failed.map((c) => c.id).join(", ")}); first: ${first!.summary}` : ""} See ${outcome.summaryPath}.`,
     outcome.exitCode,
     { cells: failed.map((c) => c.id) },

@@ -85,7 +85,7 @@ export interface ExternalizedObservation {
  * Moves a large observation payload out of the envelope. When the canonical JSON of `data` is
  * larger than `limitBytes` (UTF-8; default 65536), the payload is written as canonical JSON to
  * `files/observations/<observation-id>.json`; the envelope keeps its id, its `data` becomes
- * `{ artifact, sha256, bytes }` (the seed's artifact-entry form), an artifact ref
+ * `{ artifact, sha256, bytes }` (the artifact-entry form), an artifact ref
  * `{ path, sha256, bytes, kind: "runtime-episode-observation-payload" }` is appended, and the digest
  * is recomputed. Smaller payloads are returned unchanged.
  */

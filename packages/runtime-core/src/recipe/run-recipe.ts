@@ -4,7 +4,7 @@
  * (`files/recipe-report.json`, `files/recipe-plan.json`, a `recipe` block in the review).
  * `runSession` owns boot, bundle and dispose.
  */
-import { serializeError, type SerializedError } from "../errors.js";
+import { serializeError, type ErrorCode, type SerializedError } from "../errors.js";
 import { failedExecutionResult } from "../failed-execution-result.js";
 import { raceInterrupt, valueWithin } from "../interrupt.js";
 import { INTERRUPTED_COMMAND_GRACE_MS } from "../defaults.js";
@@ -19,7 +19,7 @@ export const RECIPE_REPORT_SCHEMA_ID = "wp-codebox/workspace-recipe-report/v1";
 export interface RecipeStepReport extends Pick<PlannedRecipeStep, "pointer" | "phase" | "index" | "name" | "command" | "args"> {
   status: "passed" | "failed" | "skipped";
   executionId?: string;
-  result?: { status: ExecutionResult["status"]; exitCode: number; durationMs: number; error?: { code: string; message: string } };
+  result?: { status: ExecutionResult["status"]; exitCode: number; durationMs: number; error?: { code: ErrorCode; message: string } };
   expectations: ExpectationCheck[];
 }
 

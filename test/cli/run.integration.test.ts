@@ -1,7 +1,7 @@
 /**
  * Integration: `wp-codebox run` really boots WordPress (about 2 s per boot from the cached
  * installed site; the first run ever installs it, about 20 s). Uses the default cache directory so
- * runs share the installed site. Run the fast CLI tests alone with `test/cli/cli.test.ts`.
+ * runs share the installed site. The CLI paths that boot nothing are in `test/cli/cli.integration.test.ts`.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
