@@ -102,7 +102,7 @@ describe("wp-codebox recipe run with runtime.matrix", { timeout: 600_000 }, () =
     const run = await spawnCli(["recipe", "run", "examples/recipes/phpunit-matrix/recipe.json", "--allow-path", "test/fixtures", "--allow-path", "/usr/bin", "--artifacts", dir]);
     assert.equal(run.code, 0, show(run));
     const cells = ["wp-6.4-php-7.4", "wp-6.4-php-8.5", "wp-6.5-php-7.4", "wp-6.5-php-8.5"];
-    assert.deepEqual(readdirSync(dir).sort(), [...cells, "matrix-summary.json"].sort());
+    assert.deepEqual(readdirSync(dir).sort(), [...cells, "matrix-summary.json", "report.html"].sort());
     for (const cell of cells) {
       assert.match(run.stdout, new RegExp(`^${cell}\\s+\\d\\.\\d\\s+\\d\\.\\d\\s+passed\\s+4\\s+0\\s`, "m"));
       assert.deepEqual(await verifyArtifactBundle(join(dir, cell)), { valid: true, violations: [] });
