@@ -8,7 +8,7 @@
 import { createRequire } from "node:module";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, cpSync, statSync, writeFileSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { WpCodeboxError } from "@wp-codebox/runtime-core";
+import { WpCodeboxError, compareWordPressVersions } from "@wp-codebox/runtime-core";
 import { extractZip } from "./zip.js";
 import { ensureCacheEntry, type CacheLockOptions } from "./cache-entry.js";
 
@@ -47,18 +47,9 @@ export function listWordPressBuilds(): WordPressBuild[] {
       };
     })
     .filter((b) => existsSync(b.zipPath))
-    .sort((a, b) => compareVersions(b.version, a.version));
+    .sort((a, b) => compareWordPressVersions(b.version, a.version));
 }
 
-function compareVersions(a: string, b: string): number {
-  const pa = a.split(".").map(Number);
-  const pb = b.split(".").map(Number);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
-}
 
 /**
  * Finds the bundled build for `version` (`"6.5"` or `"6.5.5"`; default newest).
