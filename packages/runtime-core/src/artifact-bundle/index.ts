@@ -1,7 +1,7 @@
 /** Artifact bundle v1: schemas, the single writer, the verifier, validator hooks. */
-export * from "./bundle-schemas.js";
+export { ARTIFACT_BUNDLE_ID_SCHEMA, ARTIFACT_MANIFEST_FILE_SCHEMA, ARTIFACT_MANIFEST_SCHEMA, ARTIFACT_MANIFEST_SCHEMA_ID, ARTIFACT_METADATA_SCHEMA, ARTIFACT_METADATA_SCHEMA_ID, ARTIFACT_REVIEW_SCHEMA, ARTIFACT_REVIEW_SCHEMA_ID, type ArtifactBundleId, type ArtifactManifest, type ArtifactManifestFile, type ArtifactMetadata, type ArtifactReview, ASSERTIONS_SCHEMA, type AssertionsBlock, BUNDLE_FILE_REF_SCHEMA, type BundleFileRef, RUNTIME_REFERENCE_MANIFEST_SCHEMA, RUNTIME_REFERENCE_MANIFEST_SCHEMA_ID, type RuntimeReferenceDigestPayload, type RuntimeReferenceManifest, SNAPSHOT_REF_SCHEMA, type SnapshotRef } from "./bundle-schemas.js";
 export { BUNDLE_PATHS, BUNDLE_KINDS, artifactName, bundlePathProblem, computeBundleId, computeReferenceManifestId, isKernelPseudoPath, isTextContentType } from "./bundle-layout.js";
-export * from "./bundle-file-validators.js";
-export * from "./write-artifact-bundle.js";
-export * from "./verify-artifact-bundle.js";
-export * from "./read-artifact.js";
+export { type BundleFileIssue, type BundleFileValidationContext, type BundleFileValidator, getBundleFileValidator, registerBundleFileValidator } from "./bundle-file-validators.js";
+export { type BundleStatus, deriveBundleStatus, type SnapshotRefInput, writeArtifactBundle, type WriteArtifactBundleOptions, type WrittenArtifactBundle } from "./write-artifact-bundle.js";
+export { type BundleVerification, type BundleViolation, verifyArtifactBundle } from "./verify-artifact-bundle.js";
+export { type ArtifactFileRead, type ArtifactReadOptions, readArtifactFile } from "./read-artifact.js";

@@ -1,3 +1,3 @@
-export * from "./plugin-check-report.js";
-export * from "./plugin-check.js";
-export * from "./core-screens.js";
+export { CHECK_COVERAGE_SCHEMA, CHECK_FINDING_KINDS, CHECK_FINDING_SCHEMA, CHECK_SEVERITIES, CHECK_SURFACE_KINDS, CHECK_SURFACE_SCHEMA, type CheckCoverage, type CheckFinding, type CheckFindingKind, type CheckSeverity, type CheckSurface, type CheckSurfaceKind, COVERAGE_CALLBACK_KINDS, PLUGIN_CHECK_REPORT_SCHEMA, PLUGIN_CHECK_REPORT_SCHEMA_ID, PLUGIN_INVENTORY_SCHEMA, type PluginCheckReport, type PluginInventory, REST_ARG_SCHEMA, type RestArg } from "./plugin-check-report.js";
+export { buildPluginCheckReport, callbackCoverage, countBySeverity, coverageFails, dedupeFindings, diffInventory, failsCheck, findingKey, findingsFromProblems, isCoreChurnOption, isCoreCronHook, minimalRestArgs, missingExtensionOf, plainText, pluginCheckJunit, type PluginCheckParts, type RawFinding, type RecordedProblem, severityFails, summarizePluginCheck } from "./plugin-check.js";
+export { CORE_ADMIN_SCREENS, type CoreScreen, type CoreScreenActor, type CoreScreenLinks, coreScreens, editorOf, problemKey, type ScreenBaseline, withoutScreenBaseline } from "./core-screens.js";
