@@ -19,6 +19,7 @@ import {
   type RuntimeBackend,
   type RuntimeCreateSpec,
   type RuntimePreflight,
+  type WordPressChoiceRecord,
 } from "@wp-codebox/runtime-core";
 import { NativeRuntime } from "./native-runtime.js";
 import { ensureNativeSite } from "./native-site-cache.js";
@@ -33,7 +34,7 @@ export interface WordPressTreeSource {
   /** The release a spec resolves to, without fetching (`"6.5.5"`, `custom:<path>`). @throws what the resolver refuses. */
   preflight(spec: RuntimeCreateSpec): string;
   /** The tree's folder and release, fetched or unpacked into the cache when needed. */
-  tree(spec: RuntimeCreateSpec): Promise<{ dir: string; release: string }>;
+  tree(spec: RuntimeCreateSpec): Promise<{ dir: string; release: string; chosen?: Omit<WordPressChoiceRecord, "version"> }>;
 }
 
 /** Options of the native backend. */
@@ -137,6 +138,7 @@ export function createNativeBackend(options: NativeBackendOptions = {}): Runtime
         bootMode: site.installed ? "installed" : "cached",
         treeDir: tree.dir,
         wordpressRelease: tree.release,
+        ...(tree.chosen ? { wordpressChoice: { version: tree.release, ...tree.chosen } } : {}),
         phpVersion: phpVersion!,
         phpExtensions: status.phpExtensions ?? [],
         policy,

@@ -34,6 +34,7 @@ import {
   type RuntimeInfo,
   type RuntimePolicy,
   type WpDefineValue,
+  type WordPressChoiceRecord,
 } from "@wp-codebox/runtime-core";
 import type { Bind } from "./bubblewrap.js";
 import type { CapturedStream, ProcessOutcome } from "./confined-process.js";
@@ -51,6 +52,8 @@ export interface NativeRuntimeSetup {
   /** Host folder of the WordPress tree (bound read-only at /wordpress). */
   treeDir: string;
   wordpressRelease: string;
+  /** How the WordPress version was chosen (named, the newest release, or the offline fallback). */
+  wordpressChoice?: WordPressChoiceRecord;
   phpVersion: string;
   phpExtensions: string[];
   policy: RuntimePolicy;
@@ -166,6 +169,7 @@ export class NativeRuntime implements Runtime {
       id: this.id,
       backend: "native",
       wordpressVersion: this.setup.wordpressRelease,
+      ...(this.setup.wordpressChoice ? { wordpress: this.setup.wordpressChoice } : {}),
       phpVersion: this.setup.phpVersion,
       phpExtensions: [...this.setup.phpExtensions],
       siteUrl: STABLE_SITE_ORIGIN,
