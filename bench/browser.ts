@@ -5,11 +5,11 @@
  *
  *   npm run bench:browser                 # wp-codebox with 1 and 2 PHP workers, and runCLI
  */
-import { spawnSync } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runBenchChild } from "./bench-child.js";
 import { startPlainRunCli } from "./plain-playground.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -74,16 +74,7 @@ async function childRunCli(siteDir: string): Promise<Figures> {
 }
 
 function runChild(args: string[]): Figures | { error: string } {
-  const r = spawnSync(process.execPath, ["--conditions=source", "--import", "tsx", fileURLToPath(import.meta.url), ...args], {
-    encoding: "utf8",
-    timeout: 900_000,
-    env: { ...process.env, BENCH_CHILD: "1" },
-  });
-  try {
-    return JSON.parse(r.stdout.trim().split("\n").pop() ?? "");
-  } catch {
-    return { error: (r.stderr || `exit ${r.status}`).trim().split("\n").slice(-3).join(" | ") };
-  }
+  return runBenchChild<Figures>(import.meta.url, args, 900_000);
 }
 
 if (process.env.BENCH_CHILD) {

@@ -8,11 +8,10 @@
  *
  *   WP_CODEBOX_TEST_SHARED=/path/to/shared npm run bench:first-boot
  */
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { runBenchChild } from "./bench-child.js";
 import { startPlainRunCli } from "./plain-playground.js";
 
 const WP_CODE = "<?php require_once '/wordpress/wp-load.php'; echo get_bloginfo('version');";
@@ -47,17 +46,7 @@ async function childRunCli(siteDir: string, installMode: string): Promise<Figure
 }
 
 function runChild(args: string[]): Figures | { error: string } {
-  const r = spawnSync(process.execPath, ["--conditions=source", "--import", "tsx", fileURLToPath(import.meta.url), ...args], {
-    encoding: "utf8",
-    timeout: 600_000,
-    env: { ...process.env, BENCH_CHILD: "1" },
-  });
-  const line = r.stdout.trim().split("\n").pop() ?? "";
-  try {
-    return JSON.parse(line);
-  } catch {
-    return { error: (r.stderr || r.stdout || `exit ${r.status}`).trim().split("\n").slice(-3).join(" | ") };
-  }
+  return runBenchChild<Figures>(import.meta.url, args);
 }
 
 async function main(): Promise<void> {
