@@ -39,6 +39,15 @@ before(() => {
   writeFileSync(join(scripts, "baseline.json"), JSON.stringify(baselineScript));
   writeFileSync(join(scripts, "compare.json"), JSON.stringify(compareScript));
   writeFileSync(join(scripts, "escape.json"), JSON.stringify([{ kind: "screenshot", compare: "../outside.png" }]));
+  // A decompression bomb's header: 30000x30000 pixels claimed in a few bytes (decoded: 3.6 GB).
+  const bomb = Buffer.alloc(97);
+  bomb.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]);
+  bomb.writeUInt32BE(30000, 16);
+  bomb.writeUInt32BE(30000, 20);
+  bomb.set([8, 6, 0, 0, 0], 24);
+  mkdirSync(join(scripts, "bombs"));
+  writeFileSync(join(scripts, "bombs", "huge.png"), bomb);
+  writeFileSync(join(scripts, "bomb.json"), JSON.stringify([{ kind: "screenshot", compare: "bombs/huge.png" }]));
 });
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -49,6 +58,13 @@ test("a baseline outside the script's folder is refused before boot: path-not-al
   assert.match(result.stderr, /path-not-allowed.*outside\.png is outside the script's folder/s);
   assert.doesNotMatch(result.stderr, /Booting/);
   assert.equal(existsSync(join(tmp, "outside.png")), false);
+});
+
+test("a baseline whose header claims 30000x30000 pixels is refused before boot: input-file-invalid, exit 2, nothing decoded", async () => {
+  const result = await run(join(scripts, "bomb.json"), join(tmp, "bomb"));
+  assert.equal(result.code, 2, show(result));
+  assert.match(result.stderr, /input-file-invalid.*The baseline bombs\/huge\.png is 30000x30000 pixels \(900000000\), more than the \d+ a screenshot comparison decodes/s);
+  assert.doesNotMatch(result.stderr, /Booting/);
 });
 
 test("--update-baselines writes the baseline beside the script, then the page compares: unchanged and within limits pass, changed fails with exit 1 and a diff", async () => {

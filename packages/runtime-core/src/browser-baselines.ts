@@ -5,7 +5,7 @@
  */
 import { dirname, isAbsolute, resolve } from "node:path";
 import { checkHostPath, PATH_NOT_ALLOWED, resolveHostAccess } from "./host-access.js";
-import { WpCodeboxError } from "./errors.js";
+import { quoteValue, WpCodeboxError } from "./errors.js";
 
 /** One baseline a script names. */
 export interface BrowserBaseline {
@@ -38,7 +38,8 @@ export function browserScriptFolder(args: Record<string, string | undefined>, cw
 /**
  * Resolves every `compare` path of `steps` against `folder` and checks it stays inside it.
  * @returns `{ baselines, issues }`: one baseline per allowed path, one issue per refused one
- *   (outside the folder, through a symlink out of it, or not ending in `.png`).
+ *   (absolute, outside the folder, through a symlink out of it: `path-not-allowed`; else not
+ *   ending in `.png`).
  */
 export function checkBrowserBaselines(steps: readonly { kind: string; compare?: unknown }[], folder: string): { baselines: BrowserBaseline[]; issues: BrowserBaselineIssue[] } {
   const access = resolveHostAccess(folder);
@@ -51,8 +52,9 @@ export function checkBrowserBaselines(steps: readonly { kind: string; compare?: 
       issues.push({ index, message: "compare contains a NUL byte" });
       return;
     }
-    if (!/\.png$/i.test(compare)) {
-      issues.push({ index, message: `compare ${JSON.stringify(compare)} must name a .png file` });
+    // Where a path points is checked before what it names, so every escape is `path-not-allowed`.
+    if (isAbsolute(compare)) {
+      issues.push({ index, message: `${PATH_NOT_ALLOWED}: compare ${quoteValue(compare)} is an absolute path; name the baseline relative to the script's folder ${access.folder} (a path such as baselines/home.png).` });
       return;
     }
     const checked = checkHostPath(resolve(folder, compare), access);
@@ -61,6 +63,10 @@ export function checkBrowserBaselines(steps: readonly { kind: string; compare?: 
         index,
         message: `${PATH_NOT_ALLOWED}: baseline ${checked.real} is outside the script's folder ${access.folder}; baselines live beside the script (a path such as baselines/home.png).`,
       });
+      return;
+    }
+    if (!/\.png$/i.test(compare)) {
+      issues.push({ index, message: `compare ${quoteValue(compare)} must name a .png file` });
       return;
     }
     baselines.push({ index, compare, path: checked.real });

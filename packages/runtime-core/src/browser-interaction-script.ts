@@ -4,9 +4,9 @@
  * TypeScript types and the validator all come from it. Nothing here knows about Playwright: the
  * executor lives in `@wp-codebox/runtime-playground`.
  */
-import { existsSync } from "node:fs";
 import { readJsonArg } from "./command-registry.js";
-import { checkInputFile } from "./input-files.js";
+import { isMissingInputFile, readInputFileSync } from "./input-files.js";
+import { screenshotImageProblem } from "./png-header.js";
 import { assertBrowserBaselines, browserScriptFolder } from "./browser-baselines.js";
 import { Type, type Static, type TObject, type TProperties, type TSchema } from "@sinclair/typebox";
 import { WpCodeboxError } from "./errors.js";
@@ -372,6 +372,15 @@ export function normalizeLegacyBrowserActions(actions: unknown): BrowserInteract
 }
 
 /**
+ * Refuses a baseline a screenshot comparison must not decode (see `screenshotImageProblem`).
+ * @throws WpCodeboxError `input-file-invalid` with `details: { path, compare }`.
+ */
+export function assertScreenshotImage(bytes: Uint8Array, compare: string, path: string): void {
+  const problem = screenshotImageProblem(bytes, `The baseline ${compare}`);
+  if (problem) throw new WpCodeboxError("input-file-invalid", `${problem} (${path}).`, { path, compare });
+}
+
+/**
  * Reads a command's browser script from its args: `steps-json` (an array, or `{ "steps": [...] }`)
  * or the legacy `actions-json`, each inline JSON or `@path` relative to `cwd`.
  * `compare` paths of screenshot steps must stay inside the script file's folder (`cwd` for
@@ -379,7 +388,8 @@ export function normalizeLegacyBrowserActions(actions: unknown): BrowserInteract
  * @returns the validated steps.
  * @throws `invalid-json-arg` (unreadable JSON), `invalid-steps-json` listing every issue with its
  *   step index and field, `path-not-allowed` for a baseline outside the script's folder,
- *   `input-file-invalid` / `input-file-too-large` for a baseline that is no regular file or too big.
+ *   `input-file-invalid` / `input-file-too-large` for a baseline that is no regular file, too big, not
+ *   a PNG, interlaced, or over `SCREENSHOT_MAX_PIXELS` pixels by its header.
  */
 export function readBrowserScriptArgs(args: Record<string, string | undefined>, cwd: string): BrowserInteractionStep[] {
   const legacy = args["steps-json"] === undefined;
@@ -394,9 +404,17 @@ export function readBrowserScriptArgs(args: Record<string, string | undefined>, 
       { argument: legacy ? "actions-json" : "steps-json", within: input === raw ? "" : "/steps", issues: report.issues },
     );
   }
-  // Baselines that exist are checked like every other input file (regular, under the cap) before boot.
+  // Baselines that exist are checked like every other input file (regular, under the cap) before
+  // boot, and so is what their header claims: decoding a baseline cannot be stopped once begun.
   for (const baseline of assertBrowserBaselines(report.steps, browserScriptFolder(args, cwd)).values()) {
-    if (existsSync(baseline.path)) checkInputFile(baseline.path, "baseline-image");
+    let bytes: Buffer;
+    try {
+      bytes = readInputFileSync(baseline.path, "baseline-image");
+    } catch (error) {
+      if (isMissingInputFile(error)) continue;
+      throw error;
+    }
+    assertScreenshotImage(bytes, baseline.compare, baseline.path);
   }
   return report.steps as BrowserInteractionStep[];
 }

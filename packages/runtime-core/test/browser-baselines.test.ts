@@ -41,15 +41,21 @@ test("compare-only fields without compare, and bad values, are refused with thei
   assert.equal(validateBrowserInteractionScript([{ kind: "screenshot", mask: [".date"] }]).valid, true);
 });
 
-test("compare paths inside the script's folder resolve; outside, through a symlink out, or not .png are refused", () => {
+test("compare paths inside the script's folder resolve; absolute, outside, through a symlink out, or not .png are refused", () => {
   const cases: [string, "ok" | RegExp][] = [
     ["home.png", "ok"],
     ["baselines/home.png", "ok"],
     ["baselines/new/not-yet.PNG", "ok"],
     ["../elsewhere/home.png", /^path-not-allowed: baseline .*elsewhere\/home\.png is outside the script's folder/],
-    [join(outside, "abs.png"), /^path-not-allowed:/],
+    [join(outside, "abs.png"), /^path-not-allowed: compare ".*abs\.png" is an absolute path/],
+    // Absolute is refused even inside the folder: a baseline is named where the script lives.
+    [join(folder, "baselines", "home.png"), /^path-not-allowed: compare ".*home\.png" is an absolute path/],
     ["link-out/home.png", /^path-not-allowed:/],
     ["baselines/../../x.png", /^path-not-allowed:/],
+    // Where the path points is checked before what it names: an escape is path-not-allowed whatever its suffix.
+    ["../../etc/passwd", /^path-not-allowed: baseline .*passwd is outside/],
+    ["/etc/passwd", /^path-not-allowed: compare "\/etc\/passwd" is an absolute path/],
+    ["link-out/notes.txt", /^path-not-allowed:/],
     ["home.jpg", /must name a \.png file/],
     ["baselines", /must name a \.png file/],
   ];
@@ -86,4 +92,29 @@ test("the script's folder is the @file's folder, else the cwd; readBrowserScript
   assert.throws(() => readBrowserScriptArgs({ "steps-json": `@${file}` }, "/"), (e: unknown) => e instanceof WpCodeboxError && e.code === "path-not-allowed");
   // The same path is fine for an inline script run from a folder that contains it.
   assert.equal(readBrowserScriptArgs({ "steps-json": JSON.stringify([shot("scripts/x.png")]) }, root).length, 1);
+});
+
+test("readBrowserScriptArgs reads each existing baseline's PNG header before boot: bombs, interlaced and non-PNG files are input-file-invalid", () => {
+  const header = (width: number, height: number, interlace = 0) => {
+    const b = Buffer.alloc(33);
+    b.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]);
+    b.writeUInt32BE(width, 16);
+    b.writeUInt32BE(height, 20);
+    b.set([8, 6, 0, 0, interlace], 24);
+    return b;
+  };
+  const cases: [string, Buffer, RegExp | "ok"][] = [
+    ["small.png", header(800, 600), "ok"],
+    ["bomb.png", header(30000, 30000), /The baseline baselines\/bomb\.png is 30000x30000 pixels \(900000000\)/],
+    ["interlaced.png", header(10, 10, 1), /interlaced PNG/],
+    ["text.png", Buffer.from("GIF89a is not a PNG, whatever its name says......"), /is not a PNG file/],
+  ];
+  for (const [name, bytes, expected] of cases) {
+    writeFileSync(join(folder, "baselines", name), bytes);
+    const read = () => readBrowserScriptArgs({ "steps-json": JSON.stringify([shot(`baselines/${name}`)]) }, folder);
+    if (expected === "ok") assert.equal(read().length, 1);
+    else assert.throws(read, (e: unknown) => e instanceof WpCodeboxError && e.code === "input-file-invalid" && expected.test(e.message), name);
+  }
+  // A baseline that does not exist yet is fine: the run fails it as baseline-missing, or writes it.
+  assert.equal(readBrowserScriptArgs({ "steps-json": JSON.stringify([shot("baselines/not-yet.png")]) }, folder).length, 1);
 });

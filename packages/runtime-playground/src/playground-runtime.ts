@@ -20,6 +20,7 @@ import {
   SerialQueue,
   WpCodeboxError,
   assertRuntimeSnapshot,
+  errorMessage,
   type ArtifactSpec,
   type ExecutionResult,
   type ExecutionSpec,
@@ -246,12 +247,18 @@ export class PlaygroundRuntime implements Runtime {
     try {
       url = new URL(deferred.url);
     } catch {
+      this.ledger.event("deferred-request", { method: deferred.method, url: deferred.url.slice(0, 500), error: "not a URL" });
       return;
     }
     this.deferredRunning += 1;
-    const request = { method: deferred.method, url: `${this.siteOrigin}${url.pathname}${url.search}`, headers: deferred.headers, ...(deferred.body ? { body: deferred.body } : {}) };
+    const path = `${url.pathname}${url.search}`;
+    const request = { method: deferred.method, url: `${this.siteOrigin}${path}`, headers: deferred.headers, ...(deferred.body ? { body: deferred.body } : {}) };
+    // Recorded either way: a background request that silently did not run is what this evidence is for.
     this.serveLoopback(request, { fromSandbox: true, waitingSelfCall: () => false })
-      .catch(() => undefined)
+      .then(
+        (response) => this.ledger.event("deferred-request", { method: deferred.method, path, status: response.status }),
+        (error: unknown) => this.ledger.event("deferred-request", { method: deferred.method, path, error: errorMessage(error) }),
+      )
       .finally(() => {
         this.deferredRunning -= 1;
         this.notifySettleWaiters();
@@ -279,6 +286,8 @@ export class PlaygroundRuntime implements Runtime {
       };
       const timer = setTimeout(() => {
         this.settleWaiters.delete(check);
+        // The result goes back with background work still running: say so in the evidence.
+        this.ledger.event("self-calls-unsettled", { waitedMs: SELF_CALL_SETTLE_TIMEOUT_MS, deferredRunning: this.deferredRunning });
         resolve();
       }, SELF_CALL_SETTLE_TIMEOUT_MS);
       this.settleWaiters.add(check);
@@ -387,7 +396,12 @@ export class PlaygroundRuntime implements Runtime {
       siteUrl: this.siteOrigin,
       loopbackUrl: this.server.origin,
       browserClock: () => ({ nowMs: this.clock.nowMs(), seed: this.setup.determinism?.seed, key: this.clock.workCount }),
+      // Each piece of a command's PHP work waits for the background requests of the pieces before
+      // it. A WP-Cron run spawned by one page load otherwise runs on a second worker while the
+      // command's next request runs on the primary: two PHPs writing the same SQLite rows lost
+      // cron updates and left the cron lock behind, at random.
       runPhp: async (code, options) => {
+        await this.selfCallsSettled();
         const run = await this.pool.primary.call<WorkerRunResult>({
           op: "run",
           code,
@@ -398,10 +412,13 @@ export class PlaygroundRuntime implements Runtime {
         return run;
       },
       http: async (request, options) => {
+        await this.selfCallsSettled();
         if (!this.warmedHttp) {
           // The first request after boot is answered with a redirect to itself.
           this.warmedHttp = true;
           await this.pool.primary.call<WorkerHttpResult>({ op: "http", method: "GET", url: `${this.siteOrigin}/`, headers: {}, capBytes: 0 });
+          // The warm-up is a page load too: the WP-Cron it spawned runs before the real request.
+          await this.selfCallsSettled();
         }
         const target = this.pool.primary;
         const call = () => target.call<WorkerHttpResult>({ op: "http", ...request, capBytes: this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES });
@@ -419,9 +436,18 @@ export class PlaygroundRuntime implements Runtime {
         this.siteRequestTimedOut(request, limitMs, false);
         return siteRequestTimeoutResponse(limitMs);
       },
-      resolveActor: (as) => this.actors.resolveActor(as),
-      authFor: (actor) => this.actors.authFor(actor),
-      wrapperUser: (as) => this.actors.wrapperUser(as),
+      resolveActor: async (as) => {
+        await this.selfCallsSettled();
+        return this.actors.resolveActor(as);
+      },
+      authFor: async (actor) => {
+        await this.selfCallsSettled();
+        return this.actors.authFor(actor);
+      },
+      wrapperUser: async (as) => {
+        await this.selfCallsSettled();
+        return this.actors.wrapperUser(as);
+      },
       withDeadline: async <T>(timeoutMs: number, work: () => Promise<T>) => {
         const outcome = await this.pool.withDeadline(this.pool.primary, timeoutMs, work, () => this.actors.forgetAuth());
         if (!outcome.done) this.ledger.event("php-worker-replaced", { reason: "deadline" });

@@ -5,6 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { PNG } from "pngjs";
+import { SCREENSHOT_MAX_PIXELS } from "@wp-codebox/runtime-core";
 import { allowedDiffPixels, compareScreenshots, decodePng } from "../src/browser/compare-screenshots.js";
 
 type Rgb = [number, number, number];
@@ -48,6 +49,7 @@ for (const c of cases) {
     if (c.message) assert.match(result.message ?? "", c.message);
     if (c.passed) assert.equal(result.message, undefined);
     // The diff image is a PNG the size of the larger image, red where pixels differ.
+    assert.ok(result.diff, "a diff image for images this small");
     const diff = decodePng(result.diff, "diff");
     const actual = decodePng(c.actual, "actual");
     assert.equal(diff.width, Math.max(actual.width, 10));
@@ -77,4 +79,44 @@ test("allowedDiffPixels follows Playwright: min of both, else either, else 0", (
 test("bytes that are not a PNG are refused, naming which image", () => {
   assert.throws(() => compareScreenshots(base, new TextEncoder().encode("not a png")), /the baseline is not a readable PNG/);
   assert.throws(() => compareScreenshots(new Uint8Array([1, 2, 3]), base), /the screenshot is not a readable PNG/);
+});
+
+/** PNG signature and an IHDR chunk claiming `width`×`height` (CRC and image data omitted: only the header is read). */
+function pngHeaderOnly(width: number, height: number, interlace = 0): Uint8Array {
+  const bytes = new Uint8Array(33 + 64);
+  bytes.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]);
+  const view = new DataView(bytes.buffer);
+  view.setUint32(16, width);
+  view.setUint32(20, height);
+  bytes.set([8, 6, 0, 0, interlace], 24);
+  return bytes;
+}
+
+// A baseline's header is read before a byte is decoded: a decompression bomb (a few hundred KB of
+// zlib claiming 30000x30000 pixels) would otherwise take gigabytes, synchronously, past any deadline.
+const refused: { name: string; baseline: Uint8Array; message: RegExp }[] = [
+  { name: "a 30000x30000 bomb", baseline: pngHeaderOnly(30000, 30000), message: /the baseline is 30000x30000 pixels \(900000000\), more than the \d+ a screenshot comparison decodes/ },
+  { name: "one pixel over the cap", baseline: pngHeaderOnly(SCREENSHOT_MAX_PIXELS + 1, 1), message: /more than the \d+ a screenshot comparison decodes/ },
+  { name: "an interlaced PNG (its inflate is not bounded by the size)", baseline: pngHeaderOnly(10, 10, 1), message: /interlaced PNG/ },
+  { name: "a header claiming width 0", baseline: pngHeaderOnly(0, 10), message: /the baseline is not a readable PNG/ },
+  { name: "a signature without IHDR", baseline: pngHeaderOnly(10, 10).map((b, i) => (i === 12 ? 0x58 : b)), message: /the baseline is not a readable PNG/ },
+  { name: "a truncated header", baseline: pngHeaderOnly(10, 10).slice(0, 20), message: /the baseline is not a readable PNG/ },
+];
+for (const c of refused) {
+  test(`a baseline is refused from its header alone: ${c.name}`, () => {
+    const before = process.memoryUsage().rss;
+    assert.throws(() => compareScreenshots(base, c.baseline), c.message);
+    // Nothing was decoded: far less than one decoded 10-megapixel image (40 MB) was allocated.
+    assert.ok(process.memoryUsage().rss - before < 40 * 1024 * 1024);
+  });
+}
+
+test("sizes so different that the padded area exceeds the cap fail without decoding the baseline or drawing a diff", () => {
+  // Each image alone is within the cap; side by side they would need 10 x 60,000,000 pixels.
+  const result = compareScreenshots(base, pngHeaderOnly(1, 60_000_000), { maxDiffPixelRatio: 1 });
+  assert.equal(result.passed, false);
+  assert.equal(result.sizeMismatch, true);
+  assert.equal(result.diff, undefined);
+  assert.equal(result.diffPixelRatio, 1);
+  assert.match(result.message ?? "", /^the screenshot is 10x10 pixels but the baseline is 1x60000000 \(too different to draw a diff image\)$/);
 });

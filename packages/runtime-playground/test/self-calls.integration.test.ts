@@ -105,7 +105,7 @@ echo json_encode([$health->get_test_loopback_requests()['status'], $health->get_
 });
 
 test("deterministic sandbox (virtual clock, seed, stable origin): self-calls and WP-Cron work the same", async () => {
-  const det = await createPlaygroundBackend().create({ clock: "2025-01-01T00:00:00Z", seed: 7, plugins: [join(fixtures, "cron-probe")] });
+  const det = await createPlaygroundBackend().create({ clock: "2025-01-01T00:00:00Z", seed: 7, plugins: [join(fixtures, "cron-probe"), join(fixtures, "cron-overlap-probe")] });
   try {
     assert.equal(det.siteUrl, STABLE_SITE_ORIGIN);
     const run = async (code: string) => {
@@ -114,16 +114,28 @@ test("deterministic sandbox (virtual clock, seed, stable origin): self-calls and
       return result.json;
     };
     assert.deepEqual(await run(`<?php $r = wp_remote_get(rest_url()); echo json_encode(is_wp_error($r) ? $r->get_error_message() : [wp_remote_retrieve_response_code($r), json_decode(wp_remote_retrieve_body($r), true)['url'] ?? null]);`), [200, STABLE_SITE_ORIGIN]);
-    await run(`<?php wp_schedule_single_event(time() - 60, 'corpus_cron_event'); echo json_encode(gmdate('Y', time()));`);
+    await run(`<?php wp_schedule_single_event(time() - 60, 'corpus_cron_event'); wp_schedule_single_event(time() - 60, 'corpus_slow_cron_event'); echo json_encode(gmdate('Y', time()));`);
+    // The command's first page request follows a warm-up page load, which spawns WP-Cron: the slow
+    // event (one second) runs on the self-call worker, and the real request must wait for it.
     const page = await det.execute({ command: "wordpress.http-request", args: ["path=/", "as=anonymous"] });
     assert.equal(page.status, "ok");
-    assert.deepEqual(await run(`<?php echo json_encode([get_option('corpus_cron_ran', null), wp_next_scheduled('corpus_cron_event'), gmdate('Y')]);`), ["wp-cron", false, "2025"]);
+    assert.deepEqual(
+      await run(`<?php echo json_encode([get_option('corpus_cron_ran', null), wp_next_scheduled('corpus_cron_event'), gmdate('Y'), get_option('corpus_slow_cron_ran', null), get_option('corpus_cron_overlap', null), get_transient('doing_cron')]);`),
+      ["wp-cron", false, "2025", "wp-cron", null, false],
+      "WP-Cron ran both events, alone, and released its lock",
+    );
     // Publishing schedules do_pings now: the next command's own WordPress load spawns WP-Cron, and
     // that must not wait out curl's timeout counted in virtual clock reads.
     await run(`<?php delete_option('corpus_cron_ran'); wp_insert_post(['post_title' => 'Hello', 'post_status' => 'publish']); wp_schedule_single_event(time() - 60, 'corpus_cron_event'); echo 1;`);
     assert.deepEqual(await run(`<?php echo json_encode([wp_next_scheduled('do_pings') !== false]);`), [true], "the spawn happens after this command's code ran");
-    assert.deepEqual(await run(`<?php echo json_encode([get_option('corpus_cron_ran', null), wp_next_scheduled('do_pings')]);`), ["wp-cron", false]);
+    const ran = await run(`<?php echo json_encode([get_option('corpus_cron_ran', null), wp_next_scheduled('do_pings')]);`);
     const { events } = await det.collectArtifacts();
+    // On failure, the background requests served and the cron lock say which step went wrong.
+    const background = events.filter((e) => e.type === "deferred-request" || e.type === "self-calls-unsettled" || e.type.startsWith("php-worker"));
+    const lock = await run(`<?php echo json_encode([get_transient('doing_cron'), microtime(true)]);`);
+    assert.deepEqual(ran, ["wp-cron", false], JSON.stringify({ background, lock }));
+    // Two WP-Cron spawns were handed over (the page load's, and the command's after publishing), each answered.
+    assert.deepEqual(background.filter((e) => e.type === "deferred-request").map((e) => [e.data?.method, String(e.data?.path).split("?")[0], e.data?.status]), [["POST", "/wp-cron.php", 200], ["POST", "/wp-cron.php", 200]], JSON.stringify(background));
     assert.deepEqual(events.filter((e) => e.type === "policy-denied"), [], "the stable origin is never refused");
   } finally {
     await det.dispose();

@@ -67,14 +67,14 @@ export interface BrowserStepRecord {
 
 /**
  * How a screenshot compared with its baseline (on the step record). `baseline`, `actual` and
- * `diff` are bundle-relative PNG paths; `width`/`height` the actual image's in pixels;
+ * `diff` are bundle-relative PNG paths (no `diff` when the sizes differ too much to draw one); `width`/`height` the actual image's in pixels;
  * `diffPixelRatio` 0 to 1; `maxDiffPixels` / `maxDiffPixelRatio` as the step gave them.
  */
 export interface BrowserScreenshotComparison {
   passed: boolean;
   baseline: string;
   actual: string;
-  diff: string;
+  diff?: string;
   diffPixels: number;
   diffPixelRatio: number;
   maxDiffPixels?: number;

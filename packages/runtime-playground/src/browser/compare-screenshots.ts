@@ -5,6 +5,7 @@
  */
 import pixelmatch from "pixelmatch";
 import { PNG } from "pngjs";
+import { readPngHeader, SCREENSHOT_MAX_PIXELS, screenshotImageProblem } from "@wp-codebox/runtime-core";
 
 /** Playwright's names and defaults: `threshold` 0.2, both maxima 0 (no pixel may differ). */
 export interface ScreenshotCompareOptions {
@@ -37,21 +38,30 @@ export interface ScreenshotCompareResult {
   baselineWidth: number;
   baselineHeight: number;
   sizeMismatch: boolean;
-  diff: Uint8Array;
+  /** Absent when the sizes differ so much that the padded area exceeds `SCREENSHOT_MAX_PIXELS`. */
+  diff?: Uint8Array;
   /** Why it failed, for the step error; absent when passed. */
   message?: string;
 }
 
 /**
- * Decodes a PNG.
- * @throws Error naming `what` when the bytes are not a PNG.
+ * Decodes a PNG, after its header says it is one this module may decode.
+ * @throws Error naming `what` when the bytes are not a PNG, or the header claims an interlaced
+ *   image or more than `SCREENSHOT_MAX_PIXELS` pixels (nothing is decoded then).
  */
 export function decodePng(bytes: Uint8Array, what: string): PNG {
+  assertDecodable(bytes, what);
   try {
     return PNG.sync.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   } catch (error) {
     throw new Error(`${what} is not a readable PNG (${(error as Error).message})`);
   }
+}
+
+/** @throws Error when the header says `decodePng` must not decode these bytes. */
+function assertDecodable(bytes: Uint8Array, what: string): void {
+  const problem = screenshotImageProblem(bytes, what);
+  if (problem) throw new Error(problem.startsWith(`${what} is not a PNG`) ? `${what} is not a readable PNG (no PNG signature and IHDR header)` : problem);
 }
 
 /** `image` copied onto a transparent canvas of `width`×`height` (top-left aligned). */
@@ -81,11 +91,15 @@ export function allowedDiffPixels(options: ScreenshotCompareOptions, pixels: num
  * @example compareScreenshots(png, png).passed === true
  */
 export function compareScreenshots(actual: Uint8Array, baseline: Uint8Array, options: ScreenshotCompareOptions = {}): ScreenshotCompareResult {
-  const a = decodePng(actual, "the screenshot");
-  const b = decodePng(baseline, "the baseline");
   const threshold = options.threshold ?? DEFAULT_SCREENSHOT_THRESHOLD;
-  const width = Math.max(a.width, b.width);
-  const height = Math.max(a.height, b.height);
+  const a = decodePng(actual, "the screenshot");
+  assertDecodable(baseline, "the baseline");
+  // The baseline's size before decoding it: when it differs, the padded area may be far larger than either image.
+  const bh = readPngHeader(baseline)!;
+  const width = Math.max(a.width, bh.width);
+  const height = Math.max(a.height, bh.height);
+  if (width * height > SCREENSHOT_MAX_PIXELS) return sizeMismatchWithoutDiff(a, bh, threshold, options);
+  const b = decodePng(baseline, "the baseline");
   const diff = new PNG({ width, height });
   const diffPixels = pixelmatch(padTo(b, width, height), padTo(a, width, height), diff.data, width, height, { threshold });
   const pixels = width * height;
@@ -109,7 +123,28 @@ export function compareScreenshots(actual: Uint8Array, baseline: Uint8Array, opt
   if (passed) return base;
   const ratio = `${(Math.ceil(diffPixelRatio * 10000) / 100).toFixed(2)}%`;
   const message = sizeMismatch
-    ? `the screenshot is ${a.width}x${a.height} pixels but the baseline is ${b.width}x${b.height}`
+    ? sizeMismatchMessage(a, b)
     : `${diffPixels} pixels (${ratio} of ${pixels}) differ from the baseline at threshold ${threshold}; allowed: ${Math.floor(allowed)}`;
   return { ...base, message };
+}
+
+const sizeMismatchMessage = (a: { width: number; height: number }, b: { width: number; height: number }): string =>
+  `the screenshot is ${a.width}x${a.height} pixels but the baseline is ${b.width}x${b.height}`;
+
+/** Different sizes whose padded area is too large to compare pixel by pixel: every pixel counts as differing, and there is no diff image. */
+function sizeMismatchWithoutDiff(a: PNG, b: { width: number; height: number }, threshold: number, options: ScreenshotCompareOptions): ScreenshotCompareResult {
+  const pixels = Math.max(a.width, b.width) * Math.max(a.height, b.height);
+  return {
+    passed: false,
+    diffPixels: pixels,
+    diffPixelRatio: 1,
+    allowedDiffPixels: allowedDiffPixels(options, pixels),
+    threshold,
+    width: a.width,
+    height: a.height,
+    baselineWidth: b.width,
+    baselineHeight: b.height,
+    sizeMismatch: true,
+    message: `${sizeMismatchMessage(a, b)} (too different to draw a diff image)`,
+  };
 }

@@ -198,7 +198,7 @@ function compareWithBaseline(step: ScreenshotStep, compare: string, screenshot: 
     passed: result.passed,
     baseline: browserBaselinePath(name),
     actual: browserScreenshotPath(name),
-    diff: browserDiffPath(name),
+    ...(result.diff ? { diff: browserDiffPath(name) } : {}),
     diffPixels: result.diffPixels,
     diffPixelRatio: result.diffPixelRatio,
     ...limits,
@@ -213,10 +213,10 @@ function compareWithBaseline(step: ScreenshotStep, compare: string, screenshot: 
     actual: { diffPixels: result.diffPixels, diffPixelRatio: result.diffPixelRatio, width: result.width, height: result.height },
     passed: result.passed,
   };
-  const effect: StepEffect = { screenshot: { ...screenshot, baseline: baseline.bytes, diff: result.diff }, comparison, assertion };
+  const effect: StepEffect = { screenshot: { ...screenshot, baseline: baseline.bytes, ...(result.diff ? { diff: result.diff } : {}) }, comparison, assertion };
   if (result.passed) return effect;
   return {
     ...effect,
-    assertionMessage: `screenshot step ${ctx.index}: ${result.message} (baseline ${compare}). See ${comparison.diff} (differences in red); if the change is intended, run again with --update-baselines.`,
+    assertionMessage: `screenshot step ${ctx.index}: ${result.message} (baseline ${compare}).${comparison.diff ? ` See ${comparison.diff} (differences in red);` : ""} if the change is intended, run again with --update-baselines.`,
   };
 }

@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import {
   WpCodeboxError,
   assertBrowserBaselines,
+  assertScreenshotImage,
   checkHostPath,
   isMissingInputFile,
   readInputFileSync,
@@ -31,7 +32,8 @@ function confineTo(folder: string): (path: string) => void {
  * @param update - `--update-baselines`: nothing is read (the files are about to be replaced).
  * @returns step index → `{ compare, path, bytes? }`; `bytes` absent when the file does not exist.
  * @throws WpCodeboxError `path-not-allowed` (outside the folder, also when a symlink is swapped in
- *   before the read), `input-file-invalid` (not a regular file), `input-file-too-large` (over 32 MiB).
+ *   before the read), `input-file-invalid` (not a regular file; not a PNG, interlaced or over
+ *   `SCREENSHOT_MAX_PIXELS` by its header), `input-file-too-large` (over 32 MiB).
  */
 export function readStepBaselines(steps: readonly BrowserInteractionStep[], folder: string, update: boolean): Map<number, StepBaseline> {
   const confine = confineTo(folder);
@@ -43,6 +45,8 @@ export function readStepBaselines(steps: readonly BrowserInteractionStep[], fold
     }
     try {
       const bytes = readInputFileSync(baseline.path, "baseline-image", { confine });
+      // Checked again here: the file may have changed since the check before boot.
+      assertScreenshotImage(bytes, baseline.compare, baseline.path);
       out.set(index, { compare: baseline.compare, path: baseline.path, bytes: new Uint8Array(bytes) });
     } catch (error) {
       if (!isMissingInputFile(error)) throw error;
