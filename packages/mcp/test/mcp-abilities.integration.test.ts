@@ -95,6 +95,9 @@ describe("WordPress 7.0.4: abilities as a command and as MCP tools (one sandbox)
     assert.ok(sc(unknown).error.data.registered.includes("core/get-site-info"));
     assert.ok(sc(unknown).error.data.registered.includes("ability-probe/shout"));
     assert.match(sc(unknown).error.message, /core\/get-site-info/);
+    // The site did register the 200-character name (so its absence from the tools is the cut, not WordPress).
+    assert.ok(sc(unknown).error.data.registered.some((n: string) => n.startsWith("ability-probe/lll")));
+    assert.equal(sc(unknown).error.data.registeredCount, sc(unknown).error.data.registered.length);
     const malformed = await s.call("wordpress_ability", { name: "Not An Ability" });
     assert.equal(sc(malformed).error.code, "invalid-argument");
     assert.equal(sc(malformed).step, undefined, "refused before it became a step");
@@ -118,6 +121,12 @@ describe("WordPress 7.0.4: abilities as a command and as MCP tools (one sandbox)
     const shout = tools.find((t) => t.name === "ability-probe__shout")!;
     assert.deepEqual(shout.inputSchema, { type: "object", properties: { input: { type: "string", minLength: 1, description: "Text to shout." } }, required: ["input"], additionalProperties: false });
     assert.equal(sc(await s.call("ability-probe__shout", { input: "quiet" })).json, "QUIET");
+    // What the site registers is cut to size: a 200-character name is no tool, a long description is cut.
+    assert.ok(tools.every((t) => t.name.length <= 128), tools.map((t) => t.name.length).join(","));
+    assert.ok(!tools.some((t) => t.name.startsWith("ability-probe__lll")));
+    const verbose = tools.find((t) => t.name === "ability-probe__verbose")!;
+    assert.ok(verbose.description!.length < 2300, String(verbose.description!.length));
+    assert.match(verbose.description!, /^Very long description\. .*…/s);
     const refuse = tools.find((t) => t.name === "ability-probe__refuse")!;
     assert.equal(refuse.annotations?.destructiveHint, true);
     const refused = await s.call("ability-probe__refuse");

@@ -8,6 +8,17 @@ import { WpCodeboxError, quoteValue } from "./errors.js";
 /** An ability name as WordPress registers it: `namespace/ability-name`, lowercase letters, digits, dashes. */
 export const ABILITY_NAME_PATTERN = /^[a-z0-9-]+\/[a-z0-9-]+$/;
 
+/**
+ * Longest ability name this project runs: its MCP tool name (`/` as `__`) then stays within the
+ * 128 characters MCP clients accept for a tool name.
+ */
+export const ABILITY_NAME_MAX_CHARS = 127;
+
+/** Whether `name` is an ability name this project can run: the pattern, at most `ABILITY_NAME_MAX_CHARS`. */
+export function isAbilityName(name: string): boolean {
+  return name.length <= ABILITY_NAME_MAX_CHARS && ABILITY_NAME_PATTERN.test(name);
+}
+
 /** The first WordPress release with the Abilities API. */
 export const ABILITIES_API_MIN_WORDPRESS = "6.9";
 
@@ -31,10 +42,18 @@ export interface AbilitiesObservation {
 }
 
 /**
- * Checks an ability name before boot: a name WordPress would refuse to register can never be run.
- * @throws WpCodeboxError `invalid-argument` naming the expected form.
+ * Checks an ability name before boot: a name WordPress would refuse to register can never be run,
+ * and one longer than `ABILITY_NAME_MAX_CHARS` could not be an MCP tool.
+ * @throws WpCodeboxError `invalid-argument` naming the expected form (the name quoted, cut to 200 characters).
  */
 export function checkAbilityName(name: string): void {
+  if (name.length > ABILITY_NAME_MAX_CHARS) {
+    throw new WpCodeboxError(
+      "invalid-argument",
+      `wordpress.ability: name ${quoteValue(name, 60)} is ${name.length} characters long; an ability name has at most ${ABILITY_NAME_MAX_CHARS}.`,
+      { command: "wordpress.ability", argument: "name", length: name.length },
+    );
+  }
   if (!ABILITY_NAME_PATTERN.test(name)) {
     throw new WpCodeboxError(
       "invalid-argument",

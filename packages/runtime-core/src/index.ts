@@ -41,7 +41,7 @@ export { PHPUNIT_FAILURE_SCHEMA, PHPUNIT_RESULTS_SCHEMA, PHPUNIT_RESULTS_SCHEMA_
 export { SerialQueue } from "./serial-queue.js";
 export { assertDefines, DEFINE_NAME_PATTERN, defineNameProblem, defineProblems, parseDefineFlags, parseDefineValue, WP_DEFINES_SCHEMA, type WpDefineValue } from "./wp-defines.js";
 export { assertRequirementsMet, type DeclaredRequirements, describeUnmetRequirement, fileHeader, isConcreteVersion, readDeclaredRequirements, type UnmetRequirement, unmetRequirements, versionMeets } from "./plugin-requirements.js";
-export { ABILITIES_API_MIN_WORDPRESS, type AbilitiesObservation, ABILITY_NAME_PATTERN, type AbilityDescription, checkAbilityName, schemaFromPhp } from "./abilities.js";
+export { ABILITIES_API_MIN_WORDPRESS, type AbilitiesObservation, ABILITY_NAME_MAX_CHARS, ABILITY_NAME_PATTERN, type AbilityDescription, checkAbilityName, isAbilityName, schemaFromPhp } from "./abilities.js";
 export { chooseDefaultWordPress, compareWordPressVersions, type DefaultWordPressChoice, type DefaultWordPressInputs, isLatestCheckFresh, LATEST_CHECK_MAX_AGE_MS, OFFLINE_NOTICE_PREFIX, type WordPressChoiceRecord, type WordPressChosenBy, type WordPressSourceKind } from "./wordpress-choice.js";
 export { bundleHref, CHECK_SOURCES_PATH, escapeHtml, readReportPageData, renderBatchReportPage, renderMatrixReportPage, renderReportPage, REPORT_PAGE_KIND, REPORT_PAGE_MAX_ROWS, REPORT_PAGE_OUTPUT_CHARS, REPORT_PAGE_PATH, REPORT_PAGE_READ_LIMIT_BYTES, type ReportPageData, type ReportPageVerification, SOURCE_EXCERPT_LINE_CHARS, SOURCE_EXCERPT_RADIUS_LINES, sourceExcerpt, type SourceExcerpt } from "./report-page/index.js";
 export { fatalFromPhpOutput, type PhpFatalText } from "./php-fatal-text.js";

@@ -1,7 +1,7 @@
 /** Ability names and the JSON Schemas PHP prints for abilities, made JSON Schema again. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { WpCodeboxError, checkAbilityName, checkCommandInput, isValidJsonSchema, schemaFromPhp } from "../src/index.js";
+import { ABILITY_NAME_MAX_CHARS, WpCodeboxError, checkAbilityName, checkCommandInput, isAbilityName, isValidJsonSchema, schemaFromPhp } from "../src/index.js";
 
 test("schemaFromPhp: what json_encode makes of a PHP schema array becomes the schema it meant", () => {
   const cases: [string, unknown, Record<string, unknown>][] = [
@@ -43,4 +43,27 @@ test("an ability name is namespace/ability-name; anything else is refused before
   assert.throws(() => checkCommandInput("wordpress.ability", ["name=core/get-site-info", "input-json={bad"], "/"), (e: unknown) => e instanceof WpCodeboxError && e.code === "invalid-json-arg");
   assert.throws(() => checkCommandInput("wordpress.ability", [], "/"), (e: unknown) => e instanceof WpCodeboxError && e.code === "missing-argument");
   assert.deepEqual(checkCommandInput("wordpress.ability", ["name=core/get-site-info", 'input-json={"fields":["version"]}', "as=anonymous"], "/").args, ["name=core/get-site-info", 'input-json={"fields":["version"]}', "as=anonymous"]);
+});
+
+test("an ability name is at most ABILITY_NAME_MAX_CHARS long (an MCP tool name then fits in 128), and the error quotes a cut of it", () => {
+  const exact = `a/${"b".repeat(ABILITY_NAME_MAX_CHARS - 2)}`;
+  const cases: [string, boolean][] = [
+    [exact, true],
+    [`${exact}c`, false],
+    [`a/${"b".repeat(1 << 20)}`, false],
+  ];
+  for (const [name, ok] of cases) {
+    assert.equal(isAbilityName(name), ok, String(name.length));
+    if (ok) {
+      assert.doesNotThrow(() => checkAbilityName(name));
+      assert.ok(name.replace("/", "__").length <= 128);
+      continue;
+    }
+    assert.throws(
+      () => checkAbilityName(name),
+      (e: unknown) => e instanceof WpCodeboxError && e.code === "invalid-argument" && new RegExp(`is ${name.length} characters long; an ability name has at most ${ABILITY_NAME_MAX_CHARS}`).test(e.message) && e.message.length < 400,
+    );
+  }
+  // The same bound before boot, through the command input check.
+  assert.throws(() => checkCommandInput("wordpress.ability", [`name=a/${"b".repeat(5000)}`], "/"), (e: unknown) => e instanceof WpCodeboxError && e.code === "invalid-argument" && e.message.length < 400);
 });

@@ -3,7 +3,7 @@
  * `wp_get_ability( name )->execute( input )`, and lists the registered abilities for the
  * `abilities` observation (what the MCP server makes tools of).
  */
-import { ABILITIES_API_MIN_WORDPRESS, WpCodeboxError, readJsonArg, schemaFromPhp, type AbilitiesObservation, type AbilityDescription } from "@wp-codebox/runtime-core";
+import { ABILITIES_API_MIN_WORDPRESS, WpCodeboxError, checkAbilityName, isAbilityName, quoteValue, readJsonArg, schemaFromPhp, type AbilitiesObservation, type AbilityDescription } from "@wp-codebox/runtime-core";
 import { outcomeFromRun, phpWrapper } from "./run-php.js";
 import type { CommandContext, CommandHandler, CommandOutcome } from "./command-context.js";
 import { phpProgram } from "../php-assets.js";
@@ -28,8 +28,20 @@ function unavailable(version: string | undefined): NonNullable<CommandOutcome["e
   };
 }
 
+/** Registered names a not-found message lists (the site decides how many there are). */
+const LISTED_NAMES_MAX = 50;
+/** Characters kept of texts the site supplies: an ability's label, a WP_Error message. */
+const SITE_TEXT_MAX_CHARS = 500;
+/** Characters kept of an ability's description (it becomes an MCP tool description). */
+const DESCRIPTION_MAX_CHARS = 2000;
+
+/** `text` cut to `max` characters, with an ellipsis when cut (text PHP printed is untrusted in size). */
+const cut = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}…` : text);
+
 export const ability: CommandHandler = async (ctx, args) => {
   const name = args.name!;
+  // Validated before boot on the CLI and MCP; checked again for callers of the Node API.
+  checkAbilityName(name);
   const input = args["input-json"] !== undefined ? readJsonArg(args["input-json"], ctx.cwd) : null;
   const user = await ctx.wrapperUser(args.as);
   await ctx.writeSandboxFile(PROGRAM_FILE, phpProgram({ wp_codebox_ability: phpValue({ name, input, list: false }, "ability") }, "commands/ability.php"));
@@ -47,14 +59,14 @@ export const ability: CommandHandler = async (ctx, args) => {
   if ("found" in report && !report.found) {
     return failed({
       code: "ability-not-found",
-      message: `No ability named ${JSON.stringify(name)} is registered on this site. Registered: ${report.names.length ? report.names.join(", ") : "(none)"}.`,
-      data: { name, registered: report.names },
+      message: `No ability named ${quoteValue(name)} is registered on this site. Registered: ${listedNames(report.names)}.`,
+      data: { name, registered: report.names.slice(0, LISTED_NAMES_MAX).map((n) => cut(String(n), SITE_TEXT_MAX_CHARS)), registeredCount: report.names.length },
     });
   }
   if ("ok" in report && !report.ok) {
     return failed({
       code: "ability-failed",
-      message: `${name} returned a WP_Error [${report.error.code}]: ${report.error.message}`,
+      message: `${name} returned a WP_Error [${cut(String(report.error.code), SITE_TEXT_MAX_CHARS)}]: ${cut(String(report.error.message), SITE_TEXT_MAX_CHARS)}`,
       data: { name, code: report.error.code, message: report.error.message, ...(report.error.data !== null && report.error.data !== undefined ? { data: report.error.data } : {}) },
     });
   }
@@ -64,9 +76,18 @@ export const ability: CommandHandler = async (ctx, args) => {
   return { ...outcome, stdout, stdoutBytes: Buffer.byteLength(stdout), json: output };
 };
 
+/** The registered names for a message: at most `LISTED_NAMES_MAX`, each quoted and cut, then how many more. */
+function listedNames(names: readonly unknown[]): string {
+  if (!names.length) return "(none)";
+  const shown = names.slice(0, LISTED_NAMES_MAX).map((n) => quoteValue(String(n), 100));
+  return names.length > LISTED_NAMES_MAX ? `${shown.join(", ")} and ${names.length - LISTED_NAMES_MAX} more` : shown.join(", ");
+}
+
 /**
  * The site's registered abilities with their schemas (the `abilities` observation), read as the
- * administrator. `available` is false, with no abilities, before WordPress 6.9.
+ * administrator. `available` is false, with no abilities, before WordPress 6.9. Names that are not
+ * ability names this project runs (`isAbilityName`) are left out; labels are cut to 500 characters
+ * and descriptions to 2,000.
  * @throws WpCodeboxError `php-error` when the listing fails or prints something else.
  */
 export async function listAbilities(ctx: Pick<CommandContext, "runPhp" | "writeSandboxFile">): Promise<AbilitiesObservation> {
@@ -76,10 +97,12 @@ export async function listAbilities(ctx: Pick<CommandContext, "runPhp" | "writeS
   if (outcome.status !== "ok" || !report || typeof report.available !== "boolean") {
     throw new WpCodeboxError("php-error", `Listing the site's abilities failed: ${outcome.error ? `${outcome.error.code}: ${outcome.error.message}` : outcome.stdout.slice(0, 300) || "it printed nothing"}`);
   }
-  const abilities = (report.abilities ?? []).map((a) => ({
+  // A site may register any name and any amount of text: names this project cannot run (see
+  // `isAbilityName`) are left out, and labels and descriptions are cut.
+  const abilities = (report.abilities ?? []).filter((a) => isAbilityName(String(a.name))).map((a) => ({
     name: String(a.name),
-    label: String(a.label),
-    description: String(a.description),
+    label: cut(String(a.label), SITE_TEXT_MAX_CHARS),
+    description: cut(String(a.description), DESCRIPTION_MAX_CHARS),
     inputSchema: schemaFromPhp(a.inputSchema),
     outputSchema: schemaFromPhp(a.outputSchema),
     annotations: a.annotations && typeof a.annotations === "object" && !Array.isArray(a.annotations) ? a.annotations : {},
