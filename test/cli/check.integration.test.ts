@@ -10,17 +10,17 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runCli, type CliIo } from "@wp-codebox/cli";
 import { spawnCli } from "./spawn-cli.js";
 import { imagesLoaded, launchOfflineBrowser } from "../support/offline-page.js";
 import { verifyArtifactBundle, type PluginCheckReport } from "@wp-codebox/runtime-core";
+import { scratchDir } from "../support/scratch-dir.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-check-"));
+const scratch = scratchDir("wp-codebox-check-");
 const FAULTY = join(ROOT, "test/fixtures/plugins/check-faulty/check-faulty.php");
 const HIDDEN = join(ROOT, "test/fixtures/plugins/check-hidden/check-hidden.php");
 

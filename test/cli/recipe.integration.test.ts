@@ -4,15 +4,15 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runCli, type CliIo } from "@wp-codebox/cli";
 import { verifyArtifactBundle } from "@wp-codebox/runtime-core";
+import { scratchDir } from "../support/scratch-dir.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-recipes-"));
+const scratch = scratchDir("wp-codebox-recipes-");
 
 async function cli(argv: string[], env: NodeJS.ProcessEnv = process.env) {
   let stdout = "";

@@ -3,14 +3,14 @@
  * queue URL, the concurrency decision and progress output.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { BATCH_REPORT_SCHEMA, WpCodeboxError, validateAgainstSchema, type BatchTaskResult } from "@wp-codebox/runtime-core";
 import { applyRuntimeOverrides, buildReport, createProgress, decideConcurrency, parseQueueUrl, readCgroupLimits, renderJUnit, validateTaskLines, xmlEscape } from "@wp-codebox/batch";
+import { scratchDir } from "../../../test/support/scratch-dir.js";
 
-const dir = mkdtempSync(join(tmpdir(), "wp-codebox-batch-unit-"));
+const dir = scratchDir("wp-codebox-batch-unit-");
 writeFileSync(join(dir, "ok.json"), JSON.stringify({ schema: "wp-codebox/workspace-recipe/v1", steps: [{ command: "wordpress.run-php", args: { code: "<?php echo 1;" } }] }));
 writeFileSync(join(dir, "bad.json"), JSON.stringify({ schema: "wp-codebox/workspace-recipe/v1", steps: [{ command: "nope" }] }));
 writeFileSync(join(dir, "ep.json"), JSON.stringify({ schema: "wp-codebox/episode-script/v1", steps: [{ snapshot: true }] }));
@@ -210,7 +210,7 @@ test("concurrency: a cgroup's CPU quota and memory limit lower the host's number
 
 test("readCgroupLimits: v1 and v2 files, read from a fake cgroup tree", () => {
   const gib = 2 ** 30;
-  const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-cgroup-"));
+  const scratch = scratchDir("wp-codebox-cgroup-");
   try {
     const rows: { name: string; files: Record<string, string>; self?: string; expected: { memoryAvailableBytes?: number; cpus?: number; version?: 1 | 2 } }[] = [
       { name: "no cgroup filesystem", files: {}, expected: {} },

@@ -1,7 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   COMMAND_CATALOG_SCHEMA,
@@ -13,6 +12,7 @@ import {
   readJsonArg,
 } from "../src/command-registry.js";
 import { validateAgainstSchema } from "../src/schema-validation.js";
+import { scratchDir } from "../../../test/support/scratch-dir.js";
 
 const EXPECTED_IDS = [
   "wordpress.run-php",
@@ -96,7 +96,7 @@ for (const row of table) {
 }
 
 test("readJsonArg: inline, @file relative to cwd, and errors", async () => {
-  const dir = await mkdtemp(join(tmpdir(), "wpcb-json-"));
+  const dir = scratchDir("wpcb-json-");
   await writeFile(join(dir, "payload.json"), '{"a":[1,2]}');
   await writeFile(join(dir, "bad.json"), "{nope");
   assert.deepEqual(readJsonArg('{"x":1}', dir), { x: 1 });

@@ -1,12 +1,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, realpath, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, realpath, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseMountFlag, pluginMount, resolveMounts, themeMount } from "../src/mounts.js";
+import { scratchDir } from "../../../test/support/scratch-dir.js";
 
 async function fixture() {
-  const dir = await realpath(await mkdtemp(join(tmpdir(), "wpcb-mounts-")));
+  const dir = await realpath(scratchDir("wpcb-mounts-"));
   await mkdir(join(dir, "plugin", "inc"), { recursive: true });
   await writeFile(join(dir, "plugin", "plugin.php"), "<?php // plugin");
   await writeFile(join(dir, "secret.txt"), "host secret");

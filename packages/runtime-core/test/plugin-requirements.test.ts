@@ -6,11 +6,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WpCodeboxError, assertRequirementsMet, exitCodeForCategory, fileHeader, readDeclaredRequirements, unmetRequirements, versionMeets } from "@wp-codebox/runtime-core";
+import { scratchDir } from "../../../test/support/scratch-dir.js";
 
-const root = mkdtempSync(join(tmpdir(), "wp-codebox-requirements-"));
+const root = scratchDir("wp-codebox-requirements-");
 function make(files: Record<string, string>): string {
   const dir = mkdtempSync(join(root, "input-"));
   for (const [name, body] of Object.entries(files)) {

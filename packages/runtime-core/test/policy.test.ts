@@ -1,11 +1,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { RUNTIME_POLICY_SCHEMA, assertCapability, isHostAllowed, normalizePolicy, parsePolicyArg } from "../src/policy.js";
 import { PolicyDeniedError } from "../src/errors.js";
 import { validateAgainstSchema } from "../src/schema-validation.js";
+import { scratchDir } from "../../../test/support/scratch-dir.js";
 
 test("normalizePolicy fills defaults; a commands list alone is complete", () => {
   const policy = normalizePolicy({ commands: ["wordpress.run-php"] });
@@ -36,7 +36,7 @@ test("normalizePolicy lists every issue: unknown fields, bad values, unknown cap
 });
 
 test("parsePolicyArg: inline JSON or a file path", async () => {
-  const dir = await mkdtemp(join(tmpdir(), "wpcb-policy-"));
+  const dir = scratchDir("wpcb-policy-");
   await writeFile(join(dir, "policy.json"), JSON.stringify({ commands: ["wordpress.wp-cli"], network: "allow" }));
   assert.deepEqual(parsePolicyArg('{"commands":["wordpress.run-php"]}', dir).commands, ["wordpress.run-php"]);
   const fromFile = parsePolicyArg("policy.json", dir);

@@ -1,7 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   WORKSPACE_RECIPE_SCHEMA,
@@ -16,6 +15,7 @@ import {
   type ExecutionResult,
   type RuntimeCreateSpec,
 } from "@wp-codebox/runtime-core";
+import { scratchDir } from "../../../test/support/scratch-dir.js";
 
 /** A backend preflight that offers these WordPress versions and PHP 7.4–8.4. */
 function offering(versions: string[]): { preflight(spec: RuntimeCreateSpec): void } {
@@ -28,7 +28,7 @@ function offering(versions: string[]): { preflight(spec: RuntimeCreateSpec): voi
   };
 }
 
-const dir = mkdtempSync(join(tmpdir(), "wp-codebox-recipe-"));
+const dir = scratchDir("wp-codebox-recipe-");
 mkdirSync(join(dir, "my-plugin"));
 writeFileSync(join(dir, "my-plugin", "my-plugin.php"), "<?php /* Plugin Name: Mine */");
 writeFileSync(join(dir, "probe.php"), "<?php echo json_encode(['count' => 3]);");

@@ -5,8 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { computeBundleId, verifyArtifactBundle, writeArtifactBundle, type ArtifactManifest } from "../src/artifact-bundle/index.js";
 import {
@@ -20,6 +19,7 @@ import {
 import type { ArtifactFile, ExecutionResult, RuntimeArtifacts } from "../src/runtime.js";
 import type { BatchReport } from "../src/batch/batch-schemas.js";
 import type { RecipeMatrixSummary } from "../src/test-results.js";
+import { scratchDir } from "../../../test/support/scratch-dir.js";
 
 const SECRET = "tok_5c9e2a7b1d";
 
@@ -163,7 +163,7 @@ function artifacts(files: ArtifactFile[], results: ExecutionResult[] = [result()
 }
 
 async function writeBundle(files: ArtifactFile[], results?: ExecutionResult[]) {
-  const dir = join(await mkdtemp(join(tmpdir(), "wpcb-report-page-")), "bundle");
+  const dir = join(scratchDir("wpcb-report-page-"), "bundle");
   const written = await writeArtifactBundle(dir, artifacts(files, results));
   const page = await readFile(join(dir, "report.html"), "utf8");
   return { dir, written, page };

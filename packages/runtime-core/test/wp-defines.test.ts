@@ -5,10 +5,10 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { WpCodeboxError, assertDefines, defineNameProblem, parseDefineFlags, parseDefineValue, planRun, validateRecipe, exitCodeForCategory } from "@wp-codebox/runtime-core";
+import { scratchDir } from "../../../test/support/scratch-dir.js";
 
 const isInvalidDefine = (error: unknown) => error instanceof WpCodeboxError && error.code === "invalid-define" && exitCodeForCategory(error.category) === 2;
 
@@ -86,7 +86,7 @@ test("records: values must be scalars; names are checked as for the flag", () =>
 });
 
 test("every entry point refuses a reserved define before a boot: run flags, a run record, a recipe, an episode script", () => {
-  const dir = mkdtempSync(join(tmpdir(), "wp-codebox-defines-"));
+  const dir = scratchDir("wp-codebox-defines-");
   const command = { kind: "command" as const, command: "wordpress.run-php", args: ["code=<?php echo 1;"] };
   assert.throws(() => planRun({ ...command, defines: ["DB_HOST=evil"] }, { cwd: dir }), isInvalidDefine);
   assert.throws(() => planRun({ ...command, defines: { WP_SITEURL: "http://x" } }, { cwd: dir }), isInvalidDefine);

@@ -4,13 +4,13 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
 import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
+import { scratchDir } from "../../../test/support/scratch-dir.js";
 
-const dir = mkdtempSync(join(tmpdir(), "wp-codebox-mounts-"));
+const dir = scratchDir("wp-codebox-mounts-");
 const plugin = join(dir, "plugin");
 mkdirSync(plugin);
 writeFileSync(join(plugin, "plugin.php"), "<?php\n");
@@ -48,7 +48,7 @@ test("an unavailable WordPress version lists the available ones", async () => {
 
 for (const target of ["/workspace", "/workspace/"]) {
   test(`a read-write mount at ${target} replaces the sandbox's workspace: PHP reads and writes the host folder`, { timeout: 120_000 }, async () => {
-    const host = mkdtempSync(join(tmpdir(), "wp-codebox-workspace-rw-"));
+    const host = scratchDir("wp-codebox-workspace-rw-");
     writeFileSync(join(host, "in.txt"), "from the host");
     const runtime = await createPlaygroundBackend().create({ mounts: [{ source: host, target, mode: "readwrite" }] });
     try {
