@@ -134,7 +134,7 @@ function errorResult(error: unknown, tool: string): CallToolResult {
   const prefix = e.message.startsWith(`${tool}:`) ? "" : `${tool}: `;
   return {
     content: [{ type: "text", text: `${prefix}error[${e.code}]: ${e.message}` }],
-    structuredContent: { error: { code: e.code, message: e.message, ...(e.details && Object.keys(e.details).length ? { data: e.details } : {}) } },
+    structuredContent: { error: { code: e.code, message: e.message, ...(e.data && Object.keys(e.data).length ? { data: e.data } : {}) } },
     isError: true,
   };
 }

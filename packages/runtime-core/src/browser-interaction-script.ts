@@ -288,7 +288,7 @@ export function formatBrowserScriptIssues(issues: readonly BrowserScriptIssue[])
 
 /**
  * Returns the steps when valid, otherwise throws.
- * @throws WpCodeboxError `invalid-steps-json` with `details.issues` listing every problem.
+ * @throws WpCodeboxError `invalid-steps-json` with `data.issues` listing every problem.
  */
 export function assertValidBrowserInteractionScript(input: unknown): BrowserInteractionStep[] {
   const result = validateBrowserInteractionScript(input);
@@ -373,7 +373,7 @@ export function normalizeLegacyBrowserActions(actions: unknown): BrowserInteract
 
 /**
  * Refuses a baseline a screenshot comparison must not decode (see `screenshotImageProblem`).
- * @throws WpCodeboxError `input-file-invalid` with `details: { path, compare }`.
+ * @throws WpCodeboxError `input-file-invalid` with `data: { path, compare }`.
  */
 export function assertScreenshotImage(bytes: Uint8Array, compare: string, path: string): void {
   const problem = screenshotImageProblem(bytes, `The baseline ${compare}`);
