@@ -17,9 +17,6 @@ import { ABILITY_COMMAND, abilityCommandArgs, abilityForToolName, abilityInputFr
 import { listSessionResources, readSessionResource } from "./mcp-resources.js";
 import { EPISODE_OUTPUT_SCHEMAS } from "./tool-output-schemas.js";
 
-/** Names of the tools that are not catalog commands. */
-export const EPISODE_TOOL_NAMES = ["reset", "observe", "snapshot", "restore", "collect_artifacts"] as const;
-
 /** Options of `createWpCodeboxMcpServer`. */
 export interface WpCodeboxMcpServerOptions {
   sandbox: McpSandbox;

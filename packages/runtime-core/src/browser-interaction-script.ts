@@ -198,8 +198,6 @@ export type TypeStep = Static<typeof TypeStep>;
 export type PressStep = Static<typeof PressStep>;
 export type DragStep = Static<typeof DragStep>;
 export type HoverStep = Static<typeof HoverStep>;
-export type SelectStep = Static<typeof SelectValueStep> | Static<typeof SelectValuesStep>;
-export type WaitForStep = Static<typeof WaitForSelectorStep> | Static<typeof WaitForUrlStep> | Static<typeof WaitForLoadStateStep>;
 export type EvaluateStep = Static<typeof EvaluateStep>;
 export type ExpectStep = Static<typeof ExpectStep>;
 export type ScreenshotStep = Static<typeof ScreenshotStep>;
@@ -207,7 +205,6 @@ export type CaptureStep = Static<typeof CaptureStep>;
 /** One step of a browser interaction script (discriminated on `kind`). */
 export type BrowserInteractionStep = Static<typeof BrowserInteractionStepSchema>;
 /** A state an `expect` step asserts. */
-export type BrowserExpectState = ExpectStep["state"];
 
 /**
  * One problem in a script.

@@ -182,7 +182,6 @@ export function checkCommandInput(command: string, args: readonly string[], cwd:
 
 /** Every observation type a runtime answers (`runtime.observe`, episode `observe`). */
 export const OBSERVATION_TYPES = ["runtime-info", "mounts", "command-result", "wordpress-state", "http-response", "browser-result", "runtime-events", "runtime-logs", "abilities"] as const;
-export type ObservationType = (typeof OBSERVATION_TYPES)[number];
 
 /**
  * Checks an observation request without a sandbox: a known type, and the fields that type reads
