@@ -20,6 +20,7 @@ import {
 import { commandTools, episodeTools, type McpToolDescription } from "@wp-codebox/mcp";
 import { ERROR_CODE_HELP } from "../packages/runtime-core/src/error-code-help.js";
 import ts from "typescript";
+import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -118,9 +119,10 @@ export function renderErrorsReference(): string {
     "Every failure carries a stable kebab-case `code` from one registry (`ERROR_CODES` in",
     "`packages/runtime-core/src/errors.ts`) and a message that says what to fix. The code's",
     "category decides the exit code of the CLI: 2 invalid input, 1 the sandbox work failed, 3",
-    "environment, 70 internal; `interrupted` exits 130 (SIGINT) or 143 (SIGTERM). Thrown errors and",
-    "the CLI's `--json` output carry the payload as `details`; a command result's `error` (in",
-    "`result.json` and `files/commands.jsonl`) carries it as `data`.",
+    "environment, 70 internal; `interrupted` exits 130 (SIGINT) or 143 (SIGTERM). Every error has",
+    "one shape, `{ code, message, data? }`, with its JSON-safe facts under `data`: a thrown",
+    "`WpCodeboxError`, the CLI's `--json` output, an MCP tool's error and a command result's `error`",
+    "(in `result.json` and `files/commands.jsonl`) alike.",
     "",
     "| category | exit code | meaning |",
     "|---|---|---|",
@@ -223,16 +225,32 @@ export function renderBrowserStepsReference(): string {
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
-/** The entry of each published package, by package name. */
-const PACKAGE_ENTRIES: Record<string, string> = {
-  "wp-codebox": "src/index.ts",
-  "@wp-codebox/runtime-core": "packages/runtime-core/src/index.ts",
-  "@wp-codebox/runtime-playground": "packages/runtime-playground/src/index.ts",
-  "@wp-codebox/live": "packages/live/src/index.ts",
-  "@wp-codebox/mcp": "packages/mcp/src/index.ts",
-  "@wp-codebox/batch": "packages/batch/src/index.ts",
-  "@wp-codebox/cli": "packages/cli/src/index.ts",
-};
+/** A published entry point: `wp-codebox`, `@wp-codebox/live`, `@wp-codebox/live/client` … */
+export interface PackageEntry {
+  /** The import specifier: the package name, plus the subpath for a subpath export. */
+  name: string;
+  /** The entry's source file, relative to the repository root. */
+  source: string;
+}
+
+/**
+ * Every entry point the packages publish, read from the `exports` map (its `source` condition) of
+ * the root package.json and of each workspace's, in the order the root names its workspaces.
+ */
+export function packageEntries(): PackageEntry[] {
+  type Manifest = { name: string; workspaces?: string[]; exports?: Record<string, { source?: string }> };
+  const read = (dir: string): Manifest => JSON.parse(readFileSync(join(ROOT, dir, "package.json"), "utf8")) as Manifest;
+  const root = read(".");
+  const out: PackageEntry[] = [];
+  for (const dir of [".", ...(root.workspaces ?? [])]) {
+    const manifest = dir === "." ? root : read(dir);
+    for (const [subpath, conditions] of Object.entries(manifest.exports ?? {})) {
+      if (!conditions.source) continue;
+      out.push({ name: subpath === "." ? manifest.name : `${manifest.name}/${subpath.replace(/^\.\//, "")}`, source: join(dir, conditions.source).replace(/\\/g, "/") });
+    }
+  }
+  return out;
+}
 
 /** What an exported symbol is: `value` (function, class, constant) or `type` (interface, type alias). */
 function exportKind(checker: ts.TypeChecker, symbol: ts.Symbol): "value" | "type" {
@@ -240,9 +258,15 @@ function exportKind(checker: ts.TypeChecker, symbol: ts.Symbol): "value" | "type
   return target.flags & ts.SymbolFlags.Value ? "value" : "type";
 }
 
-/** `docs/reference/api.md`: every name each package entry exports, values and types apart. */
-export function renderApiReference(): string {
-  const entries = Object.entries(PACKAGE_ENTRIES).map(([name, path]) => [name, join(ROOT, path)] as const);
+/** The names one entry exports, sorted, values and types apart. */
+export interface EntryExports extends PackageEntry {
+  values: string[];
+  types: string[];
+}
+
+/** Every entry's exports as the TypeScript compiler sees them (one program for all entries). */
+export function entryExports(): EntryExports[] {
+  const entries = packageEntries();
   const options: ts.CompilerOptions = {
     target: ts.ScriptTarget.ES2022,
     module: ts.ModuleKind.NodeNext,
@@ -253,8 +277,22 @@ export function renderApiReference(): string {
     noEmit: true,
     types: ["node"],
   };
-  const program = ts.createProgram(entries.map(([, file]) => file), options);
+  const program = ts.createProgram(entries.map((e) => join(ROOT, e.source)), options);
   const checker = program.getTypeChecker();
+  return entries.map((entry) => {
+    const source = program.getSourceFile(join(ROOT, entry.source));
+    const moduleSymbol = source && checker.getSymbolAtLocation(source);
+    const exported = moduleSymbol ? checker.getExportsOfModule(moduleSymbol) : [];
+    return {
+      ...entry,
+      values: exported.filter((s) => exportKind(checker, s) === "value").map((s) => s.name).sort(),
+      types: exported.filter((s) => exportKind(checker, s) === "type").map((s) => s.name).sort(),
+    };
+  });
+}
+
+/** `docs/reference/api.md`: every name each package entry exports, values and types apart. */
+export function renderApiReference(exports: EntryExports[] = entryExports()): string {
   const lines = [
     GENERATED,
     "",
@@ -265,13 +303,8 @@ export function renderApiReference(): string {
     "they are used ([Node API](../node-api.md)).",
     "",
   ];
-  for (const [name, file] of entries) {
-    const source = program.getSourceFile(file);
-    const moduleSymbol = source && checker.getSymbolAtLocation(source);
-    const exported = moduleSymbol ? checker.getExportsOfModule(moduleSymbol) : [];
-    const values = exported.filter((s) => exportKind(checker, s) === "value").map((s) => s.name).sort();
-    const types = exported.filter((s) => exportKind(checker, s) === "type").map((s) => s.name).sort();
-    lines.push(`## \`${name}\``, "", `${values.length} values, ${types.length} types (entry \`${PACKAGE_ENTRIES[name]}\`).`, "");
+  for (const { name, source, values, types } of exports) {
+    lines.push(`## \`${name}\``, "", `${values.length} values, ${types.length} types (entry \`${source}\`).`, "");
     // One name per line, so an API change is a one-line diff.
     if (values.length) lines.push("Values:", "", ...values.map((v) => `- \`${v}\``), "");
     if (types.length) lines.push("Types:", "", ...types.map((t) => `- \`${t}\``), "");

@@ -136,7 +136,7 @@ describe("special files inside a mount source", () => {
       make(special);
       assert.throws(
         () => resolveMounts([{ source, target: "/wordpress/wp-content/plugins/p", mode: "readonly" }], dir),
-        (e: any) => e.code === "mount-special-file" && e.details.file === special && e.message.includes("inc/deep/thing"),
+        (e: any) => e.code === "mount-special-file" && e.data.file === special && e.message.includes("inc/deep/thing"),
       );
     });
   }

@@ -63,7 +63,7 @@ describe("--artifacts is checked before boot", { timeout: 240_000 }, () => {
 describe("a lost bundle in the CLI's exit mapping", () => {
   it("bundleLostError / sessionExitError: exit 3 with the write error, before the work's own error; text says NOT WRITTEN", async () => {
     const { bundleLostError, bundleVerifyText, sessionExitError } = await import("../../packages/cli/src/cli-exit-error.js");
-    const error = { code: "artifacts-dir-unwritable", message: "Cannot write the bundle to /x: its filesystem is full (ENOSPC).", details: { cause: "ENOSPC" } };
+    const error = { code: "artifacts-dir-unwritable", message: "Cannot write the bundle to /x: its filesystem is full (ENOSPC).", data: { cause: "ENOSPC" } };
     const lost = { directory: "/x", id: "", digest: "", valid: false, violations: [], written: false as const, error };
     const written = { directory: "/y", id: "artifact-bundle-sha256-aa", digest: "aa", valid: true, violations: [] };
     assert.equal(bundleLostError(written), undefined);

@@ -180,7 +180,7 @@ const CASES: Case[] = [
         assert.equal(error.code, "secret-unsafe");
         assert.match(error.message, /^--secret-env WPCB_UNSAFE_SECRET: /);
         assert.match(error.message, reason as RegExp);
-        assert.equal(error.details.name, "WPCB_UNSAFE_SECRET");
+        assert.equal(error.data.name, "WPCB_UNSAFE_SECRET");
         assert.doesNotMatch(r.stderr, /Booting/);
         assert.equal(existsSync(join(tmp, "never-unsafe")), false, "no bundle for input errors");
       },

@@ -91,10 +91,10 @@ test("install latest reads the newest version from where the mirror's latest red
 test("a phar that does not match its published SHA-512 is refused and not kept (exit 3)", async () => {
   const run = await cli(["wp-cli", "install", "9.9.9", "--json"], env());
   assert.equal(run.code, 3, run.show());
-  const error = JSON.parse(run.stdout).error as { code: string; message: string; details: { expected: string; actual: string } };
+  const error = JSON.parse(run.stdout).error as { code: string; message: string; data: { expected: string; actual: string } };
   assert.equal(error.code, "wp-cli-checksum-mismatch");
-  assert.equal(error.details.expected, "0".repeat(128));
-  assert.equal(error.details.actual, sha512);
+  assert.equal(error.data.expected, "0".repeat(128));
+  assert.equal(error.data.actual, sha512);
   assert.ok(!readdirSync(join(cacheDir, "wp-cli")).some((f) => f.includes("9.9.9")), "nothing of 9.9.9 is cached");
 });
 

@@ -215,7 +215,7 @@ export async function runTaskToBundle(task: ResolvedTask, options: RunTaskOption
     };
     if (outcome.bundle.written === false) {
       const lost = outcome.bundle.error!;
-      throw new WpCodeboxError(lost.code as "artifacts-dir-unwritable", lost.message, lost.details ?? {});
+      throw new WpCodeboxError(lost.code as "artifacts-dir-unwritable", lost.message, lost.data ?? {});
     }
     if (!outcome.bundle.valid) {
       throw new WpCodeboxError("bundle-invalid", `The bundle of task ${task.id} failed verification right after it was written (a wp-codebox bug; please report it).`, { task: task.id });

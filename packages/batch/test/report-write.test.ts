@@ -31,7 +31,7 @@ test("writeReportOrKeep: written when it can be; a filesystem failure is returne
   for (const [name, target, cause] of rows) {
     const lost = writeReportOrKeep(target, report);
     assert.equal(lost.error?.code, "artifacts-dir-unwritable", name);
-    assert.equal(lost.error?.details?.cause, cause, name);
+    assert.equal(lost.error?.data?.cause, cause, name);
     assert.equal(lost.files.reportFile, join(target, "report.json"), name);
   }
 });

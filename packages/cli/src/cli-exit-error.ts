@@ -23,22 +23,22 @@ export const EXIT_CODES = {
 export class CliExitError extends Error {
   readonly code: ErrorCode;
   readonly exitCode: number;
-  readonly details: Record<string, unknown>;
+  readonly data: Record<string, unknown>;
 
-  constructor(code: ErrorCode, message: string, exitCode: number, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+  constructor(code: ErrorCode, message: string, exitCode: number, data: Record<string, unknown> = {}, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "CliExitError";
     this.code = code;
     this.exitCode = exitCode;
-    this.details = details;
+    this.data = data;
   }
 }
 
 /** The code, message and exit code of anything thrown (unknown errors are internal: 70). */
-export function describeFailure(error: unknown): { code: ErrorCode; message: string; exitCode: number; details?: Record<string, unknown> } {
-  if (error instanceof CliExitError) return { code: error.code, message: error.message, exitCode: error.exitCode, details: error.details };
+export function describeFailure(error: unknown): { code: ErrorCode; message: string; exitCode: number; data?: Record<string, unknown> } {
+  if (error instanceof CliExitError) return { code: error.code, message: error.message, exitCode: error.exitCode, data: error.data };
   if (error instanceof WpCodeboxError) {
-    return { code: error.code, message: error.message, exitCode: exitCodeForCategory(error.category), details: error.details };
+    return { code: error.code, message: error.message, exitCode: exitCodeForCategory(error.category), data: error.data };
   }
   return { code: "internal-error", message: errorMessage(error), exitCode: EXIT_CODES.internal };
 }
@@ -52,7 +52,7 @@ export function sessionExitError(outcome: RunSessionOutcome, fallback: { code: E
   if (outcome.exitCode === EXIT_CODES.ok) return undefined;
   const lost = bundleLostError(outcome.bundle);
   if (lost) return lost;
-  if (outcome.error) return new CliExitError(outcome.error.code, outcome.error.message, outcome.exitCode, outcome.error.details ?? {});
+  if (outcome.error) return new CliExitError(outcome.error.code, outcome.error.message, outcome.exitCode, outcome.error.data ?? {});
   if (!outcome.bundle.valid) {
     return new CliExitError("bundle-invalid", `The bundle in ${outcome.bundle.directory} failed verification (a wp-codebox bug; please report it).`, outcome.exitCode);
   }
@@ -66,7 +66,7 @@ export function sessionExitError(outcome: RunSessionOutcome, fallback: { code: E
 export function bundleLostError(bundle: SessionBundle): CliExitError | undefined {
   if (bundle.written !== false) return undefined;
   const error = bundle.error ?? { code: "artifacts-dir-unwritable", message: `The bundle could not be written to ${bundle.directory}.` };
-  return new CliExitError(error.code, error.message, EXIT_CODES.environment, error.details ?? {});
+  return new CliExitError(error.code, error.message, EXIT_CODES.environment, error.data ?? {});
 }
 
 /**
@@ -79,6 +79,6 @@ export function reportPageLine(bundle: SessionBundle): string {
 
 /** The value of the human `verify:` line: `valid`, `INVALID`, or `NOT WRITTEN (why)`. */
 export function bundleVerifyText(bundle: SessionBundle): string {
-  if (bundle.written === false) return `NOT WRITTEN (${bundle.error?.details?.cause ?? bundle.error?.code ?? "write failed"})`;
+  if (bundle.written === false) return `NOT WRITTEN (${bundle.error?.data?.cause ?? bundle.error?.code ?? "write failed"})`;
   return bundle.valid ? "valid" : "INVALID";
 }

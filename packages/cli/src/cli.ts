@@ -125,7 +125,7 @@ function runtimeRunOptions(opts: Record<string, unknown>, io: CliIo): Omit<RunOp
 function quitAtOnce(state: CliState, signal: NodeJS.Signals, consequence: string): never {
   const exitCode = signal === "SIGTERM" ? EXIT_CODES.sigterm : EXIT_CODES.sigint;
   const message = `Second ${signal}: quitting at once; ${consequence}.`;
-  if (state.jsonEvents) jsonEvent(state.io, "error", { code: "interrupted", message, details: { signal }, exitCode });
+  if (state.jsonEvents) jsonEvent(state.io, "error", { code: "interrupted", message, data: { signal }, exitCode });
   else state.io.stderr(`\nerror[interrupted]: ${message}\n`);
   process.exit(exitCode);
 }
@@ -314,7 +314,7 @@ function buildProgram(state: CliState): Command {
         restoreWarnings();
         const failure = describeFailure(error);
         if (failure.code === "interrupted") {
-          throw new CliExitError(failure.code, failure.message, failure.details?.signal === "SIGTERM" ? EXIT_CODES.sigterm : EXIT_CODES.sigint, failure.details ?? {});
+          throw new CliExitError(failure.code, failure.message, failure.data?.signal === "SIGTERM" ? EXIT_CODES.sigterm : EXIT_CODES.sigint, failure.data ?? {});
         }
         throw error;
       }
@@ -591,10 +591,10 @@ function buildProgram(state: CliState): Command {
   return program;
 }
 
-/** `{ code, message, details? }` of anything thrown, for `--json` output. */
-function jsonError(error: unknown): { code: string; message: string; details?: Record<string, unknown> } {
-  const { code, message, details } = describeFailure(error);
-  return { code, message, ...(details && Object.keys(details).length > 0 ? { details } : {}) };
+/** `{ code, message, data? }` of anything thrown, for `--json` output. */
+function jsonError(error: unknown): { code: string; message: string; data?: Record<string, unknown> } {
+  const { code, message, data } = describeFailure(error);
+  return { code, message, ...(data && Object.keys(data).length > 0 ? { data } : {}) };
 }
 
 /** Human output of `run`: command stdout to stdout; stderr, summary and verification to stderr. */
@@ -676,8 +676,8 @@ export async function runCli(argv: readonly string[], options: RunCliOptions = {
     }
     const failure = describeFailure(error);
     if (state.jsonEvents) {
-      const { code, message, details } = jsonError(error);
-      jsonEvent(io, "error", { code, message, ...(details ? { details } : {}), exitCode: failure.exitCode });
+      const { code, message, data } = jsonError(error);
+      jsonEvent(io, "error", { code, message, ...(data ? { data } : {}), exitCode: failure.exitCode });
     } else io.stderr(`error[${failure.code}]: ${failure.message}\n`);
     if (failure.exitCode === EXIT_CODES.internal && !state.jsonEvents) {
       io.stderr(

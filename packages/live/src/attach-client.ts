@@ -99,7 +99,7 @@ export class ControlConnection {
           res.on("data", (c: Buffer) => chunks.push(c));
           res.on("error", reject);
           res.on("end", () => {
-            let parsed: { value?: unknown; error?: { code: string; message: string; details?: Record<string, unknown> } } & Record<string, unknown>;
+            let parsed: { value?: unknown; error?: { code: string; message: string; data?: Record<string, unknown> } } & Record<string, unknown>;
             try {
               parsed = JSON.parse(Buffer.concat(chunks).toString("utf8"));
             } catch {
@@ -109,7 +109,7 @@ export class ControlConnection {
             if ((res.statusCode ?? 500) >= 400 || parsed.error) {
               const e = parsed.error ?? { code: "attach-protocol-error", message: `HTTP ${res.statusCode}` };
               // A code this client does not know still travels as it came (a newer serve).
-              reject(new WpCodeboxError(e.code as ErrorCode, e.message, e.details ?? {}));
+              reject(new WpCodeboxError(e.code as ErrorCode, e.message, e.data ?? {}));
               return;
             }
             resolve(fromWire(parsed) as T);

@@ -257,7 +257,7 @@ export async function startControlServer(options: ControlServerOptions): Promise
       });
       const sandbox = await options.pool.lease(options.leaseWaitMs ?? DEFAULT_POOL_WAIT_MS, gone.signal).catch((error: unknown) => {
         if (error instanceof WpCodeboxError && error.code === "pool-exhausted" && leaseMs > 0) {
-          throw new WpCodeboxError("pool-exhausted", `${error.message} A session whose client went away without detaching is released ${leaseMs} ms after its last call.`, { ...error.details, leaseMs });
+          throw new WpCodeboxError("pool-exhausted", `${error.message} A session whose client went away without detaching is released ${leaseMs} ms after its last call.`, { ...error.data, leaseMs });
         }
         throw error;
       });

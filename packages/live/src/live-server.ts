@@ -42,7 +42,7 @@ export interface LiveServerOptions {
   sessionLeaseMs?: number;
   /**
    * Aborting it while the first sandbox boots stops the start: what booted is disposed and
-   * `startLiveServer` throws `interrupted` (details.signal: the abort reason, e.g. "SIGTERM").
+   * `startLiveServer` throws `interrupted` (data.signal: the abort reason, e.g. "SIGTERM").
    * Aborting later does nothing; call `close()`.
    */
   signal?: AbortSignal;

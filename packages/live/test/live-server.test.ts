@@ -136,7 +136,7 @@ describe("live server (fake backend)", () => {
       const results = await Promise.all([...Array(6)].map((_, i) => (i % 2 ? a : b).execute({ command: "echo", args: [`n=${i}`, "wait=20"] })));
       assert.deepEqual(results.map((r) => r.status), Array(6).fill("ok"));
       assert.equal(stats.maxRunning, 1, "calls never overlap inside the sandbox");
-      await assert.rejects(a.execute({ command: "denied", args: [] }), (e: WpCodeboxError) => e.code === "policy-denied" && e.details.capability === "denied");
+      await assert.rejects(a.execute({ command: "denied", args: [] }), (e: WpCodeboxError) => e.code === "policy-denied" && e.data.capability === "denied");
       const artifacts = await b.collectArtifacts();
       assert.equal(artifacts.results.length, 6);
       assert.ok(artifacts.files[0]!.content instanceof Uint8Array);
@@ -179,7 +179,7 @@ describe("live server (fake backend)", () => {
     const starting = startLiveServer({ backend, spec: {}, pool: 2, signal: controller.signal, onEvent: (e) => events.push(e) });
     controller.abort("SIGTERM");
     release();
-    await assert.rejects(starting, (e: WpCodeboxError) => e.code === "interrupted" && e.details?.signal === "SIGTERM" && /^Interrupted by SIGTERM while the sandbox booted/.test(e.message));
+    await assert.rejects(starting, (e: WpCodeboxError) => e.code === "interrupted" && e.data?.signal === "SIGTERM" && /^Interrupted by SIGTERM while the sandbox booted/.test(e.message));
     assert.equal(stats.created, 1, "the rest of the pool never boots");
     assert.equal(stats.disposed, 1);
     assert.deepEqual(events.map((e) => e.type), ["live-closing", "live-disposed"]);
@@ -484,7 +484,7 @@ describe("live server (fake backend)", () => {
       const refused = await raw(live, "POST", `/sessions/${a.session}/read-artifact`, { spec: { path: "files/nope" } });
       assert.equal(refused.status, 404);
       assert.equal(refused.json.error.code, "artifact-not-found");
-      await assert.rejects(a.readArtifact({ path: "files/blob.bin", maxBytes: 3 }), (e: WpCodeboxError) => e.code === "artifact-too-large" && e.details.bytes === 4 && e.details.maxBytes === 3);
+      await assert.rejects(a.readArtifact({ path: "files/blob.bin", maxBytes: 3 }), (e: WpCodeboxError) => e.code === "artifact-too-large" && e.data.bytes === 4 && e.data.maxBytes === 3);
       await assert.rejects(a.readArtifact({} as never), (e: WpCodeboxError) => e.code === "missing-argument");
       await a.collectArtifacts();
       const sent = events.filter((e) => e.type.startsWith("session-artifact"));

@@ -17,9 +17,6 @@ import { ABILITY_COMMAND, abilityCommandArgs, abilityForToolName, abilityInputFr
 import { listSessionResources, readSessionResource } from "./mcp-resources.js";
 import { EPISODE_OUTPUT_SCHEMAS } from "./tool-output-schemas.js";
 
-/** Names of the tools that are not catalog commands. */
-export const EPISODE_TOOL_NAMES = ["reset", "observe", "snapshot", "restore", "collect_artifacts"] as const;
-
 /** Options of `createWpCodeboxMcpServer`. */
 export interface WpCodeboxMcpServerOptions {
   sandbox: McpSandbox;
@@ -134,7 +131,7 @@ function errorResult(error: unknown, tool: string): CallToolResult {
   const prefix = e.message.startsWith(`${tool}:`) ? "" : `${tool}: `;
   return {
     content: [{ type: "text", text: `${prefix}error[${e.code}]: ${e.message}` }],
-    structuredContent: { error: { code: e.code, message: e.message, ...(e.details && Object.keys(e.details).length ? { data: e.details } : {}) } },
+    structuredContent: { error: { code: e.code, message: e.message, ...(e.data && Object.keys(e.data).length ? { data: e.data } : {}) } },
     isError: true,
   };
 }

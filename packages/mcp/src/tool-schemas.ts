@@ -153,7 +153,7 @@ export function toolInputToArgs(def: CommandDefinition, input: Record<string, un
     return checkCommandInput(def.id, ordered, cwd).args;
   } catch (error) {
     if (error instanceof WpCodeboxError && error.message.startsWith(`${def.id}: `)) {
-      throw new WpCodeboxError(error.code, `${tool}: ${error.message.slice(def.id.length + 2)}`, error.details);
+      throw new WpCodeboxError(error.code, `${tool}: ${error.message.slice(def.id.length + 2)}`, error.data);
     }
     throw error;
   }

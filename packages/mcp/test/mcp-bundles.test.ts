@@ -75,7 +75,7 @@ test("hostile directory inputs are refused with artifacts-dir-outside-base; plai
   for (const [input, why] of refused) {
     assert.throws(
       () => bundleDirectoryFor(session, input),
-      (e: WpCodeboxError) => e.code === "artifacts-dir-outside-base" && why.test(e.message) && e.message.includes(JSON.stringify(input)) && e.details.base === session,
+      (e: WpCodeboxError) => e.code === "artifacts-dir-outside-base" && why.test(e.message) && e.message.includes(JSON.stringify(input)) && e.data.base === session,
       `directory ${JSON.stringify(input)}`,
     );
   }

@@ -78,9 +78,9 @@ export function artifactsMinFreeBytes(env: NodeJS.ProcessEnv = process.env): num
  * removes a probe file in it, and checks its filesystem's free space (statfs, space available to
  * this user) against `minFreeBytes`. Leaves the folder behind, empty.
  * @param minFreeBytes - bytes that must be free; default `artifactsMinFreeBytes()` (64 MiB).
- * @throws WpCodeboxError `artifacts-dir-unwritable` (exit 3) with `details.cause` the errno
+ * @throws WpCodeboxError `artifacts-dir-unwritable` (exit 3) with `data.cause` the errno
  *   (`EROFS`, `ENOSPC`, `ENAMETOOLONG`, `EACCES`, …) and, for too little space,
- *   `details.freeBytes` / `details.requiredBytes`.
+ *   `data.freeBytes` / `data.requiredBytes`.
  */
 export function probeArtifactsDir(directory: string, minFreeBytes = artifactsMinFreeBytes()): void {
   const abs = resolve(directory);
@@ -129,5 +129,5 @@ export function bundleWriteError(thrown: unknown, directory: string): Serialized
  */
 export function bundleWriteFailure(thrown: unknown, directory: string): unknown {
   const error = bundleWriteError(thrown, directory);
-  return error ? new WpCodeboxError("artifacts-dir-unwritable", error.message, error.details ?? {}, { cause: thrown }) : thrown;
+  return error ? new WpCodeboxError("artifacts-dir-unwritable", error.message, error.data ?? {}, { cause: thrown }) : thrown;
 }

@@ -78,7 +78,7 @@ export function checkBrowserBaselines(steps: readonly { kind: string; compare?: 
  * {@link checkBrowserBaselines}, throwing on the first refused path.
  * @returns the baselines by step index.
  * @throws WpCodeboxError `path-not-allowed` (a path outside the folder) or `invalid-steps-json`
- *   (not a `.png`), with `details.issues` listing every problem as `{ index, message }`.
+ *   (not a `.png`), with `data.issues` listing every problem as `{ index, message }`.
  */
 export function assertBrowserBaselines(steps: readonly { kind: string; compare?: unknown }[], folder: string): Map<number, BrowserBaseline> {
   const { baselines, issues } = checkBrowserBaselines(steps, folder);

@@ -198,8 +198,6 @@ export type TypeStep = Static<typeof TypeStep>;
 export type PressStep = Static<typeof PressStep>;
 export type DragStep = Static<typeof DragStep>;
 export type HoverStep = Static<typeof HoverStep>;
-export type SelectStep = Static<typeof SelectValueStep> | Static<typeof SelectValuesStep>;
-export type WaitForStep = Static<typeof WaitForSelectorStep> | Static<typeof WaitForUrlStep> | Static<typeof WaitForLoadStateStep>;
 export type EvaluateStep = Static<typeof EvaluateStep>;
 export type ExpectStep = Static<typeof ExpectStep>;
 export type ScreenshotStep = Static<typeof ScreenshotStep>;
@@ -207,7 +205,6 @@ export type CaptureStep = Static<typeof CaptureStep>;
 /** One step of a browser interaction script (discriminated on `kind`). */
 export type BrowserInteractionStep = Static<typeof BrowserInteractionStepSchema>;
 /** A state an `expect` step asserts. */
-export type BrowserExpectState = ExpectStep["state"];
 
 /**
  * One problem in a script.
@@ -288,7 +285,7 @@ export function formatBrowserScriptIssues(issues: readonly BrowserScriptIssue[])
 
 /**
  * Returns the steps when valid, otherwise throws.
- * @throws WpCodeboxError `invalid-steps-json` with `details.issues` listing every problem.
+ * @throws WpCodeboxError `invalid-steps-json` with `data.issues` listing every problem.
  */
 export function assertValidBrowserInteractionScript(input: unknown): BrowserInteractionStep[] {
   const result = validateBrowserInteractionScript(input);
@@ -373,7 +370,7 @@ export function normalizeLegacyBrowserActions(actions: unknown): BrowserInteract
 
 /**
  * Refuses a baseline a screenshot comparison must not decode (see `screenshotImageProblem`).
- * @throws WpCodeboxError `input-file-invalid` with `details: { path, compare }`.
+ * @throws WpCodeboxError `input-file-invalid` with `data: { path, compare }`.
  */
 export function assertScreenshotImage(bytes: Uint8Array, compare: string, path: string): void {
   const problem = screenshotImageProblem(bytes, `The baseline ${compare}`);

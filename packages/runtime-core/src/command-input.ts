@@ -46,7 +46,7 @@ export interface CheckedCommandInput {
  * @param command - command id; for an unknown id there are no type checks (its error comes from
  *   the catalog) and an object or array value for `k` becomes `k-json=<inline JSON>`.
  * @returns the flat args and, per arg, the key it came from (for error pointers).
- * @throws WpCodeboxError `invalid-argument` with `details.argument` (the key as given) for an
+ * @throws WpCodeboxError `invalid-argument` with `data.argument` (the key as given) for an
  *   unknown key, a key given twice (`steps` and `steps-json`), or a value of the wrong JSON type.
  */
 export function flattenCommandArgs(command: string, args: readonly string[] | Record<string, unknown> | undefined): { args: string[]; keys: string[] } {
@@ -124,13 +124,13 @@ function argumentText(command: string, key: string, spec: CommandArgument, value
  * @returns `[{ path, message }]`; messages are `code: message`, browser-script problems their own.
  */
 export function commandArgsIssues(error: WpCodeboxError, base: string, flat: { args: readonly string[]; keys: readonly string[] } = { args: [], keys: [] }): SchemaIssue[] {
-  const argument = typeof error.details.argument === "string" && !error.details.argument.includes("|") ? error.details.argument : undefined;
+  const argument = typeof error.data.argument === "string" && !error.data.argument.includes("|") ? error.data.argument : undefined;
   const index = argument === undefined ? -1 : flat.args.findIndex((a) => a.startsWith(`${argument}=`));
   const key = index >= 0 ? flat.keys[index] : argument;
   const at = key === undefined ? base : `${base}/${jsonPointerToken(key)}`;
-  const inner = error.details.issues;
+  const inner = error.data.issues;
   if (error.code === "invalid-steps-json" && Array.isArray(inner)) {
-    const within = typeof error.details.within === "string" ? error.details.within : "";
+    const within = typeof error.data.within === "string" ? error.data.within : "";
     return (inner as SchemaIssue[]).map((issue) => ({ path: `${at}${within}${issue.path === "/" ? "" : issue.path}`, message: issue.message }));
   }
   return [{ path: at, message: `${error.code}: ${error.message}` }];
@@ -182,7 +182,6 @@ export function checkCommandInput(command: string, args: readonly string[], cwd:
 
 /** Every observation type a runtime answers (`runtime.observe`, episode `observe`). */
 export const OBSERVATION_TYPES = ["runtime-info", "mounts", "command-result", "wordpress-state", "http-response", "browser-result", "runtime-events", "runtime-logs", "abilities"] as const;
-export type ObservationType = (typeof OBSERVATION_TYPES)[number];
 
 /**
  * Checks an observation request without a sandbox: a known type, and the fields that type reads

@@ -47,7 +47,6 @@ export type CommandArgument = Static<typeof COMMAND_ARGUMENT_SCHEMA>;
  * `inspect` reads the runtime's own facts, `capability` is a policy-only grant (not runnable).
  */
 export const COMMAND_KINDS = ["php", "http", "browser", "state", "inspect", "capability"] as const;
-export type CommandKind = (typeof COMMAND_KINDS)[number];
 
 /** TypeBox schema of one catalog entry. */
 export const COMMAND_DEFINITION_SCHEMA = Type.Object(

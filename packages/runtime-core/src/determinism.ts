@@ -96,7 +96,7 @@ function fieldsExist(match: RegExpExecArray): boolean {
  * on the calendar, from 1970-01-01T00:00:00Z to `CLOCK_LATEST_START` (a year before the end of
  * 9999, so the clock cannot run past it during the run).
  * @returns `{ clock: "real" }` or `{ clock: "virtual", start }` with `start` normalised to UTC ISO.
- * @throws WpCodeboxError `invalid-clock` (`details.clock`, and `details.reason`).
+ * @throws WpCodeboxError `invalid-clock` (`data.clock`, and `data.reason`).
  */
 export function parseClockOption(value: string): { clock: "real" } | { clock: "virtual"; start: string } {
   if (value === "real") return { clock: "real" };

@@ -44,11 +44,6 @@ export const EPISODE_REPLAY_VOLATILE_FIELDS: readonly EpisodeReplayVolatileField
   { scope: "browser-result", pointer: "/id", reason: "execution ids are random UUIDs drawn by the host" },
 ];
 
-/** Value substitutions applied to every string before comparing. */
-export const EPISODE_REPLAY_VOLATILE_VALUES = [
-  { name: "sandbox-origin", replacement: "{siteUrl}", reason: "with the loopback origin (http://127.0.0.1:PORT) the port is whichever was free; the stable origin never varies, so this is a no-op for it" },
-] as const;
-
 /** Commands whose results are not expected to repeat (timing, screenshots, page state): compared and reported, never failing a replay. */
 export const EPISODE_REPLAY_NONDETERMINISTIC_COMMANDS: readonly string[] = COMMAND_DEFINITIONS.filter((d) => d.kind === "browser").map((d) => d.id);
 /** Observation types that describe the run itself (lifecycle timestamps, logs): compared and reported, never failing a replay. */

@@ -7,7 +7,6 @@ import { Type, type Static } from "@sinclair/typebox";
 import { WP_DEFINES_SCHEMA } from "./wp-defines.js";
 import { flattenCommandArgs } from "./command-input.js";
 import { ENV_NAME_PATTERN } from "./environment.js";
-import { WpCodeboxError } from "./errors.js";
 import { validateAgainstSchema, type SchemaIssue } from "./schema-validation.js";
 import { EPISODE_DEFAULT_CLOCK, EPISODE_DEFAULT_SEED } from "./determinism.js";
 import { MAX_DURATION_MS } from "./durations.js";
@@ -116,21 +115,6 @@ export function validateEpisodeScript(input: unknown): { valid: boolean; issues:
     });
   }
   return { valid: issues.length === 0, issues };
-}
-
-/**
- * Throws unless the script is valid.
- * @throws WpCodeboxError `invalid-episode-script` whose message lists every issue as `path: message`.
- */
-export function assertEpisodeScript(input: unknown): asserts input is EpisodeScript {
-  const { valid, issues } = validateEpisodeScript(input);
-  if (!valid) {
-    throw new WpCodeboxError(
-      "invalid-episode-script",
-      `Invalid episode script (${issues.length} issue${issues.length === 1 ? "" : "s"}):\n${issues.map((i) => `  ${i.path || "/"}: ${i.message}`).join("\n")}\nFix them; wp-codebox schema episode-script prints the JSON Schema.`,
-      { issues },
-    );
-  }
 }
 
 /**

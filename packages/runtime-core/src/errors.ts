@@ -1,6 +1,6 @@
 /**
  * One flat module of error conditions. Every user-facing failure carries a stable kebab-case
- * `code`, a message that says what to fix, and JSON-safe `details`. `ERROR_CODES` is the one
+ * `code`, a message that says what to fix, and JSON-safe `data`. `ERROR_CODES` is the one
  * registry of codes: thrown errors, CLI exits and command results all use a code from it, and
  * `docs/reference/errors.md` is generated from it (with `ERROR_CODE_HELP`).
  */
@@ -170,22 +170,22 @@ export function quoteValue(value: unknown, max: number = QUOTED_VALUE_MAX_CHARS)
 export interface SerializedError {
   code: ErrorCode;
   message: string;
-  details?: Record<string, unknown>;
+  data?: Record<string, unknown>;
 }
 
 /**
- * Base error: `code` is stable, `message` says what to try next, `details` is JSON-safe.
+ * Base error: `code` is stable, `message` says what to try next, `data` is JSON-safe.
  * @example throw new WpCodeboxError("mount-source-missing", "Mount source ./x does not exist: create it or fix the path.", { source: "./x" })
  */
 export class WpCodeboxError extends Error {
   readonly code: ErrorCode;
-  readonly details: Record<string, unknown>;
+  readonly data: Record<string, unknown>;
 
-  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+  constructor(code: ErrorCode, message: string, data: Record<string, unknown> = {}, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "WpCodeboxError";
     this.code = code;
-    this.details = details;
+    this.data = data;
   }
 
   /** Which exit-code family the error belongs to. */
@@ -194,11 +194,11 @@ export class WpCodeboxError extends Error {
   }
 
   toJSON(): SerializedError {
-    return { code: this.code, message: this.message, details: this.details };
+    return { code: this.code, message: this.message, data: this.data };
   }
 }
 
-/** A command or capability the policy does not grant. `details.capability` names it. */
+/** A command or capability the policy does not grant. `data.capability` names it. */
 export class PolicyDeniedError extends WpCodeboxError {
   readonly capability: string;
   constructor(capability: string, message?: string) {

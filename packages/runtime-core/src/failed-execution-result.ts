@@ -11,7 +11,7 @@ import type { ErrorCode } from "./errors.js";
  */
 export function failedExecutionResult(
   command: { command: string; args: string[] },
-  error: { code: ErrorCode; message: string; details?: Record<string, unknown> },
+  error: { code: ErrorCode; message: string; data?: Record<string, unknown> },
   startedMs: number = Date.now(),
 ): ExecutionResult {
   const finishedMs = Math.max(Date.now(), startedMs);
@@ -23,7 +23,7 @@ export function failedExecutionResult(
     exitCode: -1,
     stdout: "",
     stderr: "",
-    error: { code: error.code, message: error.message, ...(error.details && Object.keys(error.details).length ? { data: error.details } : {}) },
+    error: { code: error.code, message: error.message, ...(error.data && Object.keys(error.data).length ? { data: error.data } : {}) },
     startedAt: new Date(startedMs).toISOString(),
     finishedAt: new Date(finishedMs).toISOString(),
     durationMs: finishedMs - startedMs,

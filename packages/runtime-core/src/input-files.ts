@@ -74,14 +74,14 @@ export function specialFileType(stats: Pick<Stats, "isFile" | "isDirectory" | "i
  * @param value - the value as given.
  * @param what - what it is, for the message (`--artifacts`, `mount target`).
  * @param code - the error code to throw; default `input-file-invalid`.
- * @throws WpCodeboxError `code` with `details.value` (the value quoted, at most 200 characters).
+ * @throws WpCodeboxError `code` with `data.value` (the value quoted, at most 200 characters).
  */
 export function assertNoNulByte(value: string, what: string, code: "input-file-invalid" | "invalid-mount" | "invalid-argument" | "artifacts-dir-invalid" | "wordpress-source-invalid" = "input-file-invalid"): void {
   if (!value.includes("\0")) return;
   throw new WpCodeboxError(code, `${what} ${quoteValue(value)} contains a NUL byte, which no path or name may hold: remove it.`, { value: quoteValue(value) });
 }
 
-/** A path for `details`: as is when it is one the file system could hold, else quoted and cut. */
+/** A path for `data`: as is when it is one the file system could hold, else quoted and cut. */
 function detailPath(path: string): string {
   return path.length <= 4096 && !path.includes("\0") ? path : quoteValue(path);
 }
@@ -124,8 +124,8 @@ function checkStats(path: string, kind: InputFileKind, stats: Stats): CheckedInp
  * @param kind - what the file is for; picks the cap.
  * @returns `{ path, sizeBytes }`.
  * @throws WpCodeboxError `input-file-invalid` (NUL byte, missing, unreadable, FIFO, socket,
- *   device, directory; `details.kind`, `details.fileType`) or `input-file-too-large`
- *   (`details.capBytes`, `details.sizeBytes`).
+ *   device, directory; `data.kind`, `data.fileType`) or `input-file-too-large`
+ *   (`data.capBytes`, `data.sizeBytes`).
  */
 export function checkInputFile(path: string, kind: InputFileKind): CheckedInputFile {
   assertNoNulByte(path, `The ${KIND_LABELS[kind]} path`);
@@ -254,7 +254,7 @@ export async function readInputText(path: string, kind: InputFileKind): Promise<
  */
 export function isMissingInputFile(error: unknown): boolean {
   if (!(error instanceof WpCodeboxError) || error.code !== "input-file-invalid") return false;
-  return error.details.errno === "ENOENT" || error.details.errno === "ENOTDIR";
+  return error.data.errno === "ENOENT" || error.data.errno === "ENOTDIR";
 }
 
 /** Which input-file kind (and cap) a command's `path` argument is: `code-file`, `phpunit` → `phpunit-entry`, else `arg-file`. */

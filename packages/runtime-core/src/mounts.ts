@@ -30,9 +30,9 @@ const MODES: readonly MountMode[] = ["readonly", "readwrite"];
  *   `/workspace/…` (or exactly `/workspace`);
  * - `mount-source-missing`: the source does not exist;
  * - `mount-symlink-escape`: a symlink inside the source tree resolves outside the source
- *   (`details.link` names the link's host path);
+ *   (`data.link` names the link's host path);
  * - `mount-special-file`: the source is, or its tree holds, a FIFO, socket or device
- *   (`details.file`, `details.fileType`).
+ *   (`data.file`, `data.fileType`).
  * @param specs - mounts as given (sources relative to `cwd` or absolute).
  * @param cwd - directory relative sources are resolved against.
  * @returns mounts with the real absolute `source`, normalised `target` (no trailing slash) and

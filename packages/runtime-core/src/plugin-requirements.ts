@@ -176,7 +176,7 @@ export function describeUnmetRequirement(u: UnmetRequirement): string {
 /**
  * Refuses inputs whose requirements the sandbox does not meet (see `unmetRequirements`).
  * @throws WpCodeboxError `plugin-requirements` (exit 2) naming every unmet requirement, with
- *   `details.unmet: UnmetRequirement[]`.
+ *   `data.unmet: UnmetRequirement[]`.
  */
 export function assertRequirementsMet(
   inputs: { plugins?: readonly string[]; themes?: readonly string[] },

@@ -75,7 +75,7 @@ export interface NormalizePolicyOptions {
  * "all defaults". Capability ids are de-duplicated; host names lower-cased.
  * @returns a complete `RuntimePolicy` (a fresh object).
  * @throws WpCodeboxError `invalid-policy` listing every issue as `path: message` (wrong types,
- *   unknown fields, capability ids not in the command catalog); `details.issues` holds them.
+ *   unknown fields, capability ids not in the command catalog); `data.issues` holds them.
  */
 export function normalizePolicy(input: unknown, options: NormalizePolicyOptions = {}): RuntimePolicy {
   const defaults = { ...DEFAULT_RUNTIME_POLICY, ...options.defaults };
@@ -163,7 +163,7 @@ export function missingCapability(policy: RuntimePolicy, needs: { capability: st
 
 /**
  * Throws unless the policy grants `capability` (exact id, e.g. `wordpress.browser-actions.evaluate`).
- * @throws PolicyDeniedError (`policy-denied`, `details.capability` names the missing capability).
+ * @throws PolicyDeniedError (`policy-denied`, `data.capability` names the missing capability).
  */
 export function assertCapability(policy: RuntimePolicy, capability: string): void {
   if (!hasCapability(policy, capability)) throw new PolicyDeniedError(capability);

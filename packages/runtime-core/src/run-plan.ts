@@ -251,7 +251,7 @@ export function defaultRuntimePolicy(): RuntimePolicy {
  *   `invalid-state-request`, `invalid-duration`, `invalid-policy`, `invalid-mount`, `mount-*`,
  *   `wordpress-source-invalid`, `php-version-unavailable`, `wordpress-version-unavailable`,
  *   `wordpress-build-missing`; for a recipe `invalid-recipe`, for a script
- *   `invalid-episode-script`, each listing every problem in `details.issues` as `{ path, message }`
+ *   `invalid-episode-script`, each listing every problem in `data.issues` as `{ path, message }`
  *   (`path-not-allowed` / `network-not-allowed` instead when the recipe or script names a host path
  *   or asks for network that `allowPaths` / `allowNetwork` do not grant; `invalid-argument` for a
  *   grant that does not exist or is no host);
@@ -449,22 +449,22 @@ function namingFlag<T>(flag: string, value: string | number, check: () => T): T 
     return check();
   } catch (error) {
     if (!(error instanceof WpCodeboxError)) throw error;
-    throw new WpCodeboxError(error.code, `${flag} ${quoteValue(value)}: ${error.message}`, error.details);
+    throw new WpCodeboxError(error.code, `${flag} ${quoteValue(value)}: ${error.message}`, error.data);
   }
 }
 
 /**
  * One error for every problem of a command run's flags: the first problem's code (so each alone
  * keeps the code it always had), its message followed by the others, and all of them in
- * `details.problems` (`[{ code, message, details }]`).
+ * `data.problems` (`[{ code, message, data }]`).
  */
 function refuseAll(problems: WpCodeboxError[]): WpCodeboxError {
   const [first, ...rest] = problems;
   if (rest.length === 0) return first!;
   const more = rest.map((p) => `  error[${p.code}]: ${p.message}`).join("\n");
   return new WpCodeboxError(first!.code, `${first!.message}\nAlso ${rest.length} more problem${rest.length === 1 ? "" : "s"}:\n${more}`, {
-    ...first!.details,
-    problems: problems.map((p) => ({ code: p.code, message: p.message, details: p.details })),
+    ...first!.data,
+    problems: problems.map((p) => ({ code: p.code, message: p.message, data: p.data })),
   });
 }
 
@@ -595,7 +595,7 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
       policy = normalizePolicy(script.policy, { source: "episode script policy", defaults: { commands: policy.commands } });
     } catch (error) {
       if (!(error instanceof WpCodeboxError)) throw error;
-      for (const issue of (error.details.issues as SchemaIssue[] | undefined) ?? [{ path: "", message: error.message }]) issues.push({ path: `/policy${issue.path}`, message: issue.message });
+      for (const issue of (error.data.issues as SchemaIssue[] | undefined) ?? [{ path: "", message: error.message }]) issues.push({ path: `/policy${issue.path}`, message: issue.message });
     }
   }
 
@@ -699,7 +699,7 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
   } catch (error) {
     const code = error instanceof WpCodeboxError ? error.code : "";
     // `none` beside other extensions is an invalid-argument about the extensions list too.
-    const aboutExtensions = code === "php-extension-unavailable" || (error instanceof WpCodeboxError && error.details.option === "extensions");
+    const aboutExtensions = code === "php-extension-unavailable" || (error instanceof WpCodeboxError && error.data.option === "extensions");
     at(aboutExtensions ? "/runtime/extensions" : code === "plugin-requirements" ? "/plugins" : code.startsWith("php-") ? "/runtime/php" : "/runtime", error);
   }
   if (issues.length > 0) throw invalidEpisodeScriptError(issues, path);

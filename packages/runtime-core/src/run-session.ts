@@ -112,7 +112,7 @@ function interruptedError(signal: string, directory: string, owned = true, durin
       : owned
         ? `Interrupted by ${signal}: the sandbox was disposed and a partial bundle written to ${directory}. Run the command again to finish the work.`
         : `Interrupted by ${signal}: the command was stopped in the attached sandbox, which wp-codebox serve keeps running (attach again to go on), and a partial bundle written to ${directory}.`,
-    details: { signal, ...(owned ? {} : { attached: true }), ...(duringBoot ? { phase: "boot" } : {}) },
+    data: { signal, ...(owned ? {} : { attached: true }), ...(duringBoot ? { phase: "boot" } : {}) },
   };
 }
 
@@ -139,7 +139,7 @@ async function collectOrRecordLoss(runtime: Runtime, spec: Parameters<Runtime["c
 
 /** The exit code an error maps to: its category's, or 130/143 for an interrupt. */
 export function exitCodeForError(error: SerializedError): number {
-  if (error.code === "interrupted") return INTERRUPT_EXIT_CODES[String(error.details?.signal)] ?? INTERRUPT_EXIT_CODES.SIGINT!;
+  if (error.code === "interrupted") return INTERRUPT_EXIT_CODES[String(error.data?.signal)] ?? INTERRUPT_EXIT_CODES.SIGINT!;
   return exitCodeForCategory(ERROR_CODES[error.code as ErrorCode] ?? "internal");
 }
 

@@ -189,7 +189,7 @@ export function verifyRuntimeSnapshot(snapshot: unknown, options: { requireConte
 
 /**
  * Throws unless `verifyRuntimeSnapshot(snapshot)` is valid.
- * @throws WpCodeboxError `snapshot-tampered` (a hash or size does not match: `details.issues`), or
+ * @throws WpCodeboxError `snapshot-tampered` (a hash or size does not match: `data.issues`), or
  *   `invalid-snapshot` (not a `wp-codebox/wordpress-runtime-snapshot/v1` object).
  */
 export function assertRuntimeSnapshot(snapshot: unknown): asserts snapshot is WordPressRuntimeSnapshot {

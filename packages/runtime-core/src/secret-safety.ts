@@ -113,8 +113,8 @@ export function secretValueProblem(value: string): string | undefined {
  * Checks secret values before a sandbox boots (see `secretValueProblem`).
  * @param secrets - variable name → secret value.
  * @param flag - names the source in the message, e.g. `"--secret-env"`.
- * @throws WpCodeboxError `secret-unsafe` (`details.name`; never the value) `"<flag> <name>: <problem>"`
- *   for the first unsafe value; with several, `details.names` lists every unsafe one.
+ * @throws WpCodeboxError `secret-unsafe` (`data.name`; never the value) `"<flag> <name>: <problem>"`
+ *   for the first unsafe value; with several, `data.names` lists every unsafe one.
  */
 export function assertSecretsSafe(secrets: Record<string, string>, flag: string): void {
   const bad = Object.entries(secrets).flatMap(([name, value]) => {

@@ -178,7 +178,6 @@ export const WordPressStateSectionFileSchema = Type.Object(
   { schema: Type.Literal(WORDPRESS_STATE_SECTION_SCHEMA), version: Type.Literal(1), section: SectionName, data: Type.Unknown() },
   strict,
 );
-export type WordPressStateSectionFile = Static<typeof WordPressStateSectionFileSchema>;
 
 /** An entry of the export's `artifacts` map. */
 export const WordPressStateArtifactEntrySchema = Type.Object({ artifact: Type.String(), sha256: Hash, bytes: Type.Integer({ minimum: 0 }) }, strict);

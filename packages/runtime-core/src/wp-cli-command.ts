@@ -90,7 +90,7 @@ export function splitCommandLine(line: string): string[] {
  * @returns `argv` (the arguments without `wp`) and `words` (the positional words, flags left out,
  *   lower-cased: `["post", "list"]`).
  * @throws WpCodeboxError `missing-argument` (empty), `invalid-argument` (unterminated quote),
- *   `wp-cli-unsupported` (a command from `UNSUPPORTED_WP_CLI_COMMANDS`; details `{ argument: "command",
+ *   `wp-cli-unsupported` (a command from `UNSUPPORTED_WP_CLI_COMMANDS`; data `{ argument: "command",
  *   command, reason }`).
  * @example parseWpCliCommand("wp db query 'SELECT 1'") // throws wp-cli-unsupported
  */

@@ -89,7 +89,7 @@ export function parseDefineValue(text: string): WpDefineValue {
 
 /**
  * Parses repeated `--define NAME=VALUE` flags into a record (a later flag for the same name wins).
- * @throws WpCodeboxError `invalid-define` naming every bad flag (`details.problems: [{ flag, message }]`).
+ * @throws WpCodeboxError `invalid-define` naming every bad flag (`data.problems: [{ flag, message }]`).
  */
 export function parseDefineFlags(flags: readonly string[]): Record<string, WpDefineValue> {
   const defines: Record<string, WpDefineValue> = {};
@@ -127,7 +127,7 @@ export function defineProblems(defines: unknown): { name: string; message: strin
 
 /**
  * Checks a defines record.
- * @throws WpCodeboxError `invalid-define` naming every bad entry (`details.problems`).
+ * @throws WpCodeboxError `invalid-define` naming every bad entry (`data.problems`).
  */
 export function assertDefines(defines: unknown, source = "defines"): asserts defines is Record<string, WpDefineValue> {
   const problems = defineProblems(defines);

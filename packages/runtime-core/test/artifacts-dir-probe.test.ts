@@ -31,14 +31,14 @@ function tmpfs(options: string): string | { skip: string } {
   return target;
 }
 
-function unwritableCause(fn: () => void): { cause: unknown; details: Record<string, unknown>; exit: number } {
+function unwritableCause(fn: () => void): { cause: unknown; data: Record<string, unknown>; exit: number } {
   try {
     fn();
   } catch (error) {
     assert.ok(error instanceof WpCodeboxError, String(error));
     assert.equal(error.code, "artifacts-dir-unwritable");
     assert.match(error.message, /Pass --artifacts/);
-    return { cause: error.details.cause, details: error.details, exit: exitCodeForCategory(error.category) };
+    return { cause: error.data.cause, data: error.data, exit: exitCodeForCategory(error.category) };
   }
   assert.fail("the probe accepted the folder");
 }
@@ -66,15 +66,15 @@ describe("probeArtifactsDir", () => {
       assert.equal(got.cause, cause);
       assert.equal(got.exit, 3);
       if (floor !== undefined) {
-        assert.equal(got.details.requiredBytes, floor);
-        assert.ok(typeof got.details.freeBytes === "number" && got.details.freeBytes < floor);
+        assert.equal(got.data.requiredBytes, floor);
+        assert.ok(typeof got.data.freeBytes === "number" && got.data.freeBytes < floor);
       }
     });
   }
 
   it("bundleWriteError maps filesystem failures, and only those", () => {
     const sys = (code: string) => Object.assign(new Error(`${code}: failed`), { code, syscall: "open" });
-    for (const code of ["EROFS", "ENOSPC", "ENAMETOOLONG", "EACCES", "EIO"]) assert.equal(bundleWriteError(sys(code), dir)?.details?.cause, code);
+    for (const code of ["EROFS", "ENOSPC", "ENAMETOOLONG", "EACCES", "EIO"]) assert.equal(bundleWriteError(sys(code), dir)?.data?.cause, code);
     assert.equal(bundleWriteError(new Error("a bug"), dir), undefined);
     assert.equal(bundleWriteError(new WpCodeboxError("bundle-invalid", "bad"), dir), undefined);
   });
@@ -143,7 +143,7 @@ describe("runSession: a bundle that cannot be written keeps the result", () => {
       assert.equal(outcome.exitCode, 3);
       assert.equal(outcome.bundle.written, false);
       assert.equal(outcome.bundle.error?.code, "artifacts-dir-unwritable");
-      assert.equal(outcome.bundle.error?.details?.cause, "ENOTDIR");
+      assert.equal(outcome.bundle.error?.data?.cause, "ENOTDIR");
       assert.equal(outcome.status, "ok", "the work's own status is kept");
       if (kind === "command") assert.equal(outcome.command?.result.stdout, "1");
       if (kind === "recipe") assert.equal(outcome.recipe?.report.outcome, "passed");
@@ -163,7 +163,7 @@ describe("runSession: a bundle that cannot be written keeps the result", () => {
     });
     assert.equal(outcome.exitCode, 3);
     assert.equal(outcome.bundle.written, false);
-    assert.equal(outcome.bundle.error?.details?.cause, "EROFS");
+    assert.equal(outcome.bundle.error?.data?.cause, "EROFS");
     assert.equal(outcome.command?.result.stdout, "1");
   });
 
@@ -171,7 +171,7 @@ describe("runSession: a bundle that cannot be written keeps the result", () => {
     let created = 0;
     const backend: RuntimeBackend = { kind: "fake", create: async () => { created += 1; throw new Error("must not boot"); } };
     const plan = planRun(REQUESTS.command!, { cwd: dir, artifactsDir: join(dir, "e".repeat(300)) });
-    await assert.rejects(runSession(plan, { backend }), (error: unknown) => error instanceof WpCodeboxError && error.code === "artifacts-dir-unwritable" && error.details.cause === "ENAMETOOLONG");
+    await assert.rejects(runSession(plan, { backend }), (error: unknown) => error instanceof WpCodeboxError && error.code === "artifacts-dir-unwritable" && error.data.cause === "ENAMETOOLONG");
     assert.equal(created, 0);
     assert.equal(existsSync(join(dir, "e".repeat(300))), false);
   });

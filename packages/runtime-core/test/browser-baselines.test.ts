@@ -77,7 +77,7 @@ test("assertBrowserBaselines throws path-not-allowed listing every refused step"
     (error: unknown) => {
       assert.ok(error instanceof WpCodeboxError);
       assert.equal(error.code, "path-not-allowed");
-      assert.deepEqual((error.details as { issues: { index: number }[] }).issues.map((i) => i.index), [1, 3]);
+      assert.deepEqual((error.data as { issues: { index: number }[] }).issues.map((i) => i.index), [1, 3]);
       return true;
     },
   );

@@ -142,7 +142,7 @@ test("assertValidBrowserInteractionScript throws invalid-steps-json listing ever
       assert.ok(error instanceof WpCodeboxError);
       assert.equal(error.code, "invalid-steps-json");
       assert.match(error.message, /\/0\/selector: is required\n\/1\/selector: is required/);
-      assert.equal((error.details.issues as unknown[]).length, 2);
+      assert.equal((error.data.issues as unknown[]).length, 2);
       return true;
     },
   );

@@ -56,9 +56,9 @@ function expectRefused(run: () => unknown, code: string, pointer: string): WpCod
   }
   assert.ok(caught instanceof WpCodeboxError, `expected ${code}, got ${String(caught)}`);
   assert.equal(caught.code, code, caught.message);
-  const issues = caught.details.issues as { path: string; message: string }[];
+  const issues = caught.data.issues as { path: string; message: string }[];
   assert.ok(issues.some((i) => i.path === pointer && i.message.startsWith(`${code}:`)), `no ${code} at ${pointer}: ${caught.message}`);
-  assert.ok(!JSON.stringify({ message: caught.message, details: caught.details }).includes(SECRET), "the refused file's bytes leaked");
+  assert.ok(!JSON.stringify({ message: caught.message, data: caught.data }).includes(SECRET), "the refused file's bytes leaked");
   return caught;
 }
 

@@ -66,9 +66,9 @@ describe("caps per kind", () => {
       for (const read of [() => checkInputFile(over, kind), () => readInputFileSync(over, kind)]) {
         assert.throws(read, (e: any) => {
           assert.equal(e.code, "input-file-too-large");
-          assert.equal(e.details.kind, kind);
-          assert.equal(e.details.capBytes, cap);
-          assert.equal(e.details.sizeBytes, cap + 1);
+          assert.equal(e.data.kind, kind);
+          assert.equal(e.data.capBytes, cap);
+          assert.equal(e.data.sizeBytes, cap + 1);
           assert.match(e.message, new RegExp(`than the ${cap / 1024 / 1024} MiB cap for an? `));
           return true;
         });
@@ -103,7 +103,7 @@ describe("reading", () => {
     const missing = join(dir, "nope.json");
     assert.throws(() => readInputFileSync(missing, "recipe"), (e: unknown) => e instanceof WpCodeboxError && e.code === "input-file-invalid" && isMissingInputFile(e));
     await assert.rejects(readInputFile(missing, "recipe"), (e: unknown) => isMissingInputFile(e));
-    assert.throws(() => checkInputFile(dir, "recipe"), (e: unknown) => e instanceof WpCodeboxError && e.details.fileType === "a directory" && !isMissingInputFile(e));
+    assert.throws(() => checkInputFile(dir, "recipe"), (e: unknown) => e instanceof WpCodeboxError && e.data.fileType === "a directory" && !isMissingInputFile(e));
     assert.equal(isMissingInputFile(new Error("ENOENT")), false);
   });
 

@@ -62,7 +62,7 @@ test("mount-symlink-escape: a symlink inside the source points outside (names th
   await symlink(join(dir, "secret.txt"), join(dir, "plugin", "inc", "leak.txt"));
   assert.throws(
     () => resolveMounts([{ source: "plugin", target: "/wordpress/wp-content/plugins/plugin", mode: "readonly" }], dir),
-    (e: any) => e.code === "mount-symlink-escape" && e.details.link === join(dir, "plugin", "inc", "leak.txt") && e.message.includes("leak.txt"),
+    (e: any) => e.code === "mount-symlink-escape" && e.data.link === join(dir, "plugin", "inc", "leak.txt") && e.message.includes("leak.txt"),
   );
   // A relative, dangling link that climbs out is refused too.
   const dir2 = await fixture();

@@ -23,7 +23,7 @@ test("normalizePolicy lists every issue: unknown fields, bad values, unknown cap
       assert.equal(e.code, "invalid-policy");
       assert.match(e.message, /\/netwrk: unknown field/);
       assert.match(e.message, /\/filesystem/);
-      assert.ok(e.details.issues.length >= 2);
+      assert.ok(e.data.issues.length >= 2);
       return true;
     },
   );

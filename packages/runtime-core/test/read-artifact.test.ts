@@ -35,7 +35,7 @@ test("paths that are not the runtime's files are refused with artifact-not-found
 });
 
 test("content over maxBytes is refused with artifact-too-large; maxBytes never exceeds the cap", () => {
-  assert.throws(() => readArtifactFile(artifacts, "files/browser/screenshot-a.png", { maxBytes: 4 }), (e: unknown) => code("artifact-too-large")(e) && (e as WpCodeboxError).details.bytes === PNG.byteLength && (e as WpCodeboxError).details.maxBytes === 4);
+  assert.throws(() => readArtifactFile(artifacts, "files/browser/screenshot-a.png", { maxBytes: 4 }), (e: unknown) => code("artifact-too-large")(e) && (e as WpCodeboxError).data.bytes === PNG.byteLength && (e as WpCodeboxError).data.maxBytes === 4);
   const huge: RuntimeArtifacts = { ...artifacts, files: [{ path: "files/big.bin", kind: "blob", contentType: "application/octet-stream", content: new Uint8Array(ARTIFACT_READ_CAP_BYTES + 1) }] };
-  assert.throws(() => readArtifactFile(huge, "files/big.bin", { maxBytes: ARTIFACT_READ_CAP_BYTES * 2 }), (e: unknown) => code("artifact-too-large")(e) && (e as WpCodeboxError).details.maxBytes === ARTIFACT_READ_CAP_BYTES);
+  assert.throws(() => readArtifactFile(huge, "files/big.bin", { maxBytes: ARTIFACT_READ_CAP_BYTES * 2 }), (e: unknown) => code("artifact-too-large")(e) && (e as WpCodeboxError).data.maxBytes === ARTIFACT_READ_CAP_BYTES);
 });

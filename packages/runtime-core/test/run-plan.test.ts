@@ -158,7 +158,7 @@ describe("planRun refuses invalid input before boot", () => {
           assert.ok(error instanceof WpCodeboxError, String(error));
           assert.equal(error.code, c.code, error.message);
           if (c.path) {
-            const paths = ((error.details.issues as { path: string }[] | undefined) ?? []).map((i) => i.path);
+            const paths = ((error.data.issues as { path: string }[] | undefined) ?? []).map((i) => i.path);
             assert.ok(paths.includes(c.path), `${c.path} not in ${JSON.stringify(paths)}: ${error.message}`);
           }
           return true;
@@ -170,7 +170,7 @@ describe("planRun refuses invalid input before boot", () => {
 });
 
 describe("planRun names every problem of a command run's flags at once", () => {
-  it("the first problem's code, every problem in the message and in details.problems, nothing booted", () => {
+  it("the first problem's code, every problem in the message and in data.problems, nothing booted", () => {
     const backend = fakeBackend();
     const request = run({
       args: ["code=<?php echo 1;", "colour=red"],
@@ -186,7 +186,7 @@ describe("planRun names every problem of a command run's flags at once", () => {
       (error: unknown) => {
         assert.ok(error instanceof WpCodeboxError);
         assert.equal(error.code, "invalid-argument");
-        const problems = error.details.problems as { code: string; message: string }[];
+        const problems = error.data.problems as { code: string; message: string }[];
         assert.deepEqual(problems.map((p) => p.code), ["invalid-argument", "invalid-duration", "mount-source-missing", "invalid-argument", "invalid-argument", "invalid-clock", "php-version-unavailable"]);
         assert.match(error.message, /^wordpress\.run-php: unknown argument "colour"\..*\nAlso 6 more problems:\n  error\[invalid-duration\]: --timeout "soon": /s);
         for (const p of problems) assert.ok(error.message.includes(p.message), p.message);
@@ -200,7 +200,7 @@ describe("planRun names every problem of a command run's flags at once", () => {
     assert.throws(() => planRun(run({ php: "5.6" }), { cwd: dir, backend: fakeBackend(), artifactsDir: join(dir, "out", "one") }), (error: unknown) => {
       assert.ok(error instanceof WpCodeboxError);
       assert.equal(error.code, "php-version-unavailable");
-      assert.equal(error.details.problems, undefined);
+      assert.equal(error.data.problems, undefined);
       assert.equal(error.message, "PHP 5.6 is not available.");
       return true;
     });
@@ -222,7 +222,7 @@ describe("a recipe step and an episode action refuse the same args with the same
     try {
       planRun(request, { cwd: dir, backend: fakeBackend(), artifactsDir: join(dir, "out", "parity"), processEnv: {} });
     } catch (error) {
-      return ((error as WpCodeboxError).details.issues as { path: string; message: string }[]).map((i) => ({ ...i, path: i.path.replace(base, "<args>") }));
+      return ((error as WpCodeboxError).data.issues as { path: string; message: string }[]).map((i) => ({ ...i, path: i.path.replace(base, "<args>") }));
     }
     return [];
   };
@@ -254,7 +254,7 @@ describe("planRun lists every problem of an episode script at once", () => {
       () => planRun(request, { cwd: dir, backend, artifactsDir: join(dir, "out", "all-at-once"), processEnv: {} }),
       (error: unknown) => {
         assert.ok(error instanceof WpCodeboxError);
-        const paths = ((error.details.issues as { path: string }[]) ?? []).map((i) => i.path).sort();
+        const paths = ((error.data.issues as { path: string }[]) ?? []).map((i) => i.path).sort();
         assert.deepEqual(paths, ["/colour", "/plugins/0", "/runtime/clock", "/runtime/php", "/runtime/seed", "/steps/0/action/args/code", "/steps/1/observe", "/steps/2/snapshot"]);
         assert.match(error.message, /^Invalid episode script \(8 issues\):/);
         return true;
@@ -311,7 +311,7 @@ describe("planRun resolves a valid run", () => {
       const request = { kind: "command" as const, command: c.command, args: c.args, ...(c.policy !== undefined ? { policy: c.policy as never } : {}) };
       const plan = () => planRun(request, { cwd: dir, artifactsDir: `out/policy-${c.name.replace(/\W+/g, "-")}` });
       if (c.refused) {
-        assert.throws(plan, (e: any) => e.code === "invalid-policy" && e.details.capability === c.refused && e.message.includes(c.refused!));
+        assert.throws(plan, (e: any) => e.code === "invalid-policy" && e.data.capability === c.refused && e.message.includes(c.refused!));
         return;
       }
       assert.deepEqual(plan().policy.commands, c.commands);
@@ -321,7 +321,7 @@ describe("planRun resolves a valid run", () => {
   it("an episode step the script's policy does not grant is an issue at the step; a policy without commands grants every runnable command", () => {
     assert.throws(
       () => planRun(episode({ policy: { commands: ["wordpress.rest-request"] }, steps: [{ action: php() }] }), { cwd: dir, artifactsDir: "out/ep-denied" }),
-      (e: any) => e.code === "invalid-episode-script" && e.details.issues.some((i: any) => i.path === "/steps/0/action" && /wordpress\.run-php/.test(i.message)),
+      (e: any) => e.code === "invalid-episode-script" && e.data.issues.some((i: any) => i.path === "/steps/0/action" && /wordpress\.run-php/.test(i.message)),
     );
     const plan = planRun(episode({ policy: { network: "deny" }, steps: [{ action: php() }] }), { cwd: dir, artifactsDir: "out/ep-network-only" });
     assert.ok(plan.policy.commands.includes("wordpress.run-php"));

@@ -75,8 +75,8 @@ test("assertSecretsSafe throws secret-unsafe naming every unsafe variable, never
       assert.equal(error.code, "secret-unsafe");
       assert.equal(error.category, "input");
       assert.match(error.message, /^--secret-env SHORT: the value is shorter than 8 characters.*\(also WORD\)$/s);
-      assert.deepEqual(error.details, { name: "SHORT", names: ["SHORT", "WORD"] });
-      assert.ok(!JSON.stringify(error.details).includes("artifact-manifest") && !error.message.includes("artifact-manifest"));
+      assert.deepEqual(error.data, { name: "SHORT", names: ["SHORT", "WORD"] });
+      assert.ok(!JSON.stringify(error.data).includes("artifact-manifest") && !error.message.includes("artifact-manifest"));
       return true;
     },
   );

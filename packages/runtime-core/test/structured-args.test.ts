@@ -75,7 +75,7 @@ describe("flattenCommandArgs: one rule per argument format", () => {
           assert.ok(error instanceof WpCodeboxError);
           assert.equal(error.code, "invalid-argument");
           assert.equal(error.message, `${c.command}: ${c.error}.`);
-          assert.equal(error.details.argument, c.key);
+          assert.equal(error.data.argument, c.key);
           return true;
         },
       );

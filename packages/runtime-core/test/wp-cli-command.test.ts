@@ -51,7 +51,7 @@ test("every unsupported command is refused, however the line is written, with it
   for (const [line, command, why] of REFUSED) {
     assert.throws(
       () => parseWpCliCommand(line),
-      (e: unknown) => e instanceof WpCodeboxError && e.code === "wp-cli-unsupported" && e.details.command === command && why.test(e.message) && e.message.includes(`\`${command}\``),
+      (e: unknown) => e instanceof WpCodeboxError && e.code === "wp-cli-unsupported" && e.data.command === command && why.test(e.message) && e.message.includes(`\`${command}\``),
       line,
     );
     covered.add(command);
@@ -102,7 +102,7 @@ test("planRun refuses `wp db query` before boot on the run, recipe and episode p
       assert.throws(
         () => planRun(request, { cwd: dir, backend, artifactsDir: join(dir, "out"), processEnv: {} }),
         // A single command throws the code itself; recipes and scripts list it under the step's path.
-        (e: unknown) => e instanceof WpCodeboxError && (e.code === "wp-cli-unsupported" || /args\/command.*wp-cli-unsupported.*MySQL/.test(JSON.stringify(e.details))),
+        (e: unknown) => e instanceof WpCodeboxError && (e.code === "wp-cli-unsupported" || /args\/command.*wp-cli-unsupported.*MySQL/.test(JSON.stringify(e.data))),
         request.kind,
       );
     }

@@ -74,7 +74,7 @@ test("--define flags: parsed into a record, a later flag wins; every bad flag is
   assert.deepEqual(parseDefineFlags(["A=1", "B=local", "A=true", "C="]), { A: true, B: "local", C: "" });
   assert.throws(
     () => parseDefineFlags(["DB_NAME=x", "noequals", "=1", "OK=1"]),
-    (error: unknown) => isInvalidDefine(error) && ((error as WpCodeboxError).details.problems as unknown[]).length === 3 && /DB_NAME is reserved/.test((error as Error).message),
+    (error: unknown) => isInvalidDefine(error) && ((error as WpCodeboxError).data.problems as unknown[]).length === 3 && /DB_NAME is reserved/.test((error as Error).message),
   );
 });
 

@@ -6,7 +6,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { cpSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { WpCodeboxError, fatalFromPhpOutput } from "@wp-codebox/runtime-core";
 import { MariaDbServer, PHP_DIR, SANDBOX_PATHS, copyTree, createLayout, giveToSandbox, installDataDir, siteLayout, writeSiteConfig, type SiteLayout } from "./native-site.js";
@@ -77,11 +77,3 @@ async function runOrThrow(tools: NativeTools, layout: SiteLayout, treeDir: strin
   }
 }
 
-/** The release recorded in a cache entry. */
-export function readNativeSiteStamp(layout: SiteLayout): { release: string; php: string } | undefined {
-  try {
-    return JSON.parse(readFileSync(join(layout.root, "complete.json"), "utf8")) as { release: string; php: string };
-  } catch {
-    return undefined;
-  }
-}

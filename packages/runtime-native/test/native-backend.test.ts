@@ -45,8 +45,8 @@ describe("native backend preflight", () => {
     it(`refuses ${c.name} before boot (${c.code})`, { skip: installed ? false : "the native backend's Debian packages are missing" }, () => {
       const error = refusal(c.spec);
       assert.equal(error.code, c.code);
-      assert.equal(error.details.backend, "native");
-      if (c.option) assert.equal(error.details.option, c.option);
+      assert.equal(error.data.backend, "native");
+      if (c.option) assert.equal(error.data.option, c.option);
     });
   }
 

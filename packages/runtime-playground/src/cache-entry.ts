@@ -166,7 +166,7 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 function interrupted(entryPath: string, owner: CacheLockOwner | undefined, signal: AbortSignal): WpCodeboxError {
-  // `details.signal` picks the exit code (130 SIGINT, 143 SIGTERM) as for any interrupt.
+  // `data.signal` picks the exit code (130 SIGINT, 143 SIGTERM) as for any interrupt.
   const name = typeof signal.reason === "string" ? signal.reason : "SIGINT";
   return new WpCodeboxError(
     "interrupted",

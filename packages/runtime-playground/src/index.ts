@@ -25,7 +25,7 @@ export { ensureWordPressRelease, isBundledWordPress, wordpressMirror, releaseZip
 export type { CachedReleaseEntry } from "./wordpress-releases.js";
 export { resolveDefaultWordPress, pinnedDefaultWordPress, MIRROR_CHECK_TIMEOUT_MS, BUNDLED_DEFAULT } from "./wordpress-default.js";
 export type { CachedRelease, WordPressReleaseOptions } from "./wordpress-releases.js";
-export { phpunit as phpunitCommand, resolvePhpunit, summaryCounts } from "./commands/phpunit.js";
+export { resolvePhpunit, summaryCounts } from "./commands/phpunit.js";
 export { isSandboxSelf } from "./sandbox-origin.js";
 export type { SandboxOrigin } from "./sandbox-origin.js";
 export { resolveWordPressTree } from "./wordpress-source.js";

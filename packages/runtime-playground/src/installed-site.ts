@@ -3,7 +3,7 @@
  * `<cacheDir>/sites/<key>/`; later boots mount that tree (core shared, wp-content copied per
  * sandbox) and skip the installer.
  */
-import { copyFileSync, cpSync, existsSync, linkSync, mkdirSync, readdirSync, rmSync, writeFileSync, readFileSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, linkSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
 import { replaceWithStaged, siblingTempPath, sweepEntryLeftovers, withCacheLock, type CacheLockOptions } from "./cache-entry.js";
@@ -175,8 +175,3 @@ export function opcacheDirFor(siteDir: string): string {
   return `${siteDir}.opcache`;
 }
 
-/** Reads the stamp of an installed site, or undefined. */
-export function readSiteStamp(dir: string): { release: string; php: string } | undefined {
-  const p = join(dir, STAMP);
-  return existsSync(p) ? JSON.parse(readFileSync(p, "utf8")) : undefined;
-}

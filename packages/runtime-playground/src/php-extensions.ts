@@ -55,7 +55,7 @@ export const NO_PHP_EXTENSIONS = "none";
  *   `[]` or `["none"]` = no extension.
  * @returns the names, deduplicated, in request order.
  * @throws WpCodeboxError `invalid-argument` (exit 2) when `none` is combined with other names
- *   (details `{ option: "extensions", requested }`); `php-extension-unavailable` (exit 2) naming
+ *   (data `{ option: "extensions", requested }`); `php-extension-unavailable` (exit 2) naming
  *   every unknown one and listing the available ones.
  */
 export function resolvePhpExtensions(requested: readonly string[] | undefined, phpVersion: string): string[] {

@@ -218,7 +218,7 @@ function activationEndedMessage(ended: ActivationReport["ended"] | undefined, st
  * Activates `--plugin`/`--theme` inputs and applies site options, in the booted primary worker.
  * @returns true when there was something to activate.
  * @throws `boot-failed` naming every input that did not activate, with WordPress's reason, or the
- *   input during whose activation PHP ended (exit or die; `details.ended`).
+ *   input during whose activation PHP ended (exit or die; `data.ended`).
  */
 export async function activateInputs(host: PhpWorkerHost, setup: PlaygroundRuntimeSetup): Promise<boolean> {
   const { plugins, themes, siteOptions } = setup;

@@ -73,8 +73,8 @@ export async function resolveDefaultWordPress(options: WordPressReleaseOptions):
       latest = { release: fetched.release };
     } catch (error) {
       // Only a mirror that cannot be reached falls back; a bad checksum or a wrong file is an error.
-      if (!(error instanceof WpCodeboxError) || error.code !== "wordpress-download-failed" || error.details.cause === undefined) throw error;
-      latest = { unreachable: String(error.details.cause), mirror: wordpressMirror(options.mirror) };
+      if (!(error instanceof WpCodeboxError) || error.code !== "wordpress-download-failed" || error.data.cause === undefined) throw error;
+      latest = { unreachable: String(error.data.cause), mirror: wordpressMirror(options.mirror) };
     }
   }
   const cached = listCachedReleases(options.cacheDir);

@@ -87,12 +87,12 @@ export function zipWordPressRelease(data: Uint8Array): string | undefined {
   return /\$wp_version\s*=\s*'([^']+)'/.exec(new TextDecoder().decode(source))?.[1];
 }
 
-const unavailable = (version: string, why: string, details: Record<string, unknown> = {}) => {
+const unavailable = (version: string, why: string, data: Record<string, unknown> = {}) => {
   const bundled = listWordPressBuilds().map((b) => b.version);
   return new WpCodeboxError(
     "wordpress-version-unavailable",
     `WordPress ${version} is not available: ${why}. Bundled versions (always offline): ${bundled.join(", ")}; or pass --wordpress PATH with a WordPress zip or folder of your own.`,
-    { requested: version, available: bundled, ...details },
+    { requested: version, available: bundled, ...data },
   );
 };
 

@@ -64,7 +64,7 @@ export function wpCliPharUrl(version: string, mirror?: string): string {
 const WHAT_TO_DO =
   "Check the network (or set WP_CODEBOX_WP_CLI_MIRROR to a reachable copy of the release location), or download wp-cli.phar on a machine that can and pass --wp-cli-phar PATH or set WP_CODEBOX_WP_CLI_PHAR=PATH";
 
-const downloadFailed = (message: string, details: Record<string, unknown>) => new WpCodeboxError("wp-cli-download-failed", `${message} ${WHAT_TO_DO}.`, details);
+const downloadFailed = (message: string, data: Record<string, unknown>) => new WpCodeboxError("wp-cli-download-failed", `${message} ${WHAT_TO_DO}.`, data);
 
 async function get(url: string, timeoutMs: number): Promise<{ status: number; url: string; body?: Uint8Array }> {
   let response: Response;

@@ -80,7 +80,7 @@ test("an invalid script lists every issue with its index; nothing runs", async (
   await assert.rejects(runtime.execute({ command: "wordpress.browser-actions", args: [`steps-json=${JSON.stringify(steps)}`] }), (error: unknown) => {
     assert.ok(error instanceof WpCodeboxError);
     assert.equal(error.code, "invalid-steps-json");
-    const issues = (error.details as { issues: { index: number }[] }).issues;
+    const issues = (error.data as { issues: { index: number }[] }).issues;
     assert.deepEqual([...new Set(issues.map((i) => i.index))].sort(), [0, 1, 2]);
     return true;
   });

@@ -134,7 +134,7 @@ describe("browser discovery and launch", () => {
         assert.ok(error instanceof WpCodeboxError);
         assert.equal(error.code, "browser-unavailable");
         assert.match(error.message, /apt-get install -y chromium, or set WP_CODEBOX_CHROMIUM=\/path\/to\/chrome/);
-        assert.deepEqual(error.details.tried, ["/nonexistent/chrome", "/nonexistent/chromium"]);
+        assert.deepEqual(error.data.tried, ["/nonexistent/chrome", "/nonexistent/chromium"]);
         return true;
       },
     );

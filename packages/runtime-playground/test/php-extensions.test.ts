@@ -25,11 +25,11 @@ test("no request loads intl (the Playground CLI default); [] loads none; names a
 test("an unknown extension is php-extension-unavailable (exit 2) naming it and listing what is available", () => {
   assert.throws(
     () => resolvePhpExtensions(["intl", "imagick", "xdebug"], "8.3"),
-    (e: Error & { code?: string; details?: Record<string, unknown> }) =>
+    (e: Error & { code?: string; data?: Record<string, unknown> }) =>
       e.code === "php-extension-unavailable" &&
       /imagick, xdebug are not available for PHP 8\.3 here\. Available: intl/.test(e.message) &&
       /xdebug is not offered/.test(e.message) &&
-      (e.details?.available as string[]).includes("intl"),
+      (e.data?.available as string[]).includes("intl"),
   );
 });
 
@@ -53,8 +53,8 @@ test('"none" alone loads none; beside other names it is invalid-argument saying 
   for (const requested of [["none", "intl"], ["intl", "none"], ["none", "imagick"]]) {
     assert.throws(
       () => resolvePhpExtensions(requested, "8.3"),
-      (e: Error & { code?: string; details?: Record<string, unknown> }) =>
-        e.code === "invalid-argument" && /"none" \(load no extension\) cannot be combined with other extensions/.test(e.message) && !/not available/.test(e.message) && e.details?.option === "extensions",
+      (e: Error & { code?: string; data?: Record<string, unknown> }) =>
+        e.code === "invalid-argument" && /"none" \(load no extension\) cannot be combined with other extensions/.test(e.message) && !/not available/.test(e.message) && e.data?.option === "extensions",
       requested.join(","),
     );
   }

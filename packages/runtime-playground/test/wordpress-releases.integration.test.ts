@@ -85,7 +85,7 @@ test("an unreachable mirror is wordpress-download-failed, naming the URL", async
 });
 
 test("a wrong checksum, a wrong version, no checksum and a missing release are all refused, and nothing is cached", async () => {
-  await assert.rejects(ensureWordPressRelease("6.0.9", { cacheDir, mirror }), (error: unknown) => isCode("wordpress-checksum-mismatch")(error) && (error as WpCodeboxError).details.actual === sha1);
+  await assert.rejects(ensureWordPressRelease("6.0.9", { cacheDir, mirror }), (error: unknown) => isCode("wordpress-checksum-mismatch")(error) && (error as WpCodeboxError).data.actual === sha1);
   await assert.rejects(ensureWordPressRelease("6.1.1", { cacheDir, mirror }), (error: unknown) => isCode("wordpress-download-failed")(error) && (error as Error).message.includes(`holds WordPress ${build.release}, not 6.1.1`));
   await assert.rejects(ensureWordPressRelease("5.9", { cacheDir, mirror }), (error: unknown) => isCode("wordpress-download-failed")(error) && /publishes no checksum/.test((error as Error).message));
   await assert.rejects(ensureWordPressRelease("4.0", { cacheDir, mirror }), (error: unknown) => isCode("wordpress-version-unavailable")(error) && /HTTP 404/.test((error as Error).message));

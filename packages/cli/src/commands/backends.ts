@@ -9,7 +9,6 @@ import { createPlaygroundBackend, resolveWordPressTree } from "@wp-codebox/runti
 
 /** The backends `--backend` names; the first is the default. */
 export const BACKEND_NAMES = ["playground", "native"] as const;
-export type BackendName = (typeof BACKEND_NAMES)[number];
 
 /** Options every backend takes from the CLI. */
 export interface BackendOptions {

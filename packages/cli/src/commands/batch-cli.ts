@@ -64,7 +64,7 @@ export function registerBatchCommands(program: Command, ctx: BatchCliContext): v
         : await batch.runLocalBatch({ ...common, ...(opts.concurrency ? { concurrency: opts.concurrency } : {}), ...(opts.isolation ? { isolation: opts.isolation } : {}), ...(opts.freshSandbox ? { freshSandbox: true } : {}) });
       if (opts.json) ctx.printJson(outcome.report);
       io.stderr(batch.formatReportSummary(outcome.report, outcome.files));
-      if (outcome.reportError) throw new CliExitError(outcome.reportError.code, outcome.reportError.message, EXIT_CODES.environment, outcome.reportError.details ?? {});
+      if (outcome.reportError) throw new CliExitError(outcome.reportError.code, outcome.reportError.message, EXIT_CODES.environment, outcome.reportError.data ?? {});
       if (outcome.exitCode !== 0) {
         throw new CliExitError("batch-failed", `${outcome.report.counts.failed} of ${outcome.report.counts.total} task(s) failed; see ${outcome.files.reportFile}.`, EXIT_CODES.sandboxFailed, {
           failed: outcome.report.tasks.filter((t) => t.status === "failed").map((t) => t.id),

@@ -21,7 +21,7 @@ export interface RunOutcome {
 /** The session outcome of a single command in the shape `run` prints. */
 export function toRunOutcome(session: RunSessionOutcome): RunOutcome {
   const error = session.error
-    ? new CliExitError(session.error.code, session.error.message, session.exitCode, session.error.details ?? {})
+    ? new CliExitError(session.error.code, session.error.message, session.exitCode, session.error.data ?? {})
     : undefined;
   return {
     runId: session.runId,

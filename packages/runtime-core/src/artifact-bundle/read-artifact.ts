@@ -30,7 +30,7 @@ export interface ArtifactReadOptions {
  * @param path - e.g. `files/browser/screenshot-saved.png` (as in `ExecutionResult.artifactRefs`).
  * @throws WpCodeboxError `artifact-not-found` when `path` is unsafe (absolute, `..`, …) or names no
  *   file of the runtime; `artifact-too-large` when the content is over `maxBytes`
- *   (`details: { path, bytes, maxBytes }`).
+ *   (`data: { path, bytes, maxBytes }`).
  * @example readArtifactFile(await runtime.collectArtifacts(), "files/browser/screenshot-saved.png").content // PNG bytes
  */
 export function readArtifactFile(artifacts: RuntimeArtifacts, path: string, options: ArtifactReadOptions = {}): ArtifactFileRead {

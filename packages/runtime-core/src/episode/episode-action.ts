@@ -76,7 +76,7 @@ export function episodeActionDigest(action: Omit<RuntimeEpisodeAction, "id" | "d
  *   otherwise `action-<16 hex of digest>`. Same input and position → same id and digest.
  * @returns the envelope `{ schema, id, kind, command, args, …intent, digest }` (digest: 64 hex).
  * @throws WpCodeboxError `invalid-episode-action` when the input does not match the action shape
- *   (`details.issues` lists `{ path, message }`).
+ *   (`data.issues` lists `{ path, message }`).
  * @example createEpisodeAction({ command: "wordpress.run-php", args: ["code=<?php echo 1;"] })
  */
 export function createEpisodeAction(input: RuntimeEpisodeActionInput, options: { position?: number } = {}): RuntimeEpisodeAction {

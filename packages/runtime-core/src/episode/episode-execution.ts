@@ -83,7 +83,7 @@ export function createEpisodeExecution(outcome: EpisodeExecutionOutcome, positio
       exitCode: -1,
       stdout: "",
       stderr: "",
-      error: { code: error.code, message: error.message, ...(error.details && Object.keys(error.details).length > 0 ? { data: toJsonValue(error.details) as Record<string, unknown> } : {}) },
+      error: { code: error.code, message: error.message, ...(error.data && Object.keys(error.data).length > 0 ? { data: toJsonValue(error.data) as Record<string, unknown> } : {}) },
       durationMs: outcome.durationMs,
     };
   } else {

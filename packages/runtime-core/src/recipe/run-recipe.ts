@@ -116,7 +116,7 @@ export async function runRecipeSteps(
         const stopped = interrupt?.stopInSandbox ? await valueWithin(executing, interrupt.graceMs ?? INTERRUPTED_COMMAND_GRACE_MS) : undefined;
         if (stopped) result = stopped;
         else {
-          result = failedExecutionResult(step, { code: "interrupted", message: `Interrupted by ${ran.signal} before the step finished.`, details: { signal: ran.signal } }, started);
+          result = failedExecutionResult(step, { code: "interrupted", message: `Interrupted by ${ran.signal} before the step finished.`, data: { signal: ran.signal } }, started);
           extraResults.push(result);
         }
         Object.assign(report, { status: "failed", executionId: result.id, result: { status: result.status, exitCode: result.exitCode, durationMs: result.durationMs, error: result.error }, expectations: [] });

@@ -174,7 +174,7 @@ export function validateRecipe(value: unknown, recipePath: string, options: Reci
  * reason (auto-granted ones marked), and the ordered steps with their resolved args.
  * Without `policy.commands`, the policy grants exactly the capabilities the steps use, plus
  * `wordpress.browser-actions.evaluate` when a browser script has an `evaluate` step.
- * @throws WpCodeboxError `invalid-recipe` with `details.issues` (every problem) when invalid;
+ * @throws WpCodeboxError `invalid-recipe` with `data.issues` (every problem) when invalid;
  *   `path-not-allowed` / `network-not-allowed` (same shape) when any problem is a host path or
  *   network the recipe may not reach (see `allowPaths` / `allowNetwork`); `invalid-argument` for a
  *   bad grant.
@@ -272,7 +272,7 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
           const isPhp = error.code.startsWith("php-");
           const pointer =
             // `none` beside other extensions is an invalid-argument about the extensions list too.
-            error.code === "php-extension-unavailable" || error.details.option === "extensions" ? "/runtime/extensions"
+            error.code === "php-extension-unavailable" || error.data.option === "extensions" ? "/runtime/extensions"
             : isPhp ? (matrix?.php ? `/runtime/matrix/php/${j}` : "/runtime/php")
             : matrix?.wp ? `/runtime/matrix/wp/${i}` : "/runtime/wp";
           if (!seen.has(pointer)) at(pointer, `${error.code}: ${error.message}`);
@@ -356,7 +356,7 @@ function analyzeRecipe(value: unknown, recipePath: string, options: RecipeCheckO
       explicitPolicy = normalizePolicy(recipe.policy, { source: "recipe policy" });
     } catch (error) {
       if (!(error instanceof WpCodeboxError)) throw error;
-      for (const issue of (error.details.issues as SchemaIssue[] | undefined) ?? [{ path: "", message: error.message }]) at(`/policy${issue.path}`, issue.message);
+      for (const issue of (error.data.issues as SchemaIssue[] | undefined) ?? [{ path: "", message: error.message }]) at(`/policy${issue.path}`, issue.message);
     }
     // Outbound network is the command line's to grant: the recipe can only narrow it.
     if (explicitPolicy) issues.push(...networkAccessIssues(explicitPolicy.network, access, "/policy/network"));

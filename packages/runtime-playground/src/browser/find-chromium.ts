@@ -47,7 +47,7 @@ function playwrightPath(): string | undefined {
  * @returns `{ executablePath, source }`.
  * @throws WpCodeboxError `browser-unavailable` when `WP_CODEBOX_CHROMIUM` points at a missing file
  * (an explicit setting is never silently ignored) or when no candidate exists; the message says how
- * to install one. `details.tried` lists the paths checked.
+ * to install one. `data.tried` lists the paths checked.
  * @example const { executablePath } = findChromium();
  */
 export function findChromium(options: FindChromiumOptions = {}): ChromiumLocation {

@@ -61,7 +61,7 @@ function sectionSummary(section: WordPressStateSection, data: unknown, abilities
  * @param options.directory bundle folder for the section files, e.g. `files/observations/wordpress-state-0001`.
  * @param options.secrets values replaced by `[REDACTED]` in the section files before hashing.
  * @throws WpCodeboxError `state-export-failed` when the script fails or returns fields outside the
- *   section's declared fields (`WORDPRESS_STATE_SECTION_DATA_SCHEMAS`; `details.issues`).
+ *   section's declared fields (`WORDPRESS_STATE_SECTION_DATA_SCHEMAS`; `data.issues`).
  */
 export async function exportWordPressState(
   runPhp: (code: string) => Promise<WorkerRunResult>,
