@@ -263,6 +263,41 @@ test("check on a plugin whose faults are only on WordPress's own screens: each o
   assert.equal((await verifyArtifactBundle(out)).valid, true);
 });
 
+test("the hidden check's report.html, offline in Chromium: each fault at its file:line with the plugin's source, the never-run callback, no console errors", async () => {
+  const out = join(scratch, "hidden");
+  const report = JSON.parse(readFileSync(join(out, "files/check/report.json"), "utf8")) as PluginCheckReport;
+  const browser = await launchOfflineBrowser();
+  try {
+    const { page, errors } = await browser.open(join(out, "report.html"));
+    await page.locator(".finding").first().waitFor();
+    // Each fault the check found in the plugin's own file is shown at its line, with that line marked.
+    const planted = [
+      ["php-fatal", "check_hidden_front_page_missing();"],
+      ["php-fatal", "check_hidden_sync_missing("],
+      ["php-warning", "$preferences['theme']"],
+      ["php-warning", "wp_trigger_error('',"],
+      ["admin-notice", "add_action('admin_notices'"],
+      ["leftover", "/check-hidden-cache.php'"],
+    ] as const;
+    for (const [kind, needle] of planted) {
+      const line = lineOf(HIDDEN, needle);
+      const f = report.findings.find((x) => x.kind === kind && x.line === line);
+      assert.ok(f, `${kind} at line ${line} in the report`);
+      const at = new RegExp(`${f.file!.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:${line}(?!\\d)`);
+      const finding = page.locator(".finding").filter({ hasText: at }).filter({ hasText: kind }).first();
+      const hit = (await finding.locator(".excerpt .hit").first().textContent()) ?? "";
+      assert.ok(hit.includes(String(line)) && hit.includes(needle), `${kind}: the marked source line is ${line}: ${hit}`);
+    }
+    // The coverage table lists the callback no request could reach as never run.
+    const neverRan = page.locator("#check tr").filter({ hasText: "POST /check-hidden/v1/verify" });
+    assert.equal(await neverRan.count(), 1);
+    assert.match((await neverRan.textContent()) ?? "", /never ran/);
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+  }
+});
+
 test("wordpress.check as a recipe step gates on fail-on", async () => {
   const out = join(scratch, "recipe");
   const run = await cli(["recipe", "run", "examples/recipes/plugin-check/recipe.json", "--allow-path", "test/fixtures", "--artifacts", out, "--json"]);

@@ -46,13 +46,13 @@ test("68 tasks on 2 lanes: no task sees another's traces, seeded output repeats 
   assert.ok(recycled.length >= 60, `only ${recycled.length} task(s) ran on a recycled sandbox`);
   assert.deepEqual(restarted.map((t) => t.id), [], "a recycle replaced the PHP workers (as slow as a boot)");
 
-  // Seeded tasks: the same random bytes on a fresh sandbox and on a recycled one.
+  // Seeded tasks: the same random bytes and the same instants, to the microsecond, on a fresh sandbox and on a recycled one.
   const seeded = ["seeded-1", "seeded-2", "seeded-3", "seeded-4"].map((id) => ({ id, recycled: recycled.some((t) => t.id === id), out: JSON.parse(firstStdout(join(out, id))) as { time: number; bytes: string; mt: number } }));
   assert.ok(seeded.some((s) => s.recycled) && seeded.some((s) => !s.recycled), JSON.stringify(seeded));
   for (const s of seeded) {
     assert.equal(s.out.bytes, seeded[0]!.out.bytes, s.id);
     assert.equal(s.out.mt, seeded[0]!.out.mt, s.id);
-    assert.equal(Math.floor(s.out.time), Math.floor(seeded[0]!.out.time), s.id);
+    assert.equal(s.out.time, seeded[0]!.out.time, s.id);
   }
   // Browser probes (cookie, localStorage, sessionStorage, a login) ran on recycled sandboxes too, and saw nothing.
   assert.ok(["browser-2", "browser-3"].some((id) => recycled.some((t) => t.id === id)), "a browser probe ran on a recycled sandbox");

@@ -173,10 +173,13 @@ export class PhpWorkerHost {
    * Sends one request; rejects with `WorkerGoneError` if the worker is terminated meanwhile.
    * @param options.partOfBoot - PHP work that continues the worker's boot: it takes no virtual
    *   clock mark of its own (no new start instant, same entropy stream as the boot).
+   * @param options.mark - PHP work outside the sandbox's sequence of work: it runs at this mark
+   *   and takes none of the clock's (`WorkClock.outsideMark`).
    */
-  async call<T>(request: DistributiveOmit<WorkerRequest, "id">, options: { partOfBoot?: boolean } = {}): Promise<T> {
+  async call<T>(request: DistributiveOmit<WorkerRequest, "id">, options: { partOfBoot?: boolean; mark?: WorkMark } = {}): Promise<T> {
     // PHP work gets its virtual start instant and entropy stream when it is dispatched.
-    const mark = (request.op === "run" || request.op === "http") && !options.partOfBoot ? () => this.clock?.next() : undefined;
+    const given = options.mark;
+    const mark = given ? () => given : (request.op === "run" || request.op === "http") && !options.partOfBoot ? () => this.clock?.next() : undefined;
     return this.send(request, mark, (value) => this.clock?.finished((value as { clockUs?: number } | null)?.clockUs)) as Promise<T>;
   }
 

@@ -555,6 +555,11 @@ async function boot(): Promise<void> {
       // It costs a stat per included file: measured 20-40 ms CPU per WordPress load of ~430 files.
       "opcache.revalidate_freq": "0",
       "zend.max_allowed_stack_size": PHP_STACK_LIMIT,
+      // With a virtual clock every clock read moves time on. PHP's realpath cache reads the clock
+      // on each path lookup to expire its entries, so how much of it a worker had warmed (a fresh
+      // boot, a recycled sandbox) changed the instants the next PHP code saw. A TTL of 0 keeps
+      // entries for the worker's life and never reads the clock for them.
+      ...(options.determinism?.clockOriginUs !== undefined ? { realpath_cache_ttl: "0" } : {}),
     },
     // /internal/wp-codebox/code holds the file each run-php or REST call writes and runs: rewritten
     // per call, it must never come from a cache (two calls within one second share an mtime).

@@ -607,6 +607,7 @@ export class PlaygroundRuntime implements Runtime {
         this.actors.forgetLoginUrl();
         resetWorkspaceDir(this.sandboxDir, this.setup);
       }, ["/wordpress", "/workspace"]);
+      await this.forgetLastUniqid();
       this.clock.rewind(this.bootClock);
       this.warmedHttp = false;
       return how;
@@ -614,6 +615,19 @@ export class PlaygroundRuntime implements Runtime {
     this.ledger.forget();
     this.snapshots.forget();
     this.ledger.event("runtime-recycled", { durationMs: Date.now() - started, workers: workers.how, ...(workers.how === "restarted" ? { restartReason: workers.reason } : {}) });
+  }
+
+  /**
+   * PHP's uniqid() keeps, for the life of the process, the instant of its last call, and reads the
+   * clock again until the instant differs. A recycled sandbox replays the instants of the sessions
+   * before it, so its first uniqid() could meet the last one of the previous session and read the
+   * clock once more than a fresh worker does, moving every later instant by 1 µs. One call at an
+   * instant no session reaches leaves that instant out of the way.
+   */
+  private async forgetLastUniqid(): Promise<void> {
+    const mark = this.clock.outsideMark();
+    if (!mark) return;
+    await this.pool.primary.call<WorkerRunResult>({ op: "run", code: "<?php uniqid();", capBytes: 1024 }, { mark }).catch(() => undefined);
   }
 
   /** Every worker re-reads `/wordpress` from the host after the host changed it (reset, restore). */

@@ -55,6 +55,15 @@ export class WorkClock {
     return Math.floor(Math.max(this.originUs + Math.max(this.k, 0) * VIRTUAL_CLOCK_STEP_US, this.lastEndUs) / 1000);
   }
 
+  /**
+   * A mark before every instant the sandbox's own work gets (1 ms before the clock's start, entropy
+   * stream -1), for PHP work that is no part of it; undefined without a virtual clock.
+   */
+  outsideMark(): WorkMark | undefined {
+    if (this.originUs === undefined) return undefined;
+    return { clockUs: this.originUs - 1000, entropyKey: -1 };
+  }
+
   /** Where the clock is now, for `rewind` (a recycled sandbox goes back to where its boot left it). */
   position(): { k: number; lastEndUs: number } {
     return { k: this.k, lastEndUs: this.lastEndUs };

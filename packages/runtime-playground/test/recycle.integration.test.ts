@@ -117,3 +117,27 @@ describe("recycle with real WordPress", { timeout: 600_000 }, () => {
     }
   });
 });
+
+describe("recycle with a virtual clock and a seed", { timeout: 600_000 }, () => {
+  it("the first command of every session sees the instants and entropy of a freshly booted sandbox's first command", async () => {
+    const clocked = await createPlaygroundBackend().create({ seed: 11, clock: "2030-01-01T00:00:00Z" });
+    try {
+      // WordPress loads first (its path lookups and its own uniqid() call read the clock), then
+      // every way PHP reads time or entropy.
+      const code = `<?php echo json_encode(['microtime' => sprintf('%.6f', microtime(true)), 'hrtime' => hrtime(true), 'uniqid' => uniqid(), 'lcg' => lcg_value(), 'mt' => mt_rand(), 'bytes' => bin2hex(random_bytes(8)), 'wp' => wp_rand()]);`;
+      const first = async () => {
+        const result = await clocked.execute({ command: "wordpress.run-php", args: [`code=${code}`] });
+        assert.equal(result.status, "ok", `${result.error?.message ?? ""} ${result.stderr}`);
+        return result.stdout;
+      };
+      const fresh = await first();
+      // One command per session: each recycled session replays the instants of the one before it.
+      for (let session = 2; session <= 4; session++) {
+        await clocked.recycle();
+        assert.equal(await first(), fresh, `session ${session}`);
+      }
+    } finally {
+      await clocked.dispose();
+    }
+  });
+});

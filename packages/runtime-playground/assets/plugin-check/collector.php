@@ -191,11 +191,47 @@ add_action('added_option', static function ($name) {
 
 // Coverage: which of the plugin's callbacks ran. A hook callback counts as run when its hook
 // fired while it was registered; shortcodes, REST handlers and blocks are seen as they render.
+// WordPress 6.1+ counts every action and filter it fires ($wp_actions, $wp_filters): the hooks
+// fired since now are those whose count grew. An 'all' hook would do the same at the cost of a call
+// on every filter WordPress applies (gettext alone runs thousands of times a page), so it is only
+// the fallback for older WordPress.
 $GLOBALS['wp_codebox_check_fired'] = [];
 $GLOBALS['wp_codebox_check_ran'] = [];
-add_action('all', static function ($hook) {
-	$GLOBALS['wp_codebox_check_fired'][$hook] = true;
-});
+$GLOBALS['wp_codebox_check_counts'] = isset($GLOBALS['wp_filters']) || function_exists('did_filter')
+	? [(array) ($GLOBALS['wp_actions'] ?? []), (array) ($GLOBALS['wp_filters'] ?? [])]
+	: null;
+if ($GLOBALS['wp_codebox_check_counts'] === null) {
+	add_action('all', static function ($hook) {
+		$GLOBALS['wp_codebox_check_fired'][$hook] = true;
+	});
+}
+
+/** The hooks fired since the recorder loaded. */
+function wp_codebox_check_fired_hooks(): array {
+	if ($GLOBALS['wp_codebox_check_counts'] === null) {
+		return array_keys($GLOBALS['wp_codebox_check_fired']);
+	}
+	$fired = [];
+	foreach ([(array) ($GLOBALS['wp_actions'] ?? []), (array) ($GLOBALS['wp_filters'] ?? [])] as $i => $counts) {
+		$before = $GLOBALS['wp_codebox_check_counts'][$i];
+		foreach ($counts as $hook => $count) {
+			if ($count > ($before[$hook] ?? 0)) {
+				$fired[$hook] = true;
+			}
+		}
+	}
+	return array_keys($fired);
+}
+
+/** True once a file of the checked plugin was loaded in this request: before that, none of its callbacks can be registered. */
+function wp_codebox_check_plugin_loaded(): bool {
+	foreach (get_included_files() as $file) {
+		if (wp_codebox_check_is_plugin_file($file)) {
+			return true;
+		}
+	}
+	return false;
+}
 add_filter('do_shortcode_tag', static function ($output, $tag) {
 	$GLOBALS['wp_codebox_check_ran']['shortcode:' . $tag] = true;
 	return $output;
@@ -216,9 +252,10 @@ add_filter('render_block', static function ($content, $block) {
 }, PHP_INT_MAX, 2);
 
 register_shutdown_function(static function () {
-	if (function_exists('wp_codebox_check_plugin_callbacks') && $GLOBALS['wp_codebox_check_fired'] !== []) {
+	$fired = function_exists('wp_codebox_check_plugin_callbacks') && wp_codebox_check_plugin_loaded() ? wp_codebox_check_fired_hooks() : [];
+	if ($fired !== []) {
 		$ran = array_keys($GLOBALS['wp_codebox_check_ran']);
-		foreach (wp_codebox_check_plugin_callbacks(array_keys($GLOBALS['wp_codebox_check_fired'])) as $c) {
+		foreach (wp_codebox_check_plugin_callbacks($fired) as $c) {
 			$ran[] = 'hook:' . $c['hook'] . '@' . $c['file'] . ':' . $c['line'];
 		}
 		if ($ran !== []) {
