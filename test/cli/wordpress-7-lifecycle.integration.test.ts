@@ -23,7 +23,7 @@ import { WORDPRESS_MIRROR_SKIP, serveWordPressMirror, sharedWordPressReleasesDir
 const shared = sharedWordPressReleasesDir() !== undefined;
 // 7.0.4 when the shared releases are there; else the newest bundled build, and the run says why.
 const WP = shared ? "7.0.4" : "6.5";
-if (!shared) console.log(`# ${WORDPRESS_MIRROR_SKIP}; running these tests on the bundled WordPress ${WP} instead`);
+if (!shared) console.log(`${WORDPRESS_MIRROR_SKIP}; running these tests on the bundled WordPress ${WP} instead`);
 const hasAbilities = shared;
 // The version get_bloginfo('version') reports.
 const VERSION = shared ? /^7\.0\.4$/ : /^6\.5\.\d+$/;
