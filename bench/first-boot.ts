@@ -4,7 +4,9 @@
  * `runCLI` on the same release, in the same run. The release comes from a loopback mirror over
  * `$WP_CODEBOX_TEST_SHARED/wordpress-releases` (BENCH_WP, default the newest there); the download
  * is done before timing starts. Each scenario runs in a fresh Node process; prints figures and
- * ratios, never passes or fails on time.
+ * ratios, never passes or fails on time. `npm run bench:first-boot` builds first and measures the
+ * build, as users run it; started with `--conditions=source` it measures the sources, where every
+ * PHP worker thread compiles the TypeScript again (two workers on a first boot, one warm).
  *
  *   WP_CODEBOX_TEST_SHARED=/path/to/shared npm run bench:first-boot
  */
@@ -63,7 +65,7 @@ async function main(): Promise<void> {
   const version = process.env.BENCH_WP ?? mirror.latest;
   const work = mkdtempSync(join(tmpdir(), "wp-codebox-bench-first-"));
   console.error(
-    `bench: WordPress ${version} (loopback mirror), PHP 8.3, node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, load ${loadavg()
+    `bench: WordPress ${version} (loopback mirror), PHP 8.3, wp-codebox from its ${process.execArgv.includes("--conditions=source") ? "TypeScript sources (each PHP worker compiles them: not what users run)" : "build"}, node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, load ${loadavg()
       .map((l) => l.toFixed(1))
       .join(" ")}`,
   );
