@@ -111,11 +111,15 @@ describe("a native sandbox (one shared runtime)", { skip, timeout: 300_000 }, ()
     assert.equal(r.stdout, "before");
   });
 
-  it("an endless loop is timed-out, its PHP process killed, and the sandbox keeps running", async () => {
-    const r = await php("<?php echo 'started'; while (true) {}", [], 3000);
+  it("an endless loop is timed-out keeping what it printed, its PHP process killed, and the sandbox keeps running", async () => {
+    const r = await php("<?php echo 'started'; fwrite(STDERR, 'err'); while (true) {}", [], 3000);
     assert.equal(r.status, "timed-out");
     assert.equal(r.error?.code, "timeout");
     assert.equal(r.exitCode, 124);
+    assert.equal(r.stdout, "started");
+    assert.equal(r.stdoutBytes, 7);
+    assert.equal(r.stderr, "err");
+    assert.equal(r.stderrBytes, 3);
     const next = await php("<?php echo get_option('blogname');");
     assert.equal(next.status, "ok", JSON.stringify(next.error));
     assert.equal(next.stdout, "My WordPress Website");
