@@ -1,7 +1,7 @@
 /**
  * The native backend (Debian's PHP, a private MariaDB per sandbox, bubblewrap) on real parts: two
- * CLI runs (`run --backend native`: a MariaDB server, MySQL-only SQL, a verifying bundle; and
- * `recipe run --backend native`), then one
+ * CLI runs (`run --backend native`: a MariaDB server, MySQL-only SQL, a verifying bundle;
+ * `recipe run --backend native`; `episode run` of a script with `runtime.backend: "native"`), then one
  * shared sandbox for the rest (fatals, timeouts, escapes, resource limits, database errors,
  * `reset()`). Skipped, saying which packages to install, when the Debian packages are missing.
  */
@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_OUTPUT_CAP_BYTES, WpCodeboxError, type ExecutionResult, type Runtime } from "@wp-codebox/runtime-core";
 import { NATIVE_DEBIAN_PACKAGES, nativeToolsStatus } from "@wp-codebox/runtime-native";
+import { verifyArtifacts } from "../../packages/cli/src/commands/artifacts-verify.js";
 import { createBackend } from "../../packages/cli/src/commands/backends.js";
 import { REPO_ROOT, show, spawnCli } from "./spawn-cli.js";
 
@@ -73,6 +74,30 @@ describe("wp-codebox run --backend native", { skip, timeout: 300_000 }, () => {
     const out = JSON.parse(run.stdout) as { report: { outcome: string }; bundle: { valid: boolean } };
     assert.equal(out.report.outcome, "passed");
     assert.equal(out.bundle.valid, true);
+  });
+
+  it("episode run with runtime.backend native: steps share MariaDB, the host's clock, a bundle artifacts verify accepts (an unknown runtime.backend: run-plan.test.ts)", async () => {
+    const script = join(tmp, "episode.json");
+    const steps = [
+      { name: "write", action: { command: "wordpress.run-php", args: { code: `<?php update_option('wp_codebox_episode', 'kept'); global $wpdb; echo $wpdb->get_var("SELECT GROUP_CONCAT(x SEPARATOR '|') FROM (SELECT 1 AS x UNION SELECT 2) t");` } } },
+      { name: "read", action: { command: "wordpress.run-php", args: { code: "<?php echo json_encode([get_option('wp_codebox_episode'), $GLOBALS['wpdb']->get_var('SELECT VERSION()')]);" } } },
+    ];
+    writeFileSync(script, JSON.stringify({ schema: "wp-codebox/episode-script/v1", runtime: { backend: "native" }, steps }));
+    const run = await spawnCli(["episode", "run", script, "--artifacts", join(tmp, "episode-bundle"), "--json"], { env });
+    assert.equal(run.code, 0, show(run));
+    const out = JSON.parse(run.stdout) as { steps: { status: string }[]; bundle: { valid: boolean } };
+    assert.deepEqual(out.steps.map((s) => s.status), ["ok", "ok"]);
+    assert.equal(out.bundle.valid, true);
+    const metadata = JSON.parse(readFileSync(join(tmp, "episode-bundle", "metadata.json"), "utf8")) as { runtime: { backend: string; determinism?: { clock: string } } };
+    assert.equal(metadata.runtime.backend, "native");
+    const results = readFileSync(join(tmp, "episode-bundle", "files", "commands.jsonl"), "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line) as ExecutionResult);
+    assert.equal(results[0]!.stdout, "1|2");
+    const [kept, version] = results[1]!.json as [string, string];
+    assert.equal(kept, "kept");
+    assert.match(version, /MariaDB/);
+    // What `artifacts verify` runs, in process (a CLI start costs seconds on a busy machine).
+    const verified = await verifyArtifacts(join(tmp, "episode-bundle"));
+    assert.equal(verified.valid, true, JSON.stringify(verified));
   });
 
   it("an unknown backend name is invalid input (exit 2), refused before anything boots", () => {
