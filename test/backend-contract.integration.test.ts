@@ -1,13 +1,13 @@
 /**
  * The backend contract, one table run on both backends: what `wordpress.run-php` returns for the
- * same PHP (output, JSON, fatals with file:line, exits, deadlines that keep the output, output caps,
- * database errors, actors) and that `reset()` forgets a write. One sandbox per backend for the
+ * same PHP (output, JSON, fatals with file:line, deadlines that keep the output, output caps,
+ * database errors, actors), what the other commands return, and that `reset()` forgets a write. One sandbox per backend for the
  * whole file. A case a backend does not support yet is skipped with the reason in its name; the
  * native backend is skipped whole, naming the packages, when its Debian packages are missing.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { type ExecutionResult, type Runtime } from "@wp-codebox/runtime-core";
+import { DEFAULT_OUTPUT_CAP_BYTES, type ExecutionResult, type Runtime } from "@wp-codebox/runtime-core";
 import { NATIVE_DEBIAN_PACKAGES, nativeToolsStatus } from "@wp-codebox/runtime-native";
 import { createBackend } from "../packages/cli/src/commands/backends.js";
 
@@ -15,8 +15,10 @@ type BackendName = "playground" | "native";
 
 interface ContractCase {
   name: string;
-  /** PHP source for `code=`. */
-  code: string;
+  /** Default `wordpress.run-php`. */
+  command?: string;
+  /** PHP source for `code=` (run-php). */
+  code?: string;
   args?: string[];
   timeoutMs?: number;
   /** Backends that do not run this case yet, with the reason (shown in the test name). */
@@ -89,6 +91,17 @@ const CASES: ContractCase[] = [
     check: (r) => assert.equal(r.stdout, "alive"),
   },
   {
+    name: "output past the cap is cut and counted per stream",
+    code: `<?php echo str_repeat('x', ${DEFAULT_OUTPUT_CAP_BYTES} + 4096);`,
+    args: ["bootstrap=none"],
+    check: (r) => {
+      assert.equal(r.status, "ok");
+      assert.equal(r.stdout.length, DEFAULT_OUTPUT_CAP_BYTES);
+      assert.equal(r.stdoutBytes, DEFAULT_OUTPUT_CAP_BYTES + 4096);
+      assert.deepEqual(r.truncated, { stdout: true, stderr: false });
+    },
+  },
+  {
     name: "stderr is its own stream",
     code: "<?php echo 'out'; fwrite(STDERR, 'to stderr');",
     args: ["bootstrap=none"],
@@ -137,6 +150,26 @@ const CASES: ContractCase[] = [
     code: "<?php echo json_encode([get_current_user_id() > 0, current_user_can('manage_options')]);",
     check: (r) => assert.deepEqual(r.json, [true, true]),
   },
+  {
+    name: "an HTTP request to the front page is served by the site",
+    command: "wordpress.http-request",
+    args: ["path=/"],
+    unsupported: { native: "no web server on the native backend yet" },
+    check: (r) => {
+      assert.equal(r.status, "ok", JSON.stringify(r.error));
+      assert.equal((r.json as { status: number }).status, 200);
+    },
+  },
+  {
+    name: "a REST request runs in process",
+    command: "wordpress.rest-request",
+    args: ["route=/wp/v2/types/post"],
+    unsupported: { native: "only wordpress.run-php runs on the native backend yet" },
+    check: (r) => {
+      assert.equal(r.status, "ok", JSON.stringify(r.error));
+      assert.match(r.stdout, /"slug":"post"/);
+    },
+  },
 ];
 
 const nativeStatus = nativeToolsStatus();
@@ -159,7 +192,8 @@ for (const backend of BACKENDS) {
     for (const c of CASES) {
       const reason = c.unsupported?.[backend.name];
       it(reason ? `${c.name} (skipped: ${reason})` : c.name, { skip: reason ?? false }, async () => {
-        const result = await runtime.execute({ command: "wordpress.run-php", args: [`code=${c.code}`, ...(c.args ?? [])], ...(c.timeoutMs !== undefined ? { timeoutMs: c.timeoutMs } : {}) });
+        const args = [...(c.code !== undefined ? [`code=${c.code}`] : []), ...(c.args ?? [])];
+        const result = await runtime.execute({ command: c.command ?? "wordpress.run-php", args, ...(c.timeoutMs !== undefined ? { timeoutMs: c.timeoutMs } : {}) });
         c.check(result, backend.name);
       });
     }

@@ -1,9 +1,11 @@
 /**
- * The native backend (Debian's PHP, a private MariaDB per sandbox, bubblewrap) on real parts: two
+ * The native backend (Debian's PHP, a private MariaDB per sandbox, bubblewrap) on real parts: three
  * CLI runs (`run --backend native`: a MariaDB server, MySQL-only SQL, a verifying bundle;
  * `recipe run --backend native`; `episode run` of a script with `runtime.backend: "native"`), then one
- * shared sandbox for the rest (fatals, timeouts, escapes, resource limits, database errors,
- * `reset()`). Skipped, saying which packages to install, when the Debian packages are missing.
+ * shared sandbox for what is the native backend's own (escapes, resource limits, output framing,
+ * `reset()` of tables). Fatals, deadlines and database errors are in the contract suite
+ * (`test/backend-contract.integration.test.ts`), run on both backends. Skipped, saying which
+ * packages to install, when the Debian packages are missing.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -126,30 +128,6 @@ describe("a native sandbox (one shared runtime)", { skip, timeout: 300_000 }, ()
     assert.equal(info.phpVersion, status.phpVersion);
   });
 
-  it("a fatal error is php-fatal with the file and line", async () => {
-    const r = await php("<?php\necho 'before';\nwp_codebox_no_such_function();\n");
-    assert.equal(r.status, "error");
-    assert.equal(r.error?.code, "php-fatal");
-    assert.equal(r.error?.data?.file, "/internal/wp-codebox/code/code.php");
-    assert.equal(r.error?.data?.line, 3);
-    assert.match(r.error!.message, /wp_codebox_no_such_function\(\) \(\/internal\/wp-codebox\/code\/code\.php:3\)/);
-    assert.equal(r.stdout, "before");
-  });
-
-  it("an endless loop is timed-out keeping what it printed, its PHP process killed, and the sandbox keeps running", async () => {
-    const r = await php("<?php echo 'started'; fwrite(STDERR, 'err'); while (true) {}", [], 3000);
-    assert.equal(r.status, "timed-out");
-    assert.equal(r.error?.code, "timeout");
-    assert.equal(r.exitCode, 124);
-    assert.equal(r.stdout, "started");
-    assert.equal(r.stdoutBytes, 7);
-    assert.equal(r.stderr, "err");
-    assert.equal(r.stderrBytes, 3);
-    const next = await php("<?php echo get_option('blogname');");
-    assert.equal(next.status, "ok", JSON.stringify(next.error));
-    assert.equal(next.stdout, "wp-codebox");
-  });
-
   it("PHP cannot read /etc/shadow, list the host's folders or reach an outside address", async () => {
     const r = await php(
       `<?php
@@ -207,14 +185,6 @@ describe("a native sandbox (one shared runtime)", { skip, timeout: 300_000 }, ()
     const next = await php("<?php echo 'next';", ["bootstrap=none"]);
     assert.equal(next.stdout, "next");
     assert.equal(next.stderr, "");
-  });
-
-  it("MariaDB's errors are result.dbErrors, with the query", async () => {
-    const r = await php("<?php global $wpdb; $wpdb->query('SELECT wp_codebox_missing FROM wp_codebox_nowhere'); echo 'carried on';");
-    assert.equal(r.status, "ok");
-    assert.equal(r.stdout, "carried on");
-    assert.deepEqual(r.dbErrors?.map((e) => e.query), ["SELECT wp_codebox_missing FROM wp_codebox_nowhere"]);
-    assert.match(r.dbErrors![0]!.message, /doesn't exist/);
   });
 
   it("reset() forgets a database write, a new table and a wp-content file, without restarting MariaDB", async () => {
