@@ -1,9 +1,11 @@
 /**
- * The native backend (Debian's PHP, a private MariaDB per sandbox, bubblewrap) on real parts: two
- * CLI runs (`run --backend native`: a MariaDB server, MySQL-only SQL, a verifying bundle; and
- * `recipe run --backend native`), then one
- * shared sandbox for the rest (fatals, timeouts, escapes, resource limits, database errors,
- * `reset()`). Skipped, saying which packages to install, when the Debian packages are missing.
+ * The native backend (Debian's PHP, a private MariaDB per sandbox, bubblewrap) on real parts: three
+ * CLI runs (`run --backend native`: a MariaDB server, MySQL-only SQL, a verifying bundle;
+ * `recipe run --backend native`; `episode run` of a script with `runtime.backend: "native"`), then one
+ * shared sandbox for what is the native backend's own (escapes, resource limits, output framing,
+ * `reset()` of tables). Fatals, deadlines and database errors are in the contract suite
+ * (`test/backend-contract.integration.test.ts`), run on both backends. Skipped, saying which
+ * packages to install, when the Debian packages are missing.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -12,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_OUTPUT_CAP_BYTES, WpCodeboxError, type ExecutionResult, type Runtime } from "@wp-codebox/runtime-core";
 import { NATIVE_DEBIAN_PACKAGES, nativeToolsStatus } from "@wp-codebox/runtime-native";
+import { verifyArtifacts } from "../../packages/cli/src/commands/artifacts-verify.js";
 import { createBackend } from "../../packages/cli/src/commands/backends.js";
 import { REPO_ROOT, show, spawnCli } from "./spawn-cli.js";
 
@@ -75,6 +78,30 @@ describe("wp-codebox run --backend native", { skip, timeout: 300_000 }, () => {
     assert.equal(out.bundle.valid, true);
   });
 
+  it("episode run with runtime.backend native: steps share MariaDB, the host's clock, a bundle artifacts verify accepts (an unknown runtime.backend: run-plan.test.ts)", async () => {
+    const script = join(tmp, "episode.json");
+    const steps = [
+      { name: "write", action: { command: "wordpress.run-php", args: { code: `<?php update_option('wp_codebox_episode', 'kept'); global $wpdb; echo $wpdb->get_var("SELECT GROUP_CONCAT(x SEPARATOR '|') FROM (SELECT 1 AS x UNION SELECT 2) t");` } } },
+      { name: "read", action: { command: "wordpress.run-php", args: { code: "<?php echo json_encode([get_option('wp_codebox_episode'), $GLOBALS['wpdb']->get_var('SELECT VERSION()')]);" } } },
+    ];
+    writeFileSync(script, JSON.stringify({ schema: "wp-codebox/episode-script/v1", runtime: { backend: "native" }, steps }));
+    const run = await spawnCli(["episode", "run", script, "--artifacts", join(tmp, "episode-bundle"), "--json"], { env });
+    assert.equal(run.code, 0, show(run));
+    const out = JSON.parse(run.stdout) as { steps: { status: string }[]; bundle: { valid: boolean } };
+    assert.deepEqual(out.steps.map((s) => s.status), ["ok", "ok"]);
+    assert.equal(out.bundle.valid, true);
+    const metadata = JSON.parse(readFileSync(join(tmp, "episode-bundle", "metadata.json"), "utf8")) as { runtime: { backend: string; determinism?: { clock: string } } };
+    assert.equal(metadata.runtime.backend, "native");
+    const results = readFileSync(join(tmp, "episode-bundle", "files", "commands.jsonl"), "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line) as ExecutionResult);
+    assert.equal(results[0]!.stdout, "1|2");
+    const [kept, version] = results[1]!.json as [string, string];
+    assert.equal(kept, "kept");
+    assert.match(version, /MariaDB/);
+    // What `artifacts verify` runs, in process (a CLI start costs seconds on a busy machine).
+    const verified = await verifyArtifacts(join(tmp, "episode-bundle"));
+    assert.equal(verified.valid, true, JSON.stringify(verified));
+  });
+
   it("an unknown backend name is invalid input (exit 2), refused before anything boots", () => {
     assert.throws(() => createBackend("docker", { cwd: process.cwd() }), (error: WpCodeboxError) => {
       assert.equal(error.code, "invalid-argument");
@@ -99,26 +126,6 @@ describe("a native sandbox (one shared runtime)", { skip, timeout: 300_000 }, ()
     const info = runtime.info();
     assert.equal(info.backend, "native");
     assert.equal(info.phpVersion, status.phpVersion);
-  });
-
-  it("a fatal error is php-fatal with the file and line", async () => {
-    const r = await php("<?php\necho 'before';\nwp_codebox_no_such_function();\n");
-    assert.equal(r.status, "error");
-    assert.equal(r.error?.code, "php-fatal");
-    assert.equal(r.error?.data?.file, "/internal/wp-codebox/code/code.php");
-    assert.equal(r.error?.data?.line, 3);
-    assert.match(r.error!.message, /wp_codebox_no_such_function\(\) \(\/internal\/wp-codebox\/code\/code\.php:3\)/);
-    assert.equal(r.stdout, "before");
-  });
-
-  it("an endless loop is timed-out, its PHP process killed, and the sandbox keeps running", async () => {
-    const r = await php("<?php echo 'started'; while (true) {}", [], 3000);
-    assert.equal(r.status, "timed-out");
-    assert.equal(r.error?.code, "timeout");
-    assert.equal(r.exitCode, 124);
-    const next = await php("<?php echo get_option('blogname');");
-    assert.equal(next.status, "ok", JSON.stringify(next.error));
-    assert.equal(next.stdout, "My WordPress Website");
   });
 
   it("PHP cannot read /etc/shadow, list the host's folders or reach an outside address", async () => {
@@ -180,20 +187,12 @@ describe("a native sandbox (one shared runtime)", { skip, timeout: 300_000 }, ()
     assert.equal(next.stderr, "");
   });
 
-  it("MariaDB's errors are result.dbErrors, with the query", async () => {
-    const r = await php("<?php global $wpdb; $wpdb->query('SELECT wp_codebox_missing FROM wp_codebox_nowhere'); echo 'carried on';");
-    assert.equal(r.status, "ok");
-    assert.equal(r.stdout, "carried on");
-    assert.deepEqual(r.dbErrors?.map((e) => e.query), ["SELECT wp_codebox_missing FROM wp_codebox_nowhere"]);
-    assert.match(r.dbErrors![0]!.message, /doesn't exist/);
-  });
-
   it("reset() forgets a database write, a new table and a wp-content file, without restarting MariaDB", async () => {
     const write = await php("<?php global $wpdb; update_option('wp_codebox_probe', 'written'); $wpdb->query('CREATE TABLE wp_codebox_extra (id INT)'); file_put_contents(WP_CONTENT_DIR . '/probe.txt', 'x'); echo get_option('wp_codebox_probe');");
     assert.equal(write.stdout, "written");
     await runtime.reset!();
     const read = await php("<?php global $wpdb; echo json_encode([get_option('wp_codebox_probe'), $wpdb->get_var(\"SHOW TABLES LIKE 'wp_codebox_extra'\"), file_exists(WP_CONTENT_DIR . '/probe.txt'), get_option('blogname')]);");
-    assert.deepEqual(read.json, [false, null, false, "My WordPress Website"]);
+    assert.deepEqual(read.json, [false, null, false, "wp-codebox"]);
     const resets = (await runtime.collectArtifacts()).events.filter((e) => e.type === "runtime-reset");
     assert.equal(resets.at(-1)?.data?.how, "tables");
   });

@@ -498,10 +498,11 @@ function buildProgram(state: CliState): Command {
     .option("--json", 'print {"trace": {"id", "digest"}, "steps", "bundle": {"directory", "id", "valid"}} on stdout')
     .option("--clock <iso|real>", 'virtual clock start (ISO-8601 instant) or "real"; overrides runtime.clock (episode default: 2025-01-01T00:00:00Z)')
     .option("--seed <n>", "seed of every source of randomness; overrides runtime.seed (episode default: 0; refused with outbound network)")
+    .option("--backend <name>", "playground or native (Debian's PHP and a private MariaDB under bubblewrap; no virtual clock or seed, wordpress.run-php actions only); overrides runtime.backend (default playground)")
     .option("--attach <control-url>", "drive a live sandbox of wp-codebox serve (reset first; the script's runtime, inputs and policy are not used)")
     .option("--token <token>", "control token (default $WP_CODEBOX_TOKEN)")
     .addHelpText("after", "\nA failing step is recorded, not fatal. Exit codes: 0 every step ok; 1 a step failed or timed out (the bundle is still written); 2 invalid script (every issue listed)." + examples(["wp-codebox episode run episode.json --artifacts out-episode --json"]))
-    .action(async (script: string, opts: { artifacts?: string; json?: boolean; attach?: string; token?: string; clock?: string; seed?: string } & HostAccessFlags) => {
+    .action(async (script: string, opts: { artifacts?: string; json?: boolean; attach?: string; token?: string; clock?: string; seed?: string; backend?: string } & HostAccessFlags) => {
       const { runEpisode, formatEpisodeOutcome } = await import("./commands/episode-run.js");
       const attached = opts.attach !== undefined ? await (await import("./commands/attach.js")).attach({ control: opts.attach, ...(opts.token !== undefined ? { token: opts.token } : {}), processEnv: io.env }) : undefined;
       let outcome: Awaited<ReturnType<typeof runEpisode>>;
@@ -513,6 +514,7 @@ function buildProgram(state: CliState): Command {
             ...(opts.artifacts ? { artifactsDir: opts.artifacts } : {}),
             ...(opts.clock !== undefined ? { clock: opts.clock } : {}),
             ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
+            ...(opts.backend !== undefined ? { backendName: opts.backend } : {}),
             ...hostAccessGrants(opts),
             cwd: io.cwd,
             processEnv: io.env,

@@ -7,6 +7,8 @@ import { Type, type Static } from "@sinclair/typebox";
 import { WP_DEFINES_SCHEMA } from "./wp-defines.js";
 import { flattenCommandArgs } from "./command-input.js";
 import { ENV_NAME_PATTERN } from "./environment.js";
+import { WpCodeboxError } from "./errors.js";
+import { BACKEND_NAMES } from "./runtime.js";
 import { validateAgainstSchema, type SchemaIssue } from "./schema-validation.js";
 import { EPISODE_DEFAULT_CLOCK, EPISODE_DEFAULT_SEED } from "./determinism.js";
 import { MAX_DURATION_MS } from "./durations.js";
@@ -51,6 +53,11 @@ export const EpisodeScriptSchema = Type.Object(
     runtime: Type.Optional(
       Type.Object(
         {
+          backend: Type.Optional(
+            Type.Union(BACKEND_NAMES.map((name) => Type.Literal(name)), {
+              description: 'The backend that boots the sandbox: "playground" (default) or "native" (Debian\'s PHP and a private MariaDB under bubblewrap); --backend overrides it.',
+            }),
+          ),
           wp: Type.Optional(Type.String()),
           wordpress: Type.Optional(Type.String()),
           php: Type.Optional(Type.String()),

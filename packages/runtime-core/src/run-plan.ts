@@ -121,7 +121,7 @@ export interface PlanRunOptions {
   /** Run id; default a new sortable one (`newRunId`). */
   runId?: string;
   /** The backend that will run the plan: its `preflight` checks the WordPress source and PHP version. */
-  backend?: Pick<RuntimeBackend, "preflight">;
+  backend?: Pick<RuntimeBackend, "preflight" | "deterministic">;
   /**
    * `--allow-path DIR`: host folders or files, beyond a recipe's or episode script's own folder,
    * that it may name; relative to `cwd`. Default none. Not used by command runs (the caller
@@ -599,13 +599,12 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
     }
   }
 
-  // Clock and seed: the flags, else the script's runtime, else the episode defaults (virtual clock, seed 0).
+  // Clock and seed: the flags, else the script's runtime, else the episode defaults (virtual clock,
+  // seed 0) on a backend that has them; on one that has not (native), the host's clock.
   if (request.clock !== undefined) parseClockOption(request.clock);
   if (request.seed !== undefined) parseSeedOption(request.seed);
-  const determinism = episodeDeterminismOptions(
-    { clock: request.clock ?? script.runtime?.clock, seed: request.seed ?? script.runtime?.seed, ...(script.runtime?.origin ? { origin: script.runtime.origin } : {}) },
-    policy.network,
-  );
+  const asked = { clock: request.clock ?? script.runtime?.clock, seed: request.seed ?? script.runtime?.seed, ...(script.runtime?.origin ? { origin: script.runtime.origin } : {}) };
+  const determinism = options.backend?.deterministic === false ? asked : episodeDeterminismOptions(asked, policy.network);
   try {
     resolveDeterminism(determinism, policy.network);
   } catch (error) {
@@ -697,6 +696,9 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
   try {
     preflight = options.backend?.preflight?.(wordpressRefused ? { ...createSpec, wordpress: undefined } : createSpec);
   } catch (error) {
+    // A backend this host cannot run (native without its Debian packages) is the environment's
+    // fault (exit 3), not the script's.
+    if (error instanceof WpCodeboxError && error.code === "native-backend-unavailable") throw error;
     const code = error instanceof WpCodeboxError ? error.code : "";
     // `none` beside other extensions is an invalid-argument about the extensions list too.
     const aboutExtensions = code === "php-extension-unavailable" || (error instanceof WpCodeboxError && error.data.option === "extensions");

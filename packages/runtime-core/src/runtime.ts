@@ -299,9 +299,18 @@ export interface RuntimePreflight {
   phpVersion?: string;
 }
 
+/** The backends a CLI flag (`--backend`) or a script (`runtime.backend`) can name; the first is the default. */
+export const BACKEND_NAMES = ["playground", "native"] as const;
+export type BackendName = (typeof BACKEND_NAMES)[number];
+
 /** A factory of runtimes (e.g. the WordPress Playground backend). */
 export interface RuntimeBackend {
   kind: string;
+  /**
+   * Whether the backend can run a virtual clock and seeded randomness (`clock`, `seed` in a create
+   * spec); absent means it can. Episodes default to both only on a backend that can.
+   */
+  deterministic?: boolean;
   create(spec: RuntimeCreateSpec): Promise<Runtime>;
   /**
    * Checks, without booting, what only the backend knows about a create spec: whether the

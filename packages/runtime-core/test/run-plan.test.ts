@@ -345,3 +345,39 @@ describe("planRun resolves a valid run", () => {
     assert.ok(!plan.policy.commands.includes("wordpress.browser-actions.evaluate"));
   });
 });
+
+describe("an episode script on a backend without a virtual clock (runtime.backend: native)", () => {
+  const hostClock = (): RuntimeBackend & { created: number } => ({ ...fakeBackend(), deterministic: false });
+
+  it("the episode defaults (virtual clock, seed 0) apply only where the backend has them", () => {
+    const steps = [{ action: php() }];
+    const deterministic = planRun(episode({ steps }), { cwd: dir, backend: fakeBackend(), artifactsDir: "out/det" });
+    assert.ok(deterministic.createSpec.clock !== undefined && deterministic.createSpec.clock !== "real");
+    assert.equal(deterministic.createSpec.seed, 0);
+    const real = planRun(episode({ runtime: { backend: "native" }, steps }), { cwd: dir, backend: hostClock(), artifactsDir: "out/real" });
+    assert.equal(real.createSpec.clock, undefined);
+    assert.equal(real.createSpec.seed, undefined);
+  });
+
+  it("a backend the schema does not name is an issue at /runtime/backend, nothing booted", () => {
+    for (const name of ["docker", "", 3, null]) {
+      const backend = fakeBackend();
+      assert.throws(() => planRun(episode({ runtime: { backend: name }, steps: [{ action: php() }] }), { cwd: dir, backend }), (error: WpCodeboxError) => {
+        assert.equal(error.code, "invalid-episode-script");
+        assert.equal(error.category, "input");
+        assert.ok((error.details.issues as { path: string }[]).some((i) => i.path === "/runtime/backend"), JSON.stringify(error.details.issues));
+        return true;
+      });
+      assert.equal(backend.created, 0);
+    }
+  });
+
+  it("a backend this host cannot run is native-backend-unavailable (environment), not a script issue", () => {
+    const missing = { ...hostClock(), preflight: () => { throw new WpCodeboxError("native-backend-unavailable", "not installed: bubblewrap"); } };
+    assert.throws(() => planRun(episode({ runtime: { backend: "native" }, steps: [{ action: php() }] }), { cwd: dir, backend: missing }), (error: WpCodeboxError) => {
+      assert.equal(error.code, "native-backend-unavailable");
+      assert.equal(error.category, "environment");
+      return true;
+    });
+  });
+});

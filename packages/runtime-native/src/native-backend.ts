@@ -80,6 +80,8 @@ export function createNativeBackend(options: NativeBackendOptions = {}): Runtime
   const wordpress = options.wordpress ?? directoryTree(cwd);
   const backend = {
     kind: "native",
+    // No virtual clock or seeded randomness: episodes run on the host's clock.
+    deterministic: false,
     /**
      * Checks, without booting: the Debian packages are installed, the PHP version is Debian's, the
      * spec asks for nothing this backend refuses, the WordPress source exists.

@@ -15,7 +15,7 @@ import { mariadbVersion, type NativeTools } from "./native-tools.js";
 import { siteConstants } from "./native-config.js";
 
 /** Bumped when what an entry holds changes. */
-const CACHE_FORMAT = "native-site-v2";
+const CACHE_FORMAT = "native-site-v3";
 
 /** A prepared site: its folder (a `SiteLayout` root) and whether this call installed it. */
 export interface NativeSite {

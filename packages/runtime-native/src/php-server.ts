@@ -15,7 +15,7 @@ import type { Bind } from "./bubblewrap.js";
 import type { NativeTools } from "./native-tools.js";
 
 /** One stream of the current run: bytes kept up to the cap, total bytes, and the search for the marker. */
-class RunStream {
+export class RunStream {
   private parts: Buffer[] = [];
   private kept = 0;
   private total = 0;
@@ -46,8 +46,15 @@ class RunStream {
     this.kept += part.length;
   }
 
+  /**
+   * What the run printed so far. The held-back tail counts as output: a run stopped before its
+   * marker (deadline, interrupt, crash) printed it, and a finished run has none left.
+   */
   value(): CapturedStream {
-    return { data: Buffer.concat(this.parts), bytes: this.total + this.pending.length, truncated: this.total + this.pending.length > this.kept };
+    const room = Math.max(0, this.capBytes - this.kept);
+    const tail = this.pending.subarray(0, room);
+    const bytes = this.total + this.pending.length;
+    return { data: Buffer.concat([...this.parts, tail]), bytes, truncated: bytes > this.kept + tail.length };
   }
 }
 

@@ -3,12 +3,9 @@
  * backend boots the same WordPress trees as Playground (bundled builds, mirror releases, your own
  * build), resolved by the Playground package's `resolveWordPressTree`.
  */
-import { WpCodeboxError, resolveCacheDir, type RuntimeBackend, type RuntimePreflight } from "@wp-codebox/runtime-core";
+import { BACKEND_NAMES, WpCodeboxError, resolveCacheDir, type RuntimeBackend, type RuntimePreflight } from "@wp-codebox/runtime-core";
 import { createNativeBackend } from "@wp-codebox/runtime-native";
 import { createPlaygroundBackend, resolveWordPressTree } from "@wp-codebox/runtime-playground";
-
-/** The backends `--backend` names; the first is the default. */
-export const BACKEND_NAMES = ["playground", "native"] as const;
 
 /** Options every backend takes from the CLI. */
 export interface BackendOptions {

@@ -3,10 +3,11 @@
  * through `planRun` (the whole script checked before boot) and `runSession` (the bundle is always
  * written: trace, events, observations, snapshots when asked).
  */
-import { planRun, runSession, type RunSessionOutcome, type RuntimeBackend } from "@wp-codebox/runtime-core";
-import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
+import { BACKEND_NAMES, planRun, runSession, type RunSessionOutcome, type RuntimeBackend } from "@wp-codebox/runtime-core";
 import { bundleVerifyText, reportPageLine } from "../cli-exit-error.js";
+import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import { createBackend } from "./backends.js";
 
 /** Inputs of `episode run`. */
 export interface EpisodeRunOptions {
@@ -22,6 +23,8 @@ export interface EpisodeRunOptions {
   /** Aborting it (reason `"SIGINT"`/`"SIGTERM"`) stops the episode: bundle written, sandbox disposed. */
   interrupt?: AbortSignal;
   backend?: RuntimeBackend;
+  /** `--backend NAME`: overrides the script's `runtime.backend` (default playground). Ignored with `backend`. */
+  backendName?: string;
   /** `--allow-path DIR`: host paths beyond the script's folder it may name (relative to `cwd`). */
   allowPaths?: readonly string[];
   /** `--allow-network ORIGIN`: hosts the script's policy may reach (`*` = every host). */
@@ -37,12 +40,26 @@ export interface EpisodeRunOptions {
  */
 export async function runEpisode(options: EpisodeRunOptions): Promise<RunSessionOutcome> {
   const cwd = options.cwd ?? process.cwd();
-  const backend = options.backend ?? createPlaygroundBackend({ cwd: dirname(resolve(cwd, options.script)) });
+  const path = resolve(cwd, options.script);
+  const backend = options.backend ?? createBackend(options.backendName ?? scriptBackendName(path), { cwd: dirname(path), offline: (options.processEnv ?? process.env).WP_CODEBOX_OFFLINE === "1" });
   const plan = planRun(
     { kind: "episode", file: options.script, ...(options.clock !== undefined ? { clock: options.clock } : {}), ...(options.seed !== undefined ? { seed: options.seed } : {}) },
     { cwd, ...(options.processEnv ? { processEnv: options.processEnv } : {}), ...(options.artifactsDir !== undefined ? { artifactsDir: options.artifactsDir } : {}), backend, ...(options.allowPaths ? { allowPaths: options.allowPaths } : {}), ...(options.allowNetwork ? { allowNetwork: options.allowNetwork } : {}) },
   );
   return runSession(plan, { backend, ...(options.backend?.kind === "attached" ? { sandboxOutlives: true } : {}), ...(options.interrupt ? { signal: options.interrupt } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+}
+
+/**
+ * The script's `runtime.backend` when it names a backend, else undefined (the default). A script
+ * that cannot be read, or names no known backend, is left to `planRun`, which lists the issue.
+ */
+function scriptBackendName(path: string): string | undefined {
+  try {
+    const name = (JSON.parse(readFileSync(path, "utf8")) as { runtime?: { backend?: unknown } } | null)?.runtime?.backend;
+    return (BACKEND_NAMES as readonly unknown[]).includes(name) ? (name as string) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Human summary of an episode run (stderr). */

@@ -10,4 +10,9 @@ if (is_wp_error($result) || empty($result['user_id'])) {
 	fwrite(STDERR, "WordPress install failed\n");
 	exit(1);
 }
+// The site the Playground backend installs: same title, pretty permalinks.
+update_option('permalink_structure', '/%postname%/');
+update_option('blogname', 'wp-codebox');
+$GLOBALS['wp_rewrite']->init();
+$GLOBALS['wp_rewrite']->flush_rules(false);
 echo json_encode(array('userId' => $result['user_id']));

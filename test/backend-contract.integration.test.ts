@@ -1,0 +1,210 @@
+/**
+ * The backend contract, one table run on both backends: what `wordpress.run-php` returns for the
+ * same PHP (output, JSON, fatals with file:line, deadlines that keep the output, output caps,
+ * database errors, actors), what the other commands return, and that `reset()` forgets a write. One sandbox per backend for the
+ * whole file. A case a backend does not support yet is skipped with the reason in its name; the
+ * native backend is skipped whole, naming the packages, when its Debian packages are missing.
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { DEFAULT_OUTPUT_CAP_BYTES, type ExecutionResult, type Runtime } from "@wp-codebox/runtime-core";
+import { NATIVE_DEBIAN_PACKAGES, nativeToolsStatus } from "@wp-codebox/runtime-native";
+import { createBackend } from "../packages/cli/src/commands/backends.js";
+
+type BackendName = "playground" | "native";
+
+interface ContractCase {
+  name: string;
+  /** Default `wordpress.run-php`. */
+  command?: string;
+  /** PHP source for `code=` (run-php). */
+  code?: string;
+  args?: string[];
+  timeoutMs?: number;
+  /** Backends that do not run this case yet, with the reason (shown in the test name). */
+  unsupported?: Partial<Record<BackendName, string>>;
+  check(result: ExecutionResult, backend: BackendName): void;
+}
+
+/** Shared by every case that must leave a working sandbox behind. */
+const ALIVE = "<?php echo 'alive';";
+
+const CASES: ContractCase[] = [
+  {
+    name: "output is stdout, a JSON document is also result.json",
+    code: "<?php echo json_encode(['title' => get_option('blogname'), 'permalinks' => get_option('permalink_structure'), 'sum' => 1 + 2]);",
+    check: (r) => {
+      assert.equal(r.status, "ok", JSON.stringify(r.error));
+      assert.equal(r.exitCode, 0);
+      assert.deepEqual(r.json, { title: "wp-codebox", permalinks: "/%postname%/", sum: 3 });
+      assert.equal(r.stdoutBytes, Buffer.byteLength(r.stdout));
+    },
+  },
+  {
+    name: "a fatal error is php-fatal with PHP's message, the file and the line, keeping what was printed",
+    code: "<?php\necho 'before';\nwp_codebox_contract_missing();\n",
+    check: (r) => {
+      assert.equal(r.status, "error");
+      assert.equal(r.exitCode, 255);
+      assert.equal(r.error?.code, "php-fatal", JSON.stringify(r.error));
+      assert.equal(r.error?.data?.file, "/internal/wp-codebox/code/code.php");
+      assert.equal(r.error?.data?.line, 3);
+      assert.match(r.error!.message, /^PHP fatal error: Uncaught Error: Call to undefined function wp_codebox_contract_missing\(\) \(\/internal\/wp-codebox\/code\/code\.php:3\)$/);
+      assert.equal(r.stdout, "before");
+    },
+  },
+  {
+    name: "an uncaught exception is php-fatal with the line it was thrown on",
+    code: "<?php\n\nthrow new RuntimeException('contract boom');\n",
+    check: (r) => {
+      assert.equal(r.error?.code, "php-fatal", JSON.stringify(r.error));
+      assert.equal(r.error?.data?.line, 3);
+      assert.match(r.error!.message, /Uncaught RuntimeException: contract boom/);
+    },
+  },
+  {
+    name: "unbounded recursion is php-fatal (out of memory), not a crash",
+    code: "<?php\nfunction wp_codebox_f($n){ return wp_codebox_f($n+1); }\nwp_codebox_f(0);",
+    check: (r) => {
+      assert.equal(r.error?.code, "php-fatal", JSON.stringify(r.error));
+      assert.match(r.error!.message, /Allowed memory size of \d+ bytes exhausted/);
+      assert.equal(r.error?.data?.line, 2);
+    },
+  },
+  {
+    name: "a command past its deadline is timed-out, keeping what it printed before",
+    code: "<?php echo 'started'; fwrite(STDERR, 'err'); flush(); while (true) {}",
+    args: ["bootstrap=none"],
+    timeoutMs: 3000,
+    check: (r) => {
+      assert.equal(r.status, "timed-out");
+      assert.equal(r.exitCode, 124);
+      assert.equal(r.error?.code, "timeout");
+      assert.equal(r.error?.data?.timeoutMs, 3000);
+      assert.equal(r.stdout, "started");
+      assert.equal(r.stdoutBytes, 7);
+    },
+  },
+  {
+    name: "the sandbox lives on after a deadline",
+    code: ALIVE,
+    check: (r) => assert.equal(r.stdout, "alive"),
+  },
+  {
+    name: "output past the cap is cut and counted per stream",
+    code: `<?php echo str_repeat('x', ${DEFAULT_OUTPUT_CAP_BYTES} + 4096);`,
+    args: ["bootstrap=none"],
+    check: (r) => {
+      assert.equal(r.status, "ok");
+      assert.equal(r.stdout.length, DEFAULT_OUTPUT_CAP_BYTES);
+      assert.equal(r.stdoutBytes, DEFAULT_OUTPUT_CAP_BYTES + 4096);
+      assert.deepEqual(r.truncated, { stdout: true, stderr: false });
+    },
+  },
+  {
+    name: "stderr is its own stream",
+    code: "<?php echo 'out'; fwrite(STDERR, 'to stderr');",
+    args: ["bootstrap=none"],
+    check: (r) => {
+      assert.equal(r.status, "ok");
+      assert.equal(r.stdout, "out");
+      assert.equal(r.stderr, "to stderr");
+    },
+  },
+  {
+    name: "a database error is listed in result.dbErrors with its query, and the run goes on",
+    code: "<?php global $wpdb; $wpdb->query('SELECT wp_codebox_missing FROM wp_codebox_nowhere'); echo 'carried on';",
+    check: (r) => {
+      assert.equal(r.status, "ok");
+      assert.equal(r.stdout, "carried on");
+      assert.deepEqual(r.dbErrors?.map((e) => e.query), ["SELECT wp_codebox_missing FROM wp_codebox_nowhere"]);
+    },
+  },
+  {
+    name: "MySQL-only SQL (GROUP_CONCAT … SEPARATOR, + INTERVAL, ON DUPLICATE KEY UPDATE, information_schema) runs on MySQL, and is a listed database error where the database is SQLite",
+    code: `<?php global $wpdb;
+      $wpdb->query("INSERT INTO {$wpdb->options} (option_name, option_value) VALUES ('wp_codebox_dup', '1') ON DUPLICATE KEY UPDATE option_value = '2'");
+      echo json_encode([
+        'concat' => $wpdb->get_var("SELECT GROUP_CONCAT(x ORDER BY x SEPARATOR '|') FROM (SELECT 'a' AS x UNION SELECT 'b') t"),
+        'interval' => $wpdb->get_var("SELECT DATE(DATE('2024-02-28') + INTERVAL 2 DAY)"),
+        'tables' => (int) $wpdb->get_var("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{$wpdb->options}'"),
+      ]);`,
+    check: (r, backend) => {
+      assert.equal(r.status, "ok", JSON.stringify(r.error));
+      if (backend === "native") {
+        assert.deepEqual(r.json, { concat: "a|b", interval: "2024-03-01", tables: 1 });
+        assert.equal(r.dbErrors, undefined);
+      } else {
+        assert.ok((r.dbErrors ?? []).some((e) => /SEPARATOR/.test(e.query)), JSON.stringify(r.dbErrors));
+      }
+    },
+  },
+  {
+    name: "as=anonymous runs logged out",
+    code: "<?php echo json_encode([get_current_user_id(), current_user_can('manage_options')]);",
+    args: ["as=anonymous"],
+    check: (r) => assert.deepEqual(r.json, [0, false]),
+  },
+  {
+    name: "the default actor is the administrator",
+    code: "<?php echo json_encode([get_current_user_id() > 0, current_user_can('manage_options')]);",
+    check: (r) => assert.deepEqual(r.json, [true, true]),
+  },
+  {
+    name: "an HTTP request to the front page is served by the site",
+    command: "wordpress.http-request",
+    args: ["path=/"],
+    unsupported: { native: "no web server on the native backend yet" },
+    check: (r) => {
+      assert.equal(r.status, "ok", JSON.stringify(r.error));
+      assert.equal((r.json as { status: number }).status, 200);
+    },
+  },
+  {
+    name: "a REST request runs in process",
+    command: "wordpress.rest-request",
+    args: ["route=/wp/v2/types/post"],
+    unsupported: { native: "only wordpress.run-php runs on the native backend yet" },
+    check: (r) => {
+      assert.equal(r.status, "ok", JSON.stringify(r.error));
+      assert.match(r.stdout, /"slug":"post"/);
+    },
+  },
+];
+
+const nativeStatus = nativeToolsStatus();
+const BACKENDS: { name: BackendName; skip: string | false }[] = [
+  { name: "playground", skip: false },
+  {
+    name: "native",
+    skip: nativeStatus.ok ? false : `the native backend's Debian packages are missing (${nativeStatus.missingPackages.join(", ")}): apt-get install -y ${NATIVE_DEBIAN_PACKAGES.join(" ")}`,
+  },
+];
+
+for (const backend of BACKENDS) {
+  describe(`the backend contract on ${backend.name}`, { skip: backend.skip, timeout: 300_000 }, () => {
+    let runtime: Runtime;
+    before(async () => {
+      runtime = await createBackend(backend.name, { cwd: process.cwd() }).create({});
+    });
+    after(async () => runtime?.dispose());
+
+    for (const c of CASES) {
+      const reason = c.unsupported?.[backend.name];
+      it(reason ? `${c.name} (skipped: ${reason})` : c.name, { skip: reason ?? false }, async () => {
+        const args = [...(c.code !== undefined ? [`code=${c.code}`] : []), ...(c.args ?? [])];
+        const result = await runtime.execute({ command: c.command ?? "wordpress.run-php", args, ...(c.timeoutMs !== undefined ? { timeoutMs: c.timeoutMs } : {}) });
+        c.check(result, backend.name);
+      });
+    }
+
+    it("reset() forgets a database write and a wp-content file", async () => {
+      const php = (code: string) => runtime.execute({ command: "wordpress.run-php", args: [`code=${code}`] });
+      const written = await php("<?php update_option('wp_codebox_contract', 'written'); file_put_contents(WP_CONTENT_DIR . '/contract.txt', 'x'); echo get_option('wp_codebox_contract');");
+      assert.equal(written.stdout, "written");
+      await runtime.reset!();
+      const read = await php("<?php echo json_encode([get_option('wp_codebox_contract'), file_exists(WP_CONTENT_DIR . '/contract.txt'), get_option('blogname')]);");
+      assert.deepEqual(read.json, [false, false, "wp-codebox"]);
+    });
+  });
+}
