@@ -365,7 +365,7 @@ describe("an episode script on a backend without a virtual clock (runtime.backen
       assert.throws(() => planRun(episode({ runtime: { backend: name }, steps: [{ action: php() }] }), { cwd: dir, backend }), (error: WpCodeboxError) => {
         assert.equal(error.code, "invalid-episode-script");
         assert.equal(error.category, "input");
-        assert.ok((error.details.issues as { path: string }[]).some((i) => i.path === "/runtime/backend"), JSON.stringify(error.details.issues));
+        assert.ok((error.data.issues as { path: string }[]).some((i) => i.path === "/runtime/backend"), JSON.stringify(error.data.issues));
         return true;
       });
       assert.equal(backend.created, 0);
