@@ -3,9 +3,8 @@
  * through `planRun` (the whole script checked before boot) and `runSession` (the bundle is always
  * written: trace, events, observations, snapshots when asked).
  */
-import { BACKEND_NAMES, planRun, runSession, type RunSessionOutcome, type RuntimeBackend } from "@wp-codebox/runtime-core";
+import { BACKEND_NAMES, planRun, readInputTextSync, runSession, type RunSessionOutcome, type RuntimeBackend } from "@wp-codebox/runtime-core";
 import { bundleVerifyText, reportPageLine } from "../cli-exit-error.js";
-import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { createBackend } from "./backends.js";
 
@@ -51,11 +50,13 @@ export async function runEpisode(options: EpisodeRunOptions): Promise<RunSession
 
 /**
  * The script's `runtime.backend` when it names a backend, else undefined (the default). A script
- * that cannot be read, or names no known backend, is left to `planRun`, which lists the issue.
+ * that cannot be read (a special file, over its cap), or names no known backend, is left to
+ * `planRun`, which refuses it or lists the issue.
  */
 function scriptBackendName(path: string): string | undefined {
   try {
-    const name = (JSON.parse(readFileSync(path, "utf8")) as { runtime?: { backend?: unknown } } | null)?.runtime?.backend;
+    // Through the bounded reader: /dev/zero, a FIFO or a huge file is refused here, not read.
+    const name = (JSON.parse(readInputTextSync(path, "episode-script")) as { runtime?: { backend?: unknown } } | null)?.runtime?.backend;
     return (BACKEND_NAMES as readonly unknown[]).includes(name) ? (name as string) : undefined;
   } catch {
     return undefined;
