@@ -1,17 +1,23 @@
 #!/usr/bin/env node
 // Runs node:test over every *.test.ts under the given folders (Node 20's --test has no globs).
-// Usage: node scripts/run-tests.mjs [--unit | --integration] [folder …]
+// Usage: node scripts/run-tests.mjs [--unit | --integration | --smoke] [folder …]
 //   (default: every package's test/ and test/). A file named *.integration.test.ts boots WordPress,
 //   Chromium, redis-server or spawns the CLI; every other test file is a unit test, which needs no
-//   build and no outside service. --unit runs only those, --integration only the others.
+//   build and no outside service. --unit runs only those, --integration only the others, --smoke
+//   the few integration files in SMOKE_FILES (CI runs them on a second Node version).
 import { readdirSync, statSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { availableParallelism } from "node:os";
 
+// One boot of each kind a user meets first: the built CLI's run with a bundle that verifies, and an
+// episode with its replay. Enough to show a Node version runs the product, cheap enough for CI.
+const SMOKE_FILES = ["test/cli/run.integration.test.ts", "packages/runtime-playground/test/episode.integration.test.ts"];
+
 const args = process.argv.slice(2);
+const smoke = args.includes("--smoke");
 const only = args.includes("--unit") ? "unit" : args.includes("--integration") ? "integration" : undefined;
-const roots = args.filter((a) => a !== "--unit" && a !== "--integration");
+const roots = args.filter((a) => a !== "--unit" && a !== "--integration" && a !== "--smoke");
 const folders = roots.length
   ? roots
   : [...readdirSync("packages").map((p) => join("packages", p, "test")), "test"].filter((d) => existsSync(d));
@@ -26,7 +32,9 @@ function* walk(dir) {
 }
 
 const isIntegration = (path) => path.endsWith(".integration.test.ts");
-const files = folders.flatMap((f) => [...walk(f)]).filter((f) => only === undefined || (only === "integration") === isIntegration(f));
+const files = smoke
+  ? SMOKE_FILES
+  : folders.flatMap((f) => [...walk(f)]).filter((f) => only === undefined || (only === "integration") === isIntegration(f));
 if (files.length === 0) {
   console.error(`no test files under ${folders.join(", ")}`);
   process.exit(1);
