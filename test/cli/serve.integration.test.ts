@@ -7,7 +7,7 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,41 +15,25 @@ import { fileURLToPath } from "node:url";
 import { verifyArtifactBundle } from "@wp-codebox/runtime-core";
 import { REPO_ROOT, show, spawnCli } from "./spawn-cli.js";
 import { CLI_ENTRY } from "../support/cli-entry.ts";
+import { startServe, type ServeAddress, type ServeProcess } from "../support/serve-process.js";
 
 
 let tmp: string;
 let sandboxTmp: string;
-let serve: ChildProcessWithoutNullStreams;
-let serveStderr = "";
-let address: { url: string; loginUrl: string; control: string; token: string; id: string };
-let exited: Promise<number | null>;
+let served: ServeProcess;
+let address: ServeAddress & { loginUrl: string; id: string };
 
 before(async () => {
   tmp = mkdtempSync(join(tmpdir(), "wp-codebox-serve-test-"));
   sandboxTmp = join(tmp, "sandbox-tmp");
   mkdirSync(sandboxTmp);
-  serve = spawn(process.execPath, [...CLI_ENTRY, "serve", "--json", "--ttl", "5m"], {
-    cwd: REPO_ROOT,
-    // A private temp dir for the sandbox, so the test can see that nothing is left behind.
-    env: { ...process.env, TMPDIR: sandboxTmp },
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  serve.stderr.setEncoding("utf8").on("data", (d: string) => (serveStderr += d));
-  exited = new Promise((resolve) => serve.on("close", (code) => resolve(code)));
-  const firstLine = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    serve.stdout.setEncoding("utf8").on("data", (d: string) => {
-      out += d;
-      const nl = out.indexOf("\n");
-      if (nl >= 0) resolve(out.slice(0, nl));
-    });
-    serve.on("close", (code) => reject(new Error(`serve exited ${code} before printing its address:\n${serveStderr}`)));
-  });
-  address = JSON.parse(firstLine);
+  // A private temp dir for the sandbox, so the test can see that nothing is left behind.
+  served = await startServe(["--ttl", "5m"], { env: { ...process.env, TMPDIR: sandboxTmp } });
+  address = served.address as typeof address;
 });
 
 after(async () => {
-  if (serve.exitCode === null) serve.kill("SIGKILL");
+  if (served?.child.exitCode === null) served.child.kill("SIGKILL");
   rmSync(tmp, { recursive: true, force: true });
 });
 
@@ -206,8 +190,8 @@ describe("wp-codebox serve + --attach from separate processes", { timeout: 240_0
   it("SIGTERM disposes the sandbox: exit 0, nothing left in its temp dir; a run --attach in flight says serve went away and still writes its bundle", async () => {
     const dir = join(tmp, "serve-gone");
     const run = await startAttachedCli(["run", "--attach", address.control, "--command", "wordpress.run-php", "--timeout", "10m", "--arg", "code=<?php echo 'x'; sleep(600);", "--artifacts", dir], "Running wordpress.run-php");
-    serve.kill("SIGTERM");
-    const code = await exited;
+    served.child.kill("SIGTERM");
+    const code = await served.exited;
     // Either serve closed the connection first (it was reached, then lost: never "unreachable"), or
     // it answered with the command that its dispose stopped.
     const ran = await run.code;
@@ -223,13 +207,13 @@ describe("wp-codebox serve + --attach from separate processes", { timeout: 240_0
     assert.equal(recorded.length, 1);
     assert.equal(recorded[0]!.status, "error");
     assert.ok(["attach-connection-lost", "runtime-disposed"].includes(recorded[0]!.error!.code), recorded[0]!.error!.code);
-    assert.equal(code, 0, serveStderr);
-    const events = serveStderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { event: string });
+    assert.equal(code, 0, served.stderr());
+    const events = served.stderr().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { event: string });
     const types = events.map((e) => e.event);
     assert.ok(types.includes("signal"), types.join(","));
     assert.ok(types.indexOf("live-disposed") > types.indexOf("signal"), types.join(","));
     // --json: stderr is machine-readable too, boot progress included (no plain "wp-codebox: …" lines).
-    const lines = serveStderr.split("\n").filter((l) => l !== "");
+    const lines = served.stderr().split("\n").filter((l) => l !== "");
     for (const line of lines) {
       let event: { event?: unknown; at?: unknown };
       assert.doesNotThrow(() => (event = JSON.parse(line)), `stderr line is not JSON: ${line}`);
@@ -308,28 +292,13 @@ describe("serve --session-lease", { timeout: 240_000 }, () => {
   });
 
   it("a run --attach killed mid-call gives its pooled sandbox back after the lease; the next run --attach gets it", async () => {
-    const pooled = spawn(process.execPath, [...CLI_ENTRY, "serve", "--json", "--pool", "1", "--session-lease", "1s", "--ttl", "5m"], { cwd: REPO_ROOT, stdio: ["pipe", "pipe", "pipe"] });
-    let stderr = "";
-    pooled.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    const events = (): Array<{ event: string; data?: Record<string, unknown> }> => stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
-    const waitFor = async (type: string, count = 1): Promise<void> => {
-      while (events().filter((e) => e.event === type).length < count) {
-        if (pooled.exitCode !== null) throw new Error(`serve exited ${pooled.exitCode}:\n${stderr}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    };
+    const pooled = await startServe(["--pool", "1", "--session-lease", "1s", "--ttl", "5m"]);
+    const { events } = pooled;
+    const waitFor = (type: string): Promise<void> => pooled.waitForEvent(type);
     try {
-      const line = await new Promise<string>((resolve, reject) => {
-        let out = "";
-        pooled.stdout.setEncoding("utf8").on("data", (d: string) => {
-          out += d;
-          if (out.includes("\n")) resolve(out.slice(0, out.indexOf("\n")));
-        });
-        pooled.on("close", (code) => reject(new Error(`serve exited ${code}:\n${stderr}`)));
-      });
-      const served = JSON.parse(line) as { control: string; token: string };
-      const env = { ...process.env, WP_CODEBOX_TOKEN: served.token };
-      const victim = spawn(process.execPath, [...CLI_ENTRY, "run", "--attach", served.control, "--command", "wordpress.run-php", "--arg", "code=<?php usleep(10000000);", "--artifacts", join(tmp, "killed")], { cwd: REPO_ROOT, env, stdio: "ignore" });
+      const pool = pooled.address;
+      const env = { ...process.env, WP_CODEBOX_TOKEN: pool.token };
+      const victim = spawn(process.execPath, [...CLI_ENTRY, "run", "--attach", pool.control, "--command", "wordpress.run-php", "--arg", "code=<?php usleep(10000000);", "--artifacts", join(tmp, "killed")], { cwd: REPO_ROOT, env, stdio: "ignore" });
       const victimGone = new Promise((resolve) => victim.on("close", resolve));
       await waitFor("session-opened");
       // Give the command a moment to start (mid-call is the interesting case, not a requirement).
@@ -340,16 +309,12 @@ describe("serve --session-lease", { timeout: 240_000 }, () => {
       const expired = events().find((e) => e.event === "session-expired")!;
       assert.equal(expired.data?.leaseMs, 1000);
       assert.ok(!events().some((e) => e.event === "session-closed"), "the killed client never detached");
-      const next = await spawnCli(["run", "--attach", served.control, "--command", "wordpress.run-php", "--arg", "code=<?php echo 'pool is free';", "--artifacts", join(tmp, "after-kill")], { env: { WP_CODEBOX_TOKEN: served.token } });
+      const next = await spawnCli(["run", "--attach", pool.control, "--command", "wordpress.run-php", "--arg", "code=<?php echo 'pool is free';", "--artifacts", join(tmp, "after-kill")], { env: { WP_CODEBOX_TOKEN: pool.token } });
       assert.equal(next.code, 0, show(next));
       assert.equal(next.stdout, "pool is free");
       await waitFor("session-closed");
     } finally {
-      if (pooled.exitCode === null) {
-        const gone = new Promise((resolve) => pooled.on("close", resolve));
-        pooled.kill("SIGTERM");
-        await gone;
-      }
+      await pooled.stop();
     }
   });
 });

@@ -8,7 +8,6 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +17,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { verifyArtifactBundle } from "@wp-codebox/runtime-core";
 import { REPO_ROOT, show, spawnCli } from "./spawn-cli.js";
 import { CLI_ENTRY } from "../support/cli-entry.ts";
+import { startServe, type ServeAddress, type ServeProcess } from "../support/serve-process.js";
 import { WORDPRESS_MIRROR_SKIP, serveWordPressMirror, sharedWordPressReleasesDir, type WordPressMirror } from "../support/wordpress-mirror.js";
 
 const shared = sharedWordPressReleasesDir() !== undefined;
@@ -46,37 +46,17 @@ after(async () => {
 });
 
 describe(`serve --pool 1 on WordPress ${WP}: an MCP client, run --attach and PHPUnit share one served sandbox`, { timeout: 600_000 }, () => {
-  let serve: ChildProcessWithoutNullStreams;
-  let serveStderr = "";
-  let address: { url: string; control: string; token: string };
-  const events = (): { event: string; data?: Record<string, any> }[] =>
-    serveStderr.split("\n").slice(0, -1).filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
-  const waitFor = async (event: string, count: number): Promise<void> => {
-    while (events().filter((e) => e.event === event).length < count) {
-      if (serve.exitCode !== null) throw new Error(`serve exited ${serve.exitCode}:\n${serveStderr}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
+  let served: ServeProcess;
+  let address: ServeAddress;
+  const events = (): { event: string; data?: Record<string, any> }[] => served.events();
+  const waitFor = (event: string, count: number): Promise<void> => served.waitForEvent(event, count);
 
   before(async () => {
-    serve = spawn(process.execPath, [...CLI_ENTRY, "serve", "--json", "--wp", WP, "--plugin", PLUGIN, "--pool", "1", "--ttl", "10m"], { cwd: REPO_ROOT, env: childEnv(), stdio: ["pipe", "pipe", "pipe"] });
-    serve.stderr.setEncoding("utf8").on("data", (d: string) => (serveStderr += d));
-    const line = await new Promise<string>((resolve, reject) => {
-      let out = "";
-      serve.stdout.setEncoding("utf8").on("data", (d: string) => {
-        out += d;
-        if (out.includes("\n")) resolve(out.slice(0, out.indexOf("\n")));
-      });
-      serve.on("close", (code) => reject(new Error(`serve exited ${code}:\n${serveStderr}`)));
-    });
-    address = JSON.parse(line);
+    served = await startServe(["--wp", WP, "--plugin", PLUGIN, "--pool", "1", "--ttl", "10m"], { env: childEnv() });
+    address = served.address;
   });
   after(async () => {
-    if (serve && serve.exitCode === null) {
-      const gone = new Promise((resolve) => serve.on("close", resolve));
-      serve.kill("SIGTERM");
-      await gone;
-    }
+    await served?.stop();
   });
 
   it("an MCP SDK client on `mcp --attach`: the site's version, state export with the abilities section, snapshot, restore and reset", async () => {

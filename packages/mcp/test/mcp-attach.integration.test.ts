@@ -5,7 +5,7 @@
  * say what it sent); a wrong token is refused before the server starts.
  */
 import assert from "node:assert/strict";
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,37 +16,24 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { verifyArtifactBundle } from "@wp-codebox/runtime-core";
 import { CLI_ENTRY } from "../../../test/support/cli-entry.ts";
+import { startServe, type ServeAddress, type ServeProcess } from "../../../test/support/serve-process.ts";
 
 const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-mcp-attach-"));
 const sandboxTmp = join(scratch, "tmp");
 const POLICY = { commands: ["wordpress.run-php", "wordpress.state-export", "wordpress.browser-actions"] };
 
-let serve: ChildProcessWithoutNullStreams;
-let serveStderr = "";
-let address: { control: string; token: string; url: string };
+let served: ServeProcess;
+let address: ServeAddress;
 
 before(async () => {
   mkdirSync(sandboxTmp);
-  serve = spawn(process.execPath, [...CLI_ENTRY, "serve", "--json", "--ttl", "5m", "--policy", JSON.stringify(POLICY)], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, TMPDIR: sandboxTmp },
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  serve.stderr.setEncoding("utf8").on("data", (d: string) => (serveStderr += d));
-  const line = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    serve.stdout.setEncoding("utf8").on("data", (d: string) => {
-      out += d;
-      if (out.includes("\n")) resolve(out.slice(0, out.indexOf("\n")));
-    });
-    serve.on("close", (code) => reject(new Error(`serve exited ${code}:\n${serveStderr}`)));
-  });
-  address = JSON.parse(line);
+  served = await startServe(["--ttl", "5m", "--policy", JSON.stringify(POLICY)], { env: { ...process.env, TMPDIR: sandboxTmp } });
+  address = served.address;
 });
 
-after(() => {
-  if (serve.exitCode === null) serve.kill("SIGKILL");
+after(async () => {
+  await served?.stop();
   rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -70,7 +57,7 @@ const sc = (r: CallToolResult) => r.structuredContent as Record<string, any>;
 
 /** The JSON event lines serve (--json) wrote on stderr from character `from` on. */
 function serveEvents(from = 0): { event: string; data?: Record<string, any> }[] {
-  return serveStderr
+  return served.stderr()
     .slice(from)
     .split("\n")
     .slice(0, -1) // a line still being written
@@ -130,11 +117,11 @@ test("the sandbox outlives the MCP session and is not reset by a new one; reset 
   assert.equal(sc(after).stdout, "false");
   await client.close();
   assert.match(stderr(), /Detaching from the serve sandbox/);
-  assert.equal(serve.exitCode, null, "serve keeps running");
+  assert.equal(served.child.exitCode, null, "serve keeps running");
 });
 
 test("a session serve no longer knows (lease expired while the MCP server was suspended) is replaced on the next call: shared sandbox, state kept", async () => {
-  const from = serveStderr.length;
+  const from = served.stderr().length;
   const { client, stderr } = await session();
   await call(client, "wordpress_run_php", { code: "<?php update_option('mcp_reattach_marker', 'kept');" });
   const opened = serveEvents(from).find((e) => e.event === "session-opened")!;
@@ -154,7 +141,7 @@ test("screenshots come back as image content, and only the files the result name
     // Files the session already holds: a client that collected everything would send these too.
     const first = await call(client, "wordpress_browser_actions", { "steps-json": JSON.stringify([{ kind: "navigate", url: "/" }, { kind: "screenshot", name: "attach-before" }]) });
     assert.equal(first.isError, false, JSON.stringify(first.content));
-    const from = serveStderr.length;
+    const from = served.stderr().length;
     // steps-json as JSON text: the schema's one type for JSON arguments.
     const steps = [{ kind: "navigate", url: "/wp-admin/" }, { kind: "expect", selector: "#wpadminbar", state: "visible" }, { kind: "screenshot", name: "attach-admin" }];
     const result = await call(client, "wordpress_browser_actions", { "steps-json": JSON.stringify(steps) });
@@ -193,7 +180,7 @@ test("SIGTERM ends an attached MCP session: it detaches, exits, and serve keeps 
   await gone(pid);
   assert.match(stderr(), /Shutting down \(SIGTERM\)/);
   assert.match(stderr(), /Detaching from the serve sandbox/);
-  assert.equal(serve.exitCode, null, "serve keeps running");
+  assert.equal(served.child.exitCode, null, "serve keeps running");
   // The lease went back: a new session gets the sandbox.
   const next = await session();
   assert.equal(sc(await call(next.client, "wordpress_run_php", { code: "<?php echo 'again';" })).stdout, "again");
@@ -223,8 +210,6 @@ test("runtime flags beside --attach are refused", async () => {
 });
 
 test("serve disposes its sandbox on SIGTERM after the MCP sessions", async () => {
-  const closed = new Promise<void>((resolve) => serve.on("close", () => resolve()));
-  serve.kill("SIGTERM");
-  await closed;
+  await served.stop();
   assert.deepEqual(readdirSync(sandboxTmp).filter((n) => n.startsWith("wp-codebox-")), []);
 });
