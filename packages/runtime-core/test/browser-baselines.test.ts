@@ -94,10 +94,12 @@ test("the script's folder is the @file's folder, else the cwd; readBrowserScript
   assert.equal(readBrowserScriptArgs({ "steps-json": JSON.stringify([shot("scripts/x.png")]) }, root).length, 1);
 });
 
-test("readBrowserScriptArgs reads each existing baseline's PNG header before boot: bombs, interlaced and non-PNG files are input-file-invalid", () => {
+test("readBrowserScriptArgs reads each existing baseline's PNG header and chunks before boot: bombs, interlaced, empty, cut-short and non-PNG files are input-file-invalid", () => {
   const header = (width: number, height: number, interlace = 0) => {
-    const b = Buffer.alloc(33);
+    // The header, then empty IDAT and IEND chunks: the pre-boot check walks the chunks too.
+    const b = Buffer.alloc(33 + 24);
     b.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]);
+    b.set([0, 0, 0, 0, 0x49, 0x44, 0x41, 0x54, 0, 0, 0, 0, 0, 0, 0, 0, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82], 33);
     b.writeUInt32BE(width, 16);
     b.writeUInt32BE(height, 20);
     b.set([8, 6, 0, 0, interlace], 24);
@@ -108,6 +110,8 @@ test("readBrowserScriptArgs reads each existing baseline's PNG header before boo
     ["bomb.png", header(30000, 30000), /The baseline baselines\/bomb\.png is 30000x30000 pixels \(900000000\)/],
     ["interlaced.png", header(10, 10, 1), /interlaced PNG/],
     ["text.png", Buffer.from("GIF89a is not a PNG, whatever its name says......"), /is not a PNG file/],
+    ["header-only.png", header(10, 10).subarray(0, 33), /is not a complete PNG \(it has no image data \(IDAT\)\)/],
+    ["empty.png", header(0, 0), /is a 0x0 PNG: an image needs at least one pixel/],
   ];
   for (const [name, bytes, expected] of cases) {
     writeFileSync(join(folder, "baselines", name), bytes);
