@@ -6,6 +6,7 @@
 import { existsSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import {
+  parseJsonText,
   BATCH_TASK_SCHEMA,
   BATCH_TASK_ID_MAX_LENGTH,
   WpCodeboxError,
@@ -124,7 +125,7 @@ function readJson(path: string, kind: "recipe" | "episode-script"): { value?: un
     return { error: `${(error as WpCodeboxError).code}: ${(error as Error).message}` };
   }
   try {
-    return { value: JSON.parse(text) };
+    return { value: parseJsonText(text) };
   } catch (error) {
     return { error: `${path} is not JSON: ${(error as Error).message}` };
   }
@@ -225,7 +226,7 @@ export function validateTaskLines(text: string, baseDir: string, options: TaskFi
     if (trimmed === "" || trimmed.startsWith("//")) return;
     let value: unknown;
     try {
-      value = JSON.parse(trimmed);
+      value = parseJsonText(trimmed);
     } catch (error) {
       issues.push({ line, pointer: "", message: `not JSON: ${(error as Error).message}` });
       return;

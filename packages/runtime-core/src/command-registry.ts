@@ -7,6 +7,7 @@ import { isAbsolute, resolve } from "node:path";
 import { Type, type Static } from "@sinclair/typebox";
 import { WpCodeboxError, quoteValue } from "./errors.js";
 import { isMissingInputFile, readInputTextSync, type InputReadOptions } from "./input-files.js";
+import { parseJsonText } from "./json-syntax.js";
 import { parseDuration } from "./durations.js";
 import { BROWSER_COMMAND_TIMEOUT_MARGIN_MS, DEFAULT_BROWSER_TOTAL_TIMEOUT_MS, DEFAULT_CHECK_SURFACE_TIMEOUT_MS, DEFAULT_CHECK_TIMEOUT_MS, DEFAULT_COMMAND_TIMEOUT_MS, DEFAULT_PHPUNIT_TIMEOUT_MS } from "./defaults.js";
 
@@ -577,7 +578,7 @@ export function readJsonArg(value: string, cwd: string, options: InputReadOption
     }
   }
   try {
-    return JSON.parse(text) as unknown;
+    return parseJsonText(text);
   } catch (error) {
     throw new WpCodeboxError(
       "invalid-json-arg",

@@ -6,6 +6,7 @@ import { isAbsolute, resolve } from "node:path";
 import { Type, type Static } from "@sinclair/typebox";
 import { PolicyDeniedError, WpCodeboxError, quoteValue } from "./errors.js";
 import { isMissingInputFile, readInputTextSync } from "./input-files.js";
+import { parseJsonText } from "./json-syntax.js";
 import { BROWSER_EVALUATE_CAPABILITY, allCapabilities } from "./command-registry.js";
 import { validateAgainstSchema } from "./schema-validation.js";
 import type { RuntimePolicy } from "./runtime.js";
@@ -138,7 +139,7 @@ export function parsePolicyArg(text: string, cwd: string, options: Omit<Normaliz
   }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(json);
+    parsed = parseJsonText(json);
   } catch (error) {
     throw new WpCodeboxError("invalid-policy", `Invalid policy JSON in ${source}: ${(error as Error).message}.`, { source }, { cause: error });
   }

@@ -18,6 +18,7 @@ import { assertEnvironment, environmentVariableProblem, isEnvName, readSecretEnv
 import { assertSecretsSafe, secretValueProblem } from "./secret-safety.js";
 import { WpCodeboxError, quoteValue } from "./errors.js";
 import { assertNoNulByte, checkInputFile, isMissingInputFile, readInputTextSync, specialFileType } from "./input-files.js";
+import { parseJsonText } from "./json-syntax.js";
 import { parseMountFlag, pluginMount, resolveMounts, themeMount } from "./mounts.js";
 import { missingCapability, normalizePolicy, parsePolicyArg } from "./policy.js";
 import { planRecipe, readRecipeFile, type RecipePlan } from "./recipe/validate-recipe.js";
@@ -527,7 +528,7 @@ function issueMessage(error: unknown): string {
 
 function readEpisodeScript(path: string): unknown {
   try {
-    return JSON.parse(readInputTextSync(path, "episode-script"));
+    return parseJsonText(readInputTextSync(path, "episode-script"));
   } catch (error) {
     if (error instanceof WpCodeboxError && !isMissingInputFile(error)) throw error;
     throw new WpCodeboxError("invalid-episode-script", `Cannot read the episode script ${path}: ${(error as Error).message}. Pass a JSON file with schema "wp-codebox/episode-script/v1".`, { path });

@@ -5,6 +5,7 @@
 import { lstat, readFile, readdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { sha256Hex } from "../digest.js";
+import { parseJsonText } from "../json-syntax.js";
 import { validateAgainstSchema } from "../schema-validation.js";
 import {
   ARTIFACT_MANIFEST_SCHEMA,
@@ -237,7 +238,7 @@ async function readJson<T>(root: string, path: string, entry: FoundEntry, code: 
 
 function parseJson<T>(bytes: Uint8Array, path: string, code: string, add: Add): T | undefined {
   try {
-    return JSON.parse(new TextDecoder().decode(bytes)) as T;
+    return parseJsonText(new TextDecoder().decode(bytes)) as T;
   } catch (error) {
     add(code, path, `${path} is not valid JSON: ${(error as Error).message}`);
     return undefined;

@@ -10,6 +10,7 @@ import { environmentVariableProblem, readSecretEnv } from "../environment.js";
 import { secretValueProblem } from "../secret-safety.js";
 import { WpCodeboxError } from "../errors.js";
 import { checkInputFile, isMissingInputFile, pathArgumentKind, readInputTextSync } from "../input-files.js";
+import { parseJsonText } from "../json-syntax.js";
 import { BROWSER_EVALUATE_CAPABILITY, getCommandDefinition, parseCommandArgs, readJsonArg, COMMAND_DEFINITIONS } from "../command-registry.js";
 import { normalizePolicy } from "../policy.js";
 import { resolveDeterminism } from "../determinism.js";
@@ -214,7 +215,7 @@ export function readRecipeFile(path: string): unknown {
     throw new WpCodeboxError("invalid-recipe", `Cannot read recipe ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}. Check the path.`, { recipe: path }, { cause: error });
   }
   try {
-    return JSON.parse(text) as unknown;
+    return parseJsonText(text);
   } catch (error) {
     throw new WpCodeboxError("invalid-recipe", `The recipe ${path} is not valid JSON: ${(error as Error).message}. Fix the syntax.`, { recipe: path }, { cause: error });
   }
