@@ -112,6 +112,41 @@ function urlForms(s: string): string[] {
   return [uri, uri.replace(/%20/g, "+"), raw, raw.replace(/~/g, hexEscape).replace(/%20/g, "+")];
 }
 
+/** HTML 4 names of U+00A0–U+00FF, in code point order, as PHP's `htmlentities` writes them. */
+const LATIN1_ENTITY_NAMES = "nbsp iexcl cent pound curren yen brvbar sect uml copy ordf laquo not shy reg macr deg plusmn sup2 sup3 acute micro para middot cedil sup1 ordm raquo frac14 frac12 frac34 iquest Agrave Aacute Acirc Atilde Auml Aring AElig Ccedil Egrave Eacute Ecirc Euml Igrave Iacute Icirc Iuml ETH Ntilde Ograve Oacute Ocirc Otilde Ouml times Oslash Ugrave Uacute Ucirc Uuml Yacute THORN szlig agrave aacute acirc atilde auml aring aelig ccedil egrave eacute ecirc euml igrave iacute icirc iuml eth ntilde ograve oacute ocirc otilde ouml divide oslash ugrave uacute ucirc uuml yacute thorn yuml".split(" ");
+/** HTML 4 names beyond Latin-1 that secrets and passwords tend to contain. */
+const OTHER_ENTITY_NAMES: Record<string, string> = { "€": "euro", "–": "ndash", "—": "mdash", "‘": "lsquo", "’": "rsquo", "“": "ldquo", "”": "rdquo", "•": "bull", "…": "hellip", "™": "trade", "†": "dagger", "‡": "Dagger", "‰": "permil", "Œ": "OElig", "œ": "oelig", "Š": "Scaron", "š": "scaron", "Ÿ": "Yuml", "ƒ": "fnof" };
+
+/**
+ * Character references for a value with non-ASCII characters: PHP's `htmlentities` (named where
+ * HTML 4 has a name, `&amp;`, `&quot;`, `&#039;`), and numeric references in decimal and hex
+ * (`mb_encode_numericentity`, many JavaScript escapers). Empty for an ASCII value: `htmlForms` has it.
+ */
+function htmlEntityForms(s: string): string[] {
+  if (!/[^\x00-\x7f]/.test(s)) return [];
+  const base = s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#039;");
+  const each = (ref: (c: string, code: number) => string): string => [...base].map((c) => (c.codePointAt(0)! > 0x7f ? ref(c, c.codePointAt(0)!) : c)).join("");
+  return [
+    each((c, code) => (code >= 0xa0 && code <= 0xff ? `&${LATIN1_ENTITY_NAMES[code - 0xa0]};` : OTHER_ENTITY_NAMES[c] ? `&${OTHER_ENTITY_NAMES[c]};` : c)),
+    each((_, code) => `&#${code};`),
+    each((_, code) => `&#x${code.toString(16)};`),
+  ];
+}
+
+/**
+ * Other ways a program turns a value around: reversed (`strrev` of an ASCII value; the characters
+ * reversed for any value), UTF-16 in either byte order (`mb_convert_encoding`; ASCII values only,
+ * since other UTF-16 bytes are not UTF-8 text), and quoted-printable (`quoted_printable_encode`,
+ * unbroken; only where it differs from the value).
+ */
+function rearrangedForms(s: string): string[] {
+  const out = [[...s].reverse().join("")];
+  if (/^[\x00-\x7f]*$/.test(s)) out.push([...s].map((c) => `${c}\0`).join(""), [...s].map((c) => `\0${c}`).join(""));
+  const qp = [...Buffer.from(s, "utf8")].map((b) => (b === 0x3d || b < 0x20 || b > 0x7e ? `=${b.toString(16).toUpperCase().padStart(2, "0")}` : String.fromCharCode(b))).join("");
+  if (qp !== s) out.push(qp);
+  return out;
+}
+
 /**
  * HTML escapes: `htmlspecialchars` (`&#039;`, or `&apos;` with ENT_HTML5, or quotes left alone),
  * `esc_html` (which does not encode the `&` of an existing entity again), and the `&#39;` / `&#x27;`
@@ -162,6 +197,8 @@ function base64Forms(bytes: Buffer): string[] {
  *   small alphabet that turn up by chance, and redacting them would destroy unrelated text.
  *   A redactor also finds the base64, base64url and hex forms cut into lines or groups (see
  *   `findWrapped`: `chunk_split`, MIME lines, `aa:bb:cc`); this list holds each form unbroken.
+ *   Also, for such a value: its non-ASCII characters as HTML character references (`htmlentities`,
+ *   decimal and hex), the value reversed (`strrev`), in UTF-16 (ASCII values) and quoted-printable.
  * @returns the distinct forms (any order); the caseless ones in the case they were computed.
  */
 export function encodedForms(secret: string): string[] {
@@ -198,6 +235,7 @@ function computeSecretForms(secret: string): SecretForm[] {
     const bytes = Buffer.from(secret, "utf8");
     for (const b of base64Forms(bytes)) for (const text of huge ? [b] : [b, ...urlForms(b)]) printed.push({ text, caseless: false, wrapped: true });
     printed.push({ text: bytes.toString("hex"), caseless: true, wrapped: true });
+    if (!huge) for (const text of [...htmlEntityForms(secret), ...rearrangedForms(secret)]) printed.push({ text, caseless: false });
     // Caseless matching covers another case of the text itself, not of its escapes: `mb_strtoupper`
     // turns `ä` (`\u00e4`, `%C3%A4`) into `Ä` (`\u00c4`, `%C3%84`).
     for (const cased of huge ? [] : new Set([secret.toUpperCase(), secret.toLowerCase()])) {

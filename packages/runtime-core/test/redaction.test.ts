@@ -80,7 +80,7 @@ const strtoupper = (s: string): string => s.replace(/[a-z]/g, (c) => c.toUpperCa
 const b64 = (s: string): string => Buffer.from(s, "utf8").toString("base64");
 
 /** How a program prints the secret. `long`: only redacted for secrets of 8 or more characters. */
-const FORMS: { name: string; long?: boolean; print: (s: string) => string }[] = [
+const FORMS: { name: string; long?: boolean; ascii?: boolean; print: (s: string) => string }[] = [
   { name: "raw", print: (s) => s },
   { name: "JSON.stringify", print: (s) => JSON.stringify(s) },
   { name: "json_encode", print: phpJson },
@@ -108,7 +108,26 @@ const FORMS: { name: string; long?: boolean; print: (s: string) => string }[] = 
   { name: "mb_strtoupper", long: true, print: (s) => s.toUpperCase() },
   { name: "mb_strtoupper inside json_encode", long: true, print: (s) => phpJson(s.toUpperCase()) },
   { name: "mb_strtolower URL-encoded", long: true, print: (s) => rawurlencode(s.toLowerCase()) },
+  { name: "strrev (ASCII) / characters reversed", long: true, print: (s) => [...s].reverse().join("") },
+  { name: "mb_convert_encoding(…, 'UTF-16LE')", long: true, ascii: true, print: (s) => [...s].map((c) => `${c}\0`).join("") },
+  { name: "mb_convert_encoding(…, 'UTF-16BE')", long: true, ascii: true, print: (s) => [...s].map((c) => `\0${c}`).join("") },
+  { name: "UTF-16LE inside json_encode", long: true, ascii: true, print: (s) => phpJson([...s].map((c) => `${c}\0`).join("")) },
+  { name: "quoted_printable_encode", long: true, print: quotedPrintable },
+  { name: "htmlentities", long: true, print: htmlentities },
+  { name: "numeric character references (decimal)", long: true, print: (s) => htmlspecialchars(s).replace(/[^\x00-\x7f]/gu, (c) => `&#${c.codePointAt(0)};`) },
+  { name: "numeric character references (hex)", long: true, print: (s) => htmlspecialchars(s).replace(/[^\x00-\x7f]/gu, (c) => `&#x${c.codePointAt(0)!.toString(16)};`) },
 ];
+
+/** PHP's quoted_printable_encode for a short line: `=`, controls and non-ASCII bytes as `=XX`. */
+function quotedPrintable(s: string): string {
+  return [...Buffer.from(s, "utf8")].map((b) => (b === 0x3d || b < 0x20 || b > 0x7e ? `=${b.toString(16).toUpperCase().padStart(2, "0")}` : String.fromCharCode(b))).join("");
+}
+
+/** PHP's htmlentities (ENT_QUOTES, HTML 4.01) for the characters the test secrets hold. */
+function htmlentities(s: string): string {
+  const named: Record<string, string> = { "ä": "auml", "ö": "ouml", "€": "euro" };
+  return htmlspecialchars(s).replace(/[^\x00-\x7f]/gu, (c) => (named[c] ? `&${named[c]};` : c));
+}
 
 /** Hostile secrets: `/`, `+`, `=`, quotes, `&`, `<>`, a backslash, non-ASCII and astral characters; 8 characters and more. */
 const LONG_SECRETS = ["ab/cd+ef==", `p"a'ss&<w>rd`, "pässwörd€🔑", "back\\slash/+=~!*", "n0t-A-r3al-T0k3n"];
@@ -118,7 +137,7 @@ const SHORT_SECRETS = ["x", "é&", `/"+`];
 for (const secret of [...LONG_SECRETS, ...SHORT_SECRETS]) {
   const long = [...secret].length >= 8;
   test(`secret ${JSON.stringify(secret)}: redacted in every form${long ? "" : " that applies below 8 characters"}`, () => {
-    for (const form of FORMS.filter((f) => long || !f.long)) {
+    for (const form of FORMS.filter((f) => (long || !f.long) && (!f.ascii || /^[\x00-\x7f]*$/.test(secret)))) {
       const printed = form.print(secret);
       const text = `before ${printed} after`;
       const r = createRedactor([secret]);
