@@ -8,6 +8,7 @@ import { basename, join, resolve } from "node:path";
 import {
   WpCodeboxError,
   assertDefines,
+  assertRuntimeSnapshot,
   assertEnvironment,
   assertSecretsSafe,
   defaultRuntimePolicy,
@@ -73,6 +74,7 @@ function directoryTree(cwd: string): WordPressTreeSource {
  */
 export function createNativeBackend(options: NativeBackendOptions = {}): RuntimeBackend & {
   create(spec?: RuntimeCreateSpec): Promise<NativeRuntime>;
+  restore(snapshot: unknown, spec?: RuntimeCreateSpec): Promise<NativeRuntime>;
   preflight(spec?: RuntimeCreateSpec): RuntimePreflight;
 } {
   const cwd = options.cwd ?? process.cwd();
@@ -113,6 +115,27 @@ export function createNativeBackend(options: NativeBackendOptions = {}): Runtime
         }
       }
       return { wordpressVersion: wordpress.preflight(spec), phpVersion: status.phpVersion };
+    },
+    /**
+     * Boots a fresh native sandbox from `spec` and loads a snapshot taken on this backend into it
+     * (its MariaDB dump and wp-content). The snapshot's hashes are verified before anything boots.
+     * @throws `invalid-snapshot`, `snapshot-tampered`, `snapshot-incompatible` (taken on another
+     *   backend, WordPress or PHP version), `state-export-failed`, and what `create` throws.
+     */
+    async restore(snapshot: unknown, spec: RuntimeCreateSpec = {}): Promise<NativeRuntime> {
+      assertRuntimeSnapshot(snapshot);
+      const c = snapshot.compatibility;
+      if (c.backend !== "native" || snapshot.database.engine !== "mariadb") {
+        throw new WpCodeboxError("snapshot-incompatible", `Snapshot ${snapshot.id} was taken on the ${c.backend} backend (${snapshot.database.engine}); the native backend restores only its own MariaDB snapshots. Restore it with --backend ${c.backend}.`, { snapshot: { ...c, engine: snapshot.database.engine }, backend: "native" });
+      }
+      const runtime = await backend.create(spec);
+      try {
+        await runtime.restoreSnapshot(snapshot);
+      } catch (error) {
+        await runtime.dispose();
+        throw error;
+      }
+      return runtime;
     },
     /**
      * Boots a native sandbox (the first one per WordPress release installs it into a cached

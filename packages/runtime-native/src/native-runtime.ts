@@ -17,6 +17,8 @@ import {
   WpCodeboxError,
   abortReasonText,
   assertCapability,
+  assertRuntimeSnapshot,
+  runtimeSnapshotBundleFiles,
   fatalFromPhpOutput,
   getCommandDefinition,
   parseCommandArgs,
@@ -35,7 +37,9 @@ import {
   type RuntimePolicy,
   type WpDefineValue,
   type WordPressChoiceRecord,
+  type WordPressRuntimeSnapshot,
 } from "@wp-codebox/runtime-core";
+import { applyNativeSnapshot, captureNativeSnapshot, type NativeStateHost } from "./native-snapshots.js";
 import type { Bind } from "./bubblewrap.js";
 import type { CapturedStream, ProcessOutcome } from "./confined-process.js";
 import { siteConstants } from "./native-config.js";
@@ -85,6 +89,8 @@ export class NativeRuntime implements Runtime {
   private php!: PhpServer;
   private disposed = false;
   private bootDurationMs = 0;
+  /** Snapshots taken, for the bundle (`includeRuntimeSnapshotBundles`). */
+  private readonly taken = new Map<string, WordPressRuntimeSnapshot>();
 
   private constructor(private readonly setup: NativeRuntimeSetup) {
     this.layout = siteLayout(mkdtempSync(join(tmpdir(), "wp-codebox-native-")));
@@ -394,14 +400,53 @@ export class NativeRuntime implements Runtime {
     });
   }
 
+  /**
+   * Captures a `wp-codebox/wordpress-runtime-snapshot/v1` snapshot (`database.engine: "mariadb"`,
+   * the database as `database/wordpress.sql`) after the commands called before it.
+   * Event `snapshot-taken` `{ id, sha256, files }`.
+   * @throws `runtime-disposed`, `state-export-failed`.
+   */
+  async snapshot(): Promise<WordPressRuntimeSnapshot> {
+    this.assertLive();
+    return this.order.run(async () => {
+      this.assertLive();
+      const snapshot = await captureNativeSnapshot(this.stateHost());
+      this.taken.set(snapshot.id, snapshot);
+      this.event("snapshot-taken", { id: snapshot.id, sha256: snapshot.sha256, files: snapshot.files.length });
+      return snapshot;
+    });
+  }
+
+  /**
+   * Makes this sandbox's database and wp-content equal to a snapshot taken on the native backend,
+   * after verifying its hashes (the backend's `restore` calls it on a fresh sandbox).
+   * Event `snapshot-restored` `{ id, sha256 }`.
+   * @throws `invalid-snapshot`, `snapshot-tampered`, `snapshot-incompatible`, `state-export-failed`.
+   */
+  async restoreSnapshot(snapshot: unknown): Promise<void> {
+    this.assertLive();
+    assertRuntimeSnapshot(snapshot);
+    await this.order.run(async () => {
+      this.assertLive();
+      await applyNativeSnapshot(this.stateHost(), snapshot);
+      this.event("snapshot-restored", { id: snapshot.id, sha256: snapshot.sha256 });
+    });
+  }
+
+  private stateHost(): NativeStateHost {
+    return { tools: this.setup.tools, layout: this.layout, treeDir: this.setup.treeDir, baseContent: this.setup.site.content, mounts: this.setup.mounts, wordpressVersion: this.setup.wordpressRelease, phpVersion: this.setup.phpVersion };
+  }
+
   async collectArtifacts(spec?: ArtifactSpec): Promise<RuntimeArtifacts> {
     const wanted = spec?.executions ? new Set(spec.executions) : undefined;
+    const bundled = spec?.includeRuntimeSnapshotBundles && !wanted ? [...this.taken.values()].map((s) => runtimeSnapshotBundleFiles(s)) : [];
     return {
       info: this.info(),
       results: wanted ? this.results.filter((r) => wanted.has(r.id)) : [...this.results],
       events: [...this.events],
-      files: [],
+      files: bundled.flatMap((b) => b.files),
       secrets: Object.values(this.setup.secretEnv).filter((v) => v.length > 0),
+      ...(bundled.length ? { snapshots: bundled.map((b) => b.ref) } : {}),
     };
   }
 
