@@ -7,7 +7,7 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -21,6 +21,8 @@ import {
 } from "@wp-codebox/runtime-core";
 import { NATIVE_DEBIAN_PACKAGES, nativeToolsStatus } from "@wp-codebox/runtime-native";
 import { createBackend } from "../../packages/cli/src/commands/backends.js";
+import { recordedBackend, replayEpisode } from "../../packages/cli/src/commands/episode-replay.js";
+import { show, spawnCli } from "./spawn-cli.js";
 
 const status = nativeToolsStatus();
 const skip = status.ok ? false : `the native backend's Debian packages are missing (${status.missingPackages.join(", ")}): apt-get install -y ${NATIVE_DEBIAN_PACKAGES.join(" ")}`;
@@ -108,5 +110,37 @@ describe("native snapshots and restore", { skip, timeout: 300_000 }, () => {
     content[content.length - 2] = content[content.length - 2]! ^ 1;
     const bad = { ...snapshot, files: snapshot.files.map((f) => (f === dump ? { ...f, content } : f)) };
     await assert.rejects(restoreRuntime(bad, backend), (e: { code?: string }) => e.code === "snapshot-tampered");
+  });
+});
+
+describe("an episode on the native backend with a snapshot step, replayed on native", { skip, timeout: 300_000 }, () => {
+  let tmp: string;
+  before(() => (tmp = mkdtempSync(join(tmpdir(), "wp-codebox-native-episode-"))));
+  after(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it("episode run bundles the MariaDB snapshot; episode replay boots native (the recorded backend) and matches", async () => {
+    const script = join(tmp, "episode.json");
+    writeFileSync(script, JSON.stringify({
+      schema: "wp-codebox/episode-script/v1",
+      runtime: { backend: "native" },
+      artifacts: { includeRuntimeSnapshotBundles: true },
+      steps: [
+        { action: { command: "wordpress.run-php", args: { code: "<?php update_option('wp_codebox_episode', 'kept'); echo 'written';" } } },
+        { snapshot: true },
+        { action: { command: "wordpress.run-php", args: { code: "<?php global $wpdb; echo json_encode([get_option('wp_codebox_episode'), (bool) preg_match('/MariaDB/', $wpdb->get_var('SELECT VERSION()'))]);" } } },
+      ],
+    }));
+    const bundle = join(tmp, "bundle");
+    const run = await spawnCli(["episode", "run", script, "--artifacts", bundle, "--json"], { env: { WP_CODEBOX_CACHE_DIR: undefined } as unknown as NodeJS.ProcessEnv });
+    assert.equal(run.code, 0, show(run));
+    const trace = JSON.parse(readFileSync(join(bundle, "files", "runtime-episode-trace.json"), "utf8")) as { runtime: { backend: string }; snapshots: { id: string }[] };
+    assert.equal(trace.runtime.backend, "native");
+    assert.equal(trace.snapshots.length, 1);
+    const [id] = readdirSync(join(bundle, "files", "runtime-snapshots"));
+    assert.match(readFileSync(join(bundle, "files", "runtime-snapshots", id!, "database", "wordpress.sql"), "utf8"), /'wp_codebox_episode','kept'/);
+    assert.equal(recordedBackend(bundle), "native");
+    const report = await replayEpisode({ bundle, cwd: tmp });
+    assert.equal(report.ok, true, JSON.stringify(report.steps.filter((s) => !s.match)));
+    assert.equal(report.summary.steps, 2);
   });
 });
