@@ -257,6 +257,7 @@ function buildProgram(state: CliState): Command {
       .option("--port <n>", "control endpoint port on 127.0.0.1 (default: any free port)")
       .option("--ttl <duration>", 'dispose everything after this long without activity (control calls or site requests), e.g. 30m, 90s; "0" = never (default 30m)')
       .option("--pool <n>", "keep N sandboxes booted from the same spec; each --attach session takes one, a returned one is reset in the background (default: one shared sandbox)")
+      .option("--backend <name>", "playground (default); native is refused before boot: it has no web server yet (see docs/native-backend.md)")
       .option("--session-lease <duration>", 'release an --attach session whose client sent no call and no lease renewal for this long after its last call (a killed client), e.g. 30s, 2m; at least 1s; "0" = never (default 60s)')
       .option("--json", 'print one JSON line {"url", "loginUrl", "control", "token", "id"} on stdout once the site is ready; stderr then carries only JSON lines {"event", "at", "data"}: events, progress, the error'),
   )
@@ -272,6 +273,8 @@ function buildProgram(state: CliState): Command {
         ]),
     )
     .action(async (opts: Record<string, unknown>) => {
+      const { assertCliBackend } = await import("./commands/backends.js");
+      assertCliBackend("serve", opts.backend as string | undefined, { cwd: io.cwd });
       const { startServe, formatServeAddress, prepareServe } = await import("./commands/serve.js");
       const asJson = opts.json === true;
       const serveOptions = {
@@ -369,6 +372,7 @@ function buildProgram(state: CliState): Command {
       .description("Serve a sandbox to AI agents over the Model Context Protocol on stdio: one tool per catalog command plus reset, observe, snapshot, restore, collect_artifacts.")
       .option("--artifacts <dir>", "base directory of the bundles collect_artifacts writes (default ./wp-codebox-artifacts); each server session writes into a fresh mcp-<UTC time>-<random> folder there")
       .option("--lazy-boot", "boot the sandbox on the first tool call instead of at start")
+      .option("--backend <name>", "playground (default) or native (Debian's PHP and a private MariaDB under bubblewrap: only the tools it runs are available, see docs/native-backend.md)")
       .option("--attach <control-url>", "drive a live sandbox of wp-codebox serve instead of booting one (no runtime flags then; its state is kept)")
       .option("--token <token>", "control token for --attach (default $WP_CODEBOX_TOKEN)"),
   )
@@ -393,6 +397,7 @@ function buildProgram(state: CliState): Command {
         ...(opts.attach !== undefined ? { attach: opts.attach as string } : {}),
         ...(opts.token !== undefined ? { token: opts.token as string } : {}),
         ...(opts.artifacts !== undefined ? { artifactsDir: opts.artifacts as string } : {}),
+        ...(opts.backend !== undefined ? { backendName: opts.backend as string } : {}),
         lazyBoot: opts.lazyBoot === true,
         version: version(),
         log: (message) => io.stderr(`wp-codebox mcp: ${message}\n`),

@@ -17,6 +17,7 @@ import {
   resolveCacheDir,
   resolveMounts,
   themeMount,
+  type BackendSupport,
   type RuntimeBackend,
   type RuntimeCreateSpec,
   type RuntimePreflight,
@@ -51,6 +52,12 @@ export interface NativeBackendOptions {
   wordpress?: WordPressTreeSource;
 }
 
+/**
+ * What native sandboxes run: `wordpress.run-php`; an episode observes `runtime-info` and `mounts`
+ * (which need no observer). Anything else is refused before boot (`backend-unsupported`).
+ */
+export const NATIVE_SUPPORT: BackendSupport = Object.freeze({ commands: Object.freeze(["wordpress.run-php"]), observations: Object.freeze(["runtime-info", "mounts"]) });
+
 /** A WordPress directory given as `wordpress.path` (the source used when no resolver is given). */
 function directoryTree(cwd: string): WordPressTreeSource {
   const find = (spec: RuntimeCreateSpec) => {
@@ -84,6 +91,7 @@ export function createNativeBackend(options: NativeBackendOptions = {}): Runtime
     kind: "native",
     // No virtual clock or seeded randomness: episodes run on the host's clock.
     deterministic: false,
+    supports: NATIVE_SUPPORT,
     /**
      * Checks, without booting: the Debian packages are installed, the PHP version is Debian's, the
      * spec asks for nothing this backend refuses, the WordPress source exists.

@@ -42,3 +42,26 @@ export function createBackend(name: string | undefined, options: BackendOptions)
   }
   throw new WpCodeboxError("invalid-argument", `--backend ${JSON.stringify(backend)} is not a backend: use ${BACKEND_NAMES.join(" or ")}.`, { option: "backend", value: backend, allowed: [...BACKEND_NAMES] });
 }
+
+/**
+ * What each CLI command needs that a backend other than Playground does not have yet: checked
+ * before anything boots. `mcp` and the batch run on native (tools and tasks limited to what it runs).
+ */
+const NEEDS_PLAYGROUND: Record<string, string> = {
+  serve: "a web server for the site URL, the login link and --attach",
+  check: "HTTP and REST requests to the site and browser surfaces (admin pages, front-end visits, cron over HTTP)",
+};
+
+/**
+ * Refuses, before boot, a CLI command the named backend cannot run (`serve`, `check` on native).
+ * @param cli - the CLI command (`"serve"`, `"check"`).
+ * @throws `invalid-argument` for an unknown backend name; `backend-unsupported` (exit 2) naming the
+ *   backend and what is missing.
+ */
+export function assertCliBackend(cli: string, name: string | undefined, options: BackendOptions): void {
+  if (name === undefined || name === "playground") return;
+  createBackend(name, options);
+  const missing = NEEDS_PLAYGROUND[cli];
+  if (missing === undefined) return;
+  throw new WpCodeboxError("backend-unsupported", `wp-codebox ${cli} --backend ${name}: the ${name} backend has no ${missing} yet. Use --backend playground (the default).`, { backend: name, command: cli, missing });
+}
