@@ -90,6 +90,7 @@ export async function runMcpServer(options: McpOptions): Promise<McpStdioOutcome
       // Tools the backend cannot run are listed as UNAVAILABLE and refused (policy-denied) without a call into the sandbox.
       const unavailable = policy.commands.filter((c) => !supports.commands.includes(c));
       policy = { ...policy, commands: policy.commands.filter((c) => supports.commands.includes(c)) };
+      createSpec = { ...createSpec, policy };
       observationTypes = PLAYGROUND_OBSERVATION_TYPES.filter((t) => supports.observations.includes(t));
       if (unavailable.length) options.log(`The ${backend.kind} backend runs ${supports.commands.join(", ")}: ${unavailable.length} other tool(s) are unavailable (--backend playground runs them all)`);
     }
