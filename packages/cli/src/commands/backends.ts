@@ -3,45 +3,16 @@
  * backend boots the same WordPress trees as Playground (bundled builds, mirror releases, your own
  * build), resolved by the Playground package's `resolveWordPressTree`.
  */
-import { BACKEND_NAMES, WpCodeboxError, resolveCacheDir, type RuntimeBackend, type RuntimePreflight } from "@wp-codebox/runtime-core";
-import { createNativeBackend } from "@wp-codebox/runtime-native";
-import { createPlaygroundBackend, resolveWordPressTree } from "@wp-codebox/runtime-playground";
+import { WpCodeboxError } from "@wp-codebox/runtime-core";
+import { createNamedBackend, type BackendOptions } from "@wp-codebox/batch";
 
-/** Options every backend takes from the CLI. */
-export interface BackendOptions {
-  cwd: string;
-  cacheDir?: string;
-  offline?: boolean;
-}
+export type { BackendOptions };
 
 /**
- * Creates the backend `name` names (default `playground`).
+ * Creates the backend `name` names (default `playground`); batch tasks use the same factory.
  * @throws `invalid-argument` for a name that is not in `BACKEND_NAMES`.
  */
-export function createBackend(name: string | undefined, options: BackendOptions): RuntimeBackend {
-  const backend = name ?? "playground";
-  const playground = () => createPlaygroundBackend({ cwd: options.cwd, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}), ...(options.offline !== undefined ? { offline: options.offline } : {}) });
-  if (backend === "playground") return playground();
-  if (backend === "native") {
-    const source = playground();
-    return createNativeBackend({
-      cwd: options.cwd,
-      ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
-      wordpress: {
-        preflight: (spec) => (source.preflight!(spec.wordpress ? { wordpress: spec.wordpress } : {}) as RuntimePreflight).wordpressVersion!,
-        tree: (spec) =>
-          resolveWordPressTree(spec, {
-            cwd: options.cwd,
-            cacheDir: resolveCacheDir(options.cacheDir),
-            ...(options.offline !== undefined ? { offline: options.offline } : {}),
-            ...(spec.onProgress ? { onProgress: spec.onProgress } : {}),
-            ...(spec.signal ? { signal: spec.signal } : {}),
-          }),
-      },
-    });
-  }
-  throw new WpCodeboxError("invalid-argument", `--backend ${JSON.stringify(backend)} is not a backend: use ${BACKEND_NAMES.join(" or ")}.`, { option: "backend", value: backend, allowed: [...BACKEND_NAMES] });
-}
+export const createBackend = createNamedBackend;
 
 /**
  * What each CLI command needs that a backend other than Playground does not have yet: checked
