@@ -116,6 +116,6 @@ describe("runtime.backend in batch tasks", () => {
   });
 
   it("the native backend declares what it runs", () => {
-    assert.deepEqual([...NATIVE_SUPPORT.commands], ["wordpress.run-php"]);
+    assert.deepEqual([...NATIVE_SUPPORT.commands], ["wordpress.run-php", "wordpress.wp-cli"]);
   });
 });

@@ -5,7 +5,7 @@
  */
 import { BACKEND_NAMES, WpCodeboxError, resolveCacheDir, type RuntimeBackend, type RuntimePreflight } from "@wp-codebox/runtime-core";
 import { createNativeBackend } from "@wp-codebox/runtime-native";
-import { createPlaygroundBackend, resolveWordPressTree } from "@wp-codebox/runtime-playground";
+import { createPlaygroundBackend, resolveWordPressTree, resolveWpCliPhar } from "@wp-codebox/runtime-playground";
 
 /** Options every backend takes. */
 export interface BackendOptions {
@@ -27,6 +27,8 @@ export function createNamedBackend(name: string | undefined, options: BackendOpt
     return createNativeBackend({
       cwd: options.cwd,
       ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
+      // The same phar as on Playground: --wp-cli-phar, $WP_CODEBOX_WP_CLI_PHAR, then `wp-codebox wp-cli install`'s cache.
+      wpCliPhar: (spec) => resolveWpCliPhar({ ...(spec.wpCliPhar !== undefined ? { flag: spec.wpCliPhar } : {}), cacheDir: resolveCacheDir(options.cacheDir) }, options.cwd).path,
       wordpress: {
         preflight: (spec) => (source.preflight!(spec.wordpress ? { wordpress: spec.wordpress } : {}) as RuntimePreflight).wordpressVersion!,
         tree: (spec) =>

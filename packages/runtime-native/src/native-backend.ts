@@ -24,6 +24,7 @@ import {
   type WordPressChoiceRecord,
 } from "@wp-codebox/runtime-core";
 import { NativeRuntime } from "./native-runtime.js";
+import { pharFromSpec } from "./native-wp-cli.js";
 import { ensureNativeSite } from "./native-site-cache.js";
 import { DEFAULT_NATIVE_TOOLS, assertNativeTools, type NativeTools } from "./native-tools.js";
 
@@ -50,13 +51,20 @@ export interface NativeBackendOptions {
   /** Paths of the Debian programs (tests point one at a missing file). */
   tools?: Partial<NativeTools>;
   wordpress?: WordPressTreeSource;
+  /**
+   * The wp-cli phar for a create spec (host path). The CLI passes the Playground package's
+   * resolver (`--wp-cli-phar`, `$WP_CODEBOX_WP_CLI_PHAR`, the cached install); without one,
+   * `spec.wpCliPhar` then `$WP_CODEBOX_WP_CLI_PHAR`.
+   * @throws `wp-cli-unavailable`.
+   */
+  wpCliPhar?: (spec: RuntimeCreateSpec) => string;
 }
 
 /**
- * What native sandboxes run: `wordpress.run-php`; an episode observes `runtime-info` and `mounts`
+ * What native sandboxes run: `wordpress.run-php` and `wordpress.wp-cli`; an episode observes `runtime-info` and `mounts`
  * (which need no observer). Anything else is refused before boot (`backend-unsupported`).
  */
-export const NATIVE_SUPPORT: BackendSupport = Object.freeze({ commands: Object.freeze(["wordpress.run-php"]), observations: Object.freeze(["runtime-info", "mounts"]) });
+export const NATIVE_SUPPORT: BackendSupport = Object.freeze({ commands: Object.freeze(["wordpress.run-php", "wordpress.wp-cli"]), observations: Object.freeze(["runtime-info", "mounts"]) });
 
 /** A WordPress directory given as `wordpress.path` (the source used when no resolver is given). */
 function directoryTree(cwd: string): WordPressTreeSource {
@@ -185,6 +193,7 @@ export function createNativeBackend(options: NativeBackendOptions = {}): Runtime
         cwd,
         ...(options.outputCapBytes !== undefined ? { outputCapBytes: options.outputCapBytes } : {}),
         ...(spec.onProgress ? { onProgress: spec.onProgress } : {}),
+        wpCliPhar: () => (options.wpCliPhar ? options.wpCliPhar(spec) : pharFromSpec(spec.wpCliPhar, cwd)),
       });
     },
   };

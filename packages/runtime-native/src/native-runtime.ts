@@ -40,6 +40,7 @@ import {
   type WordPressRuntimeSnapshot,
 } from "@wp-codebox/runtime-core";
 import { applyNativeSnapshot, captureNativeSnapshot, type NativeStateHost } from "./native-snapshots.js";
+import { pharFromSpec, runNativeWpCli, wpCliOutcome } from "./native-wp-cli.js";
 import type { Bind } from "./bubblewrap.js";
 import type { CapturedStream, ProcessOutcome } from "./confined-process.js";
 import { siteConstants } from "./native-config.js";
@@ -71,6 +72,8 @@ export interface NativeRuntimeSetup {
   cwd: string;
   outputCapBytes?: number;
   onProgress?: (message: string) => void;
+  /** Host path of the wp-cli phar for `wordpress.wp-cli`. @throws `wp-cli-unavailable` when there is none. */
+  wpCliPhar?: () => string;
 }
 
 type Outcome = Pick<ExecutionResult, "status" | "exitCode" | "stdout" | "stderr" | "stdoutBytes" | "stderrBytes" | "truncated" | "json" | "error">;
@@ -213,11 +216,11 @@ export class NativeRuntime implements Runtime {
       this.event("command-started", { id, command: spec.command });
       let outcome: Outcome;
       let dbErrors: DbErrorRecord[] = [];
-      if (spec.command !== "wordpress.run-php") {
-        outcome = { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: "not-implemented", message: `${spec.command} does not run on the native backend yet (only wordpress.run-php does); use --backend playground.` } };
+      if (spec.command !== "wordpress.run-php" && spec.command !== "wordpress.wp-cli") {
+        outcome = { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: "not-implemented", message: `${spec.command} does not run on the native backend yet (only wordpress.run-php and wordpress.wp-cli do); use --backend playground.` } };
       } else {
         try {
-          const ran = await this.runPhpCommand(args, timeoutMs, spec.signal);
+          const ran = spec.command === "wordpress.wp-cli" ? await this.runWpCliCommand(args, timeoutMs, spec.signal) : await this.runPhpCommand(args, timeoutMs, spec.signal);
           outcome = ran.outcome;
           dbErrors = ran.dbErrors;
         } catch (error) {
@@ -278,6 +281,40 @@ export class NativeRuntime implements Runtime {
       return { outcome: { status: "timed-out", exitCode: 124, stdout: text(partial.stdout), stderr: text(partial.stderr), stdoutBytes: partial.stdout.bytes, stderrBytes: partial.stderr.bytes, error }, dbErrors };
     }
     return { outcome: this.outcome(run.process), dbErrors };
+  }
+
+  /** `wordpress.wp-cli`: the real phar on Debian's PHP, confined like every command (`native-wp-cli.ts`). */
+  private async runWpCliCommand(args: Record<string, string>, timeoutMs: number, signal: AbortSignal | undefined): Promise<{ outcome: Outcome; dbErrors: DbErrorRecord[] }> {
+    let phar: string;
+    try {
+      phar = this.setup.wpCliPhar ? this.setup.wpCliPhar() : pharFromSpec(undefined, this.setup.cwd);
+    } catch (error) {
+      // No phar is the command's failure (a result, exit 3 from the CLI), not a misuse of the runtime.
+      if (!(error instanceof WpCodeboxError)) throw error;
+      return { outcome: { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: error.code, message: error.message, data: error.data } }, dbErrors: [] };
+    }
+    rmSync(join(this.layout.internal, "last-error.json"), { force: true });
+    const run = await runNativeWpCli({
+      tools: this.setup.tools,
+      layout: this.layout,
+      treeDir: this.setup.treeDir,
+      binds: this.binds,
+      env: { ...this.setup.env, ...this.setup.secretEnv },
+      phar,
+      command: args.command ?? "",
+      capBytes: this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES,
+      timeoutMs,
+      ...(signal ? { signal } : {}),
+    });
+    const dbErrors = this.takeDbErrors();
+    if (run.stopped) {
+      const partial = run.process.partial;
+      const error: ExecutionError = run.stopped === "interrupted"
+        ? { code: "interrupted", message: `wordpress.wp-cli: stopped by the caller before it finished (${abortReasonText(signal)}). Its PHP process was killed; the sandbox keeps running.`, data: { reason: abortReasonText(signal) } }
+        : { code: "timeout", message: `wordpress.wp-cli: Timeout ${timeoutMs}ms exceeded. Its PHP process was killed; the sandbox keeps running. Raise --timeout if the work needs longer.`, data: { timeoutMs } };
+      return { outcome: { status: "timed-out", exitCode: 124, stdout: text(partial.stdout), stderr: text(partial.stderr), stdoutBytes: partial.stdout.bytes, stderrBytes: partial.stderr.bytes, error }, dbErrors };
+    }
+    return { outcome: wpCliOutcome(this.outcome(run.process), run.argv), dbErrors };
   }
 
   /** `as=`: admin (default), anonymous, or `user:<id>`. */
