@@ -225,15 +225,6 @@ for (const backend of BACKENDS) {
       });
     }
 
-    it("reset() forgets a database write and a wp-content file", async () => {
-      const php = (code: string) => runtime.execute({ command: "wordpress.run-php", args: [`code=${code}`] });
-      const written = await php("<?php update_option('wp_codebox_contract', 'written'); file_put_contents(WP_CONTENT_DIR . '/contract.txt', 'x'); echo get_option('wp_codebox_contract');");
-      assert.equal(written.stdout, "written");
-      await runtime.reset!();
-      const read = await php("<?php echo json_encode([get_option('wp_codebox_contract'), file_exists(WP_CONTENT_DIR . '/contract.txt'), get_option('blogname')]);");
-      assert.deepEqual(read.json, [false, false, "wp-codebox"]);
-    });
-
     it("snapshot() then restoreRuntime into a fresh sandbox brings back a database write and a wp-content file", async () => {
       const php = (rt: Runtime, code: string) => rt.execute({ command: "wordpress.run-php", args: [`code=${code}`] });
       await php(runtime, "<?php update_option('wp_codebox_contract_snap', 'kept'); file_put_contents(WP_CONTENT_DIR . '/contract-snap.txt', 'kept');");
@@ -247,6 +238,15 @@ for (const backend of BACKENDS) {
       } finally {
         await restored.dispose();
       }
+    });
+
+    it("reset() forgets a database write and a wp-content file", async () => {
+      const php = (code: string) => runtime.execute({ command: "wordpress.run-php", args: [`code=${code}`] });
+      const written = await php("<?php update_option('wp_codebox_contract', 'written'); file_put_contents(WP_CONTENT_DIR . '/contract.txt', 'x'); echo get_option('wp_codebox_contract');");
+      assert.equal(written.stdout, "written");
+      await runtime.reset!();
+      const read = await php("<?php echo json_encode([get_option('wp_codebox_contract'), file_exists(WP_CONTENT_DIR . '/contract.txt'), get_option('blogname')]);");
+      assert.deepEqual(read.json, [false, false, "wp-codebox"]);
     });
   });
 }
