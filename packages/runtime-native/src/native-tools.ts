@@ -57,6 +57,8 @@ export const NATIVE_DEBIAN_PACKAGES: readonly string[] = [
   "php-xml",
   "php-zip",
   "mariadb-server",
+  // mariadb-dump and the mariadb client (snapshots); Debian's mariadb-server pulls it in anyway.
+  "mariadb-client",
   "bubblewrap",
 ];
 
