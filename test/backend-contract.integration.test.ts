@@ -7,7 +7,9 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { DEFAULT_OUTPUT_CAP_BYTES, type ExecutionResult, type Runtime } from "@wp-codebox/runtime-core";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { DEFAULT_OUTPUT_CAP_BYTES, restoreRuntime, type ExecutionResult, type Runtime, type WordPressRuntimeSnapshot } from "@wp-codebox/runtime-core";
 import { NATIVE_DEBIAN_PACKAGES, nativeToolsStatus } from "@wp-codebox/runtime-native";
 import { createBackend } from "../packages/cli/src/commands/backends.js";
 
@@ -28,6 +30,10 @@ interface ContractCase {
 
 /** Shared by every case that must leave a working sandbox behind. */
 const ALIVE = "<?php echo 'alive';";
+
+/** The real WP-CLI phar of the shared test assets, when there. */
+const SHARED_PHAR = process.env.WP_CODEBOX_TEST_SHARED ? join(process.env.WP_CODEBOX_TEST_SHARED, "wp-cli", "wp-cli-2.10.0.phar") : undefined;
+const NO_PHAR = SHARED_PHAR && existsSync(SHARED_PHAR) ? undefined : "needs WP_CODEBOX_TEST_SHARED with wp-cli/wp-cli-2.10.0.phar";
 
 const CASES: ContractCase[] = [
   {
@@ -164,10 +170,30 @@ const CASES: ContractCase[] = [
     name: "a REST request runs in process",
     command: "wordpress.rest-request",
     args: ["route=/wp/v2/types/post"],
-    unsupported: { native: "only wordpress.run-php runs on the native backend yet" },
+    unsupported: { native: "only wordpress.run-php and wordpress.wp-cli run on the native backend yet" },
     check: (r) => {
       assert.equal(r.status, "ok", JSON.stringify(r.error));
       assert.match(r.stdout, /"slug":"post"/);
+    },
+  },
+  {
+    name: "WP-CLI with --format=json gives result.json",
+    command: "wordpress.wp-cli",
+    args: ["command=option get blogname --format=json"],
+    ...(NO_PHAR ? { unsupported: { playground: NO_PHAR, native: NO_PHAR } } : {}),
+    check: (r) => {
+      assert.equal(r.status, "ok", JSON.stringify(r.error ?? r.stderr));
+      assert.equal(r.json, "wp-codebox");
+    },
+  },
+  {
+    name: "a failing WP-CLI command is wp-cli-failed",
+    command: "wordpress.wp-cli",
+    args: ["command=option get wp_codebox_contract_missing"],
+    ...(NO_PHAR ? { unsupported: { playground: NO_PHAR, native: NO_PHAR } } : {}),
+    check: (r) => {
+      assert.equal(r.status, "error");
+      assert.equal(r.error?.code, "wp-cli-failed", JSON.stringify(r.error));
     },
   },
 ];
@@ -184,8 +210,9 @@ const BACKENDS: { name: BackendName; skip: string | false }[] = [
 for (const backend of BACKENDS) {
   describe(`the backend contract on ${backend.name}`, { skip: backend.skip, timeout: 300_000 }, () => {
     let runtime: Runtime;
+    const factory = createBackend(backend.name, { cwd: process.cwd() });
     before(async () => {
-      runtime = await createBackend(backend.name, { cwd: process.cwd() }).create({});
+      runtime = await factory.create(NO_PHAR ? {} : { wpCliPhar: SHARED_PHAR! });
     });
     after(async () => runtime?.dispose());
 
@@ -197,6 +224,21 @@ for (const backend of BACKENDS) {
         c.check(result, backend.name);
       });
     }
+
+    it("snapshot() then restoreRuntime into a fresh sandbox brings back a database write and a wp-content file", async () => {
+      const php = (rt: Runtime, code: string) => rt.execute({ command: "wordpress.run-php", args: [`code=${code}`] });
+      await php(runtime, "<?php update_option('wp_codebox_contract_snap', 'kept'); file_put_contents(WP_CONTENT_DIR . '/contract-snap.txt', 'kept');");
+      const snapshot = (await runtime.snapshot!()) as WordPressRuntimeSnapshot;
+      assert.equal(snapshot.database.engine, backend.name === "native" ? "mariadb" : "sqlite");
+      await php(runtime, "<?php update_option('wp_codebox_contract_snap', 'later');");
+      const restored = await restoreRuntime(snapshot, factory);
+      try {
+        const read = await php(restored, "<?php echo json_encode([get_option('wp_codebox_contract_snap'), @file_get_contents(WP_CONTENT_DIR . '/contract-snap.txt')]);");
+        assert.deepEqual(read.json, ["kept", "kept"]);
+      } finally {
+        await restored.dispose();
+      }
+    });
 
     it("reset() forgets a database write and a wp-content file", async () => {
       const php = (code: string) => runtime.execute({ command: "wordpress.run-php", args: [`code=${code}`] });

@@ -9,3 +9,4 @@ export { type BatchProgress, createProgress, type ProgressOptions } from "./prog
 export { type CgroupLimits, type CgroupPaths, type ConcurrencyDecision, decideConcurrency, MEMORY_HEADROOM_BYTES, readCgroupLimits, type ResourceProbe, SANDBOX_MEMORY_BUDGET_BYTES } from "./resources.js";
 export { type BatchCommonOptions, type BatchOutcome, cleanStaging, groupByRuntime, type LocalBatchOptions, prepareBatch, type PreparedBatch, resumeBatch, runLocalBatch } from "./local-batch.js";
 export { assertQueueReachable, type BatchJobData, DEFAULT_QUEUE_NAME, parseQueueUrl, type QueueBatchOptions, type QueueTarget, type QueueWorker, type QueueWorkerOptions, startQueueWorker, submitQueueBatch } from "./queue.js";
+export { type BackendOptions, createNamedBackend } from "./task-backend.js";

@@ -48,7 +48,8 @@ export class SandboxLane {
    *   holds no sandbox).
    */
   async acquire(backend: RuntimeBackend, spec: RuntimeCreateSpec): Promise<LaneSandbox> {
-    const key = runtimeKey(spec);
+    // The same spec on another backend is another sandbox.
+    const key = `${backend.kind}:${runtimeKey(spec)}`;
     const held = this.current;
     if (held && held.key === key && held.runtime.recycle) {
       try {

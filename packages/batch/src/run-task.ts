@@ -27,7 +27,7 @@ import {
   type RunSessionOutcome,
   type RuntimeBackend,
 } from "@wp-codebox/runtime-core";
-import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
+import { createNamedBackend } from "./task-backend.js";
 import { isResumableFingerprint, taskFingerprint } from "./fingerprint.js";
 import { runtimeKey, type SandboxLane } from "./lane.js";
 import { applyRuntimeOverrides, type ResolvedTask } from "./task-file.js";
@@ -47,7 +47,7 @@ export interface RunTaskOptions {
   root: string;
   /** Where secret values named by recipes/scripts are read; default `process.env`. */
   processEnv?: NodeJS.ProcessEnv;
-  /** Backend factory (tests); default the Playground backend with the file's folder as cwd. */
+  /** Backend factory (tests); default the backend the task names (`ResolvedTask.backend`, else Playground) with the file's folder as cwd. */
   backend?: (task: ResolvedTask) => RuntimeBackend;
   onProgress?: (message: string) => void;
   /**
@@ -166,7 +166,7 @@ export async function planTask(task: ResolvedTask, options: { processEnv: NodeJS
  */
 export async function taskRuntimeKey(task: ResolvedTask, processEnv: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
   try {
-    return runtimeKey((await planTask(task, { processEnv, artifactsDir: join(BATCH_STATE_DIR, "plan") })).createSpec);
+    return `${task.backend ?? "playground"}:${runtimeKey((await planTask(task, { processEnv, artifactsDir: join(BATCH_STATE_DIR, "plan") })).createSpec)}`;
   } catch {
     return undefined;
   }
@@ -188,7 +188,7 @@ export async function runTaskToBundle(task: ResolvedTask, options: RunTaskOption
   const stage = statePath(root, "staging", `${task.id}-${randomUUID().slice(0, 8)}`);
   mkdirSync(dirname(stage), { recursive: true });
   const started = performance.now();
-  const backend = options.backend?.(task) ?? createPlaygroundBackend({ cwd: dirname(task.file), offline: processEnv.WP_CODEBOX_OFFLINE === "1" });
+  const backend = options.backend?.(task) ?? createNamedBackend(task.backend, { cwd: dirname(task.file), offline: processEnv.WP_CODEBOX_OFFLINE === "1" });
   const progress = options.onProgress;
   try {
     const plan = await planTask(task, { processEnv, artifactsDir: stage, backend });

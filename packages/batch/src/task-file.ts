@@ -25,6 +25,8 @@ import {
   hostPathChecker,
   hostAccessCode,
   resolveHostAccess,
+  BACKEND_NAMES,
+  type BackendName,
   type BatchTask,
   type RuntimeBackend,
 } from "@wp-codebox/runtime-core";
@@ -38,6 +40,8 @@ export interface TaskFileIssue {
 
 /** Per-task overrides of the runtime, as validated (each replaces the file's own `runtime` field). */
 export interface TaskRuntimeOverrides {
+  /** The backend (replaces the file's `runtime.backend`). */
+  backend?: BackendName;
   wp?: string;
   php?: string;
   /** `"real"` or an ISO-8601 instant where the sandbox's virtual clock starts. */
@@ -55,6 +59,8 @@ export interface ResolvedTask {
   /** 1-based line in the task file. */
   line: number;
   kind: "recipe" | "episode";
+  /** The backend that runs it: the line's `runtime.backend`, else the file's; absent = playground. */
+  backend?: BackendName;
   /** Absolute path of the recipe or episode script. */
   file: string;
   runtime: TaskRuntimeOverrides;
@@ -139,7 +145,7 @@ function readJson(path: string, kind: "recipe" | "episode-script"): { value?: un
  */
 export function applyRuntimeOverrides(document: unknown, kind: ResolvedTask["kind"], runtime: TaskRuntimeOverrides): unknown {
   if (!document || typeof document !== "object" || Array.isArray(document)) return document;
-  const given = (["wp", "php", "clock", "seed"] as const).filter((k) => runtime[k] !== undefined);
+  const given = (["backend", "wp", "php", "clock", "seed"] as const).filter((k) => runtime[k] !== undefined);
   if (given.length === 0) return document;
   const doc = { ...(document as Record<string, unknown>) };
   const current = isRecord(doc.runtime) ? { ...doc.runtime } : {};
@@ -279,6 +285,7 @@ export function validateTaskLines(text: string, baseDir: string, options: TaskFi
     }
     const runtime: TaskRuntimeOverrides = { ...(task.runtime ?? {}) };
     let cells: { wp?: string; php?: string }[] | undefined;
+    let backend: BackendName | undefined = runtime.backend;
     if (!options.skipReferencedFiles) {
       const pointer = `/${kind}`;
       const read = readJson(file, kind === "recipe" ? "recipe" : "episode-script");
@@ -287,6 +294,8 @@ export function validateTaskLines(text: string, baseDir: string, options: TaskFi
         return;
       }
       const doc = applyRuntimeOverrides(read.value, kind, runtime);
+      const named = isRecord(doc) && isRecord(doc.runtime) ? doc.runtime.backend : undefined;
+      if ((BACKEND_NAMES as readonly unknown[]).includes(named)) backend = named as BackendName;
       // A problem caused by one of the line's overrides belongs to the line, not to the file.
       const own = (path: string) => (["wp", "php", "clock", "seed"] as const).find((k) => runtime[k] !== undefined && path === `/runtime/${k}`);
       const fileIssue = (path: string, message: string) => {
@@ -314,7 +323,7 @@ export function validateTaskLines(text: string, baseDir: string, options: TaskFi
       }
     }
     if (!lineValid || issues.length > before) return;
-    const base = { line, kind, file, ...(timeoutMs !== undefined && timeoutMs > 0 ? { timeoutMs } : {}), ...(hasGrants ? { grants } : {}) };
+    const base = { line, kind, ...(backend !== undefined ? { backend } : {}), file, ...(timeoutMs !== undefined && timeoutMs > 0 ? { timeoutMs } : {}), ...(hasGrants ? { grants } : {}) };
     if (!cells) {
       tasks.push({ id: task.id!, ...base, runtime });
       return;

@@ -190,7 +190,7 @@ function buildProgram(state: CliState): Command {
       .option("--timeout <duration>", 'wall-clock limit of the command, e.g. 30s, 500ms, 2m ("0" = none; default 60s)')
       .option("--artifacts <dir>", "bundle directory, created; refused if it exists and is not empty (default ./wp-codebox-artifacts/<run id>)")
       .option("--json", 'print {"result": ExecutionResult, "bundle": {"directory", "id", "valid"}} on stdout')
-      .option("--backend <name>", "playground (default: PHP in WebAssembly, SQLite) or native (Debian's PHP and a private MariaDB under bubblewrap; runs wordpress.run-php so far; see docs/native-backend.md)")
+      .option("--backend <name>", "playground (default: PHP in WebAssembly, SQLite) or native (Debian's PHP and a private MariaDB under bubblewrap; runs wordpress.run-php and wordpress.wp-cli so far; see docs/native-backend.md)")
       .option("--attach <control-url>", "run in a live sandbox of wp-codebox serve instead of booting one (no runtime flags then)")
       .option("--token <token>", "control token of the serve sandbox (default $WP_CODEBOX_TOKEN)")
       .option("--update-baselines", "browser scripts: write each compared screenshot as its baseline (the compare path, inside the script's folder) instead of comparing"),
@@ -257,6 +257,7 @@ function buildProgram(state: CliState): Command {
       .option("--port <n>", "control endpoint port on 127.0.0.1 (default: any free port)")
       .option("--ttl <duration>", 'dispose everything after this long without activity (control calls or site requests), e.g. 30m, 90s; "0" = never (default 30m)')
       .option("--pool <n>", "keep N sandboxes booted from the same spec; each --attach session takes one, a returned one is reset in the background (default: one shared sandbox)")
+      .option("--backend <name>", "playground (default); native is refused before boot: it has no web server yet (see docs/native-backend.md)")
       .option("--session-lease <duration>", 'release an --attach session whose client sent no call and no lease renewal for this long after its last call (a killed client), e.g. 30s, 2m; at least 1s; "0" = never (default 60s)')
       .option("--json", 'print one JSON line {"url", "loginUrl", "control", "token", "id"} on stdout once the site is ready; stderr then carries only JSON lines {"event", "at", "data"}: events, progress, the error'),
   )
@@ -272,6 +273,8 @@ function buildProgram(state: CliState): Command {
         ]),
     )
     .action(async (opts: Record<string, unknown>) => {
+      const { assertCliBackend } = await import("./commands/backends.js");
+      assertCliBackend("serve", opts.backend as string | undefined, { cwd: io.cwd });
       const { startServe, formatServeAddress, prepareServe } = await import("./commands/serve.js");
       const asJson = opts.json === true;
       const serveOptions = {
@@ -369,6 +372,7 @@ function buildProgram(state: CliState): Command {
       .description("Serve a sandbox to AI agents over the Model Context Protocol on stdio: one tool per catalog command plus reset, observe, snapshot, restore, collect_artifacts.")
       .option("--artifacts <dir>", "base directory of the bundles collect_artifacts writes (default ./wp-codebox-artifacts); each server session writes into a fresh mcp-<UTC time>-<random> folder there")
       .option("--lazy-boot", "boot the sandbox on the first tool call instead of at start")
+      .option("--backend <name>", "playground (default) or native (Debian's PHP and a private MariaDB under bubblewrap: only the tools it runs are available, see docs/native-backend.md)")
       .option("--attach <control-url>", "drive a live sandbox of wp-codebox serve instead of booting one (no runtime flags then; its state is kept)")
       .option("--token <token>", "control token for --attach (default $WP_CODEBOX_TOKEN)"),
   )
@@ -393,6 +397,7 @@ function buildProgram(state: CliState): Command {
         ...(opts.attach !== undefined ? { attach: opts.attach as string } : {}),
         ...(opts.token !== undefined ? { token: opts.token as string } : {}),
         ...(opts.artifacts !== undefined ? { artifactsDir: opts.artifacts as string } : {}),
+        ...(opts.backend !== undefined ? { backendName: opts.backend as string } : {}),
         lazyBoot: opts.lazyBoot === true,
         version: version(),
         log: (message) => io.stderr(`wp-codebox mcp: ${message}\n`),
@@ -498,7 +503,7 @@ function buildProgram(state: CliState): Command {
     .option("--json", 'print {"trace": {"id", "digest"}, "steps", "bundle": {"directory", "id", "valid"}} on stdout')
     .option("--clock <iso|real>", 'virtual clock start (ISO-8601 instant) or "real"; overrides runtime.clock (episode default: 2025-01-01T00:00:00Z)')
     .option("--seed <n>", "seed of every source of randomness; overrides runtime.seed (episode default: 0; refused with outbound network)")
-    .option("--backend <name>", "playground or native (Debian's PHP and a private MariaDB under bubblewrap; no virtual clock or seed, wordpress.run-php actions only); overrides runtime.backend (default playground)")
+    .option("--backend <name>", "playground or native (Debian's PHP and a private MariaDB under bubblewrap; no virtual clock or seed, wordpress.run-php and wordpress.wp-cli actions only); overrides runtime.backend (default playground)")
     .option("--attach <control-url>", "drive a live sandbox of wp-codebox serve (reset first; the script's runtime, inputs and policy are not used)")
     .option("--token <token>", "control token (default $WP_CODEBOX_TOKEN)")
     .addHelpText("after", "\nA failing step is recorded, not fatal. Exit codes: 0 every step ok; 1 a step failed or timed out (the bundle is still written); 2 invalid script (every issue listed)." + examples(["wp-codebox episode run episode.json --artifacts out-episode --json"]))

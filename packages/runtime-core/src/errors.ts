@@ -40,6 +40,8 @@ export const ERROR_CODES = {
   "native-backend-unavailable": "environment",
   /** An option the native backend does not support yet (`--clock`, `--seed`, outbound network), refused before boot. */
   "native-unsupported": "input",
+  /** A catalog command, observation or CLI command the chosen backend cannot run, refused before boot (names the backend). */
+  "backend-unsupported": "input",
   "wordpress-source-invalid": "input",
   "php-version-unavailable": "input",
   "php-extension-unavailable": "input",

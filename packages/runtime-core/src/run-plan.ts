@@ -16,6 +16,7 @@ import { parseDuration } from "./durations.js";
 import { validateEpisodeScript, type EpisodeScript, type EpisodeScriptStep } from "./episode-script.js";
 import { assertEnvironment, environmentVariableProblem, isEnvName, readSecretEnv } from "./environment.js";
 import { assertSecretsSafe, secretValueProblem } from "./secret-safety.js";
+import { assertBackendSupports, type BackendNeed } from "./backend-support.js";
 import { WpCodeboxError, quoteValue } from "./errors.js";
 import { assertNoNulByte, checkInputFile, isMissingInputFile, readInputTextSync, specialFileType } from "./input-files.js";
 import { parseJsonText } from "./json-syntax.js";
@@ -122,7 +123,7 @@ export interface PlanRunOptions {
   /** Run id; default a new sortable one (`newRunId`). */
   runId?: string;
   /** The backend that will run the plan: its `preflight` checks the WordPress source and PHP version. */
-  backend?: Pick<RuntimeBackend, "preflight" | "deterministic">;
+  backend?: Pick<RuntimeBackend, "preflight" | "deterministic" | "supports"> & { kind?: string };
   /**
    * `--allow-path DIR`: host folders or files, beyond a recipe's or episode script's own folder,
    * that it may name; relative to `cwd`. Default none. Not used by command runs (the caller
@@ -420,6 +421,7 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
   };
   // The backend's own checks (PHP version, extensions, WordPress source) whatever else is wrong.
   const preflight = attempt(() => options.backend?.preflight?.(wordpressRefused ? { ...createSpec, wordpress: undefined } : createSpec));
+  if (checked) attempt(() => assertBackendSupports(options.backend, [{ pointer: "/command", command: checked.command }]));
   if (problems.length > 0) throw refuseAll(problems);
 
   const runId = options.runId ?? newRunId();
@@ -515,6 +517,7 @@ function planRecipeRun(request: RecipeRunRequest, cwd: string, processEnv: NodeJ
   const runId = options.runId ?? newRunId();
   const artifactsDir = options.artifactsDir !== undefined ? resolve(cwd, options.artifactsDir) : recipe.artifacts.directory ?? resolve(cwd, `wp-codebox-artifacts/${runId}`);
   const actions = [...recipe.setup, ...recipe.steps].map((s): PlannedAction => ({ pointer: s.pointer, command: s.command, args: s.args, ...(s.timeoutMs !== undefined ? { timeoutMs: s.timeoutMs } : {}) }));
+  assertBackendSupports(options.backend, actions.map((a) => ({ pointer: a.pointer, command: a.command })));
   // planRecipe ran the backend's preflight already (problems became /runtime issues); this only reads the versions.
   const preflight = options.backend?.preflight?.(createSpec);
   return { kind: "recipe", ...finishBase(runId, artifactsDir, createSpec, recipe.policy, recipe.inputs.resolvedMounts, actions, preflight), recipe };
@@ -706,6 +709,14 @@ function planEpisodeRun(request: EpisodeRunRequest, cwd: string, processEnv: Nod
     at(aboutExtensions ? "/runtime/extensions" : code === "plugin-requirements" ? "/plugins" : code.startsWith("php-") ? "/runtime/php" : "/runtime", error);
   }
   if (issues.length > 0) throw invalidEpisodeScriptError(issues, path);
+  assertBackendSupports(options.backend, [
+    ...(script.resetObservations ?? []).map((o, i) => ({ pointer: `/resetObservations/${i}`, observation: o.type })),
+    ...steps.flatMap((s): BackendNeed[] => {
+      const pointer = `/steps/${s.index}`;
+      if (s.kind === "action") return [{ pointer: `${pointer}/action`, command: s.action.command }, ...(s.observe ? [{ pointer: `${pointer}/observe`, observation: s.observe.type }] : [])];
+      return s.kind === "observe" ? [{ pointer: `${pointer}/observe`, observation: s.observe.type }] : [];
+    }),
+  ]);
 
   const runId = options.runId ?? newRunId(new Date(), "episode");
   const scripted = (script as EpisodeScript).artifacts?.directory;

@@ -62,7 +62,10 @@ export const RuntimeSnapshotTableSchema = Type.Object({ name: Type.String({ minL
  * The snapshot. `sha256` = `domainDigest(schema id, snapshot minus id, createdAt, sha256 and file
  * contents)`; `id` = `snapshot-<first 16 hex of sha256>`.
  * - `compatibility`: backend, WordPress and PHP versions a restore must match.
- * - `database`: engine, `path` of the SQLite file (a carried file), its bytes/SHA-256, `tables`, `tablesSha256`.
+ * - `database`: engine (`sqlite`: `path` is the SQLite file under wp-content, listed in
+ *   `wpContent`; `mariadb`: `path` is an SQL dump of the sandbox's MariaDB database, e.g.
+ *   `database/wordpress.sql`, outside wp-content and not listed there), its bytes/SHA-256 (a
+ *   carried file), `tables`, `tablesSha256`.
  * - `wpContent`: every file under wp-content (captured mounts included), `sha256` over that list,
  *   and `baseSha256`, the digest of the clean base the uncarried files come from.
  * - `mounts`: sandbox target, mode, kind and whether its files are captured (`readwrite` mounts are
@@ -85,7 +88,7 @@ export const WordPressRuntimeSnapshotSchema = Type.Object(
     mounts: Type.Array(Type.Object({ target: Type.String(), mode: Type.String(), kind: Type.String(), captured: Type.Boolean() }, strict)),
     database: Type.Object(
       {
-        engine: Type.Literal("sqlite"),
+        engine: Type.Union([Type.Literal("sqlite"), Type.Literal("mariadb")]),
         path: RelativePath,
         bytes: Type.Integer({ minimum: 0 }),
         sha256: Hash,
@@ -157,6 +160,8 @@ export function verifyRuntimeSnapshot(snapshot: unknown, options: { requireConte
   const s = snapshot as WordPressRuntimeSnapshot;
   const requireContent = options.requireContent ?? true;
   const listing = new Map([...s.wpContent.files, ...(s.core?.files ?? [])].map((f) => [f.path, f]));
+  // A MariaDB dump is not a wp-content file: it is checked against `database` below instead.
+  const isDump = (f: RuntimeSnapshotCarriedFile) => s.database.engine !== "sqlite" && f.kind === RUNTIME_SNAPSHOT_KINDS.database && f.path === s.database.path;
   s.files.forEach((f, i) => {
     if (f.content !== undefined && !(f.content instanceof Uint8Array)) {
       issues.push({ path: `/files/${i}/content`, message: `${f.path}: content must be bytes (a Uint8Array)` });
@@ -168,6 +173,10 @@ export function verifyRuntimeSnapshot(snapshot: unknown, options: { requireConte
       if (f.content.byteLength !== f.bytes) issues.push({ path: `/files/${i}/bytes`, message: `${f.path}: content has ${f.content.byteLength} bytes, the snapshot says ${f.bytes}` });
     }
     const listed = listing.get(f.path);
+    if (isDump(f)) {
+      if (listed) issues.push({ path: `/files/${i}`, message: `${f.path}: a ${s.database.engine} dump must not be listed as a wp-content or core file` });
+      return;
+    }
     if (!listed || listed.sha256 !== f.sha256 || listed.bytes !== f.bytes) issues.push({ path: `/files/${i}`, message: `${f.path} does not match its wpContent or core listing entry` });
   });
   const carried = new Set(s.files.map((f) => f.path));

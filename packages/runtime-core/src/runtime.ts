@@ -323,4 +323,16 @@ export interface RuntimeBackend {
    */
   preflight?(spec: RuntimeCreateSpec): RuntimePreflight | void;
   restore?(snapshot: unknown, spec?: RuntimeCreateSpec): Promise<Runtime>;
+  /**
+   * What the backend's runtimes can run: catalog command ids and observation types. Absent: every
+   * command and observation. `planRun` (and batch, mcp) refuse anything outside it before boot
+   * with `backend-unsupported` (see `assertBackendSupports`).
+   */
+  supports?: BackendSupport;
+}
+
+/** Catalog commands (e.g. `"wordpress.run-php"`) and observation types (e.g. `"runtime-info"`) a backend runs. */
+export interface BackendSupport {
+  commands: readonly string[];
+  observations: readonly string[];
 }

@@ -1,5 +1,5 @@
 /** Public API of @wp-codebox/runtime-native: Debian's PHP and a private MariaDB per sandbox, under bubblewrap. */
-export { createNativeBackend } from "./native-backend.js";
+export { NATIVE_SUPPORT, createNativeBackend } from "./native-backend.js";
 export type { NativeBackendOptions, WordPressTreeSource } from "./native-backend.js";
 export { NativeRuntime } from "./native-runtime.js";
 export { DEFAULT_NATIVE_TOOLS, NATIVE_DEBIAN_PACKAGES, nativeToolsStatus } from "./native-tools.js";

@@ -8,6 +8,7 @@ import { basename, join, resolve } from "node:path";
 import {
   WpCodeboxError,
   assertDefines,
+  assertRuntimeSnapshot,
   assertEnvironment,
   assertSecretsSafe,
   defaultRuntimePolicy,
@@ -16,12 +17,14 @@ import {
   resolveCacheDir,
   resolveMounts,
   themeMount,
+  type BackendSupport,
   type RuntimeBackend,
   type RuntimeCreateSpec,
   type RuntimePreflight,
   type WordPressChoiceRecord,
 } from "@wp-codebox/runtime-core";
 import { NativeRuntime } from "./native-runtime.js";
+import { pharFromSpec } from "./native-wp-cli.js";
 import { ensureNativeSite } from "./native-site-cache.js";
 import { DEFAULT_NATIVE_TOOLS, assertNativeTools, type NativeTools } from "./native-tools.js";
 
@@ -48,7 +51,20 @@ export interface NativeBackendOptions {
   /** Paths of the Debian programs (tests point one at a missing file). */
   tools?: Partial<NativeTools>;
   wordpress?: WordPressTreeSource;
+  /**
+   * The wp-cli phar for a create spec (host path). The CLI passes the Playground package's
+   * resolver (`--wp-cli-phar`, `$WP_CODEBOX_WP_CLI_PHAR`, the cached install); without one,
+   * `spec.wpCliPhar` then `$WP_CODEBOX_WP_CLI_PHAR`.
+   * @throws `wp-cli-unavailable`.
+   */
+  wpCliPhar?: (spec: RuntimeCreateSpec) => string;
 }
+
+/**
+ * What native sandboxes run: `wordpress.run-php` and `wordpress.wp-cli`; an episode observes `runtime-info` and `mounts`
+ * (which need no observer). Anything else is refused before boot (`backend-unsupported`).
+ */
+export const NATIVE_SUPPORT: BackendSupport = Object.freeze({ commands: Object.freeze(["wordpress.run-php", "wordpress.wp-cli"]), observations: Object.freeze(["runtime-info", "mounts"]) });
 
 /** A WordPress directory given as `wordpress.path` (the source used when no resolver is given). */
 function directoryTree(cwd: string): WordPressTreeSource {
@@ -73,6 +89,7 @@ function directoryTree(cwd: string): WordPressTreeSource {
  */
 export function createNativeBackend(options: NativeBackendOptions = {}): RuntimeBackend & {
   create(spec?: RuntimeCreateSpec): Promise<NativeRuntime>;
+  restore(snapshot: unknown, spec?: RuntimeCreateSpec): Promise<NativeRuntime>;
   preflight(spec?: RuntimeCreateSpec): RuntimePreflight;
 } {
   const cwd = options.cwd ?? process.cwd();
@@ -82,6 +99,7 @@ export function createNativeBackend(options: NativeBackendOptions = {}): Runtime
     kind: "native",
     // No virtual clock or seeded randomness: episodes run on the host's clock.
     deterministic: false,
+    supports: NATIVE_SUPPORT,
     /**
      * Checks, without booting: the Debian packages are installed, the PHP version is Debian's, the
      * spec asks for nothing this backend refuses, the WordPress source exists.
@@ -113,6 +131,27 @@ export function createNativeBackend(options: NativeBackendOptions = {}): Runtime
         }
       }
       return { wordpressVersion: wordpress.preflight(spec), phpVersion: status.phpVersion };
+    },
+    /**
+     * Boots a fresh native sandbox from `spec` and loads a snapshot taken on this backend into it
+     * (its MariaDB dump and wp-content). The snapshot's hashes are verified before anything boots.
+     * @throws `invalid-snapshot`, `snapshot-tampered`, `snapshot-incompatible` (taken on another
+     *   backend, WordPress or PHP version), `state-export-failed`, and what `create` throws.
+     */
+    async restore(snapshot: unknown, spec: RuntimeCreateSpec = {}): Promise<NativeRuntime> {
+      assertRuntimeSnapshot(snapshot);
+      const c = snapshot.compatibility;
+      if (c.backend !== "native" || snapshot.database.engine !== "mariadb") {
+        throw new WpCodeboxError("snapshot-incompatible", `Snapshot ${snapshot.id} was taken on the ${c.backend} backend (${snapshot.database.engine}); the native backend restores only its own MariaDB snapshots. Restore it with --backend ${c.backend}.`, { snapshot: { ...c, engine: snapshot.database.engine }, backend: "native" });
+      }
+      const runtime = await backend.create(spec);
+      try {
+        await runtime.restoreSnapshot(snapshot);
+      } catch (error) {
+        await runtime.dispose();
+        throw error;
+      }
+      return runtime;
     },
     /**
      * Boots a native sandbox (the first one per WordPress release installs it into a cached
@@ -154,6 +193,7 @@ export function createNativeBackend(options: NativeBackendOptions = {}): Runtime
         cwd,
         ...(options.outputCapBytes !== undefined ? { outputCapBytes: options.outputCapBytes } : {}),
         ...(spec.onProgress ? { onProgress: spec.onProgress } : {}),
+        wpCliPhar: () => (options.wpCliPhar ? options.wpCliPhar(spec) : pharFromSpec(spec.wpCliPhar, cwd)),
       });
     },
   };

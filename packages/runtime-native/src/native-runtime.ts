@@ -17,6 +17,8 @@ import {
   WpCodeboxError,
   abortReasonText,
   assertCapability,
+  assertRuntimeSnapshot,
+  runtimeSnapshotBundleFiles,
   fatalFromPhpOutput,
   getCommandDefinition,
   parseCommandArgs,
@@ -35,7 +37,10 @@ import {
   type RuntimePolicy,
   type WpDefineValue,
   type WordPressChoiceRecord,
+  type WordPressRuntimeSnapshot,
 } from "@wp-codebox/runtime-core";
+import { applyNativeSnapshot, captureNativeSnapshot, type NativeStateHost } from "./native-snapshots.js";
+import { pharFromSpec, runNativeWpCli, wpCliOutcome } from "./native-wp-cli.js";
 import type { Bind } from "./bubblewrap.js";
 import type { CapturedStream, ProcessOutcome } from "./confined-process.js";
 import { siteConstants } from "./native-config.js";
@@ -67,6 +72,8 @@ export interface NativeRuntimeSetup {
   cwd: string;
   outputCapBytes?: number;
   onProgress?: (message: string) => void;
+  /** Host path of the wp-cli phar for `wordpress.wp-cli`. @throws `wp-cli-unavailable` when there is none. */
+  wpCliPhar?: () => string;
 }
 
 type Outcome = Pick<ExecutionResult, "status" | "exitCode" | "stdout" | "stderr" | "stdoutBytes" | "stderrBytes" | "truncated" | "json" | "error">;
@@ -85,6 +92,8 @@ export class NativeRuntime implements Runtime {
   private php!: PhpServer;
   private disposed = false;
   private bootDurationMs = 0;
+  /** Snapshots taken, for the bundle (`includeRuntimeSnapshotBundles`). */
+  private readonly taken = new Map<string, WordPressRuntimeSnapshot>();
 
   private constructor(private readonly setup: NativeRuntimeSetup) {
     this.layout = siteLayout(mkdtempSync(join(tmpdir(), "wp-codebox-native-")));
@@ -207,11 +216,11 @@ export class NativeRuntime implements Runtime {
       this.event("command-started", { id, command: spec.command });
       let outcome: Outcome;
       let dbErrors: DbErrorRecord[] = [];
-      if (spec.command !== "wordpress.run-php") {
-        outcome = { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: "not-implemented", message: `${spec.command} does not run on the native backend yet (only wordpress.run-php does); use --backend playground.` } };
+      if (spec.command !== "wordpress.run-php" && spec.command !== "wordpress.wp-cli") {
+        outcome = { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: "not-implemented", message: `${spec.command} does not run on the native backend yet (only wordpress.run-php and wordpress.wp-cli do); use --backend playground.` } };
       } else {
         try {
-          const ran = await this.runPhpCommand(args, timeoutMs, spec.signal);
+          const ran = spec.command === "wordpress.wp-cli" ? await this.runWpCliCommand(args, timeoutMs, spec.signal) : await this.runPhpCommand(args, timeoutMs, spec.signal);
           outcome = ran.outcome;
           dbErrors = ran.dbErrors;
         } catch (error) {
@@ -272,6 +281,40 @@ export class NativeRuntime implements Runtime {
       return { outcome: { status: "timed-out", exitCode: 124, stdout: text(partial.stdout), stderr: text(partial.stderr), stdoutBytes: partial.stdout.bytes, stderrBytes: partial.stderr.bytes, error }, dbErrors };
     }
     return { outcome: this.outcome(run.process), dbErrors };
+  }
+
+  /** `wordpress.wp-cli`: the real phar on Debian's PHP, confined like every command (`native-wp-cli.ts`). */
+  private async runWpCliCommand(args: Record<string, string>, timeoutMs: number, signal: AbortSignal | undefined): Promise<{ outcome: Outcome; dbErrors: DbErrorRecord[] }> {
+    let phar: string;
+    try {
+      phar = this.setup.wpCliPhar ? this.setup.wpCliPhar() : pharFromSpec(undefined, this.setup.cwd);
+    } catch (error) {
+      // No phar is the command's failure (a result, exit 3 from the CLI), not a misuse of the runtime.
+      if (!(error instanceof WpCodeboxError)) throw error;
+      return { outcome: { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: error.code, message: error.message, data: error.data } }, dbErrors: [] };
+    }
+    rmSync(join(this.layout.internal, "last-error.json"), { force: true });
+    const run = await runNativeWpCli({
+      tools: this.setup.tools,
+      layout: this.layout,
+      treeDir: this.setup.treeDir,
+      binds: this.binds,
+      env: { ...this.setup.env, ...this.setup.secretEnv },
+      phar,
+      command: args.command ?? "",
+      capBytes: this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES,
+      timeoutMs,
+      ...(signal ? { signal } : {}),
+    });
+    const dbErrors = this.takeDbErrors();
+    if (run.stopped) {
+      const partial = run.process.partial;
+      const error: ExecutionError = run.stopped === "interrupted"
+        ? { code: "interrupted", message: `wordpress.wp-cli: stopped by the caller before it finished (${abortReasonText(signal)}). Its PHP process was killed; the sandbox keeps running.`, data: { reason: abortReasonText(signal) } }
+        : { code: "timeout", message: `wordpress.wp-cli: Timeout ${timeoutMs}ms exceeded. Its PHP process was killed; the sandbox keeps running. Raise --timeout if the work needs longer.`, data: { timeoutMs } };
+      return { outcome: { status: "timed-out", exitCode: 124, stdout: text(partial.stdout), stderr: text(partial.stderr), stdoutBytes: partial.stdout.bytes, stderrBytes: partial.stderr.bytes, error }, dbErrors };
+    }
+    return { outcome: wpCliOutcome(this.outcome(run.process), run.argv), dbErrors };
   }
 
   /** `as=`: admin (default), anonymous, or `user:<id>`. */
@@ -394,14 +437,53 @@ export class NativeRuntime implements Runtime {
     });
   }
 
+  /**
+   * Captures a `wp-codebox/wordpress-runtime-snapshot/v1` snapshot (`database.engine: "mariadb"`,
+   * the database as `database/wordpress.sql`) after the commands called before it.
+   * Event `snapshot-taken` `{ id, sha256, files }`.
+   * @throws `runtime-disposed`, `state-export-failed`.
+   */
+  async snapshot(): Promise<WordPressRuntimeSnapshot> {
+    this.assertLive();
+    return this.order.run(async () => {
+      this.assertLive();
+      const snapshot = await captureNativeSnapshot(this.stateHost());
+      this.taken.set(snapshot.id, snapshot);
+      this.event("snapshot-taken", { id: snapshot.id, sha256: snapshot.sha256, files: snapshot.files.length });
+      return snapshot;
+    });
+  }
+
+  /**
+   * Makes this sandbox's database and wp-content equal to a snapshot taken on the native backend,
+   * after verifying its hashes (the backend's `restore` calls it on a fresh sandbox).
+   * Event `snapshot-restored` `{ id, sha256 }`.
+   * @throws `invalid-snapshot`, `snapshot-tampered`, `snapshot-incompatible`, `state-export-failed`.
+   */
+  async restoreSnapshot(snapshot: unknown): Promise<void> {
+    this.assertLive();
+    assertRuntimeSnapshot(snapshot);
+    await this.order.run(async () => {
+      this.assertLive();
+      await applyNativeSnapshot(this.stateHost(), snapshot);
+      this.event("snapshot-restored", { id: snapshot.id, sha256: snapshot.sha256 });
+    });
+  }
+
+  private stateHost(): NativeStateHost {
+    return { tools: this.setup.tools, layout: this.layout, treeDir: this.setup.treeDir, baseContent: this.setup.site.content, mounts: this.setup.mounts, wordpressVersion: this.setup.wordpressRelease, phpVersion: this.setup.phpVersion };
+  }
+
   async collectArtifacts(spec?: ArtifactSpec): Promise<RuntimeArtifacts> {
     const wanted = spec?.executions ? new Set(spec.executions) : undefined;
+    const bundled = spec?.includeRuntimeSnapshotBundles && !wanted ? [...this.taken.values()].map((s) => runtimeSnapshotBundleFiles(s)) : [];
     return {
       info: this.info(),
       results: wanted ? this.results.filter((r) => wanted.has(r.id)) : [...this.results],
       events: [...this.events],
-      files: [],
+      files: bundled.flatMap((b) => b.files),
       secrets: Object.values(this.setup.secretEnv).filter((v) => v.length > 0),
+      ...(bundled.length ? { snapshots: bundled.map((b) => b.ref) } : {}),
     };
   }
 

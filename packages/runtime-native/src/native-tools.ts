@@ -11,6 +11,9 @@ export interface NativeTools {
   php: string;
   mariadbd: string;
   mariadbInstallDb: string;
+  /** Snapshots: the dump tool and the client that loads a dump. */
+  mariadbDump: string;
+  mariadb: string;
   bwrap: string;
   prlimit: string;
   setpriv: string;
@@ -21,6 +24,8 @@ export const DEFAULT_NATIVE_TOOLS: Readonly<NativeTools> = Object.freeze({
   php: "/usr/bin/php",
   mariadbd: "/usr/sbin/mariadbd",
   mariadbInstallDb: "/usr/bin/mariadb-install-db",
+  mariadbDump: "/usr/bin/mariadb-dump",
+  mariadb: "/usr/bin/mariadb",
   bwrap: "/usr/bin/bwrap",
   prlimit: "/usr/bin/prlimit",
   setpriv: "/usr/bin/setpriv",
@@ -31,6 +36,8 @@ const PACKAGE_OF: Record<keyof NativeTools, string> = {
   php: "php-cli",
   mariadbd: "mariadb-server",
   mariadbInstallDb: "mariadb-server",
+  mariadbDump: "mariadb-client",
+  mariadb: "mariadb-client",
   bwrap: "bubblewrap",
   prlimit: "util-linux",
   setpriv: "util-linux",
@@ -50,6 +57,8 @@ export const NATIVE_DEBIAN_PACKAGES: readonly string[] = [
   "php-xml",
   "php-zip",
   "mariadb-server",
+  // mariadb-dump and the mariadb client (snapshots); Debian's mariadb-server pulls it in anyway.
+  "mariadb-client",
   "bubblewrap",
 ];
 

@@ -23,12 +23,12 @@ function refusal(spec: RuntimeCreateSpec, backend = createNativeBackend({ wordpr
 
 describe("native backend preflight", () => {
   it("without a Debian program: native-backend-unavailable (environment, exit 3) naming its package", () => {
-    for (const [tool, pkg] of [["bwrap", "bubblewrap"], ["mariadbd", "mariadb-server"], ["php", "php-cli"]] as const) {
+    for (const [tool, pkg] of [["bwrap", "bubblewrap"], ["mariadbd", "mariadb-server"], ["mariadbDump", "mariadb-client"], ["php", "php-cli"]] as const) {
       const error = refusal({}, createNativeBackend({ wordpress, tools: { [tool]: `/nonexistent/${tool}` } }));
       assert.equal(error.code, "native-backend-unavailable");
       assert.equal(error.category, "environment");
       assert.match(error.message, new RegExp(`not installed: .*${pkg}`));
-      assert.match(error.message, /apt-get install -y php-cli php-mysql .* mariadb-server bubblewrap/);
+      assert.match(error.message, /apt-get install -y php-cli php-mysql .* mariadb-server mariadb-client bubblewrap/);
     }
   });
 

@@ -36,7 +36,8 @@ export function registerCheckCommand(program: Command, ctx: CheckCliContext): vo
         .option("--min-callback-coverage <percent>", "fail the check when fewer than this percentage (0-100) of the plugin's callbacks ran")
         .option("--coverage <kind>", "callbacks (default) or lines (line coverage needs Xdebug; where it cannot load, the report says why)")
         .option("--artifacts <dir>", "bundle directory, created; refused if it exists and is not empty (default ./wp-codebox-artifacts/<run id>)")
-        .option("--json", "print the report (wp-codebox/plugin-check-report/v1) on stdout"),
+        .option("--json", "print the report (wp-codebox/plugin-check-report/v1) on stdout")
+        .option("--backend <name>", "playground (default); native is refused before boot: the check needs HTTP requests and browser surfaces (see docs/native-backend.md)"),
     )
     .addHelpText(
       "after",
@@ -45,6 +46,8 @@ export function registerCheckCommand(program: Command, ctx: CheckCliContext): vo
         examples(["wp-codebox check ./my-plugin", "wp-codebox check ./my-plugin --browser --fail-on warning --artifacts out-check", "wp-codebox check ./my-plugin --wp 6.4 --php 8.1 --json > report.json"]),
     )
     .action(async (plugin: string, opts: Record<string, unknown>) => {
+      const { assertCliBackend } = await import("./backends.js");
+      assertCliBackend("check", opts.backend as string | undefined, { cwd: io.cwd });
       const { runPluginCheck } = await import("./check.js");
       const { outcome, report } = await ctx.withInterrupt((interrupt) => runPluginCheck({
         ...ctx.runtimeOptions(opts),

@@ -8,7 +8,8 @@ import { resolve } from "node:path";
 import { createMcpSandbox, serveMcpOverStdio, type McpStdioOutcome } from "@wp-codebox/mcp";
 import type { RuntimeBackend, RuntimeCreateSpec, RuntimePolicy } from "@wp-codebox/runtime-core";
 import { OFFLINE_NOTICE_PREFIX } from "@wp-codebox/runtime-core";
-import { PLAYGROUND_OBSERVATION_TYPES, createPlaygroundBackend, defaultPolicy } from "@wp-codebox/runtime-playground";
+import { PLAYGROUND_OBSERVATION_TYPES, defaultPolicy } from "@wp-codebox/runtime-playground";
+import { createBackend } from "./backends.js";
 import { prepareRun, type RunOptions } from "./run.js";
 
 /** Inputs of `wp-codebox mcp`: `run`'s runtime flags plus the bundle base directory. */
@@ -44,6 +45,7 @@ export async function runMcpServer(options: McpOptions): Promise<McpStdioOutcome
   let backend: RuntimeBackend;
   let createSpec: RuntimeCreateSpec = {};
   let policy: RuntimePolicy;
+  let observationTypes: readonly string[] = PLAYGROUND_OBSERVATION_TYPES;
   let detach: (() => Promise<void>) | undefined;
   if (options.attach !== undefined) {
     const { attach } = await import("./attach.js");
@@ -75,13 +77,23 @@ export async function runMcpServer(options: McpOptions): Promise<McpStdioOutcome
   } else {
     // The same validation as `run` (mounts, plugins, PHP/WordPress versions, policy, env).
     // --artifacts is the base of the session folders, not a bundle directory: it may hold earlier sessions.
-    const { artifactsDir: _base, ...runtimeFlags } = options;
-    const prepared = prepareRun({ ...runtimeFlags, cwd, policy: options.policy ?? JSON.stringify(defaultPolicy()), command: "inspect-mounted-inputs", args: [] });
-    backend = createPlaygroundBackend({ cwd, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}) });
+    const { artifactsDir: _base, backendName, ...runtimeFlags } = options;
+    backend = createBackend(backendName, { cwd, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}) });
+    const supports = backend.supports;
+    // The flags are checked for this backend; the placeholder command itself never runs.
+    const prepared = prepareRun({ ...runtimeFlags, cwd, policy: options.policy ?? JSON.stringify(defaultPolicy()), command: "inspect-mounted-inputs", args: [], backend: { ...backend, supports: undefined } });
     const { onProgress: _ignored, ...spec } = prepared.createSpec;
     // Boot progress stays quiet on the MCP server's stderr, except the line that says which WordPress an offline default is.
     createSpec = { ...spec, onProgress: (message) => (message.startsWith(OFFLINE_NOTICE_PREFIX) ? options.log(message) : undefined) };
     policy = prepared.policy;
+    if (supports) {
+      // Tools the backend cannot run are listed as UNAVAILABLE and refused (policy-denied) without a call into the sandbox.
+      const unavailable = policy.commands.filter((c) => !supports.commands.includes(c));
+      policy = { ...policy, commands: policy.commands.filter((c) => supports.commands.includes(c)) };
+      createSpec = { ...createSpec, policy };
+      observationTypes = PLAYGROUND_OBSERVATION_TYPES.filter((t) => supports.observations.includes(t));
+      if (unavailable.length) options.log(`The ${backend.kind} backend runs ${supports.commands.join(", ")}: ${unavailable.length} other tool(s) are unavailable (--backend playground runs them all)`);
+    }
   }
   const sandbox = createMcpSandbox({
     backend,
@@ -94,7 +106,7 @@ export async function runMcpServer(options: McpOptions): Promise<McpStdioOutcome
     return await serveMcpOverStdio({
       sandbox,
       policy,
-      observationTypes: PLAYGROUND_OBSERVATION_TYPES,
+      observationTypes,
       eagerBoot: options.lazyBoot !== true,
       cwd,
       ...(options.version ? { version: options.version } : {}),

@@ -5,6 +5,7 @@
  */
 import { dirname, join, resolve } from "node:path";
 import {
+  BACKEND_NAMES,
   REPORT_PAGE_PATH,
   planRecipe,
   planRun,
@@ -39,7 +40,20 @@ export interface RecipeValidateReport {
  * `WP_CODEBOX_OFFLINE=1` in `processEnv` forbids fetching WordPress releases.
  */
 function recipeBackend(path: string, processEnv: NodeJS.ProcessEnv = process.env, backendName?: string): RuntimeBackend {
-  return createBackend(backendName, { cwd: dirname(path), offline: processEnv.WP_CODEBOX_OFFLINE === "1" });
+  return createBackend(backendName ?? recipeBackendName(path), { cwd: dirname(path), offline: processEnv.WP_CODEBOX_OFFLINE === "1" });
+}
+
+/**
+ * The recipe's `runtime.backend` when it names a backend, else undefined (the default). A recipe
+ * that cannot be read or names no known backend is left to validation, which lists the issue.
+ */
+function recipeBackendName(path: string): string | undefined {
+  try {
+    const name = (readRecipeFile(path) as { runtime?: { backend?: unknown } } | null)?.runtime?.backend;
+    return (BACKEND_NAMES as readonly unknown[]).includes(name) ? (name as string) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

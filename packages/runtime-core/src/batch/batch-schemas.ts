@@ -5,6 +5,7 @@
  * The batch runner itself lives in `@wp-codebox/batch`.
  */
 import { Type, type Static } from "@sinclair/typebox";
+import { BACKEND_NAMES } from "../runtime.js";
 
 /** Schema id of one task line. */
 export const BATCH_TASK_SCHEMA_ID = "wp-codebox/batch-task/v1";
@@ -27,6 +28,11 @@ const DURATION = Type.Union([Type.String({ minLength: 1 }), Type.Integer({ minim
 /** Per-task overrides of the runtime the recipe or episode script names. */
 export const BATCH_TASK_RUNTIME_SCHEMA = Type.Object(
   {
+    backend: Type.Optional(
+      Type.Union(BACKEND_NAMES.map((name) => Type.Literal(name)), {
+        description: 'The backend that runs the task: "playground" or "native" (replaces the file\'s runtime.backend; default playground).',
+      }),
+    ),
     wp: Type.Optional(
       Type.String({
         pattern: "^([0-9]+\\.[0-9]+(\\.[0-9]+)?|latest)$",

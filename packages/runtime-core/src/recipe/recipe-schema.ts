@@ -8,6 +8,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { WP_DEFINES_SCHEMA } from "../wp-defines.js";
 import { ENV_NAME_PATTERN } from "../environment.js";
 import { RUNTIME_POLICY_INPUT_SCHEMA } from "../policy.js";
+import { BACKEND_NAMES } from "../runtime.js";
 
 /** Schema id of a recipe document. */
 export const WORKSPACE_RECIPE_SCHEMA_ID = "wp-codebox/workspace-recipe/v1";
@@ -93,6 +94,11 @@ export const WORKSPACE_RECIPE_SCHEMA = Type.Object(
     runtime: Type.Optional(
       Type.Object(
         {
+          backend: Type.Optional(
+            Type.Union(BACKEND_NAMES.map((name) => Type.Literal(name)), {
+              description: 'The backend that boots the sandbox: "playground" (default) or "native" (Debian\'s PHP and a private MariaDB under bubblewrap; wordpress.run-php steps only); --backend overrides it.',
+            }),
+          ),
           wp: Type.Optional(WP_VERSION),
           php: Type.Optional(PHP_VERSION),
           clock: Type.Optional(Type.String({ minLength: 1, description: 'Virtual clock start (ISO-8601 instant with timezone) or "real" (default). --clock overrides it.' })),

@@ -1,0 +1,218 @@
+/**
+ * Runtime snapshots on the native backend (`wp-codebox/wordpress-runtime-snapshot/v1` with
+ * `database.engine: "mariadb"`): the sandbox's `wordpress` database as an SQL dump made by
+ * Debian's `mariadb-dump` (`database/wordpress.sql`, carried, hash-checked like every carried
+ * file), table facts read with mysqli, and wp-content as on Playground (every file listed, the
+ * ones that differ from the cached site's wp-content carried). Applying one loads the dump with
+ * Debian's `mariadb` client (the dump drops and re-creates the database, so tables the sandbox
+ * made since are gone too) and makes wp-content equal to the listing. Every process runs confined
+ * like the sandbox's PHP. Call these while no command runs.
+ */
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import {
+  RUNTIME_SNAPSHOT_KINDS,
+  RUNTIME_STATE_ARTIFACT_SEMANTICS,
+  WORDPRESS_RUNTIME_SNAPSHOT_SCHEMA,
+  WpCodeboxError,
+  finalizeRuntimeSnapshot,
+  runtimeSnapshotListingDigest,
+  runtimeSnapshotTablesDigest,
+  sha256Hex,
+  type ResolvedMount,
+  type RuntimeSnapshotCarriedFile,
+  type RuntimeSnapshotFileEntry,
+  type WordPressRuntimeSnapshot,
+} from "@wp-codebox/runtime-core";
+import { PHP_LIMITS, confinedCommand } from "./bubblewrap.js";
+import { startConfined } from "./confined-process.js";
+import { startPhp } from "./native-php.js";
+import { SANDBOX_PATHS, giveOneToSandbox, giveToSandbox, type SiteLayout } from "./native-site.js";
+import type { NativeTools } from "./native-tools.js";
+
+/** Path of the dump inside a snapshot (and under `files/runtime-snapshots/<id>/` in a bundle). */
+export const NATIVE_DUMP_PATH = "database/wordpress.sql";
+/** The dump's file in the sandbox's internal folder while it is made or loaded. */
+const DUMP_FILE = "snapshot.sql";
+/** Cap on what the dump and load tools print (their output is only read on failure). */
+const TOOL_OUTPUT_BYTES = 64 << 10;
+
+/** What snapshot capture and apply need from a native runtime. */
+export interface NativeStateHost {
+  tools: NativeTools;
+  layout: SiteLayout;
+  /** Host folder of the WordPress tree (PHP binds it at /wordpress). */
+  treeDir: string;
+  /** Host folder of the cached site's wp-content: the clean base. */
+  baseContent: string;
+  mounts: ResolvedMount[];
+  wordpressVersion: string;
+  phpVersion: string;
+}
+
+const baseListings = new Map<string, RuntimeSnapshotFileEntry[]>();
+
+/** Every regular file under `dir` as `{ path: prefix + relative path, bytes, sha256 }`, sorted by path. */
+function listFiles(dir: string, prefix: string): RuntimeSnapshotFileEntry[] {
+  const out: RuntimeSnapshotFileEntry[] = [];
+  const walk = (abs: string, rel: string): void => {
+    for (const entry of readdirSync(abs, { withFileTypes: true })) {
+      const a = join(abs, entry.name);
+      const r = `${rel}/${entry.name}`;
+      if (entry.isDirectory()) walk(a, r);
+      else if (entry.isFile()) {
+        const bytes = readFileSync(a);
+        out.push({ path: r, bytes: bytes.byteLength, sha256: sha256Hex(bytes) });
+      }
+    }
+  };
+  if (existsSync(dir)) walk(dir, prefix);
+  return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/** The cached site's wp-content listing, hashed once per process (the cache entry never changes). */
+function baseListing(dir: string): RuntimeSnapshotFileEntry[] {
+  let listing = baseListings.get(dir);
+  if (!listing) baseListings.set(dir, (listing = listFiles(dir, "wp-content")));
+  return listing;
+}
+
+function hostPath(host: NativeStateHost, path: string): string {
+  return join(host.layout.content, ...path.slice("wp-content/".length).split("/"));
+}
+
+/** Runs a MariaDB client tool confined, with the sandbox's socket and internal folder bound. @throws `state-export-failed`. */
+async function runDbTool(host: NativeStateHost, argv: string[], what: string): Promise<void> {
+  const command = confinedCommand(
+    host.tools,
+    {
+      binds: [
+        { source: host.layout.run, target: SANDBOX_PATHS.dbRun, readOnly: true },
+        { source: host.layout.internal, target: SANDBOX_PATHS.internal, readOnly: false },
+      ],
+      chdir: "/",
+      limits: PHP_LIMITS,
+    },
+    argv,
+  );
+  const run = await startConfined(command, TOOL_OUTPUT_BYTES).done;
+  if (run.exitCode !== 0) {
+    const said = `${run.stderr.data.toString("utf8")}\n${run.stdout.data.toString("utf8")}`.trim().slice(-800);
+    throw new WpCodeboxError("state-export-failed", `${what} failed (exit ${run.exitCode}${run.signal ? `, ${run.signal}` : ""}): ${said || "(no output)"}`, { exitCode: run.exitCode });
+  }
+}
+
+/** Tables (row counts, content hashes) and active theme/plugins (`php/snapshot-facts.php`). @throws `state-export-failed`. */
+async function readDatabaseFacts(host: NativeStateHost): Promise<{ tables: { name: string; rows: number; sha256: string }[]; activeTheme: string; activePlugins: string[] }> {
+  const run = await startPhp({ tools: host.tools, layout: host.layout, treeDir: host.treeDir, script: `${SANDBOX_PATHS.programs}/snapshot-facts.php`, capBytes: 16 << 20 }).done;
+  const stdout = run.stdout.data.toString("utf8");
+  try {
+    if (run.exitCode !== 0 || run.stdout.truncated) throw new Error();
+    return JSON.parse(stdout);
+  } catch {
+    throw new WpCodeboxError("state-export-failed", `Reading the database for a snapshot failed (exit ${run.exitCode}): ${`${run.stderr.data.toString("utf8")}\n${stdout}`.trim().slice(-800)}`);
+  }
+}
+
+/**
+ * Captures a snapshot of a native sandbox: `mariadb-dump` of the `wordpress` database (with
+ * `DROP DATABASE`/`CREATE DATABASE`, routines and triggers, rows in primary-key order, no dates:
+ * the same state gives the same bytes), the table facts, every wp-content file, and the contents
+ * of the ones that differ from the cached site. Mounts are bound, never copied, on this backend:
+ * none is captured.
+ * @throws `state-export-failed` (the dump or the facts could not be read).
+ */
+export async function captureNativeSnapshot(host: NativeStateHost): Promise<WordPressRuntimeSnapshot> {
+  const dumpHost = join(host.layout.internal, DUMP_FILE);
+  rmSync(dumpHost, { force: true });
+  try {
+    await runDbTool(host, [
+      host.tools.mariadbDump,
+      `--socket=${SANDBOX_PATHS.socket}`,
+      "--user=root",
+      "--skip-comments",
+      "--skip-dump-date",
+      "--single-transaction",
+      "--order-by-primary",
+      "--hex-blob",
+      "--routines",
+      "--triggers",
+      "--add-drop-database",
+      "--databases",
+      "wordpress",
+      `--result-file=${SANDBOX_PATHS.internal}/${DUMP_FILE}`,
+    ], "mariadb-dump of the sandbox's database");
+    const dump = new Uint8Array(readFileSync(dumpHost));
+    const facts = await readDatabaseFacts(host);
+    const listing = listFiles(host.layout.content, "wp-content");
+    const base = new Map(baseListing(host.baseContent).map((f) => [f.path, f.sha256]));
+    const dumpSha = sha256Hex(dump);
+    const files: RuntimeSnapshotCarriedFile[] = [{ path: NATIVE_DUMP_PATH, kind: RUNTIME_SNAPSHOT_KINDS.database, bytes: dump.byteLength, sha256: dumpSha, content: dump }];
+    for (const entry of listing) {
+      if (base.get(entry.path) === entry.sha256) continue;
+      files.push({ path: entry.path, kind: RUNTIME_SNAPSHOT_KINDS.file, bytes: entry.bytes, sha256: entry.sha256, content: new Uint8Array(readFileSync(hostPath(host, entry.path))) });
+    }
+    return finalizeRuntimeSnapshot({
+      schema: WORDPRESS_RUNTIME_SNAPSHOT_SCHEMA,
+      version: 1,
+      semantics: RUNTIME_STATE_ARTIFACT_SEMANTICS,
+      createdAt: new Date().toISOString(),
+      compatibility: { backend: "native", wordpressVersion: host.wordpressVersion, phpVersion: host.phpVersion },
+      activeTheme: facts.activeTheme,
+      activePlugins: facts.activePlugins,
+      mounts: host.mounts.map((m) => ({ target: m.target, mode: m.mode, kind: m.kind, captured: false })),
+      database: { engine: "mariadb", path: NATIVE_DUMP_PATH, bytes: dump.byteLength, sha256: dumpSha, tables: facts.tables, tablesSha256: runtimeSnapshotTablesDigest(facts.tables) },
+      wpContent: { files: listing, sha256: runtimeSnapshotListingDigest(listing), baseSha256: runtimeSnapshotListingDigest(baseListing(host.baseContent)) },
+      files,
+    });
+  } finally {
+    rmSync(dumpHost, { force: true });
+  }
+}
+
+/**
+ * Makes a native sandbox's state equal to a verified snapshot: wp-content first (carried files
+ * written, uncarried ones must already match, unlisted ones removed), then the dump loaded with
+ * the `mariadb` client.
+ * @throws `snapshot-incompatible` (not a native MariaDB snapshot, other WordPress or PHP version,
+ *   or a listed file neither the snapshot nor this sandbox has); `state-export-failed` (the dump
+ *   did not load).
+ */
+export async function applyNativeSnapshot(host: NativeStateHost, snapshot: WordPressRuntimeSnapshot): Promise<void> {
+  const c = snapshot.compatibility;
+  if (c.backend !== "native" || snapshot.database.engine !== "mariadb" || c.wordpressVersion !== host.wordpressVersion || c.phpVersion !== host.phpVersion) {
+    throw new WpCodeboxError(
+      "snapshot-incompatible",
+      `Snapshot ${snapshot.id} was taken on ${c.backend} (${snapshot.database.engine}) WordPress ${c.wordpressVersion} / PHP ${c.phpVersion}; this runtime is native (mariadb) WordPress ${host.wordpressVersion} / PHP ${host.phpVersion}. Restore it on the backend it was taken on, with the same --wp and --php.`,
+      { snapshot: { ...c, engine: snapshot.database.engine }, runtime: { backend: "native", engine: "mariadb", wordpressVersion: host.wordpressVersion, phpVersion: host.phpVersion } },
+    );
+  }
+  const current = new Map(listFiles(host.layout.content, "wp-content").map((f) => [f.path, f.sha256]));
+  const carried = new Map(snapshot.files.filter((f) => f.kind === RUNTIME_SNAPSHOT_KINDS.file).map((f) => [f.path, f]));
+  const missing = snapshot.wpContent.files.filter((f) => !carried.has(f.path) && current.get(f.path) !== f.sha256);
+  if (missing.length > 0) {
+    throw new WpCodeboxError(
+      "snapshot-incompatible",
+      `Snapshot ${snapshot.id} expects ${missing.length} file(s) this sandbox does not have with the same content (first: ${missing[0]!.path}). Restore with the same mounts, plugins and themes as when it was taken.`,
+      { missing: missing.slice(0, 20).map((f) => f.path) },
+    );
+  }
+  const listed = new Set(snapshot.wpContent.files.map((f) => f.path));
+  for (const path of current.keys()) if (!listed.has(path)) rmSync(hostPath(host, path), { force: true });
+  for (const file of carried.values()) {
+    const target = hostPath(host, file.path);
+    const created = mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, file.content!);
+    if (created) giveToSandbox(created);
+    giveOneToSandbox(target);
+  }
+  const dump = snapshot.files.find((f) => f.kind === RUNTIME_SNAPSHOT_KINDS.database && f.path === snapshot.database.path)!;
+  const dumpHost = join(host.layout.internal, DUMP_FILE);
+  writeFileSync(dumpHost, dump.content!);
+  giveOneToSandbox(dumpHost);
+  try {
+    await runDbTool(host, [host.tools.mariadb, `--socket=${SANDBOX_PATHS.socket}`, "--user=root", `--execute=source ${SANDBOX_PATHS.internal}/${DUMP_FILE}`], "Loading the snapshot's database dump");
+  } finally {
+    rmSync(dumpHost, { force: true });
+  }
+}
