@@ -297,7 +297,7 @@ export class NativeRuntime implements Runtime {
   ): Promise<{ process: ProcessOutcome & { partial: { stdout: CapturedStream; stderr: CapturedStream } }; stopped?: "timeout" | "interrupted" }> {
     rmSync(join(this.layout.internal, "last-error.json"), { force: true });
     writeFileSync(join(this.layout.internal, "request.json"), JSON.stringify({ file, bootstrap, user }));
-    const child = this.php.run(capBytes);
+    const child = this.php.run(capBytes, bootstrap);
     let stopped: "timeout" | "interrupted" | undefined;
     const timer = timeoutMs > 0 ? setTimeout(() => { stopped ??= "timeout"; child.kill(); }, timeoutMs) : undefined;
     const onAbort = () => { stopped ??= "interrupted"; child.kill(); };

@@ -67,7 +67,11 @@ interface CurrentRun {
   stdoutDone?: Buffer;
   stderrDone: boolean;
   resolve(outcome: ProcessOutcome): void;
+  done?: Promise<ProcessOutcome>;
 }
+
+/** How long a stopped run may take to end before the whole server is killed (ms). */
+const STOP_GRACE_MS = 3_000;
 
 /** What a server needs to start. */
 export interface PhpServerSetup {
@@ -131,20 +135,37 @@ export class PhpServer {
   /**
    * Runs runner.php (request.json must be written) and resolves with its outcome.
    * @param capBytes - bytes kept per stream.
+   * @param bootstrap - what the run loads: after a "wordpress" run the server preloads WordPress
+   *   for the next one.
    */
-  run(capBytes: number): { done: Promise<ProcessOutcome>; partial(): { stdout: CapturedStream; stderr: CapturedStream }; kill(): void } {
+  run(capBytes: number, bootstrap: "wordpress" | "none"): { done: Promise<ProcessOutcome>; partial(): { stdout: CapturedStream; stderr: CapturedStream }; kill(): void } {
     const child = this.child ?? this.start();
     const marker = randomBytes(16).toString("hex");
     const needle = Buffer.from(`\0${marker}`);
     const run: Partial<CurrentRun> = { child, stdout: new RunStream(capBytes, needle), stderr: new RunStream(capBytes, Buffer.from(`\0${marker}\0`)), stderrDone: false };
     const done = new Promise<ProcessOutcome>((resolve) => (run.resolve = resolve));
+    run.done = done;
     this.current = run as CurrentRun;
-    child.stdin!.write(`${JSON.stringify({ marker })}\n`);
+    child.stdin!.write(`${JSON.stringify({ marker, bootstrap })}\n`);
     return {
       done,
       partial: () => ({ stdout: run.stdout!.value(), stderr: run.stderr!.value() }),
-      kill: () => this.kill(),
+      kill: () => this.stopRun(run as CurrentRun),
     };
+  }
+
+  /**
+   * Stops a run: the server kills the run's processes and stays warm (OPcache too). When the
+   * server does not end the run within `STOP_GRACE_MS` (it is stuck), it is killed itself.
+   */
+  private stopRun(run: CurrentRun): void {
+    if (this.current !== run || run.child !== this.child) return;
+    run.child.stdin!.write(`${JSON.stringify({ kill: true })}\n`);
+    const timer = setTimeout(() => {
+      if (this.current === run) this.kill();
+    }, STOP_GRACE_MS);
+    timer.unref();
+    void run.done?.then(() => clearTimeout(timer));
   }
 
   /** Kills the process (and so the run in it); the next run starts a new one. */
