@@ -38,6 +38,9 @@ while (true) {
 		unset($wp_codebox_go);
 		// No preload when fork fails (the process limit): the run forks its own child.
 		$wp_codebox_pre = $wp_codebox_pid > 0 ? array('pid' => $wp_codebox_pid, 'go' => $wp_codebox_go_parent) : null;
+		if ($wp_codebox_pid < 0) {
+			fclose($wp_codebox_go_parent);
+		}
 	}
 	$wp_codebox_line = fgets(STDIN);
 	if ($wp_codebox_line === false) {
@@ -68,11 +71,20 @@ while (true) {
 	$wp_codebox_killed = false;
 	while (true) {
 		if ($wp_codebox_fresh) {
+			if ($wp_codebox_pre !== null) {
+				fclose($wp_codebox_pre['go']);
+			}
+			[$wp_codebox_go_parent, $wp_codebox_go] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
 			$wp_codebox_pid = pcntl_fork();
 			if ($wp_codebox_pid === 0) {
+				fclose($wp_codebox_go_parent);
+				$wp_codebox_pre = null;
 				$wp_codebox_mode = 'run';
 				break 2;
 			}
+			fclose($wp_codebox_go);
+			unset($wp_codebox_go);
+			$wp_codebox_pre = array('pid' => $wp_codebox_pid, 'go' => $wp_codebox_go_parent);
 			if ($wp_codebox_pid < 0) {
 				break;
 			}
@@ -105,13 +117,15 @@ while (true) {
 				}
 			}
 		}
-		if ($wp_codebox_fresh || $wp_codebox_killed) {
-			break;
-		}
-		// The preloaded child says "run" just before it runs the request; without it, it did not run.
+		// What the child said: "run" (a preloaded child, just before it runs the request; without it,
+		// it did not run) and "exit0" (it ended with code 0 and then killed itself, skipping the
+		// teardown nothing can see).
 		stream_set_blocking($wp_codebox_pre['go'], false);
 		$wp_codebox_said = (string) fread($wp_codebox_pre['go'], 64);
-		if (strpos($wp_codebox_said, 'run') !== false) {
+		if (strpos($wp_codebox_said, 'exit0') !== false) {
+			$wp_codebox_code = 0;
+		}
+		if ($wp_codebox_fresh || $wp_codebox_killed || strpos($wp_codebox_said, 'run') !== false) {
 			break;
 		}
 		$wp_codebox_fresh = true;
@@ -137,9 +151,7 @@ fclose($wp_codebox_wake_w);
 if ($wp_codebox_pre !== null) {
 	fclose($wp_codebox_pre['go']);
 }
-if ($wp_codebox_mode !== 'preload') {
-	unset($wp_codebox_go);
-}
+$wp_codebox_preloading = $wp_codebox_mode === 'preload';
 unset($wp_codebox_wake_r, $wp_codebox_wake_w, $wp_codebox_pre, $wp_codebox_last_bootstrap, $wp_codebox_mode, $wp_codebox_line, $wp_codebox_request, $wp_codebox_marker, $wp_codebox_pid, $wp_codebox_fresh, $wp_codebox_code, $wp_codebox_killed, $wp_codebox_status, $wp_codebox_go_parent, $wp_codebox_done, $wp_codebox_read, $wp_codebox_none, $wp_codebox_none2, $wp_codebox_said);
 require '/opt/wp-codebox/runner.php';
 exit(0);
