@@ -40,6 +40,7 @@ import type { Bind } from "./bubblewrap.js";
 import type { CapturedStream, ProcessOutcome } from "./confined-process.js";
 import { siteConstants } from "./native-config.js";
 import { PhpServer } from "./php-server.js";
+import { syncTree } from "./tree-sync.js";
 import { MariaDbServer, SANDBOX_PATHS, copyTree, createLayout, giveOneToSandbox, giveToSandbox, siteLayout, writeSiteConfig, type SiteLayout } from "./native-site.js";
 import type { NativeTools } from "./native-tools.js";
 
@@ -144,11 +145,18 @@ export class NativeRuntime implements Runtime {
    * it back from there (`php/clean-db.php`).
    * @throws `boot-failed` with what PHP printed when that fails.
    */
-  private async cleanDatabase(action: "save" | "restore"): Promise<void> {
+  private async cleanDatabase(action: "save" | "restore"): Promise<{ restored: string[]; dropped: string[] }> {
     writeFileSync(join(this.layout.internal, "clean-db.json"), JSON.stringify({ action }));
     const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/clean-db.php`, "none", 0, 64 << 10);
     const outcome = this.outcome(run.process);
     if (outcome.status !== "ok") throw new WpCodeboxError("boot-failed", `The sandbox's database could not be ${action === "save" ? "saved" : "restored"}: ${outcome.error?.message ?? ""} ${outcome.stderr.slice(0, 800)}`.trim());
+    const done = outcome.json as { restored?: string[]; dropped?: string[] } | undefined;
+    return { restored: done?.restored ?? [], dropped: done?.dropped ?? [] };
+  }
+
+  /** The caller's mount targets under wp-content, relative to it (`plugins/mine`). */
+  private contentMountPaths(): string[] {
+    return this.setup.mounts.filter((m) => m.target.startsWith(`${SANDBOX_PATHS.content}/`)).map((m) => posix.relative(SANDBOX_PATHS.content, m.target));
   }
 
   /** Mount targets under wp-content exist in the sandbox's copy before bubblewrap binds over them. */
@@ -369,11 +377,13 @@ export class NativeRuntime implements Runtime {
   }
 
   /**
-   * Back to the state right after boot: the database's tables are copied back from the clean copy
-   * boot saved (no server restart) and wp-content is copied again from the cache (read-write mounts
-   * are host folders and keep their content). When that fails (MariaDB died), the sandbox's site is
-   * made again from the cache and MariaDB restarted.
-   * Event `runtime-reset` `{ durationMs, how: "tables" | "restarted" }`.
+   * Back to the state right after boot: the tables that changed (or were created) since are copied
+   * back from the clean copy boot saved, or dropped (no server restart), and the wp-content entries
+   * that differ from the cache's are copied again or removed (read-write mounts are host folders and
+   * keep their content). When that fails (MariaDB died), the sandbox's site is made again from the
+   * cache and MariaDB restarted.
+   * Event `runtime-reset` `{ durationMs, how: "tables" | "restarted" }`, with "tables" also
+   * `tablesRestored`, `tablesDropped`, `filesCopied`, `filesRemoved` (counts).
    */
   async reset(): Promise<void> {
     this.assertLive();
@@ -381,16 +391,19 @@ export class NativeRuntime implements Runtime {
       this.assertLive();
       const started = Date.now();
       let how: "tables" | "restarted" = "tables";
+      let changed: Record<string, number> = {};
       try {
-        copyTree(this.setup.site.content, this.layout.content);
+        // Only what differs: the warm PHP process keeps wp-content (and the mounts in it) bound.
+        const files = syncTree(this.setup.site.content, this.layout.content, { protect: this.contentMountPaths(), onCopied: giveToSandbox });
         this.createMountPoints();
-        await this.cleanDatabase("restore");
+        const tables = await this.cleanDatabase("restore");
+        changed = { tablesRestored: tables.restored.length, tablesDropped: tables.dropped.length, filesCopied: files.copied.length, filesRemoved: files.removed.length };
       } catch {
         how = "restarted";
         await this.restoreSite();
         await this.cleanDatabase("save");
       }
-      this.event("runtime-reset", { durationMs: Date.now() - started, how });
+      this.event("runtime-reset", { durationMs: Date.now() - started, how, ...changed });
     });
   }
 
