@@ -126,10 +126,14 @@ export class NativeRuntime implements Runtime {
     await this.server?.exited;
     this.server = undefined;
     copyTree(this.setup.site.data, this.layout.data);
+    rmSync(join(this.layout.run, "mysqld.sock"), { force: true });
+    // PHP starts while MariaDB does: both take a few hundred ms, mostly waiting.
+    const starting = MariaDbServer.start(this.setup.tools, this.layout);
+    starting.catch(() => undefined);
     copyTree(this.setup.site.content, this.layout.content);
     this.createMountPoints();
-    rmSync(join(this.layout.run, "mysqld.sock"), { force: true });
-    this.server = await MariaDbServer.start(this.setup.tools, this.layout);
+    this.php.warm();
+    this.server = await starting;
     if (this.setup.plugins.length || this.setup.themes.length || Object.keys(this.setup.siteOptions).length) {
       writeFileSync(join(this.layout.internal, "activate.json"), JSON.stringify({ plugins: this.setup.plugins, themes: this.setup.themes, siteOptions: this.setup.siteOptions }));
       const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/activate.php`, "wordpress", "admin", 64 << 10);
@@ -147,7 +151,8 @@ export class NativeRuntime implements Runtime {
    */
   private async cleanDatabase(action: "save" | "restore"): Promise<{ restored: string[]; dropped: string[] }> {
     writeFileSync(join(this.layout.internal, "clean-db.json"), JSON.stringify({ action }));
-    const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/clean-db.php`, "none", 0, 64 << 10);
+    // The next run most likely loads WordPress: the server loads it for that run right away.
+    const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/clean-db.php`, "none", 0, 64 << 10, 0, undefined, "wordpress");
     const outcome = this.outcome(run.process);
     if (outcome.status !== "ok") throw new WpCodeboxError("boot-failed", `The sandbox's database could not be ${action === "save" ? "saved" : "restored"}: ${outcome.error?.message ?? ""} ${outcome.stderr.slice(0, 800)}`.trim());
     const done = outcome.json as { restored?: string[]; dropped?: string[] } | undefined;
@@ -302,10 +307,11 @@ export class NativeRuntime implements Runtime {
     capBytes: number,
     timeoutMs = 0,
     signal?: AbortSignal,
+    next: "wordpress" | "none" = bootstrap,
   ): Promise<{ process: ProcessOutcome & { partial: { stdout: CapturedStream; stderr: CapturedStream } }; stopped?: "timeout" | "interrupted" }> {
     rmSync(join(this.layout.internal, "last-error.json"), { force: true });
     writeFileSync(join(this.layout.internal, "request.json"), JSON.stringify({ file, bootstrap, user }));
-    const child = this.php.run(capBytes, bootstrap);
+    const child = this.php.run(capBytes, bootstrap, next);
     let stopped: "timeout" | "interrupted" | undefined;
     const timer = timeoutMs > 0 ? setTimeout(() => { stopped ??= "timeout"; child.kill(); }, timeoutMs) : undefined;
     const onAbort = () => { stopped ??= "interrupted"; child.kill(); };

@@ -88,6 +88,11 @@ export class PhpServer {
 
   constructor(private readonly setup: PhpServerSetup) {}
 
+  /** Starts the process now if it is not running (boot overlaps its start with MariaDB's). */
+  warm(): void {
+    if (!this.child) this.start();
+  }
+
   private start(): ChildProcess {
     const ini = PHP_INI.flatMap((setting) => ["-d", setting]);
     const { argv, env } = confinedCommand(
@@ -135,10 +140,11 @@ export class PhpServer {
   /**
    * Runs runner.php (request.json must be written) and resolves with its outcome.
    * @param capBytes - bytes kept per stream.
-   * @param bootstrap - what the run loads: after a "wordpress" run the server preloads WordPress
-   *   for the next one.
+   * @param bootstrap - what the run loads.
+   * @param next - what the next run will most likely load (default: `bootstrap`); "wordpress" has
+   *   the server load WordPress for it in a new child as soon as this run ends.
    */
-  run(capBytes: number, bootstrap: "wordpress" | "none"): { done: Promise<ProcessOutcome>; partial(): { stdout: CapturedStream; stderr: CapturedStream }; kill(): void } {
+  run(capBytes: number, bootstrap: "wordpress" | "none", next: "wordpress" | "none" = bootstrap): { done: Promise<ProcessOutcome>; partial(): { stdout: CapturedStream; stderr: CapturedStream }; kill(): void } {
     const child = this.child ?? this.start();
     const marker = randomBytes(16).toString("hex");
     const needle = Buffer.from(`\0${marker}`);
@@ -146,7 +152,7 @@ export class PhpServer {
     const done = new Promise<ProcessOutcome>((resolve) => (run.resolve = resolve));
     run.done = done;
     this.current = run as CurrentRun;
-    child.stdin!.write(`${JSON.stringify({ marker, bootstrap })}\n`);
+    child.stdin!.write(`${JSON.stringify({ marker, bootstrap, next })}\n`);
     return {
       done,
       partial: () => ({ stdout: run.stdout!.value(), stderr: run.stderr!.value() }),

@@ -1,12 +1,12 @@
 <?php
 /**
  * The warm PHP process of a native sandbox. Reads one JSON request per line on stdin
- * (`{"marker", "bootstrap"}`), runs it in a forked child (runner.php), so every run starts from a
+ * (`{"marker", "bootstrap", "next"}`), runs it in a forked child (runner.php), so every run starts from a
  * clean process while OPcache's shared memory (WordPress compiled once) stays warm here; then kills
  * whatever the run left behind in the sandbox and ends the run's output on stdout and stderr with
  * the request's marker (and, on stdout, the exit code).
  *
- * After a run that loaded WordPress, the next child is forked at once and loads WordPress before
+ * After a run whose `next` (by default its bootstrap) is "wordpress", the next child is forked at once and loads WordPress before
  * its request arrives (a "preloaded" child, see runner.php): a run then costs only the caller's
  * code. A preloaded child that finds a file it loaded changed since (or that died loading) is
  * replaced by a fresh child for that run.
@@ -23,10 +23,10 @@ pcntl_signal(SIGCHLD, static function () use ($wp_codebox_wake_w) {
 	@fwrite($wp_codebox_wake_w, 'c');
 });
 $wp_codebox_pre = null;
-$wp_codebox_last_bootstrap = '';
+$wp_codebox_next = '';
 $wp_codebox_mode = '';
 while (true) {
-	if ($wp_codebox_pre === null && $wp_codebox_last_bootstrap === 'wordpress') {
+	if ($wp_codebox_pre === null && $wp_codebox_next === 'wordpress') {
 		[$wp_codebox_go_parent, $wp_codebox_go] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
 		$wp_codebox_pid = pcntl_fork();
 		if ($wp_codebox_pid === 0) {
@@ -56,8 +56,9 @@ while (true) {
 		continue; // a kill that came after its run had ended
 	}
 	$wp_codebox_marker = (string) $wp_codebox_request['marker'];
-	$wp_codebox_last_bootstrap = (string) ($wp_codebox_request['bootstrap'] ?? '');
-	if ($wp_codebox_pre !== null && $wp_codebox_last_bootstrap !== 'wordpress') {
+	$wp_codebox_bootstrap = (string) ($wp_codebox_request['bootstrap'] ?? '');
+	$wp_codebox_next = (string) ($wp_codebox_request['next'] ?? $wp_codebox_bootstrap);
+	if ($wp_codebox_pre !== null && $wp_codebox_bootstrap !== 'wordpress') {
 		posix_kill($wp_codebox_pre['pid'], SIGKILL);
 		pcntl_waitpid($wp_codebox_pre['pid'], $wp_codebox_status);
 		$wp_codebox_pre = null;
@@ -152,6 +153,6 @@ if ($wp_codebox_pre !== null) {
 	fclose($wp_codebox_pre['go']);
 }
 $wp_codebox_preloading = $wp_codebox_mode === 'preload';
-unset($wp_codebox_wake_r, $wp_codebox_wake_w, $wp_codebox_pre, $wp_codebox_last_bootstrap, $wp_codebox_mode, $wp_codebox_line, $wp_codebox_request, $wp_codebox_marker, $wp_codebox_pid, $wp_codebox_fresh, $wp_codebox_code, $wp_codebox_killed, $wp_codebox_status, $wp_codebox_go_parent, $wp_codebox_done, $wp_codebox_read, $wp_codebox_none, $wp_codebox_none2, $wp_codebox_said);
+unset($wp_codebox_wake_r, $wp_codebox_wake_w, $wp_codebox_pre, $wp_codebox_next, $wp_codebox_bootstrap, $wp_codebox_mode, $wp_codebox_line, $wp_codebox_request, $wp_codebox_marker, $wp_codebox_pid, $wp_codebox_fresh, $wp_codebox_code, $wp_codebox_killed, $wp_codebox_status, $wp_codebox_go_parent, $wp_codebox_done, $wp_codebox_read, $wp_codebox_none, $wp_codebox_none2, $wp_codebox_said);
 require '/opt/wp-codebox/runner.php';
 exit(0);
