@@ -21,6 +21,7 @@ import {
   getCommandDefinition,
   parseCommandArgs,
   readInputText,
+  readJsonArg,
   serializeError,
   type ArtifactSpec,
   type DbErrorRecord,
@@ -198,8 +199,9 @@ export class NativeRuntime implements Runtime {
   }
 
   /**
-   * Runs one command, after the ones called before it. Only `wordpress.run-php` runs on this
-   * backend yet; other catalog commands give an `error` result with code `not-implemented`.
+   * Runs one command, after the ones called before it. Only `wordpress.run-php` and
+   * `wordpress.rest-request` run on this backend yet; other catalog commands give an `error`
+   * result with code `not-implemented`.
    * @throws `runtime-disposed`, `unknown-command`, `policy-denied`, `invalid-argument`, `missing-argument`.
    */
   async execute(spec: ExecutionSpec): Promise<ExecutionResult> {
@@ -220,11 +222,11 @@ export class NativeRuntime implements Runtime {
       this.event("command-started", { id, command: spec.command });
       let outcome: Outcome;
       let dbErrors: DbErrorRecord[] = [];
-      if (spec.command !== "wordpress.run-php") {
-        outcome = { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: "not-implemented", message: `${spec.command} does not run on the native backend yet (only wordpress.run-php does); use --backend playground.` } };
+      if (spec.command !== "wordpress.run-php" && spec.command !== "wordpress.rest-request") {
+        outcome = { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: "not-implemented", message: `${spec.command} does not run on the native backend yet (only wordpress.run-php and wordpress.rest-request do); use --backend playground.` } };
       } else {
         try {
-          const ran = await this.runPhpCommand(args, timeoutMs, spec.signal);
+          const ran = spec.command === "wordpress.rest-request" ? await this.restRequestCommand(args, timeoutMs, spec.signal) : await this.runPhpCommand(args, timeoutMs, spec.signal);
           outcome = ran.outcome;
           dbErrors = ran.dbErrors;
         } catch (error) {
@@ -273,18 +275,52 @@ export class NativeRuntime implements Runtime {
     giveOneToSandbox(join(this.layout.internal, "code"));
     giveOneToSandbox(join(this.layout.internal, "code", name));
     const bootstrap = args.bootstrap === "none" ? "none" : "wordpress";
-    const user = this.actor(args.as);
-    const run = await this.runPhpFile(posix.join(SANDBOX_PATHS.internal, "code", name), bootstrap, user, this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES, timeoutMs, signal);
+    return this.runCommandFile(posix.join(SANDBOX_PATHS.internal, "code", name), "wordpress.run-php", this.actor(args.as), timeoutMs, signal, bootstrap);
+  }
+
+  /** Runs a command's PHP file with the command's deadline: a stopped run is `timed-out` (deadline or interrupt). */
+  private async runCommandFile(file: string, command: string, user: number | "admin", timeoutMs: number, signal: AbortSignal | undefined, bootstrap: "wordpress" | "none" = "wordpress"): Promise<{ outcome: Outcome; dbErrors: DbErrorRecord[] }> {
+    const run = await this.runPhpFile(file, bootstrap, user, this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES, timeoutMs, signal);
     const dbErrors = this.takeDbErrors();
     if (run.stopped) {
       const partial = run.process.partial;
       const error: ExecutionError = run.stopped === "interrupted"
-        ? { code: "interrupted", message: `wordpress.run-php: stopped by the caller before it finished (${abortReasonText(signal)}). Its PHP process was killed; the sandbox keeps running.`, data: { reason: abortReasonText(signal) } }
-        : { code: "timeout", message: `wordpress.run-php: Timeout ${timeoutMs}ms exceeded. Its PHP process was killed; the sandbox keeps running. Raise --timeout if the work needs longer.`, data: { timeoutMs } };
+        ? { code: "interrupted", message: `${command}: stopped by the caller before it finished (${abortReasonText(signal)}). Its PHP process was killed; the sandbox keeps running.`, data: { reason: abortReasonText(signal) } }
+        : { code: "timeout", message: `${command}: Timeout ${timeoutMs}ms exceeded. Its PHP process was killed; the sandbox keeps running. Raise --timeout if the work needs longer.`, data: { timeoutMs } };
       this.event("php-process-killed", { reason: run.stopped });
       return { outcome: { status: "timed-out", exitCode: 124, stdout: text(partial.stdout), stderr: text(partial.stderr), stdoutBytes: partial.stdout.bytes, stderrBytes: partial.stderr.bytes, error }, dbErrors };
     }
     return { outcome: this.outcome(run.process), dbErrors };
+  }
+
+  /**
+   * `wordpress.rest-request`: `php/rest-request.php` dispatches the request in WordPress
+   * (rest_do_request) as the actor; a status of 400 or more is an `http-error` result.
+   * @throws `invalid-argument` (a route not starting with "/"), `invalid-json-arg` (params-json not an object).
+   */
+  private async restRequestCommand(args: Record<string, string>, timeoutMs: number, signal: AbortSignal | undefined): Promise<{ outcome: Outcome; dbErrors: DbErrorRecord[] }> {
+    const method = (args.method ?? "GET").toUpperCase();
+    const route = args.route;
+    if (!route || !route.startsWith("/")) {
+      throw new WpCodeboxError("invalid-argument", `route must be a REST route starting with "/", e.g. route=/wp/v2/posts (got "${route ?? ""}").`);
+    }
+    const params = args["params-json"] !== undefined ? readJsonArg(args["params-json"], this.setup.cwd) : {};
+    const body = args["body-json"] !== undefined ? readJsonArg(args["body-json"], this.setup.cwd) : null;
+    if (params === null || typeof params !== "object" || Array.isArray(params)) {
+      throw new WpCodeboxError("invalid-json-arg", "params-json must be a JSON object of query parameters.");
+    }
+    writeFileSync(join(this.layout.internal, "rest-request.json"), JSON.stringify({ method, route, params, body }));
+    const ran = await this.runCommandFile(`${SANDBOX_PATHS.programs}/rest-request.php`, "wordpress.rest-request", this.actor(args.as), timeoutMs, signal);
+    const { outcome } = ran;
+    if (outcome.status !== "ok") return ran;
+    const status = (outcome.json as { status?: unknown } | undefined)?.status;
+    if (typeof status !== "number") {
+      return { ...ran, outcome: { ...outcome, status: "error", exitCode: 1, error: { code: "php-error", message: "The REST dispatch printed something other than its JSON result; a plugin may echo output during REST requests." } } };
+    }
+    if (status >= 400) {
+      return { ...ran, outcome: { ...outcome, status: "error", exitCode: 1, error: { code: "http-error", message: `${method} ${route}: HTTP ${status}.`, data: { status } } } };
+    }
+    return ran;
   }
 
   /** `as=`: admin (default), anonymous, or `user:<id>`. */
