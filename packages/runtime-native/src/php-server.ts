@@ -99,7 +99,7 @@ export class PhpServer {
       this.setup.tools,
       { binds: [...phpBinds(this.setup.layout, this.setup.treeDir), ...this.setup.extraBinds], chdir: SANDBOX_PATHS.wordpress, limits: PHP_LIMITS, env: this.setup.env },
       // OPcache's shared memory lives in this process and its forks: that is what stays warm.
-      [this.setup.tools.php, ...ini, "-d", "opcache.file_cache_only=0", `${SANDBOX_PATHS.programs}/server.php`],
+      [this.setup.tools.php, ...ini, "-d", "opcache.file_cache_only=0", "-d", "realpath_cache_ttl=3600", `${SANDBOX_PATHS.programs}/server.php`],
     );
     const child = spawn(argv[0]!, argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env });
     child.stdin!.on("error", () => undefined);

@@ -95,6 +95,13 @@ if ($wp_codebox_preloading) {
 	ob_start();
 	require_once '/wordpress/wp-load.php';
 	require_once ABSPATH . 'wp-admin/includes/admin.php';
+	// The administrator (the default actor), looked up and cached now: the database is as the
+	// previous run left it until this child runs.
+	$wp_codebox_admins = get_users(array('role' => 'administrator', 'orderby' => 'ID', 'order' => 'ASC', 'number' => 1, 'fields' => 'ID'));
+	$wp_codebox_admin = $wp_codebox_admins ? (int) $wp_codebox_admins[0] : 0;
+	if ($wp_codebox_admin > 0) {
+		get_userdata($wp_codebox_admin);
+	}
 	$wp_codebox_watch = get_included_files();
 	foreach ($wp_codebox_watch as $wp_codebox_path) {
 		$wp_codebox_watch[] = dirname($wp_codebox_path);
@@ -141,10 +148,14 @@ if ($wp_codebox_preloading) {
 }
 if ($wp_codebox_request['bootstrap'] === 'wordpress') {
 	if ($wp_codebox_request['user'] === 'admin') {
-		$wp_codebox_admins = get_users(array('role' => 'administrator', 'orderby' => 'ID', 'order' => 'ASC', 'number' => 1, 'fields' => 'ID'));
-		wp_set_current_user($wp_codebox_admins ? (int) $wp_codebox_admins[0] : 0);
-		unset($wp_codebox_admins);
+		if (!isset($wp_codebox_admin)) {
+			$wp_codebox_admins = get_users(array('role' => 'administrator', 'orderby' => 'ID', 'order' => 'ASC', 'number' => 1, 'fields' => 'ID'));
+			$wp_codebox_admin = $wp_codebox_admins ? (int) $wp_codebox_admins[0] : 0;
+		}
+		wp_set_current_user($wp_codebox_admin);
+		unset($wp_codebox_admins, $wp_codebox_admin);
 	} else {
+		unset($wp_codebox_admins, $wp_codebox_admin);
 		wp_set_current_user((int) $wp_codebox_request['user']);
 	}
 }

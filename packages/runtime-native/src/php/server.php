@@ -22,6 +22,25 @@ stream_set_blocking($wp_codebox_wake_w, false);
 pcntl_signal(SIGCHLD, static function () use ($wp_codebox_wake_w) {
 	@fwrite($wp_codebox_wake_w, 'c');
 });
+// PHP's realpath cache is per process: filled here once, every child inherits it instead of
+// resolving each of WordPress's paths again (a few thousand lstat calls per load).
+$wp_codebox_walk = static function ($dir) use (&$wp_codebox_walk) {
+	foreach (@scandir($dir) ?: array() as $name) {
+		if ($name === '.' || $name === '..') {
+			continue;
+		}
+		$path = $dir . '/' . $name;
+		if (is_dir($path)) {
+			if ($name !== 'uploads') {
+				$wp_codebox_walk($path);
+			}
+		} elseif (substr($name, -4) === '.php') {
+			realpath($path);
+		}
+	}
+};
+$wp_codebox_walk('/wordpress');
+unset($wp_codebox_walk);
 $wp_codebox_pre = null;
 $wp_codebox_next = '';
 $wp_codebox_mode = '';
