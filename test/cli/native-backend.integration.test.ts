@@ -197,6 +197,23 @@ describe("a native sandbox (one shared runtime)", { skip, timeout: 300_000 }, ()
     const resets = (await runtime.collectArtifacts()).events.filter((e) => e.type === "runtime-reset");
     assert.equal(resets.at(-1)?.data?.how, "tables");
   });
+
+  it("reset() puts back only what changed, the next AUTO_INCREMENT included: a post written after each reset gets the same id", async () => {
+    const insert = "<?php echo wp_insert_post(['post_title' => 'probe', 'post_status' => 'publish']);";
+    await runtime.reset!();
+    const first = await php(insert);
+    await runtime.reset!();
+    const second = await php(insert);
+    assert.ok(Number(first.stdout) > 0, first.stdout + first.stderr);
+    assert.equal(second.stdout, first.stdout);
+    const resets = (await runtime.collectArtifacts()).events.filter((e) => e.type === "runtime-reset").map((e) => e.data!);
+    assert.ok((resets.at(-1)!.tablesRestored as number) >= 1, JSON.stringify(resets.at(-1)));
+    await runtime.reset!();
+    await runtime.reset!();
+    // Nothing written since the last reset(): nothing to put back.
+    const idle = (await runtime.collectArtifacts()).events.filter((e) => e.type === "runtime-reset").at(-1)!.data!;
+    assert.deepEqual([idle.tablesRestored, idle.tablesDropped, idle.filesCopied, idle.filesRemoved], [0, 0, 0, 0]);
+  });
 });
 
 describe("a native sandbox's preloaded WordPress", { skip, timeout: 300_000 }, () => {

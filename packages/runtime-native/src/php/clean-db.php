@@ -44,13 +44,14 @@ $wp_codebox_copy_table = static function ($from, $to, $table) use ($wp_codebox_d
 	$wp_codebox_db->query('CREATE TABLE ' . $wp_codebox_name($to) . '.' . $wp_codebox_name($table) . ' LIKE ' . $wp_codebox_name($from) . '.' . $wp_codebox_name($table));
 	$wp_codebox_db->query('INSERT INTO ' . $wp_codebox_name($to) . '.' . $wp_codebox_name($table) . ' SELECT * FROM ' . $wp_codebox_name($from) . '.' . $wp_codebox_name($table));
 };
-/** Same definition, other rows: the rows are replaced and the next AUTO_INCREMENT set back (no DDL that rebuilds the table). */
-$wp_codebox_refill_table = static function ($table, $next) use ($wp_codebox_db, $wp_codebox_name) {
-	$wp_codebox_db->query('DELETE FROM wordpress.' . $wp_codebox_name($table));
+/**
+ * Same definition, other rows: the rows are replaced and the next AUTO_INCREMENT set back. When
+ * the counter moved, TRUNCATE (which starts it again) and the copied rows leave it as in the clean
+ * copy (made the same way); otherwise DELETE, which is cheaper than any DDL.
+ */
+$wp_codebox_refill_table = static function ($table, $moved) use ($wp_codebox_db, $wp_codebox_name) {
+	$wp_codebox_db->query(($moved ? 'TRUNCATE TABLE' : 'DELETE FROM') . ' wordpress.' . $wp_codebox_name($table));
 	$wp_codebox_db->query('INSERT INTO wordpress.' . $wp_codebox_name($table) . ' SELECT * FROM wp_codebox_clean.' . $wp_codebox_name($table));
-	if ($next !== null) {
-		$wp_codebox_db->query('ALTER TABLE wordpress.' . $wp_codebox_name($table) . ' AUTO_INCREMENT = ' . (int) $next);
-	}
 };
 $wp_codebox_done = array('restored' => array(), 'dropped' => array());
 if ($wp_codebox_action === 'save') {
@@ -78,7 +79,7 @@ if ($wp_codebox_action === 'save') {
 			$wp_codebox_copy_table('wp_codebox_clean', 'wordpress', $wp_codebox_table);
 			$wp_codebox_done['restored'][] = $wp_codebox_table;
 		} elseif ($wp_codebox_was !== $wp_codebox_is) {
-			$wp_codebox_refill_table($wp_codebox_table, $wp_codebox_was[2]);
+			$wp_codebox_refill_table($wp_codebox_table, $wp_codebox_was[2] !== $wp_codebox_is[2]);
 			$wp_codebox_done['restored'][] = $wp_codebox_table;
 		}
 	}
