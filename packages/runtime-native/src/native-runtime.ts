@@ -6,7 +6,7 @@
  * command starts a new one); the database and the sandbox live on.
  */
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, posix, relative, resolve } from "node:path";
 import {
@@ -42,6 +42,7 @@ import type { CapturedStream, ProcessOutcome } from "./confined-process.js";
 import { siteConstants } from "./native-config.js";
 import { PhpServer } from "./php-server.js";
 import { syncTree } from "./tree-sync.js";
+import { CLEAN_DB_SIGNATURES } from "./native-site-cache.js";
 import { MariaDbServer, SANDBOX_PATHS, copyTree, createLayout, giveOneToSandbox, giveToSandbox, siteLayout, writeSiteConfig, type SiteLayout } from "./native-site.js";
 import type { NativeTools } from "./native-tools.js";
 
@@ -115,7 +116,7 @@ export class NativeRuntime implements Runtime {
     createLayout(this.layout);
     writeSiteConfig(this.layout, siteConstants({ policy: this.setup.policy, ...(this.setup.defines ? { defines: this.setup.defines } : {}) }));
     await this.restoreSite();
-    await this.cleanDatabase("save");
+    await this.saveCleanDatabase();
     this.bootDurationMs = Date.now() - started;
     this.event("runtime-booted", { durationMs: this.bootDurationMs, bootMode: this.setup.bootMode, siteUrl: this.info().siteUrl, backend: "native" });
   }
@@ -135,7 +136,7 @@ export class NativeRuntime implements Runtime {
     this.createMountPoints();
     this.php.warm();
     this.server = await starting;
-    if (this.setup.plugins.length || this.setup.themes.length || Object.keys(this.setup.siteOptions).length) {
+    if (this.activates()) {
       writeFileSync(join(this.layout.internal, "activate.json"), JSON.stringify({ plugins: this.setup.plugins, themes: this.setup.themes, siteOptions: this.setup.siteOptions }));
       const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/activate.php`, "wordpress", "admin", 64 << 10);
       const outcome = this.outcome(run.process);
@@ -143,6 +144,25 @@ export class NativeRuntime implements Runtime {
         throw new WpCodeboxError("boot-failed", `Activating the plugins and themes failed: ${outcome.error?.message ?? outcome.stderr.slice(0, 800)}`);
       }
     }
+  }
+
+  /** True when boot activates plugins or themes or sets site options (the database then differs from the cache's). */
+  private activates(): boolean {
+    return this.setup.plugins.length > 0 || this.setup.themes.length > 0 || Object.keys(this.setup.siteOptions).length > 0;
+  }
+
+  /**
+   * The clean copy reset() restores from: the cache's own (made when the site was installed) when
+   * boot changed nothing in the database, else saved now.
+   */
+  private async saveCleanDatabase(): Promise<void> {
+    const cached = join(this.setup.site.root, CLEAN_DB_SIGNATURES);
+    if (!this.activates() && existsSync(cached)) {
+      copyFileSync(cached, join(this.layout.internal, CLEAN_DB_SIGNATURES));
+      giveOneToSandbox(join(this.layout.internal, CLEAN_DB_SIGNATURES));
+      return;
+    }
+    await this.cleanDatabase("save");
   }
 
   /**
@@ -443,7 +463,7 @@ export class NativeRuntime implements Runtime {
       } catch {
         how = "restarted";
         await this.restoreSite();
-        await this.cleanDatabase("save");
+        await this.saveCleanDatabase();
       }
       this.event("runtime-reset", { durationMs: Date.now() - started, how, ...changed });
     });
