@@ -1,9 +1,11 @@
 /**
  * The warm PHP process of a native sandbox (`php/server.php`, confined): one run at a time, each in
  * a forked child, so a run costs a fork and a WordPress load from OPcache's shared memory instead
- * of starting bubblewrap and PHP. A run's output is what the process printed between the request
- * and the run's marker (random per run); a run that must stop (deadline, interrupt) kills the whole
- * process, and the next run starts a new one.
+ * of starting bubblewrap and PHP; after a WordPress run the next child loads WordPress before its
+ * request comes (see server.php). A run's output is what the process printed between the request
+ * and the run's marker (random per run). A run that must stop (deadline, interrupt) is killed by
+ * the server, which lives on; a server that does not end it in time is killed itself, and the next
+ * run starts a new one.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -98,7 +100,8 @@ export class PhpServer {
     const { argv, env } = confinedCommand(
       this.setup.tools,
       { binds: [...phpBinds(this.setup.layout, this.setup.treeDir), ...this.setup.extraBinds], chdir: SANDBOX_PATHS.wordpress, limits: PHP_LIMITS, env: this.setup.env },
-      // OPcache's shared memory lives in this process and its forks: that is what stays warm.
+      // OPcache's shared memory lives in this process and its forks: that is what stays warm. The
+      // realpath cache the server fills once at start is kept for an hour instead of 2 minutes.
       [this.setup.tools.php, ...ini, "-d", "opcache.file_cache_only=0", "-d", "realpath_cache_ttl=3600", `${SANDBOX_PATHS.programs}/server.php`],
     );
     const child = spawn(argv[0]!, argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env });
