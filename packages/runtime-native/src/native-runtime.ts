@@ -172,8 +172,9 @@ export class NativeRuntime implements Runtime {
    */
   private async cleanDatabase(action: "save" | "restore"): Promise<{ restored: string[]; dropped: string[] }> {
     writeFileSync(join(this.layout.internal, "clean-db.json"), JSON.stringify({ action }));
-    // The next run most likely loads WordPress: the server loads it for that run right away.
-    const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/clean-db.php`, "none", 0, 64 << 10, 0, undefined, "wordpress");
+    // No WordPress preloaded after it: loading writes to the database (WP-Cron's schedule), which
+    // must wait for a command that loads WordPress, so the state right after reset() is the clean one.
+    const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/clean-db.php`, "none", 0, 64 << 10);
     const outcome = this.outcome(run.process);
     if (outcome.status !== "ok") throw new WpCodeboxError("boot-failed", `The sandbox's database could not be ${action === "save" ? "saved" : "restored"}: ${outcome.error?.message ?? ""} ${outcome.stderr.slice(0, 800)}`.trim());
     const done = outcome.json as { restored?: string[]; dropped?: string[] } | undefined;
