@@ -24,14 +24,19 @@ pcntl_signal(SIGCHLD, static function () use ($wp_codebox_wake_w) {
 });
 // PHP's realpath cache is per process: filled here once, every child inherits it instead of
 // resolving each of WordPress's paths again (a few thousand lstat calls per load).
-$wp_codebox_walk = static function ($dir) use (&$wp_codebox_walk) {
+// At most 20000 entries: a mounted plugin folder may hold a whole dependency tree.
+$wp_codebox_budget = 20000;
+$wp_codebox_walk = static function ($dir) use (&$wp_codebox_walk, &$wp_codebox_budget) {
 	foreach (@scandir($dir) ?: array() as $name) {
+		if (--$wp_codebox_budget < 0) {
+			return;
+		}
 		if ($name === '.' || $name === '..') {
 			continue;
 		}
 		$path = $dir . '/' . $name;
 		if (is_dir($path)) {
-			if ($name !== 'uploads') {
+			if ($name !== 'uploads' && $name !== 'node_modules' && $name !== '.git') {
 				$wp_codebox_walk($path);
 			}
 		} elseif (substr($name, -4) === '.php') {
@@ -40,7 +45,7 @@ $wp_codebox_walk = static function ($dir) use (&$wp_codebox_walk) {
 	}
 };
 $wp_codebox_walk('/wordpress');
-unset($wp_codebox_walk);
+unset($wp_codebox_walk, $wp_codebox_budget);
 $wp_codebox_pre = null;
 $wp_codebox_next = '';
 $wp_codebox_mode = '';
