@@ -138,7 +138,8 @@ export class NativeRuntime implements Runtime {
     this.server = await starting;
     if (this.activates()) {
       writeFileSync(join(this.layout.internal, "activate.json"), JSON.stringify({ plugins: this.setup.plugins, themes: this.setup.themes, siteOptions: this.setup.siteOptions }));
-      const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/activate.php`, "wordpress", "admin", 64 << 10);
+      // Nothing preloaded after it: the clean copy saved next is the database as activation left it.
+      const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/activate.php`, "wordpress", "admin", 64 << 10, 0, undefined, "none");
       const outcome = this.outcome(run.process);
       if (outcome.status !== "ok") {
         throw new WpCodeboxError("boot-failed", `Activating the plugins and themes failed: ${outcome.error?.message ?? outcome.stderr.slice(0, 800)}`);
