@@ -1,6 +1,8 @@
 /**
  * Native vs Playground, side by side in one process: boot from the cache, a WordPress-loading
- * run-php, a bare run-php, `reset()`. Prints figures (medians over BENCH_SAMPLES); never passes or
+ * run-php back to back and after a pause (`wpRunIdleMs`: a caller that reads each result before
+ * the next command; native has WordPress loaded for it by then), a bare run-php, `reset()` with
+ * nothing to undo and after a command that wrote an option, a post and a wp-content file. Prints figures (medians over BENCH_SAMPLES); never passes or
  * fails on time. Needs the native backend's Debian packages (`wp-codebox doctor`).
  *
  *   npm run bench:native
@@ -13,15 +15,20 @@ import { createBackend } from "../packages/cli/src/commands/backends.js";
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 7);
 const WP_CODE = "code=<?php echo get_bloginfo('version');";
 const BARE_CODE = "code=<?php echo 1;";
+const WRITE_CODE = "code=<?php update_option('bench_probe', 'x'); wp_insert_post(['post_title' => 'bench', 'post_status' => 'publish']); file_put_contents(WP_CONTENT_DIR . '/bench.txt', 'x');";
+/** The pause before each `wpRunIdleMs` sample (ms). */
+const IDLE_MS = 300;
 
 function median(values: number[]): number {
   const s = [...values].sort((a, b) => a - b);
   return Math.round(s[Math.floor(s.length / 2)]!);
 }
 
-async function timed(work: () => Promise<unknown>, samples = SAMPLES): Promise<number> {
+/** Median of `samples` timings of `work`, each after `pauseMs` of idle time (not counted). */
+async function timed(work: () => Promise<unknown>, samples = SAMPLES, pauseMs = 0): Promise<number> {
   const times: number[] = [];
   for (let i = 0; i < samples; i++) {
+    if (pauseMs > 0) await new Promise((r) => setTimeout(r, pauseMs));
     const t = performance.now();
     await work();
     times.push(performance.now() - t);
@@ -44,9 +51,19 @@ async function measure(name: string, backend: RuntimeBackend): Promise<Record<st
     };
     await run(WP_CODE)(); // warm: the first run compiles WordPress
     const wpRunMs = await timed(run(WP_CODE));
+    const wpRunIdleMs = await timed(run(WP_CODE), SAMPLES, IDLE_MS);
     const bareRunMs = await timed(run(BARE_CODE));
     const resetMs = await timed(() => runtime.reset!(), Math.min(SAMPLES, 3));
-    return { backend: name, firstBootMs, cachedBootMs, wpRunMs, bareRunMs, resetMs };
+    // reset() after a command that wrote an option, a post and a wp-content file (only reset() timed).
+    const dirtyResets: number[] = [];
+    for (let i = 0; i < Math.min(SAMPLES, 3); i++) {
+      await run(WRITE_CODE)();
+      const t = performance.now();
+      await runtime.reset!();
+      dirtyResets.push(performance.now() - t);
+    }
+    const resetAfterWriteMs = median(dirtyResets);
+    return { backend: name, firstBootMs, cachedBootMs, wpRunMs, wpRunIdleMs, bareRunMs, resetMs, resetAfterWriteMs };
   } finally {
     await runtime.dispose();
   }
@@ -56,4 +73,4 @@ const rows = [await measure("native", createBackend("native", { cwd: process.cwd
 console.log(`cores ${cpus().length}, load ${loadavg().map((l) => l.toFixed(1)).join(" ")}, ${SAMPLES} samples (medians, ms)`);
 console.table(rows);
 const [native, playground] = rows as [Record<string, number>, Record<string, number>];
-console.log(`WordPress-loading run-php: native is ${(playground.wpRunMs! / native.wpRunMs!).toFixed(2)}x Playground's speed`);
+console.log(`WordPress-loading run-php: native is ${(playground.wpRunMs! / native.wpRunMs!).toFixed(2)}x Playground's speed back to back, ${(playground.wpRunIdleMs! / native.wpRunIdleMs!).toFixed(2)}x after a ${IDLE_MS} ms pause`);

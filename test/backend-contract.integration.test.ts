@@ -170,7 +170,6 @@ const CASES: ContractCase[] = [
     name: "a REST request runs in process",
     command: "wordpress.rest-request",
     args: ["route=/wp/v2/types/post"],
-    unsupported: { native: "only wordpress.run-php and wordpress.wp-cli run on the native backend yet" },
     check: (r) => {
       assert.equal(r.status, "ok", JSON.stringify(r.error));
       assert.match(r.stdout, /"slug":"post"/);

@@ -9,7 +9,8 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_OUTPUT_CAP_BYTES, WpCodeboxError, type ExecutionResult, type Runtime } from "@wp-codebox/runtime-core";
@@ -195,5 +196,72 @@ describe("a native sandbox (one shared runtime)", { skip, timeout: 300_000 }, ()
     assert.deepEqual(read.json, [false, null, false, "wp-codebox"]);
     const resets = (await runtime.collectArtifacts()).events.filter((e) => e.type === "runtime-reset");
     assert.equal(resets.at(-1)?.data?.how, "tables");
+  });
+
+  it("reset() puts back only what changed, the next AUTO_INCREMENT included: a post written after each reset gets the same id", async () => {
+    const insert = "<?php echo wp_insert_post(['post_title' => 'probe', 'post_status' => 'publish']);";
+    await runtime.reset!();
+    const first = await php(insert);
+    await runtime.reset!();
+    const second = await php(insert);
+    assert.ok(Number(first.stdout) > 0, first.stdout + first.stderr);
+    assert.equal(second.stdout, first.stdout);
+    const resets = (await runtime.collectArtifacts()).events.filter((e) => e.type === "runtime-reset").map((e) => e.data!);
+    assert.ok((resets.at(-1)!.tablesRestored as number) >= 1, JSON.stringify(resets.at(-1)));
+    await runtime.reset!();
+    await runtime.reset!();
+    // Nothing written since the last reset(): nothing to put back.
+    const idle = (await runtime.collectArtifacts()).events.filter((e) => e.type === "runtime-reset").at(-1)!.data!;
+    assert.deepEqual([idle.tablesRestored, idle.tablesDropped, idle.filesCopied, idle.filesRemoved], [0, 0, 0, 0]);
+  });
+});
+
+describe("a native sandbox's preloaded WordPress", { skip, timeout: 300_000 }, () => {
+  let runtime: Runtime;
+  let tmp: string;
+  const plugin = () => join(tmp, "probe.php");
+  const php = (code: string): Promise<ExecutionResult> => runtime.execute({ command: "wordpress.run-php", args: [`code=${code}`] });
+  const PROBE = "<?php echo json_encode([wp_codebox_probe(), $GLOBALS['wp_codebox_probe_loaded'], get_current_user_id()]);";
+  const writeProbe = (version: string) => writeFileSync(plugin(), `<?php $GLOBALS['wp_codebox_probe_loaded'] = microtime(true); function wp_codebox_probe() { return '${version}'; }`);
+
+  before(async () => {
+    tmp = mkdtempSync(join(tmpdir(), "wp-codebox-native-preload-"));
+    writeProbe("v1");
+    // An old mtime: a file changed in the last seconds is never trusted to a preloaded WordPress.
+    utimesSync(plugin(), 1_600_000_000, 1_600_000_000);
+    runtime = await createBackend("native", { cwd: process.cwd() }).create({ mounts: [{ source: plugin(), target: "/wordpress/wp-content/mu-plugins/probe.php", mode: "readwrite" }] });
+  });
+  after(async () => {
+    await runtime?.dispose();
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it("serves a run from WordPress loaded before it was asked for, and a mounted file edited on the host since is loaded again", async () => {
+    // Boot made the mount point (mu-plugins changed): a preload in the next two seconds would not trust it.
+    await sleep(2500);
+    const first = await php(PROBE);
+    assert.equal(first.status, "ok", JSON.stringify(first.error) + first.stderr);
+    await sleep(1500); // room for the server to load WordPress for the next run
+    const asked = Date.now() / 1000;
+    const second = await php(PROBE);
+    const [version, loadedAt, user] = second.json as [string, number, number];
+    assert.equal(version, "v1");
+    assert.ok(loadedAt < asked, `WordPress was loaded for this run before it was asked for (${loadedAt} < ${asked})`);
+    assert.ok(user > 0, "the actor is set when the request comes, not at preload");
+    await sleep(1500);
+    writeProbe("v2");
+    const third = await php(PROBE);
+    assert.equal((third.json as [string])[0], "v2", third.stdout + third.stderr);
+  });
+
+  it("a run past its deadline is killed and the next one runs in the same warm server", async () => {
+    const slow = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo 'started'; while (true) {}"], timeoutMs: 1500 });
+    assert.equal(slow.status, "timed-out");
+    assert.equal(slow.stdout, "started");
+    const events = (await runtime.collectArtifacts()).events;
+    // A new server would compile WordPress again: more misses than hits.
+    const next = await php("<?php $s = opcache_get_status(false)['opcache_statistics']; echo $s['hits'] > $s['misses'] ? 'warm' : 'cold';");
+    assert.equal(next.stdout, "warm", "OPcache's shared memory (the server process) survived the deadline");
+    assert.ok(events.some((e) => e.type === "php-process-killed"));
   });
 });

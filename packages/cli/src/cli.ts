@@ -190,7 +190,7 @@ function buildProgram(state: CliState): Command {
       .option("--timeout <duration>", 'wall-clock limit of the command, e.g. 30s, 500ms, 2m ("0" = none; default 60s)')
       .option("--artifacts <dir>", "bundle directory, created; refused if it exists and is not empty (default ./wp-codebox-artifacts/<run id>)")
       .option("--json", 'print {"result": ExecutionResult, "bundle": {"directory", "id", "valid"}} on stdout')
-      .option("--backend <name>", "playground (default: PHP in WebAssembly, SQLite) or native (Debian's PHP and a private MariaDB under bubblewrap; runs wordpress.run-php and wordpress.wp-cli so far; see docs/native-backend.md)")
+      .option("--backend <name>", "playground (default: PHP in WebAssembly, SQLite) or native (Debian's PHP and a private MariaDB under bubblewrap; runs wordpress.run-php, wordpress.wp-cli and wordpress.rest-request so far; see docs/native-backend.md)")
       .option("--attach <control-url>", "run in a live sandbox of wp-codebox serve instead of booting one (no runtime flags then)")
       .option("--token <token>", "control token of the serve sandbox (default $WP_CODEBOX_TOKEN)")
       .option("--update-baselines", "browser scripts: write each compared screenshot as its baseline (the compare path, inside the script's folder) instead of comparing"),
@@ -503,7 +503,7 @@ function buildProgram(state: CliState): Command {
     .option("--json", 'print {"trace": {"id", "digest"}, "steps", "bundle": {"directory", "id", "valid"}} on stdout')
     .option("--clock <iso|real>", 'virtual clock start (ISO-8601 instant) or "real"; overrides runtime.clock (episode default: 2025-01-01T00:00:00Z)')
     .option("--seed <n>", "seed of every source of randomness; overrides runtime.seed (episode default: 0; refused with outbound network)")
-    .option("--backend <name>", "playground or native (Debian's PHP and a private MariaDB under bubblewrap; no virtual clock or seed, wordpress.run-php and wordpress.wp-cli actions only); overrides runtime.backend (default playground)")
+    .option("--backend <name>", "playground or native (Debian's PHP and a private MariaDB under bubblewrap; no virtual clock or seed, wordpress.run-php, wordpress.wp-cli and wordpress.rest-request actions only); overrides runtime.backend (default playground)")
     .option("--attach <control-url>", "drive a live sandbox of wp-codebox serve (reset first; the script's runtime, inputs and policy are not used)")
     .option("--token <token>", "control token (default $WP_CODEBOX_TOKEN)")
     .addHelpText("after", "\nA failing step is recorded, not fatal. Exit codes: 0 every step ok; 1 a step failed or timed out (the bundle is still written); 2 invalid script (every issue listed)." + examples(["wp-codebox episode run episode.json --artifacts out-episode --json"]))

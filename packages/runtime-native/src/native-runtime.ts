@@ -6,7 +6,7 @@
  * command starts a new one); the database and the sandbox live on.
  */
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, posix, relative, resolve } from "node:path";
 import {
@@ -23,6 +23,7 @@ import {
   getCommandDefinition,
   parseCommandArgs,
   readInputText,
+  readJsonArg,
   serializeError,
   type ArtifactSpec,
   type DbErrorRecord,
@@ -45,6 +46,8 @@ import type { Bind } from "./bubblewrap.js";
 import type { CapturedStream, ProcessOutcome } from "./confined-process.js";
 import { siteConstants } from "./native-config.js";
 import { PhpServer } from "./php-server.js";
+import { syncTree } from "./tree-sync.js";
+import { CLEAN_DB_SIGNATURES } from "./native-site-cache.js";
 import { MariaDbServer, SANDBOX_PATHS, copyTree, createLayout, giveOneToSandbox, giveToSandbox, siteLayout, writeSiteConfig, type SiteLayout } from "./native-site.js";
 import type { NativeTools } from "./native-tools.js";
 
@@ -122,7 +125,7 @@ export class NativeRuntime implements Runtime {
     createLayout(this.layout);
     writeSiteConfig(this.layout, siteConstants({ policy: this.setup.policy, ...(this.setup.defines ? { defines: this.setup.defines } : {}) }));
     await this.restoreSite();
-    await this.cleanDatabase("save");
+    await this.saveCleanDatabase();
     this.bootDurationMs = Date.now() - started;
     this.event("runtime-booted", { durationMs: this.bootDurationMs, bootMode: this.setup.bootMode, siteUrl: this.info().siteUrl, backend: "native" });
   }
@@ -134,13 +137,18 @@ export class NativeRuntime implements Runtime {
     await this.server?.exited;
     this.server = undefined;
     copyTree(this.setup.site.data, this.layout.data);
+    rmSync(join(this.layout.run, "mysqld.sock"), { force: true });
+    // PHP starts while MariaDB does: both take a few hundred ms, mostly waiting.
+    const starting = MariaDbServer.start(this.setup.tools, this.layout);
+    starting.catch(() => undefined);
     copyTree(this.setup.site.content, this.layout.content);
     this.createMountPoints();
-    rmSync(join(this.layout.run, "mysqld.sock"), { force: true });
-    this.server = await MariaDbServer.start(this.setup.tools, this.layout);
-    if (this.setup.plugins.length || this.setup.themes.length || Object.keys(this.setup.siteOptions).length) {
+    this.php.warm();
+    this.server = await starting;
+    if (this.activates()) {
       writeFileSync(join(this.layout.internal, "activate.json"), JSON.stringify({ plugins: this.setup.plugins, themes: this.setup.themes, siteOptions: this.setup.siteOptions }));
-      const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/activate.php`, "wordpress", "admin", 64 << 10);
+      // Nothing preloaded after it: the clean copy saved next is the database as activation left it.
+      const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/activate.php`, "wordpress", "admin", 64 << 10, 0, undefined, "none");
       const outcome = this.outcome(run.process);
       if (outcome.status !== "ok") {
         throw new WpCodeboxError("boot-failed", `Activating the plugins and themes failed: ${outcome.error?.message ?? outcome.stderr.slice(0, 800)}`);
@@ -148,16 +156,44 @@ export class NativeRuntime implements Runtime {
     }
   }
 
+  /** True when boot activates plugins or themes or sets site options (the database then differs from the cache's). */
+  private activates(): boolean {
+    return this.setup.plugins.length > 0 || this.setup.themes.length > 0 || Object.keys(this.setup.siteOptions).length > 0;
+  }
+
+  /**
+   * The clean copy reset() restores from: the cache's own (made when the site was installed) when
+   * boot changed nothing in the database, else saved now.
+   */
+  private async saveCleanDatabase(): Promise<void> {
+    const cached = join(this.setup.site.root, CLEAN_DB_SIGNATURES);
+    if (!this.activates() && existsSync(cached)) {
+      copyFileSync(cached, join(this.layout.internal, CLEAN_DB_SIGNATURES));
+      giveOneToSandbox(join(this.layout.internal, CLEAN_DB_SIGNATURES));
+      return;
+    }
+    await this.cleanDatabase("save");
+  }
+
   /**
    * Saves the database as it is after boot into the server's `wp_codebox_clean` database, or puts
    * it back from there (`php/clean-db.php`).
    * @throws `boot-failed` with what PHP printed when that fails.
    */
-  private async cleanDatabase(action: "save" | "restore"): Promise<void> {
+  private async cleanDatabase(action: "save" | "restore"): Promise<{ restored: string[]; dropped: string[] }> {
     writeFileSync(join(this.layout.internal, "clean-db.json"), JSON.stringify({ action }));
+    // No WordPress preloaded after it: loading writes to the database (WP-Cron's schedule), which
+    // must wait for a command that loads WordPress, so the state right after reset() is the clean one.
     const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/clean-db.php`, "none", 0, 64 << 10);
     const outcome = this.outcome(run.process);
     if (outcome.status !== "ok") throw new WpCodeboxError("boot-failed", `The sandbox's database could not be ${action === "save" ? "saved" : "restored"}: ${outcome.error?.message ?? ""} ${outcome.stderr.slice(0, 800)}`.trim());
+    const done = outcome.json as { restored?: string[]; dropped?: string[] } | undefined;
+    return { restored: done?.restored ?? [], dropped: done?.dropped ?? [] };
+  }
+
+  /** The caller's mount targets under wp-content, relative to it (`plugins/mine`). */
+  private contentMountPaths(): string[] {
+    return this.setup.mounts.filter((m) => m.target.startsWith(`${SANDBOX_PATHS.content}/`)).map((m) => posix.relative(SANDBOX_PATHS.content, m.target));
   }
 
   /** Mount targets under wp-content exist in the sandbox's copy before bubblewrap binds over them. */
@@ -194,8 +230,9 @@ export class NativeRuntime implements Runtime {
   }
 
   /**
-   * Runs one command, after the ones called before it. Only `wordpress.run-php` runs on this
-   * backend yet; other catalog commands give an `error` result with code `not-implemented`.
+   * Runs one command, after the ones called before it. Only `wordpress.run-php` and
+   * `wordpress.rest-request` run on this backend yet; other catalog commands give an `error`
+   * result with code `not-implemented`.
    * @throws `runtime-disposed`, `unknown-command`, `policy-denied`, `invalid-argument`, `missing-argument`.
    */
   async execute(spec: ExecutionSpec): Promise<ExecutionResult> {
@@ -216,11 +253,11 @@ export class NativeRuntime implements Runtime {
       this.event("command-started", { id, command: spec.command });
       let outcome: Outcome;
       let dbErrors: DbErrorRecord[] = [];
-      if (spec.command !== "wordpress.run-php" && spec.command !== "wordpress.wp-cli") {
-        outcome = { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: "not-implemented", message: `${spec.command} does not run on the native backend yet (only wordpress.run-php and wordpress.wp-cli do); use --backend playground.` } };
+      if (spec.command !== "wordpress.run-php" && spec.command !== "wordpress.wp-cli" && spec.command !== "wordpress.rest-request") {
+        outcome = { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: "not-implemented", message: `${spec.command} does not run on the native backend yet (only wordpress.run-php, wordpress.wp-cli and wordpress.rest-request do); use --backend playground.` } };
       } else {
         try {
-          const ran = spec.command === "wordpress.wp-cli" ? await this.runWpCliCommand(args, timeoutMs, spec.signal) : await this.runPhpCommand(args, timeoutMs, spec.signal);
+          const ran = spec.command === "wordpress.wp-cli" ? await this.runWpCliCommand(args, timeoutMs, spec.signal) : spec.command === "wordpress.rest-request" ? await this.restRequestCommand(args, timeoutMs, spec.signal) : await this.runPhpCommand(args, timeoutMs, spec.signal);
           outcome = ran.outcome;
           dbErrors = ran.dbErrors;
         } catch (error) {
@@ -269,14 +306,18 @@ export class NativeRuntime implements Runtime {
     giveOneToSandbox(join(this.layout.internal, "code"));
     giveOneToSandbox(join(this.layout.internal, "code", name));
     const bootstrap = args.bootstrap === "none" ? "none" : "wordpress";
-    const user = this.actor(args.as);
-    const run = await this.runPhpFile(posix.join(SANDBOX_PATHS.internal, "code", name), bootstrap, user, this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES, timeoutMs, signal);
+    return this.runCommandFile(posix.join(SANDBOX_PATHS.internal, "code", name), "wordpress.run-php", this.actor(args.as), timeoutMs, signal, bootstrap);
+  }
+
+  /** Runs a command's PHP file with the command's deadline: a stopped run is `timed-out` (deadline or interrupt). */
+  private async runCommandFile(file: string, command: string, user: number | "admin", timeoutMs: number, signal: AbortSignal | undefined, bootstrap: "wordpress" | "none" = "wordpress"): Promise<{ outcome: Outcome; dbErrors: DbErrorRecord[] }> {
+    const run = await this.runPhpFile(file, bootstrap, user, this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES, timeoutMs, signal);
     const dbErrors = this.takeDbErrors();
     if (run.stopped) {
       const partial = run.process.partial;
       const error: ExecutionError = run.stopped === "interrupted"
-        ? { code: "interrupted", message: `wordpress.run-php: stopped by the caller before it finished (${abortReasonText(signal)}). Its PHP process was killed; the sandbox keeps running.`, data: { reason: abortReasonText(signal) } }
-        : { code: "timeout", message: `wordpress.run-php: Timeout ${timeoutMs}ms exceeded. Its PHP process was killed; the sandbox keeps running. Raise --timeout if the work needs longer.`, data: { timeoutMs } };
+        ? { code: "interrupted", message: `${command}: stopped by the caller before it finished (${abortReasonText(signal)}). Its PHP process was killed; the sandbox keeps running.`, data: { reason: abortReasonText(signal) } }
+        : { code: "timeout", message: `${command}: Timeout ${timeoutMs}ms exceeded. Its PHP process was killed; the sandbox keeps running. Raise --timeout if the work needs longer.`, data: { timeoutMs } };
       this.event("php-process-killed", { reason: run.stopped });
       return { outcome: { status: "timed-out", exitCode: 124, stdout: text(partial.stdout), stderr: text(partial.stderr), stdoutBytes: partial.stdout.bytes, stderrBytes: partial.stderr.bytes, error }, dbErrors };
     }
@@ -317,6 +358,36 @@ export class NativeRuntime implements Runtime {
     return { outcome: wpCliOutcome(this.outcome(run.process), run.argv), dbErrors };
   }
 
+  /**
+   * `wordpress.rest-request`: `php/rest-request.php` dispatches the request in WordPress
+   * (rest_do_request) as the actor; a status of 400 or more is an `http-error` result.
+   * @throws `invalid-argument` (a route not starting with "/"), `invalid-json-arg` (params-json not an object).
+   */
+  private async restRequestCommand(args: Record<string, string>, timeoutMs: number, signal: AbortSignal | undefined): Promise<{ outcome: Outcome; dbErrors: DbErrorRecord[] }> {
+    const method = (args.method ?? "GET").toUpperCase();
+    const route = args.route;
+    if (!route || !route.startsWith("/")) {
+      throw new WpCodeboxError("invalid-argument", `route must be a REST route starting with "/", e.g. route=/wp/v2/posts (got "${route ?? ""}").`);
+    }
+    const params = args["params-json"] !== undefined ? readJsonArg(args["params-json"], this.setup.cwd) : {};
+    const body = args["body-json"] !== undefined ? readJsonArg(args["body-json"], this.setup.cwd) : null;
+    if (params === null || typeof params !== "object" || Array.isArray(params)) {
+      throw new WpCodeboxError("invalid-json-arg", "params-json must be a JSON object of query parameters.");
+    }
+    writeFileSync(join(this.layout.internal, "rest-request.json"), JSON.stringify({ method, route, params, body }));
+    const ran = await this.runCommandFile(`${SANDBOX_PATHS.programs}/rest-request.php`, "wordpress.rest-request", this.actor(args.as), timeoutMs, signal);
+    const { outcome } = ran;
+    if (outcome.status !== "ok") return ran;
+    const status = (outcome.json as { status?: unknown } | undefined)?.status;
+    if (typeof status !== "number") {
+      return { ...ran, outcome: { ...outcome, status: "error", exitCode: 1, error: { code: "php-error", message: "The REST dispatch printed something other than its JSON result; a plugin may echo output during REST requests." } } };
+    }
+    if (status >= 400) {
+      return { ...ran, outcome: { ...outcome, status: "error", exitCode: 1, error: { code: "http-error", message: `${method} ${route}: HTTP ${status}.`, data: { status } } } };
+    }
+    return ran;
+  }
+
   /** `as=`: admin (default), anonymous, or `user:<id>`. */
   private actor(as: string | undefined): number | "admin" {
     if (as === undefined || as === "admin") return "admin";
@@ -337,10 +408,11 @@ export class NativeRuntime implements Runtime {
     capBytes: number,
     timeoutMs = 0,
     signal?: AbortSignal,
+    next: "wordpress" | "none" = bootstrap,
   ): Promise<{ process: ProcessOutcome & { partial: { stdout: CapturedStream; stderr: CapturedStream } }; stopped?: "timeout" | "interrupted" }> {
     rmSync(join(this.layout.internal, "last-error.json"), { force: true });
     writeFileSync(join(this.layout.internal, "request.json"), JSON.stringify({ file, bootstrap, user }));
-    const child = this.php.run(capBytes);
+    const child = this.php.run(capBytes, bootstrap, next);
     let stopped: "timeout" | "interrupted" | undefined;
     const timer = timeoutMs > 0 ? setTimeout(() => { stopped ??= "timeout"; child.kill(); }, timeoutMs) : undefined;
     const onAbort = () => { stopped ??= "interrupted"; child.kill(); };
@@ -412,11 +484,13 @@ export class NativeRuntime implements Runtime {
   }
 
   /**
-   * Back to the state right after boot: the database's tables are copied back from the clean copy
-   * boot saved (no server restart) and wp-content is copied again from the cache (read-write mounts
-   * are host folders and keep their content). When that fails (MariaDB died), the sandbox's site is
-   * made again from the cache and MariaDB restarted.
-   * Event `runtime-reset` `{ durationMs, how: "tables" | "restarted" }`.
+   * Back to the state right after boot: the tables that changed (or were created) since are copied
+   * back from the clean copy boot saved, or dropped (no server restart), and the wp-content entries
+   * that differ from the cache's are copied again or removed (read-write mounts are host folders and
+   * keep their content). When that fails (MariaDB died), the sandbox's site is made again from the
+   * cache and MariaDB restarted.
+   * Event `runtime-reset` `{ durationMs, how: "tables" | "restarted" }`, with "tables" also
+   * `tablesRestored`, `tablesDropped`, `filesCopied`, `filesRemoved` (counts).
    */
   async reset(): Promise<void> {
     this.assertLive();
@@ -424,16 +498,19 @@ export class NativeRuntime implements Runtime {
       this.assertLive();
       const started = Date.now();
       let how: "tables" | "restarted" = "tables";
+      let changed: Record<string, number> = {};
       try {
-        copyTree(this.setup.site.content, this.layout.content);
+        // Only what differs: the warm PHP process keeps wp-content (and the mounts in it) bound.
+        const files = syncTree(this.setup.site.content, this.layout.content, { protect: this.contentMountPaths(), onCopied: giveToSandbox });
         this.createMountPoints();
-        await this.cleanDatabase("restore");
+        const tables = await this.cleanDatabase("restore");
+        changed = { tablesRestored: tables.restored.length, tablesDropped: tables.dropped.length, filesCopied: files.copied.length, filesRemoved: files.removed.length };
       } catch {
         how = "restarted";
         await this.restoreSite();
-        await this.cleanDatabase("save");
+        await this.saveCleanDatabase();
       }
-      this.event("runtime-reset", { durationMs: Date.now() - started, how });
+      this.event("runtime-reset", { durationMs: Date.now() - started, how, ...changed });
     });
   }
 

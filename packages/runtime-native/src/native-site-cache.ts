@@ -1,6 +1,7 @@
 /**
  * The native site cache: per WordPress tree, PHP and MariaDB version, one MariaDB data directory
- * with WordPress installed and the wp-content it was installed with, prepared once (a minute at
+ * with WordPress installed (and its clean copy for reset(), `wp_codebox_clean`) and the wp-content
+ * it was installed with, prepared once (a minute at
  * most) and copied into every sandbox. Concurrent processes that prepare the same entry each build
  * their own staging folder; the first rename wins and the others discard theirs.
  */
@@ -15,7 +16,10 @@ import { mariadbVersion, type NativeTools } from "./native-tools.js";
 import { siteConstants } from "./native-config.js";
 
 /** Bumped when what an entry holds changes. */
-const CACHE_FORMAT = "native-site-v3";
+const CACHE_FORMAT = "native-site-v4";
+
+/** The signatures of the clean copy's tables (`php/clean-db.php`), in internal/ and in a cache entry's root. */
+export const CLEAN_DB_SIGNATURES = "clean-db-signatures.json";
 
 /** A prepared site: its folder (a `SiteLayout` root) and whether this call installed it. */
 export interface NativeSite {
@@ -46,6 +50,11 @@ export async function ensureNativeSite(tools: NativeTools, tree: { dir: string; 
     try {
       await php(`${SANDBOX_PATHS.programs}/db-admin.php`, ["create"]);
       await php(`${SANDBOX_PATHS.programs}/install.php`);
+      // The clean copy reset() restores from, made once here: a sandbox with no plugins, themes or
+      // site options to activate boots with it as it is.
+      writeFileSync(join(staging.internal, "clean-db.json"), JSON.stringify({ action: "save" }));
+      await php(`${SANDBOX_PATHS.programs}/clean-db.php`);
+      cpSync(join(staging.internal, CLEAN_DB_SIGNATURES), join(staging.root, CLEAN_DB_SIGNATURES));
     } catch (error) {
       server.kill();
       throw error;

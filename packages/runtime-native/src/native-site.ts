@@ -80,7 +80,8 @@ export function copyTree(from: string, to: string): void {
  */
 export function writeSiteConfig(layout: SiteLayout, constants: Record<string, string | number | boolean | null>): void {
   mkdirSync(layout.config, { recursive: true });
-  cpSync(join(PHP_DIR, "wp-config.php"), join(layout.config, "wp-config.php"));
+  // Its own mtime: a file changed just now would make the server's preloaded WordPress look stale.
+  cpSync(join(PHP_DIR, "wp-config.php"), join(layout.config, "wp-config.php"), { preserveTimestamps: true });
   writeFileSync(join(layout.config, "config.json"), JSON.stringify({ constants }));
 }
 

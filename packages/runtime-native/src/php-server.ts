@@ -1,9 +1,11 @@
 /**
  * The warm PHP process of a native sandbox (`php/server.php`, confined): one run at a time, each in
  * a forked child, so a run costs a fork and a WordPress load from OPcache's shared memory instead
- * of starting bubblewrap and PHP. A run's output is what the process printed between the request
- * and the run's marker (random per run); a run that must stop (deadline, interrupt) kills the whole
- * process, and the next run starts a new one.
+ * of starting bubblewrap and PHP; after a WordPress run the next child loads WordPress before its
+ * request comes (see server.php). A run's output is what the process printed between the request
+ * and the run's marker (random per run). A run that must stop (deadline, interrupt) is killed by
+ * the server, which lives on; a server that does not end it in time is killed itself, and the next
+ * run starts a new one.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -67,7 +69,11 @@ interface CurrentRun {
   stdoutDone?: Buffer;
   stderrDone: boolean;
   resolve(outcome: ProcessOutcome): void;
+  done?: Promise<ProcessOutcome>;
 }
+
+/** How long a stopped run may take to end before the whole server is killed (ms). */
+const STOP_GRACE_MS = 3_000;
 
 /** What a server needs to start. */
 export interface PhpServerSetup {
@@ -84,13 +90,19 @@ export class PhpServer {
 
   constructor(private readonly setup: PhpServerSetup) {}
 
+  /** Starts the process now if it is not running (boot overlaps its start with MariaDB's). */
+  warm(): void {
+    if (!this.child) this.start();
+  }
+
   private start(): ChildProcess {
     const ini = PHP_INI.flatMap((setting) => ["-d", setting]);
     const { argv, env } = confinedCommand(
       this.setup.tools,
       { binds: [...phpBinds(this.setup.layout, this.setup.treeDir), ...this.setup.extraBinds], chdir: SANDBOX_PATHS.wordpress, limits: PHP_LIMITS, env: this.setup.env },
-      // OPcache's shared memory lives in this process and its forks: that is what stays warm.
-      [this.setup.tools.php, ...ini, "-d", "opcache.file_cache_only=0", `${SANDBOX_PATHS.programs}/server.php`],
+      // OPcache's shared memory lives in this process and its forks: that is what stays warm. The
+      // realpath cache the server fills once at start is kept for an hour instead of 2 minutes.
+      [this.setup.tools.php, ...ini, "-d", "opcache.file_cache_only=0", "-d", "realpath_cache_ttl=3600", `${SANDBOX_PATHS.programs}/server.php`],
     );
     const child = spawn(argv[0]!, argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env });
     child.stdin!.on("error", () => undefined);
@@ -131,20 +143,38 @@ export class PhpServer {
   /**
    * Runs runner.php (request.json must be written) and resolves with its outcome.
    * @param capBytes - bytes kept per stream.
+   * @param bootstrap - what the run loads.
+   * @param next - what the next run will most likely load (default: `bootstrap`); "wordpress" has
+   *   the server load WordPress for it in a new child as soon as this run ends.
    */
-  run(capBytes: number): { done: Promise<ProcessOutcome>; partial(): { stdout: CapturedStream; stderr: CapturedStream }; kill(): void } {
+  run(capBytes: number, bootstrap: "wordpress" | "none", next: "wordpress" | "none" = bootstrap): { done: Promise<ProcessOutcome>; partial(): { stdout: CapturedStream; stderr: CapturedStream }; kill(): void } {
     const child = this.child ?? this.start();
     const marker = randomBytes(16).toString("hex");
     const needle = Buffer.from(`\0${marker}`);
     const run: Partial<CurrentRun> = { child, stdout: new RunStream(capBytes, needle), stderr: new RunStream(capBytes, Buffer.from(`\0${marker}\0`)), stderrDone: false };
     const done = new Promise<ProcessOutcome>((resolve) => (run.resolve = resolve));
+    run.done = done;
     this.current = run as CurrentRun;
-    child.stdin!.write(`${JSON.stringify({ marker })}\n`);
+    child.stdin!.write(`${JSON.stringify({ marker, bootstrap, next })}\n`);
     return {
       done,
       partial: () => ({ stdout: run.stdout!.value(), stderr: run.stderr!.value() }),
-      kill: () => this.kill(),
+      kill: () => this.stopRun(run as CurrentRun),
     };
+  }
+
+  /**
+   * Stops a run: the server kills the run's processes and stays warm (OPcache too). When the
+   * server does not end the run within `STOP_GRACE_MS` (it is stuck), it is killed itself.
+   */
+  private stopRun(run: CurrentRun): void {
+    if (this.current !== run || run.child !== this.child) return;
+    run.child.stdin!.write(`${JSON.stringify({ kill: true })}\n`);
+    const timer = setTimeout(() => {
+      if (this.current === run) this.kill();
+    }, STOP_GRACE_MS);
+    timer.unref();
+    void run.done?.then(() => clearTimeout(timer));
   }
 
   /** Kills the process (and so the run in it); the next run starts a new one. */

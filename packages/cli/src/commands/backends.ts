@@ -20,7 +20,7 @@ export const createBackend = createNamedBackend;
  */
 const NEEDS_PLAYGROUND: Record<string, string> = {
   serve: "a web server for the site URL, the login link and --attach",
-  check: "HTTP and REST requests to the site and browser surfaces (admin pages, front-end visits, cron over HTTP)",
+  check: "HTTP requests to the site and browser surfaces (admin pages, front-end visits, cron over HTTP)",
 };
 
 /**
@@ -34,5 +34,5 @@ export function assertCliBackend(cli: string, name: string | undefined, options:
   createBackend(name, options);
   const missing = NEEDS_PLAYGROUND[cli];
   if (missing === undefined) return;
-  throw new WpCodeboxError("backend-unsupported", `wp-codebox ${cli} --backend ${name}: the ${name} backend has no ${missing} yet. Use --backend playground (the default).`, { backend: name, command: cli, missing });
+  throw new WpCodeboxError("backend-unsupported", `wp-codebox ${cli} --backend ${name}: the ${name} backend cannot do what it needs yet: ${missing}. Use --backend playground (the default).`, { backend: name, command: cli, missing });
 }

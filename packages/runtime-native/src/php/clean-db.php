@@ -1,11 +1,15 @@
 <?php
 /**
  * The clean copy of a native sandbox's database, kept in the same MariaDB server: after boot the
- * `wordpress` database's tables are copied into `wp_codebox_clean` (action "save"); `reset()`
- * drops whatever tables `wordpress` holds and copies the clean ones back (action "restore"), with
- * no server restart. The action comes from clean-db.json.
+ * `wordpress` database's tables are copied into `wp_codebox_clean` (action "save"), with a
+ * signature per clean table (CHECKSUM TABLE, the definition and the next AUTO_INCREMENT) in
+ * clean-db-signatures.json; `reset()` (action "restore") drops the tables of `wordpress` that the
+ * clean copy does not have, and puts back only the tables whose signature changed (only the rows
+ * when the definition is the same) or that are gone, with no server restart. The action comes
+ * from clean-db.json. Prints what it did as JSON (`{"restored": [...], "dropped": [...]}`).
  */
 $wp_codebox_action = json_decode((string) file_get_contents('/internal/wp-codebox/clean-db.json'), true)['action'] ?? '';
+$wp_codebox_signatures_file = '/internal/wp-codebox/clean-db-signatures.json';
 $wp_codebox_db = new mysqli('localhost', 'root', '', '', 0, '/run/mysqld/mysqld.sock');
 $wp_codebox_db->query('SET FOREIGN_KEY_CHECKS = 0');
 $wp_codebox_name = static function ($name) {
@@ -15,21 +19,74 @@ $wp_codebox_tables = static function ($database) use ($wp_codebox_db, $wp_codebo
 	$rows = $wp_codebox_db->query('SHOW FULL TABLES FROM ' . $wp_codebox_name($database) . " WHERE Table_type = 'BASE TABLE'")->fetch_all();
 	return array_map(static function ($row) { return $row[0]; }, $rows);
 };
-$wp_codebox_copy = static function ($from, $to) use ($wp_codebox_db, $wp_codebox_name, $wp_codebox_tables) {
-	foreach ($wp_codebox_tables($from) as $table) {
-		$wp_codebox_db->query('CREATE TABLE ' . $wp_codebox_name($to) . '.' . $wp_codebox_name($table) . ' LIKE ' . $wp_codebox_name($from) . '.' . $wp_codebox_name($table));
-		$wp_codebox_db->query('INSERT INTO ' . $wp_codebox_name($to) . '.' . $wp_codebox_name($table) . ' SELECT * FROM ' . $wp_codebox_name($from) . '.' . $wp_codebox_name($table));
+/**
+ * Signature of each named table of a database: [checksum, hash of its definition without the next
+ * AUTO_INCREMENT, that next AUTO_INCREMENT (null: none)].
+ */
+$wp_codebox_signatures = static function ($database, array $tables) use ($wp_codebox_db, $wp_codebox_name) {
+	if (!$tables) {
+		return array();
 	}
+	$signatures = array();
+	$quoted = array_map(static function ($table) use ($wp_codebox_name, $database) { return $wp_codebox_name($database) . '.' . $wp_codebox_name($table); }, $tables);
+	$sums = array();
+	foreach ($wp_codebox_db->query('CHECKSUM TABLE ' . implode(', ', $quoted))->fetch_all() as $row) {
+		$sums[substr($row[0], strlen($database) + 1)] = (string) $row[1];
+	}
+	foreach ($tables as $table) {
+		$create = (string) ($wp_codebox_db->query('SHOW CREATE TABLE ' . $wp_codebox_name($database) . '.' . $wp_codebox_name($table))->fetch_row()[1] ?? '');
+		$next = preg_match('/ AUTO_INCREMENT=(\d+)/', $create, $m) ? (int) $m[1] : null;
+		$signatures[$table] = array($sums[$table] ?? '', md5(preg_replace('/ AUTO_INCREMENT=\d+/', '', $create)), $next);
+	}
+	return $signatures;
 };
+$wp_codebox_copy_table = static function ($from, $to, $table) use ($wp_codebox_db, $wp_codebox_name) {
+	$wp_codebox_db->query('CREATE TABLE ' . $wp_codebox_name($to) . '.' . $wp_codebox_name($table) . ' LIKE ' . $wp_codebox_name($from) . '.' . $wp_codebox_name($table));
+	$wp_codebox_db->query('INSERT INTO ' . $wp_codebox_name($to) . '.' . $wp_codebox_name($table) . ' SELECT * FROM ' . $wp_codebox_name($from) . '.' . $wp_codebox_name($table));
+};
+/**
+ * Same definition, other rows: the rows are replaced and the next AUTO_INCREMENT set back. When
+ * the counter moved, TRUNCATE (which starts it again) and the copied rows leave it as in the clean
+ * copy (made the same way); otherwise DELETE, which is cheaper than any DDL.
+ */
+$wp_codebox_refill_table = static function ($table, $moved) use ($wp_codebox_db, $wp_codebox_name) {
+	$wp_codebox_db->query(($moved ? 'TRUNCATE TABLE' : 'DELETE FROM') . ' wordpress.' . $wp_codebox_name($table));
+	$wp_codebox_db->query('INSERT INTO wordpress.' . $wp_codebox_name($table) . ' SELECT * FROM wp_codebox_clean.' . $wp_codebox_name($table));
+};
+$wp_codebox_done = array('restored' => array(), 'dropped' => array());
 if ($wp_codebox_action === 'save') {
 	$wp_codebox_db->query('DROP DATABASE IF EXISTS wp_codebox_clean');
 	$wp_codebox_db->query('CREATE DATABASE wp_codebox_clean CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci');
-	$wp_codebox_copy('wordpress', 'wp_codebox_clean');
-} elseif ($wp_codebox_action === 'restore') {
-	foreach ($wp_codebox_tables('wordpress') as $wp_codebox_table) {
-		$wp_codebox_db->query('DROP TABLE wordpress.' . $wp_codebox_name($wp_codebox_table));
+	$wp_codebox_saved = $wp_codebox_tables('wordpress');
+	foreach ($wp_codebox_saved as $wp_codebox_table) {
+		$wp_codebox_copy_table('wordpress', 'wp_codebox_clean', $wp_codebox_table);
 	}
-	$wp_codebox_copy('wp_codebox_clean', 'wordpress');
+		// Of the clean copies: a table reset() copies back is made as they were (its next AUTO_INCREMENT too).
+	file_put_contents($wp_codebox_signatures_file, json_encode($wp_codebox_signatures('wp_codebox_clean', $wp_codebox_saved)));
+} elseif ($wp_codebox_action === 'restore') {
+	$wp_codebox_clean = $wp_codebox_tables('wp_codebox_clean');
+	$wp_codebox_saved = json_decode((string) @file_get_contents($wp_codebox_signatures_file), true);
+	$wp_codebox_present = $wp_codebox_tables('wordpress');
+	$wp_codebox_now = $wp_codebox_signatures('wordpress', array_values(array_intersect($wp_codebox_present, $wp_codebox_clean)));
+	foreach ($wp_codebox_present as $wp_codebox_table) {
+		$wp_codebox_was = is_array($wp_codebox_saved) ? ($wp_codebox_saved[$wp_codebox_table] ?? null) : null;
+		$wp_codebox_is = $wp_codebox_now[$wp_codebox_table] ?? null;
+		if (!in_array($wp_codebox_table, $wp_codebox_clean, true)) {
+			$wp_codebox_db->query('DROP TABLE wordpress.' . $wp_codebox_name($wp_codebox_table));
+			$wp_codebox_done['dropped'][] = $wp_codebox_table;
+		} elseif ($wp_codebox_was === null || $wp_codebox_is === null || $wp_codebox_was[1] !== $wp_codebox_is[1]) {
+			$wp_codebox_db->query('DROP TABLE wordpress.' . $wp_codebox_name($wp_codebox_table));
+			$wp_codebox_copy_table('wp_codebox_clean', 'wordpress', $wp_codebox_table);
+			$wp_codebox_done['restored'][] = $wp_codebox_table;
+		} elseif ($wp_codebox_was !== $wp_codebox_is) {
+			$wp_codebox_refill_table($wp_codebox_table, $wp_codebox_was[2] !== $wp_codebox_is[2]);
+			$wp_codebox_done['restored'][] = $wp_codebox_table;
+		}
+	}
+	foreach (array_diff($wp_codebox_clean, $wp_codebox_present) as $wp_codebox_table) {
+		$wp_codebox_copy_table('wp_codebox_clean', 'wordpress', $wp_codebox_table);
+		$wp_codebox_done['restored'][] = $wp_codebox_table;
+	}
 } else {
 	fwrite(STDERR, "unknown action\n");
 	exit(2);
@@ -38,3 +95,4 @@ if ($wp_codebox_db->errno) {
 	fwrite(STDERR, $wp_codebox_db->error . "\n");
 	exit(1);
 }
+echo json_encode($wp_codebox_done);
