@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
 import { replaceWithStaged, siblingTempPath, sweepEntryLeftovers, withCacheLock, type CacheLockOptions } from "./cache-entry.js";
 import { PhpWorkerHost } from "./php-worker-host.js";
+import { prestartPhpWorker } from "./php-worker-thread.js";
 import { sqliteIntegrationZipPath } from "./sqlite-integration.js";
 import { seedPackPath } from "./opcache-seed.js";
 import { baseConstants } from "./wordpress-constants.js";
@@ -90,7 +91,8 @@ async function installInto(staging: string, tree: { dir: string }, php: string):
     coreDir: staging,
     coreWritable: true,
     mounts: [],
-    installMode: "install-from-existing-files-if-needed",
+    // A fresh copy of the release: nothing to ask WordPress about before installing it.
+    installMode: "install-from-existing-files",
     sqliteZipPath: sqliteIntegrationZipPath(),
     // The installer has no HTTP server: WP-Cron must not try to spawn during installation.
     constants: { ...baseConstants(), DISABLE_WP_CRON: true },
@@ -98,6 +100,8 @@ async function installInto(staging: string, tree: { dir: string }, php: string):
   });
   try {
     await host.ready;
+    // The sandbox's own worker thread imports php-wasm while the installer finishes.
+    prestartPhpWorker(php);
     const result = await host.call<WorkerRunResult>({
       op: "run",
       capBytes: 65536,

@@ -41,7 +41,12 @@ export interface WorkerBootOptions {
   opcacheSeedPack?: string;
   /** Extra NODEFS mounts applied after the core mounts, in order. */
   mounts: WorkerMount[];
-  installMode: "install-from-existing-files-if-needed" | "do-not-attempt-installing";
+  /**
+   * What Playground's boot does about the database: the installer (a fresh copy of a release)
+   * runs WordPress's installer straight away, without loading WordPress first to ask whether it
+   * is installed already; sandboxes never install.
+   */
+  installMode: "install-from-existing-files" | "do-not-attempt-installing";
   sqliteZipPath: string;
   constants: Record<string, string | number | boolean | null>;
   /**
