@@ -12,6 +12,7 @@ import { prestartPhpWorker } from "./php-worker-thread.js";
 import { sqliteIntegrationZipPath } from "./sqlite-integration.js";
 import { seedPackPath } from "./opcache-seed.js";
 import { baseConstants } from "./wordpress-constants.js";
+import { installerMuPlugin } from "./site-php.js";
 import type { WorkerRunResult } from "./php-worker-protocol.js";
 
 /** A cached installed site: `dir` holds core, wp-config.php and wp-content with the database. */
@@ -81,8 +82,14 @@ export async function ensureInstalledSite(
   );
 }
 
-/** Copies the tree to `staging`, runs the installer there and saves its OPcache file cache beside it. */
-async function installInto(staging: string, tree: { dir: string }, php: string): Promise<void> {
+/**
+ * Copies the tree to `staging`, runs the installer there and saves its OPcache file cache beside it
+ * (`opcacheDirFor(staging)`).
+ * @param options - `shortcuts: false` installs without the installer's must-use plugin
+ *   (`installerMuPlugin`), for tests that compare the two sites; default true.
+ * @throws Error when the installer or the post-install setup fails.
+ */
+export async function installInto(staging: string, tree: { dir: string }, php: string, options: { shortcuts?: boolean } = {}): Promise<void> {
   mkdirSync(dirname(staging), { recursive: true });
   linkCoreCopyRest(tree.dir, staging);
   const host = new PhpWorkerHost({
@@ -96,6 +103,7 @@ async function installInto(staging: string, tree: { dir: string }, php: string):
     sqliteZipPath: sqliteIntegrationZipPath(),
     // The installer has no HTTP server: WP-Cron must not try to spawn during installation.
     constants: { ...baseConstants(), DISABLE_WP_CRON: true },
+    ...(options.shortcuts === false ? {} : { installerMuPlugin: installerMuPlugin() }),
     processId: 1,
   });
   try {

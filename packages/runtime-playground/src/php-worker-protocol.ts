@@ -57,6 +57,11 @@ export interface WorkerBootOptions {
   selfCallPort?: number;
   /** The policy's network rule, enforced on every socket PHP opens (php-network-guard.ts); default "deny". */
   network?: import("@wp-codebox/runtime-core").NetworkPolicy;
+  /**
+   * PHP source of a must-use plugin in place before WordPress boots, so WordPress's installer runs
+   * with it too (the installer's: `installerMuPlugin` in site-php.ts). Never cached by OPcache.
+   */
+  installerMuPlugin?: string;
   /** PHP source of a must-use plugin written to `/internal/shared/mu-plugins/` after boot. */
   muPlugin?: string;
   processId: number;
