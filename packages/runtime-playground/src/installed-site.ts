@@ -98,8 +98,9 @@ export async function installInto(staging: string, tree: { dir: string }, php: s
     coreDir: staging,
     coreWritable: true,
     mounts: [],
-    // A fresh copy of the release: nothing to ask WordPress about before installing it.
-    installMode: "install-from-existing-files",
+    // A fresh copy of a release has no database: nothing to ask WordPress before installing it. A
+    // custom tree that brings its own database is asked first, as before.
+    installMode: existsSync(join(staging, "wp-content", "database", ".ht.sqlite")) ? "install-from-existing-files-if-needed" : "install-from-existing-files",
     sqliteZipPath: sqliteIntegrationZipPath(),
     // The installer has no HTTP server: WP-Cron must not try to spawn during installation.
     constants: { ...baseConstants(), DISABLE_WP_CRON: true },

@@ -42,11 +42,12 @@ export interface WorkerBootOptions {
   /** Extra NODEFS mounts applied after the core mounts, in order. */
   mounts: WorkerMount[];
   /**
-   * What Playground's boot does about the database: the installer (a fresh copy of a release)
-   * runs WordPress's installer straight away, without loading WordPress first to ask whether it
-   * is installed already; sandboxes never install.
+   * What Playground's boot does about the database: the installer runs WordPress's installer
+   * straight away on a fresh copy of a release (no database yet), and asks WordPress first whether
+   * it is installed (`-if-needed`, one more WordPress load) on a tree that brings a database of
+   * its own; sandboxes never install.
    */
-  installMode: "install-from-existing-files" | "do-not-attempt-installing";
+  installMode: "install-from-existing-files" | "install-from-existing-files-if-needed" | "do-not-attempt-installing";
   sqliteZipPath: string;
   constants: Record<string, string | number | boolean | null>;
   /**
