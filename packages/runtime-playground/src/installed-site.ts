@@ -8,9 +8,11 @@ import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
 import { replaceWithStaged, siblingTempPath, sweepEntryLeftovers, withCacheLock, type CacheLockOptions } from "./cache-entry.js";
 import { PhpWorkerHost } from "./php-worker-host.js";
+import { prestartPhpWorker } from "./php-worker-thread.js";
 import { sqliteIntegrationZipPath } from "./sqlite-integration.js";
 import { seedPackPath } from "./opcache-seed.js";
 import { baseConstants } from "./wordpress-constants.js";
+import { installerMuPlugin } from "./site-php.js";
 import type { WorkerRunResult } from "./php-worker-protocol.js";
 
 /** A cached installed site: `dir` holds core, wp-config.php and wp-content with the database. */
@@ -80,8 +82,14 @@ export async function ensureInstalledSite(
   );
 }
 
-/** Copies the tree to `staging`, runs the installer there and saves its OPcache file cache beside it. */
-async function installInto(staging: string, tree: { dir: string }, php: string): Promise<void> {
+/**
+ * Copies the tree to `staging`, runs the installer there and saves its OPcache file cache beside it
+ * (`opcacheDirFor(staging)`).
+ * @param options - `shortcuts: false` installs without the installer's must-use plugin
+ *   (`installerMuPlugin`), for tests that compare the two sites; default true.
+ * @throws Error when the installer or the post-install setup fails.
+ */
+export async function installInto(staging: string, tree: { dir: string }, php: string, options: { shortcuts?: boolean } = {}): Promise<void> {
   mkdirSync(dirname(staging), { recursive: true });
   linkCoreCopyRest(tree.dir, staging);
   const host = new PhpWorkerHost({
@@ -90,14 +98,19 @@ async function installInto(staging: string, tree: { dir: string }, php: string):
     coreDir: staging,
     coreWritable: true,
     mounts: [],
-    installMode: "install-from-existing-files-if-needed",
+    // A fresh copy of a release has no database: nothing to ask WordPress before installing it. A
+    // custom tree that brings its own database is asked first, as before.
+    installMode: existsSync(join(staging, "wp-content", "database", ".ht.sqlite")) ? "install-from-existing-files-if-needed" : "install-from-existing-files",
     sqliteZipPath: sqliteIntegrationZipPath(),
     // The installer has no HTTP server: WP-Cron must not try to spawn during installation.
     constants: { ...baseConstants(), DISABLE_WP_CRON: true },
+    ...(options.shortcuts === false ? {} : { installerMuPlugin: installerMuPlugin() }),
     processId: 1,
   });
   try {
     await host.ready;
+    // The sandbox's own worker thread imports php-wasm while the installer finishes.
+    prestartPhpWorker(php);
     const result = await host.call<WorkerRunResult>({
       op: "run",
       capBytes: 65536,

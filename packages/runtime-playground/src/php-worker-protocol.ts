@@ -41,7 +41,13 @@ export interface WorkerBootOptions {
   opcacheSeedPack?: string;
   /** Extra NODEFS mounts applied after the core mounts, in order. */
   mounts: WorkerMount[];
-  installMode: "install-from-existing-files-if-needed" | "do-not-attempt-installing";
+  /**
+   * What Playground's boot does about the database: the installer runs WordPress's installer
+   * straight away on a fresh copy of a release (no database yet), and asks WordPress first whether
+   * it is installed (`-if-needed`, one more WordPress load) on a tree that brings a database of
+   * its own; sandboxes never install.
+   */
+  installMode: "install-from-existing-files" | "install-from-existing-files-if-needed" | "do-not-attempt-installing";
   sqliteZipPath: string;
   constants: Record<string, string | number | boolean | null>;
   /**
@@ -52,6 +58,11 @@ export interface WorkerBootOptions {
   selfCallPort?: number;
   /** The policy's network rule, enforced on every socket PHP opens (php-network-guard.ts); default "deny". */
   network?: import("@wp-codebox/runtime-core").NetworkPolicy;
+  /**
+   * PHP source of a must-use plugin in place before WordPress boots, so WordPress's installer runs
+   * with it too (the installer's: `installerMuPlugin` in site-php.ts). Never cached by OPcache.
+   */
+  installerMuPlugin?: string;
   /** PHP source of a must-use plugin written to `/internal/shared/mu-plugins/` after boot. */
   muPlugin?: string;
   processId: number;

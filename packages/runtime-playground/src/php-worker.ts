@@ -140,6 +140,8 @@ async function readCapped(stream: ReadableStream<Uint8Array>, capBytes: number, 
 }
 
 const OPCACHE_DIR = "/internal/shared/opcache";
+/** Where `installerMuPlugin` goes (kept out of OPcache: it must not travel in the installed site's seed). */
+const INSTALLER_MU_PLUGIN = "/internal/shared/mu-plugins/0-wp-codebox-installer.php";
 const S_IFREG = 0o100000;
 const S_IFDIR = 0o040000;
 /** mtime of the PHP files wp-codebox keeps in OPcache's folder (2001-09-09, old enough for OPcache to cache them at once). */
@@ -529,6 +531,10 @@ async function boot(): Promise<void> {
     cookieStore: false,
     onPHPInstanceCreated: async (instance) => {
       await mountAll(instance);
+      if (options.installerMuPlugin) {
+        instance.mkdir(INSTALLER_MU_PLUGIN.slice(0, INSTALLER_MU_PLUGIN.lastIndexOf("/")));
+        instance.writeFile(INSTALLER_MU_PLUGIN, options.installerMuPlugin);
+      }
       if (options.opcacheSeedPack && existsSync(options.opcacheSeedPack)) seedFromPack(instance, options.opcacheSeedPack, OPCACHE_DIR);
     },
     sqliteIntegrationPluginZip: new File([readFileSync(options.sqliteZipPath)], "sqlite-database-integration.zip"),
@@ -563,7 +569,7 @@ async function boot(): Promise<void> {
     },
     // /internal/wp-codebox/code holds the file each run-php or REST call writes and runs: rewritten
     // per call, it must never come from a cache (two calls within one second share an mtime).
-    createFiles: { "/internal/shared/opcache-blacklist.txt": "/wordpress/wp-content/*\n/workspace/*\n/internal/eval.php\n/internal/wp-codebox/code/*\n" },
+    createFiles: { "/internal/shared/opcache-blacklist.txt": `/wordpress/wp-content/*\n/workspace/*\n/internal/eval.php\n/internal/wp-codebox/code/*\n${INSTALLER_MU_PLUGIN}\n` },
   });
   php = await handler.getPrimaryPhp();
   // php-wasm swaps in a new PHP runtime on the request after any that exited non-zero (every PHP

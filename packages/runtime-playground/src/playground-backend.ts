@@ -42,6 +42,7 @@ import { pinnedDefaultWordPress } from "./wordpress-default.js";
 import { assertPhpData } from "./php-value.js";
 import { resolvePhpExtensions } from "./php-extensions.js";
 import { DEFAULT_PHP_VERSION } from "./php-versions.js";
+import { prestartPhpWorker } from "./php-worker-thread.js";
 
 /** PHP versions `@php-wasm/node` runs, newest first: the library's own list (`SupportedPHPVersions`). */
 export const SUPPORTED_PHP_VERSIONS: readonly string[] = SupportedPHPVersions;
@@ -201,6 +202,9 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
       ];
       const mounts = resolveMounts(mountSpecs, cwd);
       spec.onProgress?.("Preparing WordPress");
+      // The first PHP worker's thread imports php-wasm and compiles PHP's WebAssembly while the
+      // release is found, unpacked and installed (the CLI may have started it already).
+      prestartPhpWorker(php);
       // Waiting for another process that fills the cache ends when the caller's signal aborts.
       const lockOptions = spec.signal ? { signal: spec.signal } : {};
       const version = spec.wordpress?.version ?? pinnedDefaultWordPress();

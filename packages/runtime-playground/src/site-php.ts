@@ -53,6 +53,17 @@ export function sqliteGrammarPreload(): string {
 
 
 /**
+ * Must-use plugin of the installer's worker (installed-site.ts), active only while WordPress
+ * installs: answers 'siteurl' and 'home' from the WP_SITEURL/WP_HOME constants that override them
+ * anyway (get_option() queries the database on every read while installing), and fails the
+ * installer's HTTP self-tests and its e-mail at once, which fail in the installer regardless.
+ * The installed site is the same as without it.
+ */
+export function installerMuPlugin(): string {
+  return phpAsset("site/installer-mu-plugin.php");
+}
+
+/**
  * Moves recurring events that are overdue in the installed-site cache to their next run after now
  * (PDO, without loading WordPress). Prints `{"moved": N}`.
  */

@@ -1,0 +1,34 @@
+<?php
+/**
+ * Must-use plugin of the worker that installs a release into the installed-site cache, active only
+ * while WordPress's installer runs (WP_INSTALLING). It leaves out work whose result the installed
+ * site does not keep, so the site is the one a plain install makes:
+ *
+ * - While installing, get_option() bypasses its caches and queries the database for every read,
+ *   and site_url()/home_url() read 'siteurl' and 'home' about 200 times per install, each a query
+ *   the SQLite driver translates. Both options are replaced on every read by the WP_SITEURL and
+ *   WP_HOME constants (WordPress's own option_siteurl/option_home filters), so they are answered
+ *   from those constants, as the filters would, without the query.
+ * - The HTTP requests the installer makes to test pretty permalinks on its own site fail in this
+ *   worker anyway (it serves no HTTP and its network is closed): they fail at once, without
+ *   loading the HTTP library.
+ * - The "new site" e-mail to the administrator cannot be sent from the sandbox (there is no mail
+ *   transport): it is not composed.
+ */
+if (!defined('WP_INSTALLING') || !WP_INSTALLING) {
+	return;
+}
+if (defined('WP_SITEURL')) {
+	add_filter('pre_option_siteurl', function () {
+		return untrailingslashit(WP_SITEURL);
+	});
+}
+if (defined('WP_HOME')) {
+	add_filter('pre_option_home', function () {
+		return untrailingslashit(WP_HOME);
+	});
+}
+add_filter('pre_http_request', function () {
+	return new WP_Error('http_request_failed', 'The installer makes no HTTP requests.');
+});
+add_filter('pre_wp_mail', '__return_false');

@@ -1,0 +1,85 @@
+/**
+ * The installer's must-use plugin (assets/site/installer-mu-plugin.php) only leaves out work whose
+ * result an installed site does not keep: the same release installed with it and without it has
+ * the same database, row for row, apart from what every install makes anew (times, password hashes,
+ * keys), and nothing of the plugin stays in the site or its OPcache seed.
+ */
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ensureWordPressTree, findWordPressBuild } from "@wp-codebox/runtime-playground";
+import { installInto, opcacheDirFor } from "../src/installed-site.js";
+import { PhpWorkerHost } from "../src/php-worker-host.js";
+import { sqliteIntegrationZipPath } from "../src/sqlite-integration.js";
+import type { WorkerRunResult } from "../src/php-worker-protocol.js";
+
+const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-shortcuts-"));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** Every row of every table of the site's SQLite database, read with PDO (WordPress is not loaded). */
+async function dumpDatabase(siteDir: string): Promise<Record<string, Record<string, unknown>[]>> {
+  const host = new PhpWorkerHost({ phpVersion: "8.3", siteUrl: "http://127.0.0.1", coreDir: siteDir, coreWritable: true, mounts: [], installMode: "do-not-attempt-installing", sqliteZipPath: sqliteIntegrationZipPath(), constants: {}, processId: 1 });
+  try {
+    await host.ready;
+    const result = await host.call<WorkerRunResult>({
+      op: "run",
+      capBytes: 1 << 24,
+      code: `<?php
+$pdo = new PDO('sqlite:/wordpress/wp-content/database/.ht.sqlite');
+$out = [];
+foreach ($pdo->query("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'wp\\_%' ESCAPE '\\\\' ORDER BY name")->fetchAll(PDO::FETCH_COLUMN) as $table) {
+  $out[$table] = $pdo->query("SELECT * FROM \\"$table\\"")->fetchAll(PDO::FETCH_ASSOC);
+}
+echo json_encode($out);`,
+    });
+    assert.equal(result.exitCode, 0, new TextDecoder().decode(result.stderr.data));
+    return JSON.parse(new TextDecoder().decode(result.stdout.data)) as Record<string, Record<string, unknown>[]>;
+  } finally {
+    await host.terminate();
+  }
+}
+
+/** Values every install makes anew: dates and times, password hashes, random keys and nonces. */
+const VOLATILE_COLUMNS = new Set(["user_registered", "user_pass", "post_date", "post_date_gmt", "post_modified", "post_modified_gmt", "comment_date", "comment_date_gmt"]);
+const VOLATILE_OPTIONS = new Set(["cron", "admin_email_lifespan", "recovery_keys", "initial_db_version", "fresh_site"]);
+const VOLATILE_OPTION_PATTERN = /(_key|_salt|^_transient_timeout_|^_site_transient_timeout_)/;
+
+function normalise(dump: Record<string, Record<string, unknown>[]>): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [table, rows] of Object.entries(dump)) {
+    out[table] = rows
+      .map((row) => {
+        const copy: Record<string, unknown> = {};
+        for (const [column, value] of Object.entries(row)) copy[column] = VOLATILE_COLUMNS.has(column) ? "(volatile)" : value;
+        if (table === "wp_options" && (VOLATILE_OPTIONS.has(String(row.option_name)) || VOLATILE_OPTION_PATTERN.test(String(row.option_name)))) copy.option_value = "(volatile)";
+        return JSON.stringify(copy);
+      })
+      .sort();
+  }
+  return out;
+}
+
+function walk(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
+}
+
+let tree: string;
+before(async () => {
+  tree = await ensureWordPressTree(findWordPressBuild(), join(scratch, "cache"));
+});
+
+test("a release installed with the installer's shortcuts has the database of a plain install; nothing of them stays", { timeout: 600_000 }, async () => {
+  const fast = join(scratch, "with-shortcuts");
+  const plain = join(scratch, "without-shortcuts");
+  await installInto(fast, { dir: tree }, "8.3");
+  await installInto(plain, { dir: tree }, "8.3", { shortcuts: false });
+  const [a, b] = [normalise(await dumpDatabase(fast)), normalise(await dumpDatabase(plain))];
+  assert.ok((a.wp_options?.length ?? 0) > 100, "the dump holds the options");
+  assert.ok(a.wp_options?.some((row) => row.includes('"option_name":"siteurl"')), "siteurl is stored");
+  assert.ok(a.wp_options?.some((row) => row.includes('"option_name":"permalink_structure","option_value":"/%postname%/"')), "the post-install permalinks are set");
+  assert.deepEqual(a, b);
+  const leftovers = [...walk(fast), ...walk(opcacheDirFor(fast))].filter((path) => path.slice(scratch.length).includes("wp-codebox-installer"));
+  assert.deepEqual(leftovers, [], "the installer's plugin is neither in the site nor in its OPcache seed");
+});
