@@ -438,6 +438,11 @@ export class NativeRuntime implements Runtime {
     } catch {
       fatal = run.exitCode === 255 ? fatalFromPhpOutput(`${stderr}\n${stdout}`) : undefined;
     }
+    // When the memory manager cannot map a chunk (the sandbox's address-space limit, hit before any
+    // memory_limit), PHP prints "Out of memory" and exits 1 without running a handler: still a fatal.
+    if (!fatal && run.exitCode === 1 && /(?:^|\n)Out of memory\n?$/.test(stderr)) {
+      fatal = { message: "Out of memory: PHP could not map more memory (the sandbox's memory limit) and stopped before any error handler ran, so there is no file and line", file: "", line: 0, type: 1 };
+    }
     if (fatal) {
       const firstLine = (fatal.message.split("\n")[0] ?? fatal.message).replace(` in ${fatal.file}:${fatal.line}`, "");
       return {
