@@ -79,13 +79,13 @@ export class PhpWorkerPool {
   private async spawn(): Promise<PhpWorkerHost> {
     const options: WorkerBootOptions = { ...this.options.bootOptions(), mounts: this.options.mounts, processId: this.nextProcessId++ };
     const owned: { close(): void }[] = [];
-    if (this.options.workers > 1) {
-      // One lock manager for every worker: SQLite's file locks then hold across threads.
-      const { port1, port2 } = new MessageChannel();
-      await exposeSyncAPI(this.lockManager, port1 as never);
-      options.lockPort = port2;
-      owned.push(port1);
-    }
+    // One lock manager for every worker, the primary of a one-worker sandbox included: a worker
+    // booted later (for a self-call, or for a command's parallel requests) shares the same SQLite
+    // files, and their file locks only hold across threads when every worker takes them here.
+    const { port1, port2 } = new MessageChannel();
+    await exposeSyncAPI(this.lockManager, port1 as never);
+    options.lockPort = port2;
+    owned.push(port1);
     const host = new PhpWorkerHost(options, this.options.onProgress, this.options.onNetworkDenied, owned, this.options.clock, this.options.onSelfCall);
     host.onSettled = () => this.pump();
     host.onDeferredRequest = this.options.onDeferredRequest;
@@ -154,6 +154,25 @@ export class PhpWorkerPool {
     for (let i = 0; i < count; i++) {
       const booting = this.spawn().then((host) => this.adoptExtra(host, {}));
       this.bootingExtras.push(booting.catch(() => undefined));
+    }
+  }
+
+  /** Extra workers booted for commands' parallel requests (`addHttpWorkers`), booting or joined. */
+  private parallelWorkersStarted = 0;
+
+  /**
+   * Boots extra HTTP workers in the background until `total` workers (the primary included) can
+   * serve a command's parallel requests (`serveHttp` with `fromSandbox: true`); requests queued
+   * meanwhile go to the workers already there. Counts the configured extra workers once they were
+   * started; never boots more than `total - 1` for this purpose over the pool's life.
+   * @param total - workers wanted in all, e.g. 2 on a 2-core machine.
+   */
+  addHttpWorkers(total: number): void {
+    const have = 1 + (this.extraWorkersStarted ? Math.max(0, this.options.workers - 1) : 0) + this.parallelWorkersStarted;
+    for (let i = have; i < total; i++) {
+      this.parallelWorkersStarted += 1;
+      const booting = this.spawn().then((host) => this.adoptExtra(host, { reason: "parallel-requests" }));
+      this.bootingExtras.push(booting.catch((error: Error) => this.options.onEvent("php-worker-failed", { message: error.message })));
     }
   }
 
@@ -274,6 +293,7 @@ export class PhpWorkerPool {
     this.extraHosts.length = 0;
     this.extraWorkersStarted = false;
     this.selfCallWorkersStarted = 0;
+    this.parallelWorkersStarted = 0;
     await Promise.all(old.map((h) => h.terminate()));
     for (const h of old) this.lockManager.releaseLocksForProcess(h.processId);
     onStopped?.();
@@ -300,6 +320,7 @@ export class PhpWorkerPool {
     const extras = this.extraHosts.splice(0);
     this.extraWorkersStarted = false;
     this.selfCallWorkersStarted = 0;
+    this.parallelWorkersStarted = 0;
     await Promise.all(extras.map((h) => h.terminate()));
     for (const h of extras) this.lockManager.releaseLocksForProcess(h.processId);
     const primary = this.primaryHost;
