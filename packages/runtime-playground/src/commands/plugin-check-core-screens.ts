@@ -103,6 +103,7 @@ export async function exerciseCoreScreens(check: CheckRun, links: CoreScreenLink
     const before = baseline.get(screen.id);
     const problems = problemsOf.get(screen.id) ?? [];
     if (before === undefined || before.status < 500) check.httpFinding(screen.id, answer.status, problems, evidence, screen.what, screen.callback);
+    if (screen.target === "/wp-admin/plugins.php" && screen.actor === "admin" && answer.status === 200) check.pluginsScreen = { status: answer.status, body: answer.body };
     const editor = screen.target === "/wp-admin/post-new.php" ? editorOf(answer.body) : undefined;
     check.surfaces.push({ ...base, httpStatus: answer.status, evidence, ...(editor ? { editor } : {}), durationMs: answer.durationMs });
   }

@@ -92,6 +92,8 @@ export class CheckRun {
   adminId = 1;
   /** Auth of the seeded subscriber (front-end screens), once seeded. */
   subscriberAuth: ActorAuth | undefined;
+  /** The Plugins screen as the admin's core-screen request got it (HTTP 200), for deactivation's link. */
+  pluginsScreen: { status: number; body: string } | undefined;
   /** Requests `requestAll` runs at the same time: the PHP workers `ctx.parallelWorkers` gave. */
   parallelWorkers = 1;
   /** Limit of each surface in ms (`surface-timeout`). */
@@ -684,9 +686,13 @@ async function exerciseRestRoute(check: CheckRun, id: string, route: PluginInven
  * active afterwards, `deactivate_plugins()` runs with wp-admin's includes loaded, and `how` says so.
  */
 async function deactivateAsWpAdmin(check: CheckRun, file: string): Promise<{ how: string; evidence: string }> {
-  const screen = await check.request("deactivation-screen", "GET", "/wp-admin/plugins.php", "admin", { keep: false });
-  // What the Plugins screen itself shows was checked as its own surface (admin-screen).
-  await check.drain();
+  // The Plugins screen the core screens just showed the admin (nothing ran since), else a new request.
+  let screen = check.pluginsScreen;
+  if (!screen) {
+    screen = await check.request("deactivation-screen", "GET", "/wp-admin/plugins.php", "admin", { keep: false });
+    // What the Plugins screen itself shows was checked as its own surface (admin-screen).
+    await check.drain();
+  }
   let link: string | undefined;
   for (const m of screen.body.matchAll(/href="([^"]*plugins\.php\?action=deactivate&(?:amp;)?[^"]*)"/g)) {
     const href = m[1]!.replace(/&amp;/g, "&");
