@@ -43,7 +43,7 @@ export async function baselineCoreScreens(check: CheckRun, links: CoreScreenLink
   const screens = coreScreens(links).filter((s) => s.skippedReason === undefined && (s.actor !== "subscriber" || check.subscriberAuth));
   const tagged = new Map(screens.map((s) => [`baseline-${s.id}`, s]));
   const answers = await check.requestAll([...tagged].map(([tag, s]) => ({ tag, path: s.target, actor: s.actor })));
-  // As before per-screen tags: one screen's baseline is every problem its URL showed, whoever asked.
+  // Keyed by URL: a screen's baseline is every problem a request for its URL showed, whichever actor asked.
   const keysByTarget = new Map<string, Set<string>>();
   for (const problem of await check.drain()) {
     const key = problemKey(problem);
