@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import {
   buildPluginCheckReport,
   coreScreens,
+  creditProblems,
   editorOf,
   findingsFromProblems,
   problemKey,
@@ -91,4 +92,30 @@ test("editorOf tells the block editor from the classic one", () => {
     ["<p>Sorry, you are not allowed to access this page.</p>", undefined],
   ];
   for (const [html, expected] of rows) assert.equal(editorOf(html), expected, html);
+});
+
+test("creditProblems: a row goes to the surface its request tag names, whatever order requests overlapped in; the rest to the fallback", () => {
+  const row = (message: string, extra: Partial<RecordedProblem>): RecordedProblem => ({ level: "warning", message, ...extra });
+  const surfaces = ["front-end:front-page:anonymous", "front-end:front-page:subscriber", "admin-screen:/wp-admin/index.php"];
+  const cases: { name: string; rows: RecordedProblem[]; want: Record<string, string[]> }[] = [
+    {
+      name: "two screens of the same URL, rows interleaved",
+      rows: [row("a1", { uri: "/", request: surfaces[0] }), row("s1", { uri: "/", request: surfaces[1] }), row("a2", { uri: "/", request: surfaces[0] })],
+      want: { [surfaces[0]!]: ["a1", "a2"], [surfaces[1]!]: ["s1"] },
+    },
+    {
+      name: "WP-Cron spawned by a page, finished after the next page: still that page's",
+      rows: [row("dash", { uri: "/wp-admin/index.php", request: surfaces[2] }), row("cron", { uri: "/wp-cron.php?doing_wp_cron=1", request: surfaces[0] })],
+      want: { [surfaces[2]!]: ["dash"], [surfaces[0]!]: ["cron"] },
+    },
+    {
+      name: "run-php work, an untagged request and a tag of other work go to the fallback",
+      rows: [row("cli", { uri: "cli" }), row("untagged", { uri: "/?p=5" }), row("other", { uri: "/wp-admin/", request: "inventory-before" })],
+      want: { fallback: ["cli", "untagged", "other"] },
+    },
+  ];
+  for (const c of cases) {
+    const credited = creditProblems(c.rows, surfaces, () => "fallback");
+    assert.deepEqual(Object.fromEntries([...credited].map(([k, v]) => [k, v.map((r) => r.message)])), c.want, c.name);
+  }
 });

@@ -56,7 +56,13 @@ export class PhpWorkerPool {
   private nextProcessId = 1;
   private disposed = false;
   /** HTTP work waiting for an idle worker, in arrival order. */
-  private readonly queue: { start: (host: PhpWorkerHost) => void; fail: (error: Error) => void; waitingSelfCall: () => boolean }[] = [];
+  private readonly queue: { start: (host: PhpWorkerHost) => void; fail: (error: Error) => void; waitingSelfCall: () => boolean; fromSandbox: boolean }[] = [];
+  /**
+   * Workers booted for commands' parallel requests (`addHttpWorkers`): they serve those and PHP's
+   * own requests, not a browser's, which keeps the configured worker count (on 2 cores a second
+   * worker made the browser slower).
+   */
+  private readonly parallelHosts = new Set<PhpWorkerHost>();
   private selfCallWorkersBooting = 0;
   private selfCallWorkersStarted = 0;
 
@@ -79,13 +85,13 @@ export class PhpWorkerPool {
   private async spawn(): Promise<PhpWorkerHost> {
     const options: WorkerBootOptions = { ...this.options.bootOptions(), mounts: this.options.mounts, processId: this.nextProcessId++ };
     const owned: { close(): void }[] = [];
-    if (this.options.workers > 1) {
-      // One lock manager for every worker: SQLite's file locks then hold across threads.
-      const { port1, port2 } = new MessageChannel();
-      await exposeSyncAPI(this.lockManager, port1 as never);
-      options.lockPort = port2;
-      owned.push(port1);
-    }
+    // One lock manager for every worker, the primary of a one-worker sandbox included: a worker
+    // booted later (for a self-call, or for a command's parallel requests) shares the same SQLite
+    // files, and their file locks only hold across threads when every worker takes them here.
+    const { port1, port2 } = new MessageChannel();
+    await exposeSyncAPI(this.lockManager, port1 as never);
+    options.lockPort = port2;
+    owned.push(port1);
     const host = new PhpWorkerHost(options, this.options.onProgress, this.options.onNetworkDenied, owned, this.options.clock, this.options.onSelfCall);
     host.onSettled = () => this.pump();
     host.onDeferredRequest = this.options.onDeferredRequest;
@@ -112,7 +118,7 @@ export class PhpWorkerPool {
   serveHttp<T>(work: (host: PhpWorkerHost) => Promise<T>, options: { fromSandbox: boolean; waitingSelfCall: () => boolean }): Promise<T> {
     if (!options.fromSandbox) this.startExtraWorkers();
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ start: (host) => work(host).then(resolve, reject), fail: reject, waitingSelfCall: options.waitingSelfCall });
+      this.queue.push({ start: (host) => work(host).then(resolve, reject), fail: reject, waitingSelfCall: options.waitingSelfCall, fromSandbox: options.fromSandbox });
       this.pump();
     });
   }
@@ -123,10 +129,16 @@ export class PhpWorkerPool {
       for (const item of this.queue.splice(0)) item.fail(new Error("the runtime was disposed"));
       return;
     }
-    while (this.queue.length > 0) {
-      const idle = [this.primaryHost, ...this.extraHosts].find((h) => h?.usable && h.inFlight === 0);
-      if (!idle) break;
-      this.queue.shift()!.start(idle);
+    // In arrival order, each to the first idle worker it may use.
+    for (let i = 0; i < this.queue.length; ) {
+      const item = this.queue[i]!;
+      const idle = [this.primaryHost, ...this.extraHosts].find((h) => h?.usable && h.inFlight === 0 && (item.fromSandbox || !this.parallelHosts.has(h)));
+      if (!idle) {
+        i += 1;
+        continue;
+      }
+      this.queue.splice(i, 1);
+      item.start(idle);
     }
     this.maybeStartSelfCallWorker();
   }
@@ -154,6 +166,29 @@ export class PhpWorkerPool {
     for (let i = 0; i < count; i++) {
       const booting = this.spawn().then((host) => this.adoptExtra(host, {}));
       this.bootingExtras.push(booting.catch(() => undefined));
+    }
+  }
+
+  /** Extra workers booted for commands' parallel requests (`addHttpWorkers`), booting or joined. */
+  private parallelWorkersStarted = 0;
+
+  /**
+   * Boots extra HTTP workers in the background until `total` workers (the primary included) can
+   * serve a command's parallel requests (`serveHttp` with `fromSandbox: true`; a browser's requests
+   * stay on the configured workers); requests queued
+   * meanwhile go to the workers already there. Counts the configured extra workers once they were
+   * started; never boots more than `total - 1` for this purpose over the pool's life.
+   * @param total - workers wanted in all, e.g. 2 on a 2-core machine.
+   */
+  addHttpWorkers(total: number): void {
+    const have = 1 + (this.extraWorkersStarted ? Math.max(0, this.options.workers - 1) : 0) + this.parallelWorkersStarted;
+    for (let i = have; i < total; i++) {
+      this.parallelWorkersStarted += 1;
+      const booting = this.spawn().then((host) => {
+        this.parallelHosts.add(host);
+        return this.adoptExtra(host, { reason: "parallel-requests" });
+      });
+      this.bootingExtras.push(booting.catch((error: Error) => this.options.onEvent("php-worker-failed", { message: error.message })));
     }
   }
 
@@ -235,6 +270,7 @@ export class PhpWorkerPool {
       this.primaryHost = replacement;
       return;
     }
+    if (this.parallelHosts.delete(host)) this.parallelHosts.add(replacement);
     const booting = this.adoptExtra(replacement, { reason: "replaced" });
     this.bootingExtras.push(booting);
   }
@@ -274,6 +310,8 @@ export class PhpWorkerPool {
     this.extraHosts.length = 0;
     this.extraWorkersStarted = false;
     this.selfCallWorkersStarted = 0;
+    this.parallelWorkersStarted = 0;
+    this.parallelHosts.clear();
     await Promise.all(old.map((h) => h.terminate()));
     for (const h of old) this.lockManager.releaseLocksForProcess(h.processId);
     onStopped?.();
@@ -300,6 +338,8 @@ export class PhpWorkerPool {
     const extras = this.extraHosts.splice(0);
     this.extraWorkersStarted = false;
     this.selfCallWorkersStarted = 0;
+    this.parallelWorkersStarted = 0;
+    this.parallelHosts.clear();
     await Promise.all(extras.map((h) => h.terminate()));
     for (const h of extras) this.lockManager.releaseLocksForProcess(h.processId);
     const primary = this.primaryHost;

@@ -11,6 +11,7 @@
  * (`evidence-ledger.ts`) and snapshots (`runtime-snapshots.ts`).
  */
 import { randomUUID } from "node:crypto";
+import { availableParallelism } from "node:os";
 import {
   DEFAULT_OUTPUT_CAP_BYTES,
   DEFAULT_SITE_REQUEST_TIMEOUT_MS,
@@ -394,7 +395,7 @@ export class PlaygroundRuntime implements Runtime {
       await this.selfCallsSettled(settleLeftMs);
       settleLeftMs -= Date.now() - started;
     };
-    return {
+    const ctx: CommandContext = {
       executionId,
       reservedScreenshotNames: () => this.ledger.reservedScreenshotNames(),
       info: () => this.info(),
@@ -447,6 +448,28 @@ export class PlaygroundRuntime implements Runtime {
         this.siteRequestTimedOut(request, limitMs, false);
         return siteRequestTimeoutResponse(limitMs);
       },
+      httpParallel: async (request, options) => {
+        if (!this.warmedHttp) await ctx.http({ method: "GET", url: `${this.siteOrigin}/`, headers: {} });
+        // fromSandbox: a command's own request does not start the browser's extra workers.
+        const response = await this.pool.serveHttp(
+          async (target) => {
+            // Dispatched at once (before any await), so the pool sees this worker busy.
+            const call = () => target.call<WorkerHttpResult>({ op: "http", ...request, capBytes: this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES });
+            const outcome = await this.pool.withDeadline(target, options.deadlineMs, call, () => this.actors.forgetAuth());
+            if (outcome.done) return outcome.value;
+            this.ledger.event("php-worker-replaced", { reason: "deadline" });
+            throw new WpCodeboxError("timeout", `${request.method} ${request.url} did not finish within ${options.deadlineMs} ms: its PHP worker was stopped and replaced.`, { limitMs: options.deadlineMs });
+          },
+          { fromSandbox: true, waitingSelfCall: () => false },
+        );
+        this.ledger.addDbErrors(executionId, response.dbErrors);
+        return response;
+      },
+      parallelWorkers: (total) => {
+        const workers = Math.max(1, Math.min(total, availableParallelism()));
+        this.pool.addHttpWorkers(workers);
+        return workers;
+      },
       resolveActor: async (as) => {
         await settleFirst();
         return this.actors.resolveActor(as);
@@ -473,6 +496,7 @@ export class PlaygroundRuntime implements Runtime {
       secrets: this.secretValues(),
       nextArtifactDirectory: (prefix) => this.ledger.nextArtifactDirectory(prefix),
     };
+    return ctx;
   }
 
   /** Non-empty secret values: redacted from every artifact. */

@@ -91,6 +91,27 @@ test("a blocking => false self-call is sent once the PHP that made it ends, with
   assert.deepEqual(after.json, { method: "POST", v: 'a b&c=ü 🧪 \\ "q"', cookie: "yes", header: "h1", cron: false });
 });
 
+test("a self-call worker shares the primary's SQLite file locks: a write it tries while the primary holds the database locked waits and fails, never slips in", async () => {
+  // The primary (a one-worker sandbox) locks a database under wp-content, then calls its own site;
+  // the worker booted for that call tries to write the same database without waiting.
+  const probe = `<?php $db = new PDO('sqlite:' . __DIR__ . '/lock-probe.sqlite'); $db->setAttribute(PDO::ATTR_TIMEOUT, 0); $db->setAttribute(PDO::ATTR_ERRMODE, PDO::ERRMODE_EXCEPTION); try { $db->exec('INSERT INTO t VALUES (2)'); echo 'written'; } catch (PDOException $e) { echo $e->getMessage(); }`;
+  const result = await php(`<?php
+    file_put_contents(WP_CONTENT_DIR . '/lock-probe.php', base64_decode('${Buffer.from(probe).toString("base64")}'));
+    @unlink(WP_CONTENT_DIR . '/lock-probe.sqlite');
+    $db = new PDO('sqlite:' . WP_CONTENT_DIR . '/lock-probe.sqlite');
+    $db->exec('CREATE TABLE t (v INTEGER)');
+    $db->exec('BEGIN EXCLUSIVE');
+    $db->exec('INSERT INTO t VALUES (1)');
+    $r = wp_remote_get(content_url('lock-probe.php'), ['timeout' => 60]);
+    $db->exec('COMMIT');
+    $rows = $db->query('SELECT v FROM t ORDER BY v')->fetchAll(PDO::FETCH_COLUMN);
+    @unlink(WP_CONTENT_DIR . '/lock-probe.php');
+    echo json_encode([is_wp_error($r) ? $r->get_error_message() : wp_remote_retrieve_body($r), array_map('intval', $rows)]);`);
+  const [answer, rows] = result.json as [string, number[]];
+  assert.match(answer, /database is locked/, `the self-call's write: ${answer}`);
+  assert.deepEqual(rows, [1]);
+});
+
 test("Site Health: the loopback and REST availability tests pass for an administrator, as on the Site Health screen", async () => {
   const asAdmin = await runtime.execute({ command: "wordpress.http-request", args: ["path=/wp-admin/admin-ajax.php?action=selfcall_site_health", "as=admin"] });
   assert.equal(asAdmin.status, "ok", asAdmin.stdout);

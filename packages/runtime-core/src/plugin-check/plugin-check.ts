@@ -28,6 +28,11 @@ export interface RecordedProblem {
   line?: number;
   /** The request URI or `cli` for run-php work. */
   uri?: string;
+  /**
+   * The check request that caused it: the tag the check sent (header `X-WP-Codebox-Check-Request`,
+   * a surface id), also on the requests that request made to its own site (WP-Cron's spawn).
+   */
+  request?: string;
   /** For `db-error`: the query that failed. */
   query?: string;
   /** Where core raised it, when `file:line` is the plugin's calling frame. */
@@ -493,4 +498,23 @@ export function summarizePluginCheck(report: PluginCheckReport, top = 10): strin
     if (cov.lines && !cov.lines.available) out.push(`line coverage: unavailable: ${cov.lines.reason}`);
   }
   return `${out.map(printable).join("\n")}\n`;
+}
+
+/**
+ * Credits recorder rows to surfaces by their `request` tag, so problems of requests that ran at the
+ * same time, or of a background request (WP-Cron) that finished after its page, go to the surface
+ * whose request caused them. A row tagged with one of `surfaces` goes to that surface; any other
+ * row (run-php work, an untagged request, a tag of other work) goes to `fallback(row)`.
+ * @returns rows per surface id, each list in the rows' order; surfaces without rows are absent.
+ */
+export function creditProblems(rows: readonly RecordedProblem[], surfaces: Iterable<string>, fallback: (row: RecordedProblem) => string): Map<string, RecordedProblem[]> {
+  const known = new Set(surfaces);
+  const credited = new Map<string, RecordedProblem[]>();
+  for (const row of rows) {
+    const surface = row.request !== undefined && known.has(row.request) ? row.request : fallback(row);
+    const list = credited.get(surface);
+    if (list) list.push(row);
+    else credited.set(surface, [row]);
+  }
+  return credited;
 }

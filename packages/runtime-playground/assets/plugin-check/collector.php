@@ -28,9 +28,32 @@ function wp_codebox_check_append(string $key, array $row): void {
 		@mkdir(dirname($path), 0777, true);
 	}
 	$row['uri'] = isset($_SERVER['REQUEST_URI']) && $_SERVER['REQUEST_URI'] !== '' ? $_SERVER['REQUEST_URI'] : 'cli';
+	$tag = wp_codebox_check_request_tag();
+	if ($tag !== '') {
+		$row['request'] = $tag;
+	}
 	@file_put_contents($path, json_encode($row, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_INVALID_UTF8_SUBSTITUTE | JSON_PARTIAL_OUTPUT_ON_ERROR) . "\n", FILE_APPEND | LOCK_EX);
 	$busy = false;
 }
+
+/**
+ * The check's name for this request (header X-WP-Codebox-Check-Request), or '' for work the check
+ * did not request by HTTP. Every row of the request carries it, and so do the requests it makes to
+ * its own site (WP-Cron's spawn, loopbacks; see the http_request_args filter below), so a problem
+ * is credited to the surface whose request caused it even when requests overlap.
+ */
+function wp_codebox_check_request_tag(): string {
+	return isset($_SERVER['HTTP_X_WP_CODEBOX_CHECK_REQUEST']) ? substr((string) $_SERVER['HTTP_X_WP_CODEBOX_CHECK_REQUEST'], 0, 300) : '';
+}
+
+add_filter('http_request_args', static function ($args, $url = '') {
+	$tag = wp_codebox_check_request_tag();
+	// Headers given as one string are left as they are (rare; such a request stays untagged).
+	if ($tag !== '' && is_array($args) && is_string($url) && (!isset($args['headers']) || is_array($args['headers'])) && function_exists('home_url') && parse_url($url, PHP_URL_HOST) === parse_url(home_url(), PHP_URL_HOST)) {
+		$args['headers']['X-WP-Codebox-Check-Request'] = $tag;
+	}
+	return $args;
+}, PHP_INT_MAX, 2);
 
 function wp_codebox_check_record(string $level, string $message, string $file = '', int $line = 0, array $extra = []): void {
 	// An uncaught exception's message carries its stack trace; the first part identifies it.

@@ -39,6 +39,21 @@ export interface CommandContext {
    * (`wordpress.check` times its surfaces itself).
    */
   http(request: { method: string; url: string; headers: Record<string, string>; body?: Uint8Array }, options?: { siteRequestLimit?: boolean }): Promise<WorkerHttpResult>;
+  /**
+   * One HTTP request served by whichever PHP worker is idle, so requests a command makes at the
+   * same time run in parallel on the workers `parallelWorkers` booted (on the primary alone until
+   * they joined). Unlike `http`, it does not wait for the background requests of earlier work:
+   * the caller settles before a batch (any `runPhp` does). Past `deadlineMs` (ms) the worker
+   * serving it is stopped and replaced on the same files.
+   * @throws WpCodeboxError `timeout` when the deadline passed.
+   */
+  httpParallel(request: { method: string; url: string; headers: Record<string, string>; body?: Uint8Array }, options: { deadlineMs: number }): Promise<WorkerHttpResult>;
+  /**
+   * Boots extra PHP workers in the background (about 150 MB each) so that `total` workers, the
+   * primary included, serve `httpParallel`; capped at the machine's available cores.
+   * @returns how many workers will serve (1 on a one-core machine).
+   */
+  parallelWorkers(total: number): number;
   /** Resolves `admin` / `anonymous` / `user:<id|login>` to a user id. @throws invalid-argument */
   resolveActor(as: string | undefined): Promise<Actor>;
   authFor(actor: Actor): Promise<ActorAuth>;

@@ -28,6 +28,7 @@ import {
   findingKey,
   callbackCoverage,
   coverageFails,
+  creditProblems,
   failsCheck,
   findingsFromProblems,
   minimalRestArgs,
@@ -62,6 +63,8 @@ const COVERAGE_LOG = `${CHECK_DIR}/coverage.jsonl`;
 const LINE_COVERAGE_UNAVAILABLE =
   "line coverage needs Xdebug's coverage mode, and wp-codebox does not load the Xdebug the php-wasm build ships (it is built as a step debugger that waits for an IDE), so only callback coverage is measured";
 const RECORDER_PATH = "/wordpress/wp-content/mu-plugins/0-wp-codebox-check.php";
+/** PHP workers that serve the core screens' requests at the same time (capped at the cores). */
+const CHECK_PARALLEL_WORKERS = 2;
 /** Response bodies kept as evidence are cut here (bytes of UTF-8 text). */
 const EVIDENCE_CAP_BYTES = 512 * 1024;
 
@@ -89,6 +92,10 @@ export class CheckRun {
   adminId = 1;
   /** Auth of the seeded subscriber (front-end screens), once seeded. */
   subscriberAuth: ActorAuth | undefined;
+  /** The Plugins screen as the admin's core-screen request got it (HTTP 200), for deactivation's link. */
+  pluginsScreen: { status: number; body: string } | undefined;
+  /** Requests `requestAll` runs at the same time: the PHP workers `ctx.parallelWorkers` gave. */
+  parallelWorkers = 1;
   /** Limit of each surface in ms (`surface-timeout`). */
   surfaceTimeoutMs = DEFAULT_CHECK_SURFACE_TIMEOUT_MS;
 
@@ -152,19 +159,50 @@ export class CheckRun {
       });
   }
 
-  /** Drains the log into findings for `surface` and returns how many there were. */
+  /** Surfaces settled so far, with the baseline each one subtracts (late rows of theirs are theirs). */
+  private readonly settled = new Map<string, ScreenBaseline | undefined>();
+
   /**
    * Drains what the recorder saw since the last call and turns it into findings of `surface`.
+   * A row tagged with an earlier surface's request (its WP-Cron run finished late) is credited to
+   * that surface instead (`creditProblems`); untagged rows (run-php work) are this surface's.
    * Their evidence is the recorder's log excerpt (message, file, line, stack): HTTP requests do not
    * display PHP errors, as on a production site, so the response alone does not prove the cause.
+   * @returns the problems credited to `surface`, after its baseline.
    */
   async settle(surface: string, ignore?: ScreenBaseline): Promise<RecordedProblem[]> {
-    const problems = withoutScreenBaseline(await this.drain(), ignore);
-    if (problems.length > 0) {
-      const log = this.evidence("php-errors", `${surface}.jsonl`, problems.map((p) => `${JSON.stringify(p)}\n`).join(""), "application/x-ndjson");
-      this.findings.push(...findingsFromProblems(problems, surface, log));
+    const rows = await this.drain();
+    this.settled.set(surface, ignore);
+    return this.credit(rows, () => surface).get(surface) ?? [];
+  }
+
+  /**
+   * Turns drained rows into findings, each of the surface `creditProblems` names (a settled one,
+   * else `fallback(row)`), after that surface's baseline; one evidence log per surface, in the
+   * order the surfaces were settled.
+   * @returns the problems kept, per surface id.
+   */
+  credit(rows: readonly RecordedProblem[], fallback: (row: RecordedProblem) => string): Map<string, RecordedProblem[]> {
+    const kept = new Map<string, RecordedProblem[]>();
+    const credited = creditProblems(rows, this.settled.keys(), fallback);
+    for (const [id, list] of [...credited].sort(([a], [b]) => this.settledOrder(a) - this.settledOrder(b))) {
+      const problems = withoutScreenBaseline(list, this.settled.get(id));
+      kept.set(id, problems);
+      if (problems.length === 0) continue;
+      const log = this.evidence("php-errors", `${id}.jsonl`, problems.map((p) => `${JSON.stringify(p)}\n`).join(""), "application/x-ndjson");
+      this.findings.push(...findingsFromProblems(problems, id, log));
     }
-    return problems;
+    return kept;
+  }
+
+  private settledOrder(id: string): number {
+    const index = [...this.settled.keys()].indexOf(id);
+    return index < 0 ? Number.MAX_SAFE_INTEGER : index;
+  }
+
+  /** Marks surfaces as settled (with their baselines) before their rows are drained together. */
+  markSettled(entries: Iterable<[string, ScreenBaseline | undefined]>): void {
+    for (const [id, ignore] of entries) this.settled.set(id, ignore);
   }
 
   async auth(): Promise<ActorAuth> {
@@ -178,19 +216,80 @@ export class CheckRun {
    */
   async request(surface: string, method: string, path: string, actor: "admin" | "anonymous" | "subscriber", options: { keep?: boolean; json?: unknown } = {}): Promise<{ status: number; body: string; evidence: string }> {
     assertSurfaceLive();
-    const headers: Record<string, string> = {};
+    const headers = await this.headers(surface, actor, options.json !== undefined);
+    const response = await this.ctx.http({ method, url: new URL(path, this.ctx.siteUrl).toString(), headers, ...(options.json !== undefined ? { body: new TextEncoder().encode(JSON.stringify(options.json)) } : {}) });
+    const answer = { status: response.status, body: text(response.body.data), type: response.headers["content-type"]?.[0] };
+    return { status: answer.status, body: answer.body, evidence: options.keep === false ? "" : this.keepResponse(surface, answer) };
+  }
+
+  /**
+   * Request headers of one check request: the actor's cookies and REST nonce, and the tag the
+   * recorder puts on every row of the request (`X-WP-Codebox-Check-Request`, the surface id).
+   * @throws WpCodeboxError `check-failed` for the subscriber when it was not created.
+   */
+  async headers(surface: string, actor: "admin" | "anonymous" | "subscriber", json = false): Promise<Record<string, string>> {
+    const headers: Record<string, string> = { "x-wp-codebox-check-request": surface };
     if (actor !== "anonymous") {
       const auth = actor === "admin" ? await this.auth() : this.subscriberAuth;
       if (!auth) throw new WpCodeboxError("check-failed", "The subscriber of the core screens was not created.");
       headers.cookie = auth.cookies.map((c) => `${c.name}=${c.value}`).join("; ");
       headers["x-wp-nonce"] = auth.restNonce;
     }
-    if (options.json !== undefined) headers["content-type"] = "application/json";
-    const response = await this.ctx.http({ method, url: new URL(path, this.ctx.siteUrl).toString(), headers, ...(options.json !== undefined ? { body: new TextEncoder().encode(JSON.stringify(options.json)) } : {}) });
-    const body = text(response.body.data);
-    const type = (response.headers["content-type"]?.[0] ?? "text/html").split(";")[0]!.trim() || "text/html";
-    const evidence = options.keep === false ? "" : this.evidence("responses", `${surface}.${type.includes("json") ? "json" : "html"}`, `${body}`, type.includes("json") ? "application/json" : "text/html");
-    return { status: response.status, body, evidence };
+    if (json) headers["content-type"] = "application/json";
+    return headers;
+  }
+
+  /** Keeps a response body as evidence under `responses/`; returns its bundle path. */
+  keepResponse(surface: string, response: { body: string; type: string | undefined }): string {
+    const type = (response.type ?? "text/html").split(";")[0]!.trim() || "text/html";
+    return this.evidence("responses", `${surface}.${type.includes("json") ? "json" : "html"}`, response.body, type.includes("json") ? "application/json" : "text/html");
+  }
+
+  /**
+   * GET requests that run at the same time on the sandbox's PHP workers (`parallelWorkers`), each
+   * with the surface time limit. Answers come back in the order asked, whatever order they
+   * finished in; nothing is kept as evidence here, so evidence numbering stays in that order.
+   * @returns per request its status, body and content type, its duration in ms, or `timedOut`.
+   */
+  async requestAll(requests: readonly { tag: string; path: string; actor: "admin" | "anonymous" | "subscriber" }[]): Promise<({ status: number; body: string; type: string | undefined; durationMs: number } | { timedOut: true; durationMs: number })[]> {
+    const prepared = await Promise.all(requests.map(async (r) => ({ ...r, headers: await this.headers(r.tag, r.actor) })));
+    const answers: Awaited<ReturnType<CheckRun["requestAll"]>> = [];
+    let next = 0;
+    // One lane per worker, each taking the next request in order: a request is sent when a worker
+    // can take it, so its duration is its own, not the wait behind the others.
+    const lane = async (): Promise<void> => {
+      while (next < prepared.length) {
+        const index = next++;
+        const r = prepared[index]!;
+        const started = Date.now();
+        try {
+          const response = await this.ctx.httpParallel({ method: "GET", url: new URL(r.path, this.ctx.siteUrl).toString(), headers: r.headers }, { deadlineMs: this.surfaceTimeoutMs });
+          answers[index] = { status: response.status, body: text(response.body.data), type: response.headers["content-type"]?.[0], durationMs: Date.now() - started };
+        } catch (error) {
+          if (!(error instanceof WpCodeboxError && error.code === "timeout")) throw error;
+          answers[index] = { timedOut: true as const, durationMs: Date.now() - started };
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, this.parallelWorkers) }, lane));
+    return answers;
+  }
+
+  /**
+   * The timeout finding of a surface whose work outlasted `surfaceTimeoutMs` (its worker was
+   * replaced). @param where - the plugin's callback behind the surface.
+   */
+  timeoutFinding(surface: Omit<Surface, "durationMs">, where?: { file: string; line: number }): void {
+    const seconds = this.surfaceTimeoutMs / 1000;
+    const evidence = this.evidence("timeouts", `${surface.id}.json`, `${JSON.stringify({ ...surface, limitMs: this.surfaceTimeoutMs, workerReplaced: true }, null, 2)}\n`, "application/json");
+    this.findings.push({
+      severity: "error",
+      kind: "timeout",
+      surface: surface.id,
+      message: `${surface.kind} ${surface.target} did not finish within ${seconds}s (surface-timeout): its PHP worker was stopped and replaced, and the check went on. Look for an endless loop or a request that waits on something that never answers${where ? `, starting at its callback (${where.file}:${where.line})` : ""}.`,
+      ...(where ? { file: where.file, line: where.line } : {}),
+      evidence,
+    });
   }
 
   async inventory(surface: string): Promise<PluginInventory> {
@@ -215,16 +314,7 @@ export class CheckRun {
     const outcome = await this.ctx.withDeadline(this.surfaceTimeoutMs, () => surfaceScope.run(scope, work));
     if (!outcome.done) {
       scope.abandoned = true;
-      const seconds = this.surfaceTimeoutMs / 1000;
-      const evidence = this.evidence("timeouts", `${surface.id}.json`, `${JSON.stringify({ ...surface, limitMs: this.surfaceTimeoutMs, workerReplaced: true }, null, 2)}\n`, "application/json");
-      this.findings.push({
-        severity: "error",
-        kind: "timeout",
-        surface: surface.id,
-        message: `${surface.kind} ${surface.target} did not finish within ${seconds}s (surface-timeout): its PHP worker was stopped and replaced, and the check went on. Look for an endless loop or a request that waits on something that never answers${where ? `, starting at its callback (${where.file}:${where.line})` : ""}.`,
-        ...(where ? { file: where.file, line: where.line } : {}),
-        evidence,
-      });
+      this.timeoutFinding(surface, where);
       await this.settle(surface.id);
     }
     this.surfaces.push({ ...surface, ...(outcome.done ? (outcome.value ?? {}) : {}), durationMs: Date.now() - started });
@@ -265,6 +355,9 @@ export const pluginCheck: CommandHandler = async (ctx, args) => {
     throw new WpCodeboxError("invalid-argument", `${resolved.result?.error ?? "The plugin could not be read."} Mount the plugin there (wp-codebox check PLUGIN_DIR does) and pass its folder or main file as plugin=.`, { plugin: args.plugin });
   }
   const plugin = resolved.result;
+  // The core screens' requests run two at a time: a second PHP worker boots now, while the site is
+  // seeded and inventoried on the primary (more than two did not pay on a 2-core machine).
+  check.parallelWorkers = ctx.parallelWorkers(CHECK_PARALLEL_WORKERS);
   await ctx.writeSandboxFile(
     RECORDER_PATH,
     phpProgram({ wp_codebox_check_config: phpValue({ log: PROBLEM_LOG, origins: ORIGIN_LOG, coverage: COVERAGE_LOG, token: check.token, pluginDir: plugin.dir }) }, "plugin-check/collector.php", "plugin-check/inventory.php", "plugin-check/notice-text.php", "plugin-check/notices.php"),
@@ -593,9 +686,13 @@ async function exerciseRestRoute(check: CheckRun, id: string, route: PluginInven
  * active afterwards, `deactivate_plugins()` runs with wp-admin's includes loaded, and `how` says so.
  */
 async function deactivateAsWpAdmin(check: CheckRun, file: string): Promise<{ how: string; evidence: string }> {
-  const screen = await check.request("deactivation-screen", "GET", "/wp-admin/plugins.php", "admin", { keep: false });
-  // What the Plugins screen itself shows was checked as its own surface (admin-screen).
-  await check.drain();
+  // The Plugins screen the core screens just showed the admin (nothing ran since), else a new request.
+  let screen = check.pluginsScreen;
+  if (!screen) {
+    screen = await check.request("deactivation-screen", "GET", "/wp-admin/plugins.php", "admin", { keep: false });
+    // What the Plugins screen itself shows was checked as its own surface (admin-screen).
+    await check.drain();
+  }
   let link: string | undefined;
   for (const m of screen.body.matchAll(/href="([^"]*plugins\.php\?action=deactivate&(?:amp;)?[^"]*)"/g)) {
     const href = m[1]!.replace(/&amp;/g, "&");
