@@ -13,7 +13,7 @@ import { MessageChannel } from "node:worker_threads";
 import { FileLockManagerInMemory, exposeSyncAPI } from "@php-wasm/universal";
 import { MAX_SELF_CALL_WORKERS, WORKER_BOOT_GRACE_MS } from "@wp-codebox/runtime-core";
 import { PhpWorkerHost } from "./php-worker-host.js";
-import type { MemoryFsRestore } from "./memory-fs-boot-state.js";
+import type { MemoryFsRestore } from "../fs/memory-fs-boot-state.js";
 import type { DeferredRequest, WorkerBootOptions, WorkerMount } from "./php-worker-protocol.js";
 import type { WorkClock } from "./work-clock.js";
 

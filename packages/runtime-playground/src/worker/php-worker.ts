@@ -12,19 +12,19 @@ import { loadNodeRuntime, createNodeFsMountHandler } from "@php-wasm/node";
 import { logger as phpWasmLogger, type LogHandler } from "@php-wasm/logger";
 import { __private__dont__use, consumeAPISync, type FileLockManager, type PHP, type PHPRequestHandler } from "@php-wasm/universal";
 import { bootWordPressAndRequestHandler } from "@wp-playground/wordpress";
-import { createConfinedNodeFsMountHandler } from "./confined-node-fs.js";
-import { createReadOnlyNodeFsMountHandler } from "./read-only-node-fs.js";
+import { createConfinedNodeFsMountHandler } from "../fs/confined-node-fs.js";
+import { createReadOnlyNodeFsMountHandler } from "../fs/read-only-node-fs.js";
 import { bootFailureMessage, engineCrashFatal, fatalFromOutput } from "./php-fatal.js";
-import { createCopyOnWriteMountHandler } from "./copy-on-write-fs.js";
-import { unpackSeed } from "./opcache-seed.js";
+import { createCopyOnWriteMountHandler } from "../fs/copy-on-write-fs.js";
+import { unpackSeed } from "../site/opcache-seed.js";
 import { nativeStackMbFor, type AwaitOptionsData } from "./php-worker-thread.js";
 import type { CappedStream, DeferredRequest, PhpFatal, RequestReport, WorkerBootOptions, WorkerMount, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
 import { phpNetworkGuardPreRun } from "./php-network-guard.js";
 import { installDeterminism, markWork, replaceRandomDevices, virtualClockUs } from "./php-determinism.js";
-import { DEFERRED_REQUESTS_DIR, selfCallMuPlugin, sqliteGrammarPreload, themePatternsMuPlugin, debugDisplayMuPlugin } from "./site-php.js";
+import { DEFERRED_REQUESTS_DIR, selfCallMuPlugin, sqliteGrammarPreload, themePatternsMuPlugin, debugDisplayMuPlugin } from "../php-source/site-php.js";
 import { errorMessage } from "@wp-codebox/runtime-core";
 import { cutAtCharacter } from "./utf8-cut.js";
-import { MemoryFsBootState, type EmscriptenFs, type MemoryFsRestore } from "./memory-fs-boot-state.js";
+import { MemoryFsBootState, type EmscriptenFs, type MemoryFsRestore } from "../fs/memory-fs-boot-state.js";
 
 // Baseline-compile PHP's WebAssembly only (Liftoff): TurboFan tier-up spent ~0.8 s of CPU on the
 // first WordPress load, on two cores competing with the run itself, and steady-state requests
@@ -52,7 +52,7 @@ const LAST_ERROR_PATH = "/internal/wp-codebox/last-error.json";
 /** Written at shutdown of every script and HTTP request by assets/runtime/request-report.php. */
 const REPORT_PATH = "/internal/wp-codebox/request-report.json";
 const REPORT_PRELOAD = "/internal/shared/preload/0-wp-codebox-request-report.php";
-const REPORT_SOURCE = readFileSync(new URL("../assets/runtime/request-report.php", import.meta.url));
+const REPORT_SOURCE = readFileSync(new URL("../../assets/runtime/request-report.php", import.meta.url));
 
 /** PHP's error log of HTTP requests (set by the preload; a script's errors go to its stderr). */
 const HTTP_ERROR_LOG = "/internal/wp-codebox/http-error.log";

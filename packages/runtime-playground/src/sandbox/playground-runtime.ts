@@ -30,15 +30,15 @@ import {
   type RuntimeInfo,
   type WordPressRuntimeSnapshot,
 } from "@wp-codebox/runtime-core";
-import { PHP_FATAL_HEADER } from "./browser/browser-script-outcome.js";
+import { PHP_FATAL_HEADER } from "../browser/browser-script-outcome.js";
 import { dispatchCommand } from "./command-dispatch.js";
-import type { CommandContext } from "./commands/command-context.js";
-import { EvidenceLedger } from "./evidence-ledger.js";
-import { observePlayground, type PlaygroundObservation } from "./observations.js";
-import { PhpWorkerPool } from "./php-worker-pool.js";
-import type { DeferredRequest, WorkerHttpResult, WorkerMount, WorkerRunResult } from "./php-worker-protocol.js";
+import type { CommandContext } from "../commands/command-context.js";
+import { EvidenceLedger } from "../evidence/evidence-ledger.js";
+import { observePlayground, type PlaygroundObservation } from "../evidence/observations.js";
+import { PhpWorkerPool } from "../worker/php-worker-pool.js";
+import type { DeferredRequest, WorkerHttpResult, WorkerMount, WorkerRunResult } from "../worker/php-worker-protocol.js";
 import { RuntimeLock } from "./runtime-lock.js";
-import { RuntimeSnapshots } from "./runtime-snapshots.js";
+import { RuntimeSnapshots } from "./sandbox-snapshots.js";
 import type { RuntimeStateHost } from "./runtime-state.js";
 import type { ContentSync } from "./content-sync.js";
 import {
@@ -56,9 +56,9 @@ import {
 } from "./sandbox-boot.js";
 import { removeSandboxDir } from "./sandbox-dirs.js";
 import { startSandboxHttpServer, type SandboxHttpServer, type SandboxRequestHandler } from "./sandbox-http-server.js";
-import type { SandboxOrigin } from "./sandbox-origin.js";
+import type { SandboxOrigin } from "../worker/sandbox-origin.js";
 import { SiteActors } from "./site-actors.js";
-import { WorkClock } from "./work-clock.js";
+import { WorkClock } from "../worker/work-clock.js";
 
 /** The page WordPress shows for a fatal error (wp_die's default message), for empty fatal responses. */
 const CRITICAL_ERROR_PAGE = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>WordPress &rsaquo; Error</title></head><body><p>There has been a critical error on this website.</p></body></html>\n";

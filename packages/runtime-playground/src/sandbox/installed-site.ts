@@ -6,12 +6,12 @@
 import { copyFileSync, cpSync, existsSync, linkSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
-import { replaceWithStaged, siblingTempPath, sweepEntryLeftovers, withCacheLock, type CacheLockOptions } from "./cache-entry.js";
-import { PhpWorkerHost } from "./php-worker-host.js";
-import { sqliteIntegrationZipPath } from "./sqlite-integration.js";
-import { seedPackPath } from "./opcache-seed.js";
-import { baseConstants } from "./wordpress-constants.js";
-import type { WorkerRunResult } from "./php-worker-protocol.js";
+import { replaceWithStaged, siblingTempPath, sweepEntryLeftovers, withCacheLock, type CacheLockOptions } from "../site/cache-entry.js";
+import { PhpWorkerHost } from "../worker/php-worker-host.js";
+import { sqliteIntegrationZipPath } from "../site/sqlite-integration.js";
+import { seedPackPath } from "../site/opcache-seed.js";
+import { baseConstants } from "../site/wordpress-constants.js";
+import type { WorkerRunResult } from "../worker/php-worker-protocol.js";
 
 /** A cached installed site: `dir` holds core, wp-config.php and wp-content with the database. */
 export interface InstalledSite {

@@ -7,7 +7,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { WorkerHttpResult } from "./php-worker-protocol.js";
+import type { WorkerHttpResult } from "../worker/php-worker-protocol.js";
 
 /** The server's origin and a way to stop it. */
 export interface SandboxHttpServer {

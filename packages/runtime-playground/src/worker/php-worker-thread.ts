@@ -8,7 +8,7 @@
  * module loads nothing but `node:worker_threads`.
  */
 import { Worker, type TransferListItem } from "node:worker_threads";
-import { DEFAULT_PHP_VERSION, PHP_VERSIONS_WITH_STACK_CHECK } from "./php-versions.js";
+import { DEFAULT_PHP_VERSION, PHP_VERSIONS_WITH_STACK_CHECK } from "../site/php-versions.js";
 
 // Run from source (tsx) or from dist: the worker file sits beside this module.
 const fromSource = import.meta.url.endsWith(".ts");

@@ -17,20 +17,20 @@ import {
   type ExecutionSpec,
   type RuntimePolicy,
 } from "@wp-codebox/runtime-core";
-import { ability } from "./commands/ability.js";
-import { browserActions, browserProbe } from "./commands/browser-actions.js";
-import type { CommandContext, CommandHandler, CommandOutcome } from "./commands/command-context.js";
-import { httpRequest } from "./commands/http-request.js";
-import { inspectMountedInputs } from "./commands/inspect-mounted-inputs.js";
-import { phpunit } from "./commands/phpunit.js";
-import { pluginCheck } from "./commands/plugin-check.js";
-import { restRequest } from "./commands/rest-request.js";
-import { runPhp } from "./commands/run-php.js";
-import { stateExport } from "./commands/state-export.js";
-import { wpCli } from "./commands/wp-cli.js";
-import { applyBackgroundErrors, type BackgroundErrorsMode } from "./background-errors.js";
-import type { EvidenceLedger } from "./evidence-ledger.js";
-import { WorkerGoneError, type PhpWorkerHost } from "./php-worker-host.js";
+import { ability } from "../commands/ability.js";
+import { browserActions, browserProbe } from "../commands/browser-actions.js";
+import type { CommandContext, CommandHandler, CommandOutcome } from "../commands/command-context.js";
+import { httpRequest } from "../commands/http-request.js";
+import { inspectMountedInputs } from "../commands/inspect-mounted-inputs.js";
+import { phpunit } from "../commands/phpunit.js";
+import { pluginCheck } from "../commands/plugin-check.js";
+import { restRequest } from "../commands/rest-request.js";
+import { runPhp } from "../commands/run-php.js";
+import { stateExport } from "../state-export/state-export-command.js";
+import { wpCli } from "../commands/wp-cli.js";
+import { applyBackgroundErrors, type BackgroundErrorsMode } from "../evidence/background-errors.js";
+import type { EvidenceLedger } from "../evidence/evidence-ledger.js";
+import { WorkerGoneError, type PhpWorkerHost } from "../worker/php-worker-host.js";
 
 /** Handlers by command id; commands in the catalog without a handler here report so. */
 const HANDLERS: Record<string, CommandHandler> = {

@@ -3,8 +3,8 @@
  * as a command. Section artifacts go to `files/observations/state-export-<0001>/`.
  */
 import { normalizeWordPressStateRequest, wordPressStateRequestFromArgs } from "@wp-codebox/runtime-core";
-import type { CommandHandler } from "./command-context.js";
-import { exportWordPressState } from "../state-export/export-wordpress-state.js";
+import type { CommandHandler } from "../commands/command-context.js";
+import { exportWordPressState } from "./export-wordpress-state.js";
 
 export const stateExport: CommandHandler = async (ctx, args) => {
   const config = normalizeWordPressStateRequest(wordPressStateRequestFromArgs(args));

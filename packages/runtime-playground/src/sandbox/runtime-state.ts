@@ -23,10 +23,10 @@ import {
   type RuntimeSnapshotFileEntry,
   type WordPressRuntimeSnapshot,
 } from "@wp-codebox/runtime-core";
-import type { WorkerRunResult } from "./php-worker-protocol.js";
-import { outcomeFromRun, withFatalRecorder } from "./commands/run-php.js";
-import { phpProgram } from "./php-assets.js";
-import { phpValue } from "./php-value.js";
+import type { WorkerRunResult } from "../worker/php-worker-protocol.js";
+import { outcomeFromRun, withFatalRecorder } from "../commands/run-php.js";
+import { phpProgram } from "../php-source/php-assets.js";
+import { phpValue } from "../php-source/php-value.js";
 import type { ContentSync } from "./content-sync.js";
 
 /** Path of the SQLite database relative to `/wordpress/` (set by the SQLite integration). */

@@ -14,7 +14,7 @@ const cache = new Map<string, string>();
 export function phpAsset(name: string): string {
   let source = cache.get(name);
   if (source === undefined) {
-    source = readFileSync(new URL(`../assets/${name}`, import.meta.url), "utf8");
+    source = readFileSync(new URL(`../../assets/${name}`, import.meta.url), "utf8");
     cache.set(name, source);
   }
   return source;
