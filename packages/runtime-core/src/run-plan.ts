@@ -13,7 +13,7 @@ import { isKernelPseudoPath } from "./artifact-bundle/bundle-layout.js";
 import { checkCommandInput, checkObservationRequest, commandArgsIssues, flattenCommandArgs } from "./command-input.js";
 import { commandIds, getCommandDefinition } from "./command-registry.js";
 import { parseDuration } from "./durations.js";
-import { validateEpisodeScript, type EpisodeScript, type EpisodeScriptStep } from "./episode-script.js";
+import { validateEpisodeScript, type EpisodeScript, type EpisodeScriptStep } from "./episode/episode-script.js";
 import { assertEnvironment, environmentVariableProblem, isEnvName, readSecretEnv } from "./environment.js";
 import { assertSecretsSafe, secretValueProblem } from "./secret-safety.js";
 import { WpCodeboxError, quoteValue } from "./errors.js";

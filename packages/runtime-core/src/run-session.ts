@@ -11,7 +11,7 @@ import type { BundleViolation } from "./artifact-bundle/verify-artifact-bundle.j
 import { writeArtifactBundle, type BundleStatus, type WriteArtifactBundleOptions } from "./artifact-bundle/write-artifact-bundle.js";
 import { bundleWriteError, probeArtifactsDir } from "./artifacts-dir-probe.js";
 import { INTERRUPTED_BOOT_GRACE_MS, INTERRUPTED_COMMAND_GRACE_MS } from "./defaults.js";
-import { runEpisodeSteps, type EpisodeScriptStepReport, type EpisodeSessionWork } from "./episode-runner.js";
+import { runEpisodeSteps, type EpisodeScriptStepReport, type EpisodeSessionWork } from "./episode/episode-steps.js";
 import type { RuntimeEpisodeTrace } from "./episode/episode-trace.js";
 import { ERROR_CODES, WpCodeboxError, exitCodeForCategory, serializeError, type ErrorCode, type SerializedError } from "./errors.js";
 import { failedExecutionResult } from "./failed-execution-result.js";

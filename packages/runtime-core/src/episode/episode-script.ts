@@ -4,14 +4,14 @@
  * `{ observe }`) and artifact options. Declared once with TypeBox; validation lists every issue.
  */
 import { Type, type Static } from "@sinclair/typebox";
-import { WP_DEFINES_SCHEMA } from "./wp-defines.js";
-import { flattenCommandArgs } from "./command-input.js";
-import { ENV_NAME_PATTERN } from "./environment.js";
-import { WpCodeboxError } from "./errors.js";
-import { BACKEND_NAMES } from "./runtime.js";
-import { validateAgainstSchema, type SchemaIssue } from "./schema-validation.js";
-import { EPISODE_DEFAULT_CLOCK, EPISODE_DEFAULT_SEED } from "./determinism.js";
-import { MAX_DURATION_MS } from "./durations.js";
+import { WP_DEFINES_SCHEMA } from "../wp-defines.js";
+import { flattenCommandArgs } from "../command-input.js";
+import { ENV_NAME_PATTERN } from "../environment.js";
+import { WpCodeboxError } from "../errors.js";
+import { BACKEND_NAMES } from "../runtime.js";
+import { validateAgainstSchema, type SchemaIssue } from "../schema-validation.js";
+import { EPISODE_DEFAULT_CLOCK, EPISODE_DEFAULT_SEED } from "../determinism.js";
+import { MAX_DURATION_MS } from "../durations.js";
 
 /** Schema id of an episode script. */
 export const EPISODE_SCRIPT_SCHEMA = "wp-codebox/episode-script/v1" as const;

@@ -3,11 +3,11 @@
  * actions, snapshots, observations) on a booted runtime and returns the trace and the artifacts
  * for the bundle. `runSession` owns boot, bundle and dispose.
  */
-import { createRuntimeEpisode, type RuntimeEpisode } from "./episode/runtime-episode.js";
-import type { RuntimeEpisodeTrace } from "./episode/episode-trace.js";
-import { WpCodeboxError, serializeError, type SerializedError } from "./errors.js";
-import type { EpisodeRunPlan } from "./run-plan.js";
-import type { Runtime, RuntimeArtifacts, RuntimeBackend } from "./runtime.js";
+import { createRuntimeEpisode, type RuntimeEpisode } from "./runtime-episode.js";
+import type { RuntimeEpisodeTrace } from "./episode-trace.js";
+import { WpCodeboxError, serializeError, type SerializedError } from "../errors.js";
+import type { EpisodeRunPlan } from "../run-plan.js";
+import type { Runtime, RuntimeArtifacts, RuntimeBackend } from "../runtime.js";
 
 /** One line of the run report. */
 export interface EpisodeScriptStepReport {

@@ -5,18 +5,18 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { verifyArtifactBundle } from "./artifact-bundle/verify-artifact-bundle.js";
-import { domainDigest } from "./digest.js";
-import { RUNTIME_EPISODE_TRACE_PATH } from "./episode/episode-constants.js";
-import type { RuntimeEpisodeExecution } from "./episode/episode-execution.js";
-import type { RuntimeEpisodeObservation } from "./episode/episode-observation.js";
-import type { RuntimeEpisodeTrace } from "./episode/episode-trace.js";
-import { createRuntimeEpisode, type RuntimeEpisode } from "./episode/runtime-episode.js";
-import { validateRuntimeEpisodeTrace } from "./episode/validate-runtime-episode-trace.js";
-import type { WpDefineValue } from "./wp-defines.js";
-import { COMMAND_DEFINITIONS } from "./command-registry.js";
-import { WpCodeboxError } from "./errors.js";
-import type { MountSpec, ObservationSpec, RuntimeBackend, RuntimeCreateSpec } from "./runtime.js";
+import { verifyArtifactBundle } from "../artifact-bundle/verify-artifact-bundle.js";
+import { domainDigest } from "../digest.js";
+import { RUNTIME_EPISODE_TRACE_PATH } from "./episode-constants.js";
+import type { RuntimeEpisodeExecution } from "./episode-execution.js";
+import type { RuntimeEpisodeObservation } from "./episode-observation.js";
+import type { RuntimeEpisodeTrace } from "./episode-trace.js";
+import { createRuntimeEpisode, type RuntimeEpisode } from "./runtime-episode.js";
+import { validateRuntimeEpisodeTrace } from "./validate-runtime-episode-trace.js";
+import type { WpDefineValue } from "../wp-defines.js";
+import { COMMAND_DEFINITIONS } from "../command-registry.js";
+import { WpCodeboxError } from "../errors.js";
+import type { MountSpec, ObservationSpec, RuntimeBackend, RuntimeCreateSpec } from "../runtime.js";
 
 /** Digest domain of the normalised values replay compares. */
 export const EPISODE_REPLAY_DIGEST_DOMAIN = "wp-codebox/episode-replay-comparison/v1" as const;
