@@ -6,7 +6,7 @@
 import { createRuntimeEpisode, type RuntimeEpisode } from "./runtime-episode.js";
 import type { RuntimeEpisodeTrace } from "./episode-trace.js";
 import { WpCodeboxError, serializeError, type SerializedError } from "../errors.js";
-import type { EpisodeRunPlan } from "../run-plan.js";
+import type { EpisodeRunPlan } from "../session/run-plan.js";
 import type { Runtime, RuntimeArtifacts, RuntimeBackend } from "../runtime.js";
 
 /** One line of the run report. */

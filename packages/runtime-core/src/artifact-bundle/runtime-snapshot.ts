@@ -8,11 +8,11 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Type, type Static } from "@sinclair/typebox";
-import { domainDigest, sha256Hex } from "./digest.js";
-import { BUNDLE_PATHS } from "./artifact-bundle/bundle-layout.js";
-import { WpCodeboxError } from "./errors.js";
-import type { ArtifactFile, MountSpec, Runtime, RuntimeBackend, RuntimeCreateSpec } from "./runtime.js";
-import { validateAgainstSchema, type SchemaIssue } from "./schema-validation.js";
+import { domainDigest, sha256Hex } from "../digest.js";
+import { BUNDLE_PATHS } from "./bundle-layout.js";
+import { WpCodeboxError } from "../errors.js";
+import type { ArtifactFile, MountSpec, Runtime, RuntimeBackend, RuntimeCreateSpec } from "../runtime.js";
+import { validateAgainstSchema, type SchemaIssue } from "../schema-validation.js";
 
 /** Schema id of a runtime snapshot. */
 export const WORDPRESS_RUNTIME_SNAPSHOT_SCHEMA = "wp-codebox/wordpress-runtime-snapshot/v1" as const;

@@ -9,19 +9,19 @@ import {
   ARTIFACT_METADATA_SCHEMA,
   ARTIFACT_REVIEW_SCHEMA,
   RUNTIME_REFERENCE_MANIFEST_SCHEMA,
-} from "./artifact-bundle/bundle-schemas.js";
-import { BUNDLE_KINDS, BUNDLE_PATHS } from "./artifact-bundle/bundle-layout.js";
-import { SECRET_ENCODED_FORMS_MIN_CHARS } from "./defaults.js";
-import { RUNTIME_DETERMINISM_SCHEMA } from "./determinism.js";
-import { RUNTIME_EPISODE_ACTION_SCHEMA, RUNTIME_EPISODE_OBSERVATION_SCHEMA, RUNTIME_EPISODE_TRACE_SCHEMA } from "./episode/episode-constants.js";
-import { WpCodeboxError } from "./errors.js";
-import { RUNTIME_POLICY_SCHEMA } from "./policy.js";
-import { REDACTED, encodedForms } from "./redaction.js";
-import type { ArtifactRef, DbErrorRecord, ExecutionError, ExecutionResult, RuntimeEvent, RuntimeInfo } from "./runtime.js";
-import { WORDPRESS_RUNTIME_SNAPSHOT_SCHEMA } from "./runtime-snapshot.js";
-import { PHPUNIT_RESULTS_SCHEMA, RECIPE_MATRIX_SUMMARY_SCHEMA } from "./test-results.js";
-import { WORDPRESS_STATE_EXPORT_SCHEMA, WORDPRESS_STATE_SECTION_SCHEMA } from "./wordpress-state.js";
-import type { WordPressChoiceRecord, WordPressChosenBy, WordPressSourceKind } from "./wordpress-choice.js";
+} from "../artifact-bundle/bundle-schemas.js";
+import { BUNDLE_KINDS, BUNDLE_PATHS } from "../artifact-bundle/bundle-layout.js";
+import { SECRET_ENCODED_FORMS_MIN_CHARS } from "../defaults.js";
+import { RUNTIME_DETERMINISM_SCHEMA } from "../determinism.js";
+import { RUNTIME_EPISODE_ACTION_SCHEMA, RUNTIME_EPISODE_OBSERVATION_SCHEMA, RUNTIME_EPISODE_TRACE_SCHEMA } from "../episode/episode-constants.js";
+import { WpCodeboxError } from "../errors.js";
+import { RUNTIME_POLICY_SCHEMA } from "../policy.js";
+import { REDACTED, encodedForms } from "../redaction.js";
+import type { ArtifactRef, DbErrorRecord, ExecutionError, ExecutionResult, RuntimeEvent, RuntimeInfo } from "../runtime.js";
+import { WORDPRESS_RUNTIME_SNAPSHOT_SCHEMA } from "../artifact-bundle/runtime-snapshot.js";
+import { PHPUNIT_RESULTS_SCHEMA, RECIPE_MATRIX_SUMMARY_SCHEMA } from "../test-results.js";
+import { WORDPRESS_STATE_EXPORT_SCHEMA, WORDPRESS_STATE_SECTION_SCHEMA } from "../wordpress-state.js";
+import type { WordPressChoiceRecord, WordPressChosenBy, WordPressSourceKind } from "../wordpress-choice.js";
 
 /**
  * Shortest secret value, in characters (code points), that may be declared: its base64 and hex

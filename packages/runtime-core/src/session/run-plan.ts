@@ -9,23 +9,23 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
-import { isKernelPseudoPath } from "./artifact-bundle/bundle-layout.js";
-import { checkCommandInput, checkObservationRequest, commandArgsIssues, flattenCommandArgs } from "./command-input.js";
-import { commandIds, getCommandDefinition } from "./command-registry.js";
-import { parseDuration } from "./durations.js";
-import { validateEpisodeScript, type EpisodeScript, type EpisodeScriptStep } from "./episode/episode-script.js";
-import { assertEnvironment, environmentVariableProblem, isEnvName, readSecretEnv } from "./environment.js";
-import { assertSecretsSafe, secretValueProblem } from "./secret-safety.js";
-import { WpCodeboxError, quoteValue } from "./errors.js";
-import { assertNoNulByte, checkInputFile, isMissingInputFile, readInputTextSync, specialFileType } from "./input-files.js";
-import { parseMountFlag, pluginMount, resolveMounts, themeMount } from "./mounts.js";
-import { missingCapability, normalizePolicy, parsePolicyArg } from "./policy.js";
-import { planRecipe, readRecipeFile, type RecipePlan } from "./recipe/validate-recipe.js";
-import { episodeScriptHostAccess, hostAccessCode, resolveHostAccess, type HostAccess, type HostPathUse } from "./host-access.js";
-import type { MountSpec, ObservationSpec, ResolvedMount, RuntimeBackend, RuntimeCreateSpec, RuntimePolicy, RuntimePreflight } from "./runtime.js";
-import { jsonPointerToken, type SchemaIssue } from "./schema-validation.js";
-import { assertDefines, defineProblems, parseDefineFlags, type WpDefineValue } from "./wp-defines.js";
-import { episodeDeterminismOptions, parseClockOption, parseSeedOption, resolveDeterminism, type SiteOriginMode } from "./determinism.js";
+import { isKernelPseudoPath } from "../artifact-bundle/bundle-layout.js";
+import { checkCommandInput, checkObservationRequest, commandArgsIssues, flattenCommandArgs } from "../command-input.js";
+import { commandIds, getCommandDefinition } from "../command-registry.js";
+import { parseDuration } from "../durations.js";
+import { validateEpisodeScript, type EpisodeScript, type EpisodeScriptStep } from "../episode/episode-script.js";
+import { assertEnvironment, environmentVariableProblem, isEnvName, readSecretEnv } from "../environment.js";
+import { assertSecretsSafe, secretValueProblem } from "../secrets/secret-safety.js";
+import { WpCodeboxError, quoteValue } from "../errors.js";
+import { assertNoNulByte, checkInputFile, isMissingInputFile, readInputTextSync, specialFileType } from "../input-files.js";
+import { parseMountFlag, pluginMount, resolveMounts, themeMount } from "../mounts.js";
+import { missingCapability, normalizePolicy, parsePolicyArg } from "../policy.js";
+import { planRecipe, readRecipeFile, type RecipePlan } from "../recipe/validate-recipe.js";
+import { episodeScriptHostAccess, hostAccessCode, resolveHostAccess, type HostAccess, type HostPathUse } from "../host-access.js";
+import type { MountSpec, ObservationSpec, ResolvedMount, RuntimeBackend, RuntimeCreateSpec, RuntimePolicy, RuntimePreflight } from "../runtime.js";
+import { jsonPointerToken, type SchemaIssue } from "../schema-validation.js";
+import { assertDefines, defineProblems, parseDefineFlags, type WpDefineValue } from "../wp-defines.js";
+import { episodeDeterminismOptions, parseClockOption, parseSeedOption, resolveDeterminism, type SiteOriginMode } from "../determinism.js";
 
 /** Runtime inputs of a single-command run, as the command line gives them (strings) or as objects. */
 export interface CommandRunRequest {

@@ -2,10 +2,10 @@
  * `runEpisodeScript`: plans and runs an episode script in one call (`planRun` + `runSession`), for
  * callers that hold a parsed script and a backend.
  */
-import type { EpisodeScriptStepReport } from "./episode-steps.js";
-import type { RuntimeEpisodeTrace } from "./episode-trace.js";
-import { planRun } from "../run-plan.js";
-import { runSession, type RunSessionOutcome, type SessionBundle } from "../run-session.js";
+import type { EpisodeScriptStepReport } from "../episode/episode-steps.js";
+import type { RuntimeEpisodeTrace } from "../episode/episode-trace.js";
+import { planRun } from "./run-plan.js";
+import { runSession, type RunSessionOutcome, type SessionBundle } from "./run-session.js";
 import type { RuntimeBackend } from "../runtime.js";
 
 /** Options of `runEpisodeScript`. */

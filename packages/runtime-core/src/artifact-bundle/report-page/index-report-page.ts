@@ -2,8 +2,8 @@
  * The page beside a batch's `report.json` or a matrix's `matrix-summary.json`: one row per task
  * (or cell) linking to that bundle's own `report.html`.
  */
-import type { BatchReport } from "../batch/batch-schemas.js";
-import type { RecipeMatrixSummary } from "../test-results.js";
+import type { BatchReport } from "../../batch/batch-schemas.js";
+import type { RecipeMatrixSummary } from "../../test-results.js";
 import { REPORT_PAGE_PATH } from "./report-page-data.js";
 import { badge, bundleHref, escapeHtml as esc, formatDuration, htmlDocument, table } from "./html.js";
 

@@ -3,7 +3,7 @@
  * through `escapeHtml` (text and attribute values alike), and every link or image source is a
  * bundle path checked by `bundlePathProblem`, so nothing PHP printed can become markup or a URL.
  */
-import { bundlePathProblem } from "../artifact-bundle/bundle-layout.js";
+import { bundlePathProblem } from "../bundle-layout.js";
 
 const ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;", "`": "&#96;" };
 

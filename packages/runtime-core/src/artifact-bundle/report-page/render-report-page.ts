@@ -3,8 +3,8 @@
  * function of `ReportPageData` (the bundle's own redacted files). Every value from the bundle is
  * escaped; links and images point only at bundle paths; the page has no script at all.
  */
-import { BUNDLE_PATHS } from "../artifact-bundle/bundle-layout.js";
-import type { ExecutionResult } from "../runtime.js";
+import { BUNDLE_PATHS } from "../bundle-layout.js";
+import type { ExecutionResult } from "../../runtime.js";
 import { CHECK_SOURCES_PATH, type ReportPageData } from "./report-page-data.js";
 import { badge, bundleHref, capText, escapeHtml as esc, fileLink, formatDuration, htmlDocument, table } from "./html.js";
 import type { SourceExcerpt } from "./source-excerpt.js";

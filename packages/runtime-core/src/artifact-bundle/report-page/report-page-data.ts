@@ -6,8 +6,8 @@
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
-import { BUNDLE_KINDS, BUNDLE_PATHS, compareText, isTextContentType } from "../artifact-bundle/bundle-layout.js";
-import type { ArtifactManifestFile } from "../artifact-bundle/bundle-schemas.js";
+import { BUNDLE_KINDS, BUNDLE_PATHS, compareText, isTextContentType } from "../bundle-layout.js";
+import type { ArtifactManifestFile } from "../bundle-schemas.js";
 
 /** Bundle-relative path of the page at the root of every bundle (kind `report-page`). */
 export const REPORT_PAGE_PATH = BUNDLE_PATHS.report;

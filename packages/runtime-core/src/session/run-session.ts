@@ -7,19 +7,19 @@
  */
 import { setTimeout as delay } from "node:timers/promises";
 import { basename } from "node:path";
-import type { BundleViolation } from "./artifact-bundle/verify-artifact-bundle.js";
-import { writeArtifactBundle, type BundleStatus, type WriteArtifactBundleOptions } from "./artifact-bundle/write-artifact-bundle.js";
-import { bundleWriteError, probeArtifactsDir } from "./artifacts-dir-probe.js";
-import { INTERRUPTED_BOOT_GRACE_MS, INTERRUPTED_COMMAND_GRACE_MS } from "./defaults.js";
-import { runEpisodeSteps, type EpisodeScriptStepReport, type EpisodeSessionWork } from "./episode/episode-steps.js";
-import type { RuntimeEpisodeTrace } from "./episode/episode-trace.js";
-import { ERROR_CODES, WpCodeboxError, exitCodeForCategory, serializeError, type ErrorCode, type SerializedError } from "./errors.js";
-import { failedExecutionResult } from "./failed-execution-result.js";
-import { abortReason, raceInterrupt, valueWithin } from "./interrupt.js";
-import { runRecipeSteps, type RecipeReport } from "./recipe/run-recipe.js";
-import { createRedactor } from "./redaction.js";
+import type { BundleViolation } from "../artifact-bundle/verify-artifact-bundle.js";
+import { writeArtifactBundle, type BundleStatus, type WriteArtifactBundleOptions } from "../artifact-bundle/write-artifact-bundle.js";
+import { bundleWriteError, probeArtifactsDir } from "../artifacts-dir-probe.js";
+import { INTERRUPTED_BOOT_GRACE_MS, INTERRUPTED_COMMAND_GRACE_MS } from "../defaults.js";
+import { runEpisodeSteps, type EpisodeScriptStepReport, type EpisodeSessionWork } from "../episode/episode-steps.js";
+import type { RuntimeEpisodeTrace } from "../episode/episode-trace.js";
+import { ERROR_CODES, WpCodeboxError, exitCodeForCategory, serializeError, type ErrorCode, type SerializedError } from "../errors.js";
+import { failedExecutionResult } from "../failed-execution-result.js";
+import { abortReason, raceInterrupt, valueWithin } from "../interrupt.js";
+import { runRecipeSteps, type RecipeReport } from "../recipe/run-recipe.js";
+import { createRedactor } from "../redaction.js";
 import type { RunPlan } from "./run-plan.js";
-import type { ExecutionResult, Runtime, RuntimeArtifacts, RuntimeBackend, RuntimeInfo } from "./runtime.js";
+import type { ExecutionResult, Runtime, RuntimeArtifacts, RuntimeBackend, RuntimeInfo } from "../runtime.js";
 
 /** Exit status of a run interrupted by SIGINT (128 + 2) and SIGTERM (128 + 15), as shells report them. */
 export const INTERRUPT_EXIT_CODES: Readonly<Record<string, number>> = Object.freeze({ SIGINT: 130, SIGTERM: 143 });

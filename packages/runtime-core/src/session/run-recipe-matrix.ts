@@ -4,16 +4,16 @@
  * its own bundle (`<dir>/wp-<wp>-php-<php>/`), and ends with `<dir>/matrix-summary.json`
  * (`wp-codebox/recipe-matrix-summary/v1`): per cell the outcome, exit code, test counts and bundle.
  */
-import { bundleWriteFailure, probeArtifactsDir } from "./artifacts-dir-probe.js";
+import { bundleWriteFailure, probeArtifactsDir } from "../artifacts-dir-probe.js";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { RuntimeBackend } from "./runtime.js";
-import { RECIPE_MATRIX_SUMMARY_SCHEMA_ID, type RecipeMatrixCell, type RecipeMatrixSummary, type TestCounts } from "./test-results.js";
+import type { RuntimeBackend } from "../runtime.js";
+import { RECIPE_MATRIX_SUMMARY_SCHEMA_ID, type RecipeMatrixCell, type RecipeMatrixSummary, type TestCounts } from "../test-results.js";
 import { assertUsableArtifactsDir, newRunId, planRun, type PlanRunOptions } from "./run-plan.js";
 import { runSession, type RunSessionOutcome } from "./run-session.js";
-import { REPORT_PAGE_PATH } from "./report-page/report-page-data.js";
-import { renderMatrixReportPage } from "./report-page/index-report-page.js";
-import { planRecipe, readRecipeFile } from "./recipe/validate-recipe.js";
+import { REPORT_PAGE_PATH } from "../artifact-bundle/report-page/report-page-data.js";
+import { renderMatrixReportPage } from "../artifact-bundle/report-page/index-report-page.js";
+import { planRecipe, readRecipeFile } from "../recipe/validate-recipe.js";
 
 /** What `runRecipeMatrix` returns; `exitCode` is 0 when every cell passed, else the first failing cell's. */
 export interface RecipeMatrixOutcome {
