@@ -5,10 +5,10 @@
  */
 import { Type, type Static } from "@sinclair/typebox";
 import { WP_DEFINES_SCHEMA } from "../wp-defines.js";
-import { flattenCommandArgs } from "../command-input.js";
+import { flattenCommandArgs, type PlannedAction } from "../command-input.js";
 import { ENV_NAME_PATTERN } from "../environment.js";
 import { WpCodeboxError } from "../errors.js";
-import { BACKEND_NAMES } from "../runtime.js";
+import { BACKEND_NAMES, type ObservationSpec } from "../runtime.js";
 import { validateAgainstSchema, type SchemaIssue } from "../schema-validation.js";
 import { EPISODE_DEFAULT_CLOCK, EPISODE_DEFAULT_SEED } from "../determinism.js";
 import { MAX_DURATION_MS } from "../durations.js";
@@ -132,3 +132,9 @@ export function validateEpisodeScript(input: unknown): { valid: boolean; issues:
 export function episodeScriptArgs(args: string[] | Record<string, unknown> | undefined, command = ""): string[] {
   return flattenCommandArgs(command, args).args;
 }
+
+/** One episode script step, validated. */
+export type PlannedEpisodeStep =
+  | { index: number; name?: string; kind: "action"; action: PlannedAction & { intent: Record<string, unknown> }; observe?: ObservationSpec }
+  | { index: number; name?: string; kind: "snapshot" }
+  | { index: number; name?: string; kind: "observe"; observe: ObservationSpec };

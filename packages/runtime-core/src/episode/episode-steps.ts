@@ -6,8 +6,14 @@
 import { createRuntimeEpisode, type RuntimeEpisode } from "./runtime-episode.js";
 import type { RuntimeEpisodeTrace } from "./episode-trace.js";
 import { WpCodeboxError, serializeError, type SerializedError } from "../errors.js";
-import type { EpisodeRunPlan } from "../session/run-plan.js";
-import type { Runtime, RuntimeArtifacts, RuntimeBackend } from "../runtime.js";
+import type { PlannedEpisodeStep } from "./episode-script.js";
+import type { ObservationSpec, Runtime, RuntimeArtifacts, RuntimeBackend, RuntimeCreateSpec } from "../runtime.js";
+
+/** What the steps read of an episode run plan (session/run-plan.ts `EpisodeRunPlan` is one). */
+interface EpisodeStepsPlan {
+  createSpec: RuntimeCreateSpec;
+  episode: { steps: PlannedEpisodeStep[]; resetObservations?: ObservationSpec[]; includeRuntimeSnapshotBundles: boolean };
+}
 
 /** One line of the run report. */
 export interface EpisodeScriptStepReport {
@@ -56,7 +62,7 @@ function borrowed(runtime: Runtime): Runtime {
  * @param shouldStop - checked before each step; true (an interrupt) skips the rest.
  */
 export async function runEpisodeSteps(
-  plan: EpisodeRunPlan,
+  plan: EpisodeStepsPlan,
   runtime: Runtime,
   backend: RuntimeBackend | undefined,
   progress: (message: string) => void,

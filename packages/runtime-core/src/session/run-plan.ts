@@ -10,10 +10,12 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { isKernelPseudoPath } from "../artifact-bundle/bundle-layout.js";
-import { checkCommandInput, checkObservationRequest, commandArgsIssues, flattenCommandArgs } from "../command-input.js";
+import { checkCommandInput, checkObservationRequest, commandArgsIssues, flattenCommandArgs, type PlannedAction } from "../command-input.js";
 import { commandIds, getCommandDefinition } from "../command-registry.js";
 import { parseDuration } from "../durations.js";
-import { validateEpisodeScript, type EpisodeScript, type EpisodeScriptStep } from "../episode/episode-script.js";
+import { validateEpisodeScript, type EpisodeScript, type EpisodeScriptStep, type PlannedEpisodeStep } from "../episode/episode-script.js";
+// Declared beside the command input and the episode script (lower folders); the entry exports them from here.
+export type { PlannedAction, PlannedEpisodeStep };
 import { assertEnvironment, environmentVariableProblem, isEnvName, readSecretEnv } from "../environment.js";
 import { assertSecretsSafe, secretValueProblem } from "../secrets/secret-safety.js";
 import { WpCodeboxError, quoteValue } from "../errors.js";
@@ -131,22 +133,6 @@ export interface PlanRunOptions {
   /** `--allow-network ORIGIN`: hosts a recipe's or script's policy may reach (`*` = every host). Default none. */
   allowNetwork?: readonly string[];
 }
-
-/** One command the session will execute, with its args resolved (file references absolute). */
-export interface PlannedAction {
-  /** Where it came from: `/command` for `run`, `/steps/2` in a recipe or episode script. */
-  pointer: string;
-  command: string;
-  args: string[];
-  /** Undefined: the command's default (`defaultTimeoutMs` in the catalog). */
-  timeoutMs?: number;
-}
-
-/** One episode script step, validated. */
-export type PlannedEpisodeStep =
-  | { index: number; name?: string; kind: "action"; action: PlannedAction & { intent: Record<string, unknown> }; observe?: ObservationSpec }
-  | { index: number; name?: string; kind: "snapshot" }
-  | { index: number; name?: string; kind: "observe"; observe: ObservationSpec };
 
 interface RunPlanBase {
   runId: string;
