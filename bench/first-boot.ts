@@ -60,7 +60,7 @@ async function main(): Promise<void> {
   }
   const { serveWordPressMirror } = await import("../test/support/wordpress-mirror.js");
   const { ensureWordPressRelease } = await import("@wp-codebox/runtime-playground");
-  const { extractZip } = await import("../packages/runtime-playground/src/zip.js");
+  const { extractZip } = await import("../packages/runtime-playground/src/site/zip.js");
   const mirror = await serveWordPressMirror();
   const version = process.env.BENCH_WP ?? mirror.latest;
   const work = mkdtempSync(join(tmpdir(), "wp-codebox-bench-first-"));

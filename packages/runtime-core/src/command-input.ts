@@ -213,3 +213,13 @@ export function checkObservationRequest(spec: ObservationSpec): void {
     }
   }
 }
+
+/** One command the session will execute, with its args resolved (file references absolute). */
+export interface PlannedAction {
+  /** Where it came from: `/command` for `run`, `/steps/2` in a recipe or episode script. */
+  pointer: string;
+  command: string;
+  args: string[];
+  /** Undefined: the command's default (`defaultTimeoutMs` in the catalog). */
+  timeoutMs?: number;
+}

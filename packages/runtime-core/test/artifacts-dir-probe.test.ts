@@ -11,8 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bundleWriteError, probeArtifactsDir } from "../src/artifacts-dir-probe.js";
 import { WpCodeboxError, exitCodeForCategory } from "../src/errors.js";
-import { planRun, type RunRequest } from "../src/run-plan.js";
-import { runSession } from "../src/run-session.js";
+import { planRun, type RunRequest } from "../src/session/run-plan.js";
+import { runSession } from "../src/session/run-session.js";
 import type { ExecutionResult, Runtime, RuntimeArtifacts, RuntimeBackend, RuntimeInfo } from "../src/runtime.js";
 
 const dir = mkdtempSync(join(tmpdir(), "wp-codebox-probe-"));

@@ -13,7 +13,7 @@ import { COMMAND_DEFINITIONS } from "../src/command-registry.js";
 import { WpCodeboxError } from "../src/errors.js";
 import { checkHostPath, networkAccessIssues, parseNetworkGrant, resolveHostAccess } from "../src/host-access.js";
 import { planRecipe, validateRecipe } from "../src/recipe/validate-recipe.js";
-import { planRun } from "../src/run-plan.js";
+import { planRun } from "../src/session/run-plan.js";
 import type { NetworkPolicy } from "../src/runtime.js";
 
 const SECRET = "TOPSECRET-4711";

@@ -15,7 +15,7 @@ import {
   renderMatrixReportPage,
   sourceExcerpt,
   escapeHtml,
-} from "../src/report-page/index.js";
+} from "../src/artifact-bundle/report-page/index.js";
 import type { ArtifactFile, ExecutionResult, RuntimeArtifacts } from "../src/runtime.js";
 import type { BatchReport } from "../src/batch/batch-schemas.js";
 import type { RecipeMatrixSummary } from "../src/test-results.js";
@@ -341,7 +341,7 @@ test("batch and matrix pages: one row per task or cell linking to its bundle's p
 
 test("a bundle read back with its manifest gives the page the writer wrote", async () => {
   const { dir, page } = await writeBundle(kindFiles());
-  const { readReportPageData, renderReportPage } = await import("../src/report-page/index.js");
+  const { readReportPageData, renderReportPage } = await import("../src/artifact-bundle/report-page/index.js");
   const manifest = JSON.parse(await readFile(join(dir, "manifest.json"), "utf8")) as ArtifactManifest;
   const files = manifest.files.filter((f) => f.path !== "report.html" && f.path !== "files/runtime-reference-manifest.json");
   const again = renderReportPage(await readReportPageData(dir, files, { bundleId: manifest.bundle.id, verification: { state: "sealed-by-writer" } }));

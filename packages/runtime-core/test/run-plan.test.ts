@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WpCodeboxError } from "../src/errors.js";
-import { planRun, type RunRequest } from "../src/run-plan.js";
+import { planRun, type RunRequest } from "../src/session/run-plan.js";
 import type { RuntimeBackend, RuntimeCreateSpec } from "../src/runtime.js";
 
 const dir = mkdtempSync(join(tmpdir(), "wp-codebox-plan-"));

@@ -10,8 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { verifyArtifactBundle } from "../src/artifact-bundle/verify-artifact-bundle.js";
 import { PolicyDeniedError, WpCodeboxError } from "../src/errors.js";
-import { planRun, type RunRequest } from "../src/run-plan.js";
-import { runSession } from "../src/run-session.js";
+import { planRun, type RunRequest } from "../src/session/run-plan.js";
+import { runSession } from "../src/session/run-session.js";
 import type { ExecutionResult, ExecutionSpec, Runtime, RuntimeArtifacts, RuntimeBackend, RuntimeInfo } from "../src/runtime.js";
 
 const dir = mkdtempSync(join(tmpdir(), "wp-codebox-session-"));

@@ -12,7 +12,7 @@ import { verifyArtifactBundle, writeArtifactBundle } from "../src/artifact-bundl
 import { WpCodeboxError } from "../src/errors.js";
 import { validateRecipe } from "../src/recipe/validate-recipe.js";
 import type { RuntimeArtifacts } from "../src/runtime.js";
-import { SECRET_MIN_CHARS, assertSecretsSafe, bundleStructureWords, secretValueProblem } from "../src/secret-safety.js";
+import { SECRET_MIN_CHARS, assertSecretsSafe, bundleStructureWords, secretValueProblem } from "../src/secrets/secret-safety.js";
 
 const SHORT = /shorter than 8 characters/;
 const STRUCTURE = /the bundle's own structure/;

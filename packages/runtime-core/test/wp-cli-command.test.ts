@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { exitCodeForCategory, WpCodeboxError } from "../src/errors.js";
-import { planRun, type RunRequest } from "../src/run-plan.js";
+import { planRun, type RunRequest } from "../src/session/run-plan.js";
 import type { RuntimeBackend } from "../src/runtime.js";
 import { UNSUPPORTED_WP_CLI_COMMANDS, parseWpCliCommand, splitCommandLine, wpCliArgv } from "../src/wp-cli-command.js";
 

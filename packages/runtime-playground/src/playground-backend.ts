@@ -28,25 +28,25 @@ import {
 import { SupportedPHPVersions } from "@php-wasm/universal";
 import { basename, resolve } from "node:path";
 import { existsSync } from "node:fs";
-import { resolveCacheDir } from "./cache-dir.js";
-import { findWordPressBuild } from "./wordpress-builds.js";
-import { resolveWordPressTree } from "./wordpress-source.js";
-import { ensureInstalledSite, opcacheDirFor } from "./installed-site.js";
-import { ensureSeedPack } from "./opcache-seed.js";
-import { sqliteIntegrationZipPath } from "./sqlite-integration.js";
-import { DEVELOPER_SITE_CONSTANTS, baseConstants } from "./wordpress-constants.js";
-import { PlaygroundRuntime } from "./playground-runtime.js";
-import type { PlaygroundRuntimeSetup } from "./sandbox-boot.js";
-import { WORDPRESS_VERSION_PATTERN, assertWordPressReleaseObtainable, isBundledWordPress } from "./wordpress-releases.js";
-import { pinnedDefaultWordPress } from "./wordpress-default.js";
-import { assertPhpData } from "./php-value.js";
-import { resolvePhpExtensions } from "./php-extensions.js";
-import { DEFAULT_PHP_VERSION } from "./php-versions.js";
-import { prestartPhpWorker } from "./php-worker-thread.js";
+import { resolveCacheDir } from "./site/cache-dir.js";
+import { findWordPressBuild } from "./site/wordpress-builds.js";
+import { resolveWordPressTree } from "./site/wordpress-source.js";
+import { ensureInstalledSite, opcacheDirFor } from "./sandbox/installed-site.js";
+import { ensureSeedPack } from "./site/opcache-seed.js";
+import { sqliteIntegrationZipPath } from "./site/sqlite-integration.js";
+import { DEVELOPER_SITE_CONSTANTS, baseConstants } from "./site/wordpress-constants.js";
+import { PlaygroundRuntime } from "./sandbox/playground-runtime.js";
+import type { PlaygroundRuntimeSetup } from "./sandbox/sandbox-boot.js";
+import { WORDPRESS_VERSION_PATTERN, assertWordPressReleaseObtainable, isBundledWordPress } from "./site/wordpress-releases.js";
+import { pinnedDefaultWordPress } from "./site/wordpress-default.js";
+import { assertPhpData } from "./php-source/php-value.js";
+import { resolvePhpExtensions } from "./site/php-extensions.js";
+import { DEFAULT_PHP_VERSION } from "./site/php-versions.js";
+import { prestartPhpWorker } from "./worker/php-worker-thread.js";
 
 /** PHP versions `@php-wasm/node` runs, newest first: the library's own list (`SupportedPHPVersions`). */
 export const SUPPORTED_PHP_VERSIONS: readonly string[] = SupportedPHPVersions;
-export { DEFAULT_PHP_VERSION } from "./php-versions.js";
+export { DEFAULT_PHP_VERSION } from "./site/php-versions.js";
 
 /** Options of the Playground backend. */
 export interface PlaygroundBackendOptions {

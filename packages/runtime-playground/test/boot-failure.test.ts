@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { BOOT_FAILURE_CAUSE_MAX_CHARS } from "@wp-codebox/runtime-core";
-import { bootFailureMessage, phpRunFailure } from "../src/php-fatal.js";
+import { bootFailureMessage, phpRunFailure } from "../src/worker/php-fatal.js";
 
 /** php-wasm's PHPExecutionFailureError: this message template, with the response beside it. */
 function phpRunError(exitCode: number, text: string, errors: string): Error & { response: { exitCode: number; text: string; errors: string } } {

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlink
 import { hostname, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { cacheLockPath, ensureCacheEntry, isStaleLock, withCacheLock, writeFileAtomic, type CacheLockOwner } from "../src/cache-entry.js";
+import { cacheLockPath, ensureCacheEntry, isStaleLock, withCacheLock, writeFileAtomic, type CacheLockOwner } from "../src/site/cache-entry.js";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
 
 const linux = existsSync("/proc/self/stat");

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { ContentSync } from "../src/content-sync.js";
+import { ContentSync } from "../src/sandbox/content-sync.js";
 
 function listing(dir: string): Record<string, string> {
   const out: Record<string, string> = {};

@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { engineCrashFatal } from "../src/php-fatal.js";
+import { engineCrashFatal } from "../src/worker/php-fatal.js";
 
 /** A real trap of the given kind, thrown by the engine itself. */
 function trap(wat: "unreachable" | "oob" | "signature"): WebAssembly.RuntimeError {

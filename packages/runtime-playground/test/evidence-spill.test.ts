@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ArtifactFile, ExecutionResult, RuntimeInfo } from "@wp-codebox/runtime-core";
-import { EvidenceLedger } from "../src/evidence-ledger.js";
+import { EvidenceLedger } from "../src/evidence/evidence-ledger.js";
 import type { CommandOutcome } from "../src/commands/command-context.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-spill-"));

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { verifyArtifactBundle, writeArtifactBundle, type ExecutionResult } from "@wp-codebox/runtime-core";
 import { createPlaygroundBackend, findChromium, findWordPressBuild, type PlaygroundRuntime } from "@wp-codebox/runtime-playground";
-import { extractZip } from "../src/zip.js";
+import { extractZip } from "../src/site/zip.js";
 
 const fixtures = fileURLToPath(new URL("../../../test/fixtures/plugins/", import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-failures-"));

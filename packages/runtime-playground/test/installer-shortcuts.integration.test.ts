@@ -10,10 +10,10 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureWordPressTree, findWordPressBuild } from "@wp-codebox/runtime-playground";
-import { installInto, opcacheDirFor } from "../src/installed-site.js";
-import { PhpWorkerHost } from "../src/php-worker-host.js";
-import { sqliteIntegrationZipPath } from "../src/sqlite-integration.js";
-import type { WorkerRunResult } from "../src/php-worker-protocol.js";
+import { installInto, opcacheDirFor } from "../src/sandbox/installed-site.js";
+import { PhpWorkerHost } from "../src/worker/php-worker-host.js";
+import { sqliteIntegrationZipPath } from "../src/site/sqlite-integration.js";
+import type { WorkerRunResult } from "../src/worker/php-worker-protocol.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-shortcuts-"));
 after(() => rmSync(scratch, { recursive: true, force: true }));

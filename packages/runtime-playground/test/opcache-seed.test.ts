@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensureSeedPack, packSeed, seedPackPath, unpackSeed } from "../src/opcache-seed.js";
+import { ensureSeedPack, packSeed, seedPackPath, unpackSeed } from "../src/site/opcache-seed.js";
 
 test("a seed folder packs and unpacks to the same files, in path order", () => {
   const dir = mkdtempSync(join(tmpdir(), "wp-codebox-seed-"));

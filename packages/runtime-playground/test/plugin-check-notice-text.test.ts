@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { phpAsset } from "../src/php-assets.js";
+import { phpAsset } from "../src/php-source/php-assets.js";
 
 type Notice = { type: "error" | "warning"; text: string };
 

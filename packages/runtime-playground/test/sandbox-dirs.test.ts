@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { sweepStaleSandboxDirs } from "../src/sandbox-dirs.js";
+import { sweepStaleSandboxDirs } from "../src/sandbox/sandbox-dirs.js";
 
 const linux = existsSync("/proc/self/stat");
 

@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Agent, request } from "node:http";
-import { startSandboxHttpServer } from "../src/sandbox-http-server.js";
+import { startSandboxHttpServer } from "../src/sandbox/sandbox-http-server.js";
 
 test("40 requests on one keep-alive socket: all answered, no listener leak warning", async () => {
   const server = await startSandboxHttpServer();

@@ -4,7 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { completeUtf8Length, cutAtCharacter } from "../src/utf8-cut.js";
+import { completeUtf8Length, cutAtCharacter } from "../src/worker/utf8-cut.js";
 
 const encode = (s: string) => new TextEncoder().encode(s);
 const decode = (b: Uint8Array) => new TextDecoder().decode(b);

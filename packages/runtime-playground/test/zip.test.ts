@@ -9,8 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { unzipSync, zipSync } from "fflate";
-import { extractZip, readZipEntries } from "../src/zip.js";
-import { findWordPressBuild } from "../src/wordpress-builds.js";
+import { extractZip, readZipEntries } from "../src/site/zip.js";
+import { findWordPressBuild } from "../src/site/wordpress-builds.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-zip-"));
 after(() => rmSync(scratch, { recursive: true, force: true }));

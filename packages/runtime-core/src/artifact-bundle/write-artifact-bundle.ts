@@ -36,8 +36,8 @@ import {
 } from "./bundle-layout.js";
 import { verifyArtifactBundle } from "./verify-artifact-bundle.js";
 import { maskBinaryContent } from "./binary-mask.js";
-import { readReportPageData } from "../report-page/report-page-data.js";
-import { renderReportPage } from "../report-page/render-report-page.js";
+import { readReportPageData } from "./report-page/report-page-data.js";
+import { renderReportPage } from "./report-page/render-report-page.js";
 
 /** Status of a whole run, as written in `files/review.json`. */
 export type BundleStatus = "ok" | "error" | "timed-out";

@@ -7,7 +7,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { defineProblems, type WpDefineValue } from "../wp-defines.js";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { environmentVariableProblem, readSecretEnv } from "../environment.js";
-import { secretValueProblem } from "../secret-safety.js";
+import { secretValueProblem } from "../secrets/secret-safety.js";
 import { WpCodeboxError } from "../errors.js";
 import { checkInputFile, isMissingInputFile, pathArgumentKind, readInputTextSync } from "../input-files.js";
 import { parseJsonText } from "../json-syntax.js";

@@ -6,8 +6,8 @@
 import { ABILITIES_API_MIN_WORDPRESS, WpCodeboxError, checkAbilityName, isAbilityName, quoteValue, readJsonArg, schemaFromPhp, type AbilitiesObservation, type AbilityDescription } from "@wp-codebox/runtime-core";
 import { outcomeFromRun, phpWrapper } from "./run-php.js";
 import type { CommandContext, CommandHandler, CommandOutcome } from "./command-context.js";
-import { phpProgram } from "../php-assets.js";
-import { phpValue } from "../php-value.js";
+import { phpProgram } from "../php-source/php-assets.js";
+import { phpValue } from "../php-source/php-value.js";
 
 const PROGRAM_FILE = "/internal/wp-codebox/code/ability.php";
 

@@ -1,5 +1,5 @@
 import type { ArtifactFile, ExecutionResult, ResolvedMount, RuntimeArtifacts, RuntimeInfo, RuntimePolicy, TestCounts } from "@wp-codebox/runtime-core";
-import type { WorkerHttpResult, WorkerRunResult } from "../php-worker-protocol.js";
+import type { WorkerHttpResult, WorkerRunResult } from "../worker/php-worker-protocol.js";
 
 /** Where `wordpress.wp-cli` looks for wp-cli.phar, in this order: the flag, the env variable, the cache. */
 export interface WpCliPharSource {

@@ -16,8 +16,8 @@
  */
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { phpValue } from "../php-value.js";
-import { phpAsset } from "../php-assets.js";
+import { phpValue } from "../php-source/php-value.js";
+import { phpAsset } from "../php-source/php-assets.js";
 import { PHPUNIT_RESULTS_SCHEMA_ID, WpCodeboxError, quoteValue, readInputFile, type ArtifactFile, type PhpunitFailure, type PhpunitResults, type ResolvedMount, type TestCounts } from "@wp-codebox/runtime-core";
 import { text, type CommandContext, type CommandHandler, type CommandOutcome } from "./command-context.js";
 import { FATAL_RECORDER, outcomeFromRun } from "./run-php.js";

@@ -48,8 +48,8 @@ import {
   type SourceExcerpt,
 } from "@wp-codebox/runtime-core";
 import { baselineCoreScreens, exerciseCoreScreens, seedCoreScreens } from "./plugin-check-core-screens.js";
-import { phpProgram } from "../php-assets.js";
-import { phpValue } from "../php-value.js";
+import { phpProgram } from "../php-source/php-assets.js";
+import { phpValue } from "../php-source/php-value.js";
 import { runScriptInSandbox } from "./browser-actions.js";
 import { outcomeFromRun } from "./run-php.js";
 import { text, type ActorAuth, type CommandContext, type CommandHandler } from "./command-context.js";

@@ -3,8 +3,8 @@ import { WpCodeboxError, readJsonArg } from "@wp-codebox/runtime-core";
 import { httpStatusOutcome } from "./http-request.js";
 import { outcomeFromRun, phpWrapper } from "./run-php.js";
 import type { CommandHandler } from "./command-context.js";
-import { phpProgram } from "../php-assets.js";
-import { phpValue } from "../php-value.js";
+import { phpProgram } from "../php-source/php-assets.js";
+import { phpValue } from "../php-source/php-value.js";
 
 export const restRequest: CommandHandler = async (ctx, args) => {
   const method = (args.method ?? "GET").toUpperCase();

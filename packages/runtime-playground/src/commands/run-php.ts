@@ -6,11 +6,11 @@ import { existsSync } from "node:fs";
 import { basename, resolve } from "node:path";
 import { WpCodeboxError, readInputText } from "@wp-codebox/runtime-core";
 import { parseJsonMaybe, text, type CommandHandler, type CommandOutcome } from "./command-context.js";
-import type { PhpFatal, WorkerRunResult } from "../php-worker-protocol.js";
-import { phpValue } from "../php-value.js";
-import { phpAsset } from "../php-assets.js";
-import { fatalFromOutput } from "../php-fatal.js";
-import { missingExtensionHint } from "../php-extensions.js";
+import type { PhpFatal, WorkerRunResult } from "../worker/php-worker-protocol.js";
+import { phpValue } from "../php-source/php-value.js";
+import { phpAsset } from "../php-source/php-assets.js";
+import { fatalFromOutput } from "../worker/php-fatal.js";
+import { missingExtensionHint } from "../site/php-extensions.js";
 
 const FATAL_MASK = 1 | 4 | 16 | 64 | 256 | 4096; // E_ERROR | E_PARSE | E_CORE_ERROR | E_COMPILE_ERROR | E_USER_ERROR | E_RECOVERABLE_ERROR
 

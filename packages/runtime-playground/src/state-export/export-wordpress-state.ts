@@ -17,7 +17,7 @@ import {
   type WordPressStateExport,
   type WordPressStateSection,
 } from "@wp-codebox/runtime-core";
-import type { WorkerRunResult } from "../php-worker-protocol.js";
+import type { WorkerRunResult } from "../worker/php-worker-protocol.js";
 import { outcomeFromRun, withFatalRecorder } from "../commands/run-php.js";
 import { stateExportPhp } from "./state-export-php.js";
 

@@ -5,8 +5,8 @@
  * The program itself is `assets/state-export/export.php`.
  */
 import type { WordPressStateConfig } from "@wp-codebox/runtime-core";
-import { phpProgram } from "../php-assets.js";
-import { phpValue } from "../php-value.js";
+import { phpProgram } from "../php-source/php-assets.js";
+import { phpValue } from "../php-source/php-value.js";
 
 /** Builds the export script for a normalised config (`assets/state-export/export.php`). */
 export function stateExportPhp(config: WordPressStateConfig): string {

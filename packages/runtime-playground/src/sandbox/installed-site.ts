@@ -1,0 +1,190 @@
+/**
+ * Installed-site cache: the first boot of a (WordPress, PHP) pair runs the installer once into
+ * `<cacheDir>/sites/<key>/`; later boots mount that tree (core shared, wp-content copied per
+ * sandbox) and skip the installer.
+ */
+import { copyFileSync, cpSync, existsSync, linkSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { dirname, join } from "node:path";
+import { replaceWithStaged, siblingTempPath, sweepEntryLeftovers, withCacheLock, type CacheLockOptions } from "../site/cache-entry.js";
+import { PhpWorkerHost } from "../worker/php-worker-host.js";
+import { sqliteIntegrationZipPath } from "../site/sqlite-integration.js";
+import { seedPackPath } from "../site/opcache-seed.js";
+import { baseConstants } from "../site/wordpress-constants.js";
+import type { WorkerRunResult } from "../worker/php-worker-protocol.js";
+import { prestartPhpWorker } from "../worker/php-worker-thread.js";
+import { installerMuPlugin } from "../php-source/site-php.js";
+
+/** A cached installed site: `dir` holds core, wp-config.php and wp-content with the database. */
+export interface InstalledSite {
+  dir: string;
+  release: string;
+  php: string;
+  /** True when this call ran the installer. */
+  installed: boolean;
+}
+
+const STAMP = ".wp-codebox-site.json";
+
+/** Stable cache key for a WordPress tree + PHP version. */
+export function siteKey(treeDir: string, release: string, php: string): string {
+  // The suffix versions the cache layout: sites installed before the OPcache seed was built with
+  // content-derived mtimes (php-worker.ts stabiliseMtimes) get a new key and install once more.
+  const h = createHash("sha256").update(treeDir).update("\0opcache-content-mtimes").digest("hex").slice(0, 8);
+  return `wp-${release}-php-${php}-${h}`;
+}
+
+/**
+ * Returns the installed site for the tree and PHP version, installing it first when needed. The
+ * install runs under the site's cache lock in a staging folder beside it; its OPcache seed, then
+ * the site (whose stamp marks it complete), are renamed into place. Other processes wait for it
+ * (cache-entry.ts) and never see a half-installed site.
+ * @param options - `signal` interrupts the wait for another installer (not an install in progress).
+ * @throws `boot-failed` when the installer fails; `interrupted` when `options.signal` aborts the wait.
+ */
+export async function ensureInstalledSite(
+  tree: { dir: string; release: string },
+  php: string,
+  cacheDir: string,
+  onProgress?: (message: string) => void,
+  options: CacheLockOptions = {},
+): Promise<InstalledSite> {
+  const dir = join(cacheDir, "sites", siteKey(tree.dir, tree.release, php));
+  const complete = (): boolean => existsSync(join(dir, STAMP));
+  if (complete()) return { dir, release: tree.release, php, installed: false };
+  return withCacheLock(
+    dir,
+    async () => {
+      if (complete()) return { dir, release: tree.release, php, installed: false };
+      sweepEntryLeftovers(dir);
+      onProgress?.(`Installing WordPress ${tree.release} for PHP ${php} (first run only; later boots reuse it)`);
+      const staging = siblingTempPath(dir, "staging");
+      try {
+        await installInto(staging, tree, php);
+        writeFileSync(join(staging, STAMP), JSON.stringify({ release: tree.release, php, createdAt: new Date().toISOString() }));
+        rmSync(seedPackPath(opcacheDirFor(dir)), { force: true }); // packed from the folder replaced here
+        if (existsSync(opcacheDirFor(staging))) replaceWithStaged(opcacheDirFor(staging), opcacheDirFor(dir));
+        replaceWithStaged(staging, dir);
+      } catch (error) {
+        rmSync(staging, { recursive: true, force: true });
+        rmSync(opcacheDirFor(staging), { recursive: true, force: true });
+        throw error;
+      }
+      return { dir, release: tree.release, php, installed: true };
+    },
+    {
+      ...options,
+      onWait: (owner) => {
+        onProgress?.(`Waiting for another wp-codebox process${owner ? ` (pid ${owner.pid})` : ""} to install WordPress ${tree.release} for PHP ${php}`);
+        options.onWait?.(owner);
+      },
+    },
+  );
+}
+
+/**
+ * Copies the tree to `staging`, runs the installer there and saves its OPcache file cache beside it
+ * (`opcacheDirFor(staging)`).
+ * @param options - `shortcuts: false` installs without the installer's must-use plugin
+ *   (`installerMuPlugin`), for tests that compare the two sites; default true.
+ * @throws Error when the installer or the post-install setup fails.
+ */
+export async function installInto(staging: string, tree: { dir: string }, php: string, options: { shortcuts?: boolean } = {}): Promise<void> {
+  mkdirSync(dirname(staging), { recursive: true });
+  linkCoreCopyRest(tree.dir, staging);
+  const host = new PhpWorkerHost({
+    phpVersion: php,
+    siteUrl: "http://127.0.0.1",
+    coreDir: staging,
+    coreWritable: true,
+    mounts: [],
+    // A fresh copy of a release has no database: nothing to ask WordPress before installing it. A
+    // custom tree that brings its own database is asked first, as before.
+    installMode: existsSync(join(staging, "wp-content", "database", ".ht.sqlite")) ? "install-from-existing-files-if-needed" : "install-from-existing-files",
+    sqliteZipPath: sqliteIntegrationZipPath(),
+    // The installer has no HTTP server: WP-Cron must not try to spawn during installation.
+    constants: { ...baseConstants(), DISABLE_WP_CRON: true },
+    ...(options.shortcuts === false ? {} : { installerMuPlugin: installerMuPlugin() }),
+    processId: 1,
+  });
+  try {
+    await host.ready;
+    // The sandbox's own worker thread imports php-wasm while the installer finishes.
+    prestartPhpWorker(php);
+    const result = await host.call<WorkerRunResult>({
+      op: "run",
+      capBytes: 65536,
+      code: `<?php
+require '/wordpress/wp-load.php';
+update_option('permalink_structure', '/%postname%/');
+update_option('blogname', 'wp-codebox');
+global $wp_rewrite; $wp_rewrite->init(); $wp_rewrite->flush_rules(false);
+echo json_encode(['version' => get_bloginfo('version'), 'admin' => (bool) get_user_by('login', 'admin')]);`,
+    });
+    const text = new TextDecoder().decode(result.stdout.data);
+    if (result.exitCode !== 0 || !text.includes('"admin":true')) {
+      throw new Error(`post-install setup failed (exit ${result.exitCode}): ${text}${new TextDecoder().decode(result.stderr.data)}`);
+    }
+    // Warm OPcache with what most commands load, then save the compiled core for later boots.
+    await host.call({ op: "http", method: "GET", url: "http://127.0.0.1/wp-login.php", headers: {}, capBytes: 0 });
+    await host.call({ op: "http", method: "GET", url: "http://127.0.0.1/?rest_route=/", headers: {}, capBytes: 0 });
+    rmSync(opcacheDirFor(staging), { recursive: true, force: true });
+    await host.call({ op: "export-opcache", hostDir: opcacheDirFor(staging) });
+  } finally {
+    await host.terminate();
+  }
+}
+
+/**
+ * Paths under `wp-includes/` that Playground's boot may rewrite in place (its patches for older
+ * releases, the SQLite integration): copied, never linked, so a rewrite cannot reach the tree.
+ */
+const MAY_BE_PATCHED = new Set(["wp-db.php", "version.php", "functions.php", "load.php", "vars.php", "class-simplepie.php", "rss-functions.php", "sqlite", "database"]);
+
+/**
+ * Puts a WordPress tree into a site's staging folder: `wp-includes/` (seven files in ten) as hard
+ * links to the tree, since no installer writes there, and everything else (`wp-config.php`,
+ * `wp-admin/`, whose files Playground patches, `wp-content/`) as copies, so the tree does not
+ * change. Sandboxes never write to an installed site's core (they boot it as a copy-on-write
+ * layer). Falls back to copying where a link cannot be made (another file system).
+ */
+function linkCoreCopyRest(treeDir: string, staging: string): void {
+  mkdirSync(staging, { recursive: true });
+  for (const entry of readdirSync(treeDir, { withFileTypes: true })) {
+    const from = join(treeDir, entry.name);
+    const to = join(staging, entry.name);
+    if (entry.isDirectory() && entry.name === "wp-includes") {
+      mkdirSync(to, { recursive: true });
+      for (const inner of readdirSync(from, { withFileTypes: true })) {
+        if (MAY_BE_PATCHED.has(inner.name)) cpSync(join(from, inner.name), join(to, inner.name), { recursive: true });
+        else if (inner.isDirectory()) linkTree(join(from, inner.name), join(to, inner.name));
+        else linkFile(join(from, inner.name), join(to, inner.name));
+      }
+    } else cpSync(from, to, { recursive: true });
+  }
+}
+
+function linkFile(source: string, target: string): void {
+  try {
+    linkSync(source, target);
+  } catch {
+    copyFileSync(source, target);
+  }
+}
+
+function linkTree(from: string, to: string): void {
+  mkdirSync(to, { recursive: true });
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    const source = join(from, entry.name);
+    const target = join(to, entry.name);
+    if (entry.isDirectory()) linkTree(source, target);
+    else if (entry.isFile()) linkFile(source, target);
+    else cpSync(source, target);
+  }
+}
+
+/** Where the saved OPcache file cache of an installed site lives (beside it, not inside it). */
+export function opcacheDirFor(siteDir: string): string {
+  return `${siteDir}.opcache`;
+}
+
