@@ -33,6 +33,24 @@ export function parseJsonText(text: string): unknown {
   return value;
 }
 
+/**
+ * Whether a value already in memory (an MCP tool's arguments, a Node caller's object) nests arrays
+ * and objects deeper than `limit`, checked without recursion, before `JSON.stringify` would
+ * overflow the stack on it.
+ * @param value - any value; only arrays and plain objects are descended into.
+ * @param limit - the deepest allowed nesting, default {@link MAX_JSON_DEPTH}.
+ */
+export function jsonValueTooDeep(value: unknown, limit: number = MAX_JSON_DEPTH): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (current === null || typeof current !== "object") continue;
+    if (depth + 1 > limit) return true;
+    for (const child of Array.isArray(current) ? current : Object.values(current)) if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /** The offset of the first `[` or `{` that opens level `limit + 1` of valid JSON `text`, or undefined. Iterative: no recursion on input depth. */
 function depthExceededAt(text: string, limit: number): number | undefined {
   let depth = 0;
