@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { entryExports } from "../scripts/docs-reference.js";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -54,4 +54,28 @@ test("each package entry exports exactly the names docs/reference/api.md records
     return [...[...now].filter((n) => !before.has(n)).map((n) => `${name}: + ${n}`), ...[...before].filter((n) => !now.has(n)).map((n) => `${name}: - ${n}`)];
   });
   assert.deepEqual(changes, []);
+});
+
+// What the compiler calls a value must be one at run time too: a constant re-exported through
+// `export type` (or `export type *`) is listed as a value yet is missing from the loaded module,
+// and the root entry re-exporting it fails to load under the `source` condition.
+test("each package entry, loaded, exports exactly the values docs/reference/api.md records", async () => {
+  const recorded = snapshot();
+  const entries = entryExports();
+  assert.ok(entries.length >= 8, `entries found: ${entries.length}`);
+  const problems: string[] = [];
+  for (const { name, source } of entries) {
+    let loaded: Record<string, unknown>;
+    try {
+      loaded = (await import(pathToFileURL(join(ROOT, source)).href)) as Record<string, unknown>;
+    } catch (error) {
+      problems.push(`${name}: does not load: ${(error as Error).message}`);
+      continue;
+    }
+    const runtime = new Set(Object.keys(loaded));
+    const values = new Set(recorded.get(name)?.values ?? []);
+    for (const v of values) if (!runtime.has(v)) problems.push(`${name}: ${v} is recorded as a value but the loaded entry has no such export`);
+    for (const v of runtime) if (!values.has(v)) problems.push(`${name}: ${v} is exported at run time but not recorded as a value`);
+  }
+  assert.deepEqual(problems, []);
 });

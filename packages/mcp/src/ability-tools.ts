@@ -6,7 +6,7 @@
  * so the mapping is reversible and never meets a catalog tool (those have no `__`), and the name
  * stays within the `[A-Za-z0-9_-]` that strict function-calling clients accept.
  */
-import { ABILITY_NAME_PATTERN, getCommandDefinition, hasCapability, isValidJsonSchema, type AbilityDescription, type RuntimePolicy } from "@wp-codebox/runtime-core";
+import { ABILITY_NAME_PATTERN, getCommandDefinition, hasCapability, isValidJsonSchema, jsonValueTooDeep, MAX_JSON_DEPTH, WpCodeboxError, type AbilityDescription, type RuntimePolicy } from "@wp-codebox/runtime-core";
 import { stepOutputSchema } from "./tool-output-schemas.js";
 import type { McpToolDescription, ToolInputSchema } from "./tool-schemas.js";
 
@@ -64,8 +64,14 @@ export function abilityInputFromArguments(ability: AbilityDescription | undefine
   return Object.keys(args).length === 0 && Object.keys(schema).length === 0 ? null : args;
 }
 
-/** The `wordpress.ability` args of a call: `name=`, and `input-json=` unless the input is null. */
+/**
+ * The `wordpress.ability` args of a call: `name=`, and `input-json=` unless the input is null.
+ * @throws WpCodeboxError `invalid-json-arg` when the input nests deeper than `MAX_JSON_DEPTH` (it would overflow `JSON.stringify`).
+ */
 export function abilityCommandArgs(abilityName: string, input: unknown): string[] {
+  if (jsonValueTooDeep(input)) {
+    throw new WpCodeboxError("invalid-json-arg", `${abilityName}: the ability's input nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`, { name: abilityName });
+  }
   return [`name=${abilityName}`, ...(input === null || input === undefined ? [] : [`input-json=${JSON.stringify(input)}`])];
 }
 

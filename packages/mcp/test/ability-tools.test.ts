@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import AjvModule from "ajv";
-import { COMMAND_DEFINITIONS, normalizePolicy, type AbilityDescription } from "@wp-codebox/runtime-core";
+import { COMMAND_DEFINITIONS, normalizePolicy, WpCodeboxError, type AbilityDescription } from "@wp-codebox/runtime-core";
 import {
   REFUSAL_OUTPUT_SCHEMA,
   abilityCommandArgs,
@@ -145,4 +145,15 @@ test("every tool's outputSchema is an object schema that accepts what the tool r
   assert.equal(validator(abilityTool.outputSchema!)({ ...step, json: { version: 7 } }), false);
   assert.equal(validator(stepOutputSchema())({ ...step, status: "maybe" }), false);
   assert.equal(validator(REFUSAL_OUTPUT_SCHEMA)({ error: { code: "x" } }), false);
+});
+
+test("abilityCommandArgs: an input nested past MAX_JSON_DEPTH is invalid-json-arg, not a stack overflow; a shallow one is inline JSON", () => {
+  let deep: unknown = 1;
+  for (let i = 0; i < 100_000; i += 1) deep = { k: deep };
+  assert.throws(() => abilityCommandArgs("core/get-site-info", { fields: deep }), (error: unknown) => {
+    assert.ok(error instanceof WpCodeboxError, String(error));
+    assert.equal(error.code, "invalid-json-arg");
+    return true;
+  });
+  assert.deepEqual(abilityCommandArgs("core/get-site-info", { fields: ["name"] }), ["name=core/get-site-info", 'input-json={"fields":["name"]}']);
 });

@@ -14,6 +14,7 @@ import type { ObservationSpec } from "./runtime.js";
 import { parseWpCliCommand } from "./wp-cli-command.js";
 import { checkAbilityName } from "./abilities.js";
 import { gotText, jsonPointerToken, type SchemaIssue } from "./schema-validation.js";
+import { jsonValueTooDeep, MAX_JSON_DEPTH } from "./json-syntax.js";
 import { normalizeWordPressStateRequest, wordPressStateRequestFromArgs } from "./wordpress-state.js";
 
 /** A command invocation that passed every offline check. */
@@ -66,7 +67,7 @@ export function flattenCommandArgs(command: string, args: readonly string[] | Re
     if (definition === undefined) {
       // A key with "=" would move its value into another argument once flattened.
       if (key.includes("=") || key === "") throw new WpCodeboxError("invalid-argument", `${command}: "${key}" is not an argument name.`, { command, argument: key });
-      out.push(`${typeof value === "object" && !key.endsWith("-json") ? `${key}-json` : key}=${typeof value === "object" ? JSON.stringify(value) : String(value)}`);
+      out.push(`${typeof value === "object" && !key.endsWith("-json") ? `${key}-json` : key}=${typeof value === "object" ? jsonArgumentText(command, key, value) : String(value)}`);
       keys.push(key);
       continue;
     }
@@ -81,6 +82,14 @@ export function flattenCommandArgs(command: string, args: readonly string[] | Re
     keys.push(key);
   }
   return { args: out, keys };
+}
+
+/** An object or array argument as inline JSON; nesting past {@link MAX_JSON_DEPTH} is `invalid-json-arg`, as it is in a JSON file, not a stack overflow. */
+function jsonArgumentText(command: string, key: string, value: object | null): string {
+  if (jsonValueTooDeep(value)) {
+    throw new WpCodeboxError("invalid-json-arg", `${command}: argument "${key}": arrays and objects nest deeper than ${MAX_JSON_DEPTH} levels.`, { command, argument: key });
+  }
+  return JSON.stringify(value);
 }
 
 /** The catalog argument a structured key names: itself, or the `-json` argument of its base name. */
@@ -105,7 +114,7 @@ function argumentText(command: string, key: string, spec: CommandArgument, value
     case "duration":
       return typeof value === "number" && Number.isInteger(value) && value >= 0 ? String(value) : bad('a duration string such as "30s" or a whole number of milliseconds');
     case "json":
-      return typeof value === "object" ? JSON.stringify(value) : bad("a JSON object or array, or a string holding JSON or @file");
+      return typeof value === "object" ? jsonArgumentText(command, key, value) : bad("a JSON object or array, or a string holding JSON or @file");
     case "list":
       if (Array.isArray(value) && value.every((v) => typeof v === "string" && !v.includes(","))) return value.join(",");
       return bad("an array of strings (without commas) or a comma-separated string");

@@ -23,6 +23,8 @@ export const ERROR_CODES = {
   "artifacts-dir-outside-base": "input",
   /** The bundle folder cannot be created or written, or its disk is (nearly) full; checked before boot. */
   "artifacts-dir-unwritable": "environment",
+  /** A disk wp-codebox writes to outside the bundle folder (the cache, a scratch folder) is full. */
+  "host-disk-full": "environment",
   "mount-source-missing": "input",
   "mount-escape": "input",
   "mount-target-outside-sandbox": "input",
@@ -258,10 +260,33 @@ export function errorMessage(thrown: unknown): string {
   return `${name ?? "an object"} without a message was thrown`;
 }
 
-/** Turns anything thrown into a `SerializedError` (unknown errors become `internal-error`). */
+/** Node's codes for a full disk or an exhausted quota. */
+const DISK_FULL = /^(ENOSPC|EDQUOT)\b/;
+
+/**
+ * A full disk met outside the checks that expect it (the cache while WordPress is assembled or
+ * installed, a scratch folder): an environment problem to fix on the host, not a bug.
+ * @param thrown - anything thrown; recognised by its `code` (`ENOSPC`, `EDQUOT`) or a message starting with one.
+ * @returns a `host-disk-full` error naming the path when the error has one, or undefined for anything else.
+ */
+export function diskFullError(thrown: unknown): SerializedError | undefined {
+  if (thrown === null || typeof thrown !== "object") return undefined;
+  const { code, path } = thrown as { code?: unknown; path?: unknown };
+  const message = errorMessage(thrown);
+  const which = typeof code === "string" && DISK_FULL.test(code) ? code : DISK_FULL.exec(message)?.[1];
+  if (!which) return undefined;
+  const where = typeof path === "string" && path ? ` (${path})` : "";
+  return {
+    code: "host-disk-full",
+    message: `A disk wp-codebox writes to is full${where}: ${message}. Free space there, or point WP_CODEBOX_CACHE_DIR (the WordPress and site cache, ~/.cache/wp-codebox by default) and TMPDIR at a filesystem with room.`,
+    data: { errno: which, ...(where ? { path } : {}) },
+  };
+}
+
+/** Turns anything thrown into a `SerializedError` (a full disk becomes `host-disk-full`, other unknown errors `internal-error`). */
 export function serializeError(error: unknown): SerializedError {
   if (error instanceof WpCodeboxError) return error.toJSON();
-  return { code: "internal-error", message: errorMessage(error) };
+  return diskFullError(error) ?? { code: "internal-error", message: errorMessage(error) };
 }
 
 /**

@@ -1,7 +1,7 @@
 /** Public API of @wp-codebox/runtime-core: backend-agnostic contracts and pure logic. */
 export { abortReasonText, ERROR_CODES, type ErrorCategory, type ErrorCode, errorMessage, exitCodeForCategory, isErrorCode, PolicyDeniedError, QUOTED_VALUE_MAX_CHARS, quoteValue, type SerializedError, serializeError, WpCodeboxError } from "./errors.js";
 export { assertNoNulByte, type CheckedInputFile, checkInputFile, INPUT_FILE_CAPS, type InputFileKind, type InputReadOptions, isMissingInputFile, pathArgumentKind, readInputFile, readInputFileSync, readInputText, readInputTextSync, specialFileType } from "./input-files.js";
-export { jsonSyntaxMessage, parseJsonText } from "./json-syntax.js";
+export { jsonSyntaxMessage, jsonValueTooDeep, MAX_JSON_DEPTH, parseJsonText } from "./json-syntax.js";
 export { canonicalJson, domainDigest, sha256Hex } from "./digest.js";
 export { certainlyValid, gotText, isValidJsonSchema, jsonPointerToken, type SchemaIssue, validateAgainstSchema } from "./schema-validation.js";
 export { type ArtifactFile, type ArtifactRef, type ArtifactSpec, BACKEND_NAMES, type BackendName, type BackgroundErrorRecord, type DbErrorRecord, type ExecutionError, type ExecutionResult, type ExecutionSpec, type MountMode, type MountSpec, type NetworkPolicy, type ObservationSpec, type ResolvedMount, type Runtime, type RuntimeArtifacts, type RuntimeBackend, type RuntimeCreateSpec, type RuntimeEvent, type RuntimeInfo, type RuntimePolicy, type RuntimePreflight, type WordPressSource, type BackendSupport } from "./runtime.js";

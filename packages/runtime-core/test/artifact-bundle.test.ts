@@ -311,6 +311,21 @@ test("tamper: wrong bundle id → bundle-digest-mismatch", async () => {
   assert.deepEqual(codes(result.violations), ["bundle-digest-mismatch", "reference-manifest-mismatch"]);
 });
 
+for (const field of ["id", "digest"] as const) {
+  test(`tamper: edited bundle ${field} → the reference-manifest violation names the ${field} that differs`, async () => {
+    const { dir } = await writeBundle();
+    const manifest = await readJson<ArtifactManifest>(join(dir, "manifest.json"));
+    const was = manifest.bundle[field];
+    const forged = `${was.slice(0, -1)}${was.endsWith("0") ? "1" : "0"}`;
+    manifest.bundle[field] = forged;
+    await writeFile(join(dir, "manifest.json"), JSON.stringify(manifest));
+    const result = await verifyArtifactBundle(dir);
+    const violation = result.violations.find((v) => v.code === "reference-manifest-mismatch");
+    assert.ok(violation, JSON.stringify(result.violations));
+    assert.equal(violation.message, `Reference manifest names bundle ${field} ${was}; manifest.json says ${forged}.`);
+  });
+}
+
 test("tamper: consistent re-hash of a changed file is still caught by the bundle digest", async () => {
   const { dir } = await writeBundle();
   const { sha256Hex } = await import("../src/digest.js");

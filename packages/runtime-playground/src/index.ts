@@ -14,6 +14,7 @@ export type { LaunchBrowserOptions } from "./browser/launch-browser.js";
 export { runBrowserInteractionScript } from "./browser/run-browser-script.js";
 export type { RunBrowserScriptOptions, BrowserCookie } from "./browser/run-browser-script.js";
 export type * from "./browser/browser-script-outcome.js";
+export { browserBaselinePath, browserDiffPath, browserScreenshotPath, PHP_FATAL_HEADER } from "./browser/browser-script-outcome.js";
 export { resolveWpCliPhar, splitCommandLine } from "./commands/wp-cli.js";
 export type { WpCliPharSource } from "./commands/wp-cli.js";
 export { installWpCli, latestWpCliVersion, listCachedWpCli, newestCachedWpCli, wpCliMirror, wpCliPharUrl, DEFAULT_WP_CLI_MIRROR, WP_CLI_VERSION_PATTERN } from "./site/wp-cli-releases.js";

@@ -283,7 +283,9 @@ function checkReferenceManifest(
     mismatch("/id", `Reference manifest id ${reference.id} does not pair with its digest ${reference.digest}.`);
   }
   if (reference.artifactBundle.id !== manifest.bundle.id || reference.artifactBundle.digest !== manifest.bundle.digest) {
-    mismatch("/artifactBundle", `Reference manifest names bundle ${reference.artifactBundle.id}; manifest.json says ${manifest.bundle.id}.`);
+    // Name the half that differs: an edited digest alone left two identical ids in the message.
+    const [field, ours, theirs] = reference.artifactBundle.id !== manifest.bundle.id ? ["id", reference.artifactBundle.id, manifest.bundle.id] : ["digest", reference.artifactBundle.digest, manifest.bundle.digest];
+    mismatch("/artifactBundle", `Reference manifest names bundle ${field} ${ours}; manifest.json says ${theirs}.`);
   }
   const checkRef = (ref: BundleFileRef, pointer: string) => {
     const file = listed.get(ref.path);

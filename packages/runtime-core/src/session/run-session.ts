@@ -119,7 +119,9 @@ function interruptedError(signal: string, directory: string, owned = true, durin
 /** Errors thrown by `create`/`execute` become session errors; anything that is not a WpCodeboxError is an internal bug. */
 function asSessionError(thrown: unknown): SerializedError {
   if (thrown instanceof WpCodeboxError) return thrown.toJSON();
-  const { message } = serializeError(thrown);
+  const serialized = serializeError(thrown);
+  if (serialized.code !== "internal-error") return serialized;
+  const { message } = serialized;
   return { code: "internal-error", message: `${message} (an unexpected failure: please report it with the bundle attached)` };
 }
 
