@@ -44,6 +44,18 @@ describe("wordpress.wp-cli on the native backend", { skip, timeout: 300_000 }, (
     assert.ok(posts.some((p) => String(p.ID) === made.stdout && p.post_title === "Native WP-CLI"), JSON.stringify(posts));
   });
 
+  it("run-php after a wp-cli write sees the write (no WordPress loaded before it is reused)", async () => {
+    // A run-php leaves a child with WordPress preloaded (options cached); WP-CLI then writes from outside it.
+    for (const title of ["Before WP-CLI", "Written by WP-CLI"]) {
+      const first = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo get_option('blogname');"] });
+      assert.equal(first.status, "ok", JSON.stringify(first.error));
+      const w = await wp(`option update blogname "${title}"`);
+      assert.equal(w.status, "ok", JSON.stringify(w.error ?? w.stderr));
+      const read = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo get_option('blogname');"] });
+      assert.equal(read.stdout, title);
+    }
+  });
+
   it("a failing command is wp-cli-failed with WP-CLI's message", async () => {
     const r = await wp("option get wp_codebox_no_such_option");
     assert.equal(r.status, "error");

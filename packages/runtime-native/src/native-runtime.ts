@@ -347,6 +347,8 @@ export class NativeRuntime implements Runtime {
       timeoutMs,
       ...(signal ? { signal } : {}),
     });
+    // WP-CLI is a process of its own: what it wrote is not in the child preloaded before it.
+    await this.dropPreloadedWordPress();
     const dbErrors = this.takeDbErrors();
     if (run.stopped) {
       const partial = run.process.partial;
@@ -386,6 +388,15 @@ export class NativeRuntime implements Runtime {
       return { ...ran, outcome: { ...outcome, status: "error", exitCode: 1, error: { code: "http-error", message: `${method} ${route}: HTTP ${status}.`, data: { status } } } };
     }
     return ran;
+  }
+
+  /**
+   * Drops the child the warm server preloaded WordPress in (a run without WordPress does that), for
+   * when the database changed from outside the server (WP-CLI, a snapshot restored): that child
+   * holds options and caches read before the change.
+   */
+  private async dropPreloadedWordPress(): Promise<void> {
+    await this.runPhpFile(`${SANDBOX_PATHS.programs}/noop.php`, "none", 0, 1024, 0, undefined, "none");
   }
 
   /** `as=`: admin (default), anonymous, or `user:<id>`. */
@@ -548,6 +559,7 @@ export class NativeRuntime implements Runtime {
     await this.order.run(async () => {
       this.assertLive();
       await applyNativeSnapshot(this.stateHost(), snapshot);
+      await this.dropPreloadedWordPress();
       this.event("snapshot-restored", { id: snapshot.id, sha256: snapshot.sha256 });
     });
   }
