@@ -9,7 +9,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { DEFAULT_OUTPUT_CAP_BYTES, restoreRuntime, type ExecutionResult, type Runtime, type WordPressRuntimeSnapshot } from "@wp-codebox/runtime-core";
+import { DEFAULT_OUTPUT_CAP_BYTES, restoreRuntime, WpCodeboxError, type ExecutionResult, type Runtime, type WordPressRuntimeSnapshot } from "@wp-codebox/runtime-core";
 import { NATIVE_DEBIAN_PACKAGES, nativeToolsStatus } from "@wp-codebox/runtime-native";
 import { createBackend } from "../packages/cli/src/commands/backends.js";
 
@@ -223,6 +223,19 @@ for (const backend of BACKENDS) {
         c.check(result, backend.name);
       });
     }
+
+    it("as=user:<id> runs as that user, and a user that does not exist is invalid-argument, never a run as anonymous", async () => {
+      const made = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo wp_insert_user(['user_login' => 'contract_actor', 'user_pass' => wp_generate_password(), 'role' => 'editor']);"] });
+      assert.equal(made.status, "ok", JSON.stringify(made.error));
+      const who = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo wp_get_current_user()->user_login;", `as=user:${made.stdout}`] });
+      assert.equal(who.stdout, "contract_actor", JSON.stringify(who.error));
+      await assert.rejects(
+        runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo get_current_user_id();", "as=user:987654"] }),
+        (error: unknown) => error instanceof WpCodeboxError && error.code === "invalid-argument" && /no such WordPress user/.test(error.message),
+      );
+      const alive = await runtime.execute({ command: "wordpress.run-php", args: [`code=${ALIVE}`] });
+      assert.equal(alive.stdout, "alive");
+    });
 
     it("snapshot() then restoreRuntime into a fresh sandbox brings back a database write and a wp-content file", async () => {
       const php = (rt: Runtime, code: string) => rt.execute({ command: "wordpress.run-php", args: [`code=${code}`] });

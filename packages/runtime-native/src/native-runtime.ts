@@ -311,8 +311,14 @@ export class NativeRuntime implements Runtime {
 
   /** Runs a command's PHP file with the command's deadline: a stopped run is `timed-out` (deadline or interrupt). */
   private async runCommandFile(file: string, command: string, user: number | "admin", timeoutMs: number, signal: AbortSignal | undefined, bootstrap: "wordpress" | "none" = "wordpress"): Promise<{ outcome: Outcome; dbErrors: DbErrorRecord[] }> {
+    const missingActor = join(this.layout.internal, "actor-missing");
+    rmSync(missingActor, { force: true });
     const run = await this.runPhpFile(file, bootstrap, user, this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES, timeoutMs, signal);
     const dbErrors = this.takeDbErrors();
+    if (existsSync(missingActor)) {
+      rmSync(missingActor, { force: true });
+      throw new WpCodeboxError("invalid-argument", `as=user:${String(user)}: no such WordPress user. Create it first (wp_insert_user) or use as=admin.`, { as: `user:${String(user)}` });
+    }
     if (run.stopped) {
       const partial = run.process.partial;
       const error: ExecutionError = run.stopped === "interrupted"
