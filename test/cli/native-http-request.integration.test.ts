@@ -24,6 +24,9 @@ add_action('admin_menu', function () {
 	});
 });
 add_action('init', function () {
+	if (isset($_GET['wp-codebox-sleep'])) {
+		sleep(60);
+	}
 	if (isset($_GET['wp-codebox-echo'])) {
 		header('Content-Type: application/json');
 		echo json_encode(['method' => $_SERVER['REQUEST_METHOD'], 'get' => $_GET, 'post' => $_POST, 'raw' => $GLOBALS['HTTP_RAW_POST_DATA'] ?? null, 'user' => get_current_user_id(), 'header' => $_SERVER['HTTP_X_PROBE'] ?? null]);
@@ -116,6 +119,26 @@ describe("wordpress.http-request on the native backend", { skip, timeout: 300_00
     const anonymous = await http("path=/wp-json/wp/v2/users/me", "as=anonymous");
     assert.equal(anonymous.error?.code, "http-error");
     assert.equal(anonymous.error?.data?.status, 401);
+  });
+
+  it("a user without the capability gets WordPress's 403 page from wp_die", async () => {
+    const made = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo wp_insert_user(['user_login' => 'wp-codebox-sub', 'user_pass' => 'x', 'role' => 'subscriber']);"] });
+    assert.match(made.stdout, /^\d+$/, JSON.stringify(made.error));
+    const r = await http("path=/wp-admin/options-general.php", `as=user:${made.stdout}`);
+    assert.equal(r.error?.code, "http-error", JSON.stringify(r.error));
+    assert.equal(r.error?.data?.status, 403);
+    assert.match(r.stdout, /<div class="wp-die-message">Sorry, you are not allowed to access this page\.<\/div>/);
+    const profile = await http("path=/wp-admin/profile.php", `as=user:${made.stdout}`);
+    assert.equal(profile.status, "ok", JSON.stringify(profile.error));
+    assert.match(profile.stdout, /value="wp-codebox-sub"/);
+  });
+
+  it("a page past its deadline is timed-out, and the next request is served", async () => {
+    const r = await runtime.execute({ command: "wordpress.http-request", args: ["path=/?wp-codebox-sleep=1", "as=anonymous"], timeoutMs: 1500 });
+    assert.equal(r.status, "timed-out", JSON.stringify(r.error));
+    assert.equal(r.error?.code, "timeout");
+    const next = await http("path=/");
+    assert.equal((next.json as HttpJson | undefined)?.status, 200, JSON.stringify(next.error));
   });
 
   it("another origin is refused by the policy; run-php still works after all of these", async () => {
