@@ -160,7 +160,6 @@ const CASES: ContractCase[] = [
     name: "an HTTP request to the front page is served by the site",
     command: "wordpress.http-request",
     args: ["path=/"],
-    unsupported: { native: "no web server on the native backend yet" },
     check: (r) => {
       assert.equal(r.status, "ok", JSON.stringify(r.error));
       assert.equal((r.json as { status: number }).status, 200);

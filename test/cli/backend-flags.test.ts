@@ -25,8 +25,8 @@ const write = (name: string, value: unknown) => {
   writeFileSync(path, typeof value === "string" ? value : JSON.stringify(value));
   return path;
 };
-const RECIPE_HTTP = write("recipe-http.json", { schema: "wp-codebox/workspace-recipe/v1", runtime: { backend: "native" }, steps: [{ command: "wordpress.http-request", args: { path: "/" } }] });
-const RECIPE_OK = write("recipe-php.json", { schema: "wp-codebox/workspace-recipe/v1", steps: [{ command: "wordpress.http-request", args: { path: "/" } }] });
+const RECIPE_STATE = write("recipe-state.json", { schema: "wp-codebox/workspace-recipe/v1", runtime: { backend: "native" }, steps: [{ command: "wordpress.state-export", args: {} }] });
+const RECIPE_OK = write("recipe-state-default.json", { schema: "wp-codebox/workspace-recipe/v1", steps: [{ command: "wordpress.state-export", args: {} }] });
 const EPISODE_HTTP = write("episode-http.json", { schema: "wp-codebox/episode-script/v1", runtime: { backend: "native" }, steps: [{ action: { command: "wordpress.run-php", args: { code: "<?php echo 1;" } } }, { observe: { type: "wordpress-state" } }] });
 const PLUGIN = join(scratch, "plugin.php");
 writeFileSync(PLUGIN, "<?php\n/* Plugin Name: Flags */\n");
@@ -58,10 +58,10 @@ const ROWS: Row[] = [
     ["episode run", ["episode", "run", EPISODE_HTTP]],
   ].map(([name, argv]): Row => ({ name: `${name} --backend docker`, argv: [...(argv as string[]), "--backend", "docker"], code: "invalid-argument", message: /--backend "docker" is not a backend: use playground or native/ })),
   { name: "serve --backend native (no web server)", argv: ["serve", "--backend", "native"], code: "backend-unsupported", message: /serve --backend native: the native backend cannot do what it needs yet: a web server/ },
-  { name: "check --backend native (HTTP and browser surfaces)", argv: ["check", PLUGIN, "--backend", "native"], code: "backend-unsupported", message: /check --backend native: the native backend cannot do what it needs yet: HTTP requests/ },
-  { name: "run --backend native of a command it cannot run", argv: ["run", "--backend", "native", "--command", "wordpress.http-request", "--arg", "path=/"], code: "backend-unsupported", message: /The native backend cannot run wordpress\.http-request \(\/command\): it runs wordpress\.run-php/, needsNative: true },
-  { name: "recipe run with runtime.backend native and an http step", argv: ["recipe", "run", RECIPE_HTTP], code: "backend-unsupported", message: /The native backend cannot run wordpress\.http-request \(\/steps\/0\)/, needsNative: true },
-  { name: "recipe run --backend native overrides the recipe's default", argv: ["recipe", "run", RECIPE_OK, "--backend", "native"], code: "backend-unsupported", message: /cannot run wordpress\.http-request/, needsNative: true },
+  { name: "check --backend native (HTTP and browser surfaces)", argv: ["check", PLUGIN, "--backend", "native"], code: "backend-unsupported", message: /check --backend native: the native backend cannot do what it needs yet: a web server for the site/ },
+  { name: "run --backend native of a command it cannot run", argv: ["run", "--backend", "native", "--command", "wordpress.state-export"], code: "backend-unsupported", message: /The native backend cannot run wordpress\.state-export \(\/command\): it runs wordpress\.run-php, wordpress\.wp-cli, wordpress\.rest-request, wordpress\.http-request/, needsNative: true },
+  { name: "recipe run with runtime.backend native and a state-export step", argv: ["recipe", "run", RECIPE_STATE], code: "backend-unsupported", message: /The native backend cannot run wordpress\.state-export \(\/steps\/0\)/, needsNative: true },
+  { name: "recipe run --backend native overrides the recipe's default", argv: ["recipe", "run", RECIPE_OK, "--backend", "native"], code: "backend-unsupported", message: /cannot run wordpress\.state-export/, needsNative: true },
   { name: "episode run with runtime.backend native and an observation it cannot make", argv: ["episode", "run", EPISODE_HTTP], code: "backend-unsupported", message: /cannot run observation wordpress-state \(\/steps\/1\/observe\)/, needsNative: true },
 ];
 
@@ -116,6 +116,6 @@ describe("runtime.backend in batch tasks", () => {
   });
 
   it("the native backend declares what it runs", () => {
-    assert.deepEqual([...NATIVE_SUPPORT.commands], ["wordpress.run-php", "wordpress.wp-cli", "wordpress.rest-request"]);
+    assert.deepEqual([...NATIVE_SUPPORT.commands], ["wordpress.run-php", "wordpress.wp-cli", "wordpress.rest-request", "wordpress.http-request"]);
   });
 });

@@ -40,11 +40,12 @@ describe("wp-codebox mcp --backend native", { skip, timeout: 300_000 }, () => {
     rmSync(scratch, { recursive: true, force: true });
   });
 
-  it("lists run-php as available and http-request as UNAVAILABLE, and refuses the latter", async () => {
+  it("lists run-php and http-request as available and state-export as UNAVAILABLE, and refuses the latter", async () => {
     const { tools } = await client.listTools();
     assert.doesNotMatch(tools.find((t) => t.name === "wordpress_run_php")!.description ?? "", /UNAVAILABLE/);
-    assert.match(tools.find((t) => t.name === "wordpress_http_request")!.description ?? "", /UNAVAILABLE/);
-    const refused = await call("wordpress_http_request", { path: "/" });
+    assert.doesNotMatch(tools.find((t) => t.name === "wordpress_http_request")!.description ?? "", /UNAVAILABLE/);
+    assert.match(tools.find((t) => t.name === "wordpress_state_export")!.description ?? "", /UNAVAILABLE/);
+    const refused = await call("wordpress_state_export", {});
     assert.equal(refused.isError, true);
     assert.match(text(refused), /policy-denied/);
   });

@@ -61,10 +61,10 @@ export interface NativeBackendOptions {
 }
 
 /**
- * What native sandboxes run: `wordpress.run-php`, `wordpress.wp-cli` and `wordpress.rest-request`; an episode observes `runtime-info` and `mounts`
+ * What native sandboxes run: `wordpress.run-php`, `wordpress.wp-cli`, `wordpress.rest-request` and `wordpress.http-request`; an episode observes `runtime-info` and `mounts`
  * (which need no observer). Anything else is refused before boot (`backend-unsupported`).
  */
-export const NATIVE_SUPPORT: BackendSupport = Object.freeze({ commands: Object.freeze(["wordpress.run-php", "wordpress.wp-cli", "wordpress.rest-request"]), observations: Object.freeze(["runtime-info", "mounts"]) });
+export const NATIVE_SUPPORT: BackendSupport = Object.freeze({ commands: Object.freeze(["wordpress.run-php", "wordpress.wp-cli", "wordpress.rest-request", "wordpress.http-request"]), observations: Object.freeze(["runtime-info", "mounts"]) });
 
 /** A WordPress directory given as `wordpress.path` (the source used when no resolver is given). */
 function directoryTree(cwd: string): WordPressTreeSource {

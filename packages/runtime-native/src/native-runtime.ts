@@ -12,6 +12,7 @@ import { basename, dirname, join, posix, relative, resolve } from "node:path";
 import {
   DEFAULT_OUTPUT_CAP_BYTES,
   MAX_DURATION_MS,
+  PolicyDeniedError,
   STABLE_SITE_ORIGIN,
   SerialQueue,
   WpCodeboxError,
@@ -21,6 +22,7 @@ import {
   runtimeSnapshotBundleFiles,
   fatalFromPhpOutput,
   getCommandDefinition,
+  isHostAllowed,
   parseCommandArgs,
   readInputText,
   readJsonArg,
@@ -230,8 +232,8 @@ export class NativeRuntime implements Runtime {
   }
 
   /**
-   * Runs one command, after the ones called before it. Only `wordpress.run-php` and
-   * `wordpress.rest-request` run on this backend yet; other catalog commands give an `error`
+   * Runs one command, after the ones called before it. Only `wordpress.run-php`, `wordpress.wp-cli`,
+   * `wordpress.rest-request` and `wordpress.http-request` run on this backend yet; other catalog commands give an `error`
    * result with code `not-implemented`.
    * @throws `runtime-disposed`, `unknown-command`, `policy-denied`, `invalid-argument`, `missing-argument`.
    */
@@ -253,11 +255,17 @@ export class NativeRuntime implements Runtime {
       this.event("command-started", { id, command: spec.command });
       let outcome: Outcome;
       let dbErrors: DbErrorRecord[] = [];
-      if (spec.command !== "wordpress.run-php" && spec.command !== "wordpress.wp-cli" && spec.command !== "wordpress.rest-request") {
-        outcome = { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: "not-implemented", message: `${spec.command} does not run on the native backend yet (only wordpress.run-php, wordpress.wp-cli and wordpress.rest-request do); use --backend playground.` } };
+      if (spec.command !== "wordpress.run-php" && spec.command !== "wordpress.wp-cli" && spec.command !== "wordpress.rest-request" && spec.command !== "wordpress.http-request") {
+        outcome = { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: "not-implemented", message: `${spec.command} does not run on the native backend yet (only wordpress.run-php, wordpress.wp-cli, wordpress.rest-request and wordpress.http-request do); use --backend playground.` } };
       } else {
         try {
-          const ran = spec.command === "wordpress.wp-cli" ? await this.runWpCliCommand(args, timeoutMs, spec.signal) : spec.command === "wordpress.rest-request" ? await this.restRequestCommand(args, timeoutMs, spec.signal) : await this.runPhpCommand(args, timeoutMs, spec.signal);
+          const ran = spec.command === "wordpress.wp-cli"
+            ? await this.runWpCliCommand(args, timeoutMs, spec.signal)
+            : spec.command === "wordpress.rest-request"
+              ? await this.restRequestCommand(args, timeoutMs, spec.signal)
+              : spec.command === "wordpress.http-request"
+                ? await this.httpRequestCommand(args, timeoutMs, spec.signal)
+                : await this.runPhpCommand(args, timeoutMs, spec.signal);
           outcome = ran.outcome;
           dbErrors = ran.dbErrors;
         } catch (error) {
@@ -310,10 +318,10 @@ export class NativeRuntime implements Runtime {
   }
 
   /** Runs a command's PHP file with the command's deadline: a stopped run is `timed-out` (deadline or interrupt). */
-  private async runCommandFile(file: string, command: string, user: number | "admin", timeoutMs: number, signal: AbortSignal | undefined, bootstrap: "wordpress" | "none" = "wordpress"): Promise<{ outcome: Outcome; dbErrors: DbErrorRecord[] }> {
+  private async runCommandFile(file: string, command: string, user: number | "admin", timeoutMs: number, signal: AbortSignal | undefined, bootstrap: "wordpress" | "none" = "wordpress", next: "wordpress" | "none" = bootstrap): Promise<{ outcome: Outcome; dbErrors: DbErrorRecord[] }> {
     const missingActor = join(this.layout.internal, "actor-missing");
     rmSync(missingActor, { force: true });
-    const run = await this.runPhpFile(file, bootstrap, user, this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES, timeoutMs, signal);
+    const run = await this.runPhpFile(file, bootstrap, user, this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES, timeoutMs, signal, next);
     const dbErrors = this.takeDbErrors();
     if (existsSync(missingActor)) {
       rmSync(missingActor, { force: true });
@@ -403,6 +411,98 @@ export class NativeRuntime implements Runtime {
    */
   private async dropPreloadedWordPress(): Promise<void> {
     await this.runPhpFile(`${SANDBOX_PATHS.programs}/noop.php`, "none", 0, 1024, 0, undefined, "none");
+  }
+
+  /**
+   * `wordpress.http-request`: there is no web server, so `php/http-request.php` runs the request
+   * as a server's PHP would (its `$_SERVER`, `$_GET`, `$_POST`, `$_COOKIE` and body; the script the
+   * path names) in a child that has not loaded WordPress. A signed-in actor first gets a session:
+   * `php/auth-cookies.php` (a run as the actor) makes its auth and logged-in cookies and a wp_rest
+   * nonce, sent as the `cookie` and `x-wp-nonce` headers (the caller's own ones win for the nonce).
+   * The result is Playground's: the body is stdout, `json` is `{ status, headers, body (parsed JSON
+   * or null), bodyBytes, timingMs }` (ms); redirects are not followed; a status of 400 or more (or
+   * other than `expect-status`) is `http-error`; a fatal error in the page is `php-fatal`.
+   * @throws `policy-denied` (another origin the policy does not allow), `invalid-argument` (another
+   * origin: native has no outbound network; a bad `expect-status`), `invalid-json-arg` (headers-json).
+   */
+  private async httpRequestCommand(args: Record<string, string>, timeoutMs: number, signal: AbortSignal | undefined): Promise<{ outcome: Outcome; dbErrors: DbErrorRecord[] }> {
+    const started = Date.now();
+    const method = (args.method ?? "GET").toUpperCase();
+    if (args.path === undefined && args.url === undefined) {
+      throw new WpCodeboxError("missing-argument", "wordpress.http-request needs path=/some/path or url=http://…; add one.");
+    }
+    const origin = new URL(STABLE_SITE_ORIGIN);
+    const target = args.url !== undefined ? new URL(args.url) : new URL(args.path!.startsWith("/") ? args.path! : `/${args.path}`, origin);
+    if (target.origin !== origin.origin) {
+      if (!isHostAllowed(this.setup.policy, target.hostname)) throw new PolicyDeniedError(`network:${target.hostname}`, `The runtime policy does not allow network access to ${target.hostname}. Use a sandbox path (path=/…) or allow the host in the policy's network rule.`);
+      throw new WpCodeboxError("invalid-argument", `wordpress.http-request only reaches the sandbox (${origin.origin}); ${target.origin} is outside it, and the native backend has no outbound network.`);
+    }
+    const expected = args["expect-status"];
+    if (expected !== undefined && !Number.isInteger(Number(expected))) throw new WpCodeboxError("invalid-argument", `expect-status must be an HTTP status code such as 200, got "${expected}".`);
+    const headers: Record<string, string> = {};
+    if (args["headers-json"] !== undefined) {
+      const parsed = readJsonArg(args["headers-json"], this.setup.cwd);
+      if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw new WpCodeboxError("invalid-json-arg", "headers-json must be a JSON object of header names to string values.");
+      for (const [k, v] of Object.entries(parsed)) headers[k.toLowerCase()] = String(v);
+    }
+    let body = Buffer.alloc(0);
+    if (args["body-json"] !== undefined) {
+      body = Buffer.from(JSON.stringify(readJsonArg(args["body-json"], this.setup.cwd)));
+      headers["content-type"] ??= "application/json";
+    } else if (args.body !== undefined) {
+      body = Buffer.from(args.body);
+      headers["content-type"] ??= "application/x-www-form-urlencoded";
+    }
+    const actor = this.actor(args.as);
+    const left = () => (timeoutMs > 0 ? Math.max(1, timeoutMs - (Date.now() - started)) : 0);
+    let dbErrors: DbErrorRecord[] = [];
+    if (actor !== 0) {
+      // The next run is the request, which loads WordPress itself: nothing preloaded after this one.
+      const login = await this.runCommandFile(`${SANDBOX_PATHS.programs}/auth-cookies.php`, "wordpress.http-request", actor, left(), signal, "wordpress", "none");
+      dbErrors = login.dbErrors;
+      if (login.outcome.status !== "ok") return login;
+      const auth = login.outcome.json as { cookies?: { name: string; value: string }[]; restNonce?: string } | undefined;
+      const cookies = (auth?.cookies ?? []).map((c) => `${c.name}=${c.value}`).join("; ");
+      if (cookies) headers.cookie = headers.cookie ? `${headers.cookie}; ${cookies}` : cookies;
+      if (auth?.restNonce) headers["x-wp-nonce"] ??= auth.restNonce;
+    }
+    const responseFile = join(this.layout.internal, "http-response.json");
+    rmSync(responseFile, { force: true });
+    writeFileSync(join(this.layout.internal, "http-request.json"), JSON.stringify({ method, path: target.pathname, query: target.search.replace(/^\?/, ""), host: target.host, headers, body: body.toString("base64") }));
+    const ran = await this.runCommandFile(`${SANDBOX_PATHS.programs}/http-request.php`, "wordpress.http-request", 0, left(), signal, "none", "wordpress");
+    dbErrors = [...dbErrors, ...ran.dbErrors];
+    const where = `${method} ${target.pathname}${target.search}`;
+    let response: { status: number; headers: Record<string, string> } | undefined;
+    try {
+      response = JSON.parse(readFileSync(responseFile, "utf8"));
+    } catch {
+      response = undefined;
+    }
+    const { outcome } = ran;
+    const bodyText = outcome.stdout;
+    let parsedBody: unknown = null;
+    if (!outcome.truncated?.stdout && /^\s*[[{]/.test(bodyText)) {
+      try {
+        parsedBody = JSON.parse(bodyText);
+      } catch {
+        parsedBody = null;
+      }
+    }
+    const json = response ? { status: response.status, headers: response.headers, body: parsedBody, bodyBytes: outcome.stdoutBytes ?? Buffer.byteLength(bodyText), timingMs: Date.now() - started } : undefined;
+    const { json: _stdoutJson, ...rest } = outcome;
+    if (outcome.status !== "ok") {
+      const error = outcome.error && outcome.error.code === "php-fatal" ? { ...outcome.error, data: { ...(outcome.error.data as Record<string, unknown>), ...(response ? { status: response.status } : {}), url: `${target.pathname}${target.search}` } } : outcome.error;
+      return { outcome: { ...rest, ...(json ? { json } : {}), ...(error ? { error } : {}) }, dbErrors };
+    }
+    if (!response) {
+      return { outcome: { ...rest, status: "error", exitCode: 1, error: { code: "php-error", message: `${where}: the page ended without reporting its status.` } }, dbErrors };
+    }
+    const ok = expected !== undefined ? response.status === Number(expected) : response.status < 400;
+    if (!ok) {
+      const why = expected !== undefined ? `expected HTTP ${Number(expected)}, got ${response.status}` : `HTTP ${response.status}`;
+      return { outcome: { ...rest, status: "error", exitCode: 1, json, error: { code: "http-error", message: `${where}: ${why}.`, data: { status: response.status } } }, dbErrors };
+    }
+    return { outcome: { ...rest, json }, dbErrors };
   }
 
   /** `as=`: admin (default), anonymous, or `user:<id>`. */

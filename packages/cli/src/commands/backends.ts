@@ -20,7 +20,7 @@ export const createBackend = createNamedBackend;
  */
 const NEEDS_PLAYGROUND: Record<string, string> = {
   serve: "a web server for the site URL, the login link and --attach",
-  check: "HTTP requests to the site and browser surfaces (admin pages, front-end visits, cron over HTTP)",
+  check: "a web server for the site (browser surfaces, WP-Cron and loopback requests) and the check's evidence recorder",
 };
 
 /**
