@@ -9,7 +9,7 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -153,7 +153,56 @@ describe("a native sandbox (one shared runtime)", { skip, timeout: 300_000 }, ()
     assert.equal(seen.socket, false);
     // ENETUNREACH: the sandbox's network namespace has no route at all (no wait for a timeout).
     assert.equal(seen.errno, 101);
-    if (process.getuid?.() === 0) assert.equal(seen.uid, 65534);
+    // Run by root, each sandbox has an unprivileged uid of its own (the process limit is counted per uid).
+    if (process.getuid?.() === 0) assert.ok((seen.uid as number) >= 40_000 && (seen.uid as number) < 60_000, String(seen.uid));
+  });
+
+  it("a fork bomb holding one sandbox's process limit does not stop another sandbox from booting MariaDB and running", async () => {
+    // Sandbox A forks up to its limit, says so in a mounted folder, and holds its processes until
+    // told to let go; meanwhile sandbox B boots (MariaDB needs threads) and runs.
+    const shared = mkdtempSync(join(tmpdir(), "wp-codebox-native-bomb-"));
+    chmodSync(shared, 0o777); // the sandbox's own uid writes the signal file
+    const a = await createBackend("native", { cwd: REPO_ROOT }).create({ mounts: [{ source: shared, target: "/workspace/signal", mode: "readwrite", kind: "directory" }] });
+    try {
+      const bomb = a.execute({
+        command: "wordpress.run-php",
+        args: [
+          `code=<?php
+          for ($i = 0; $i < 2000; $i++) {
+            $pid = pcntl_fork();
+            if ($pid === 0) { while (!file_exists('/workspace/signal/done')) usleep(50000); exit(0); }
+            if ($pid < 0) { break; }
+          }
+          file_put_contents('/workspace/signal/forked', (string) $i);
+          while (!file_exists('/workspace/signal/done')) usleep(50000);
+          echo "held $i";`,
+          "bootstrap=none",
+        ],
+        timeoutMs: 120_000,
+      });
+      let settled = false;
+      void bomb.finally(() => (settled = true));
+      while (!readdirSync(shared).includes("forked")) {
+        if (settled) assert.fail(`the fork bomb ended before it forked: ${JSON.stringify(await bomb)}`);
+        await sleep(50);
+      }
+      const other = await createBackend("native", { cwd: REPO_ROOT }).create({});
+      try {
+        const r = await other.execute({ command: "wordpress.run-php", args: ["code=<?php global $wpdb; echo $wpdb->get_var('SELECT 40 + 2');"] });
+        assert.equal(r.status, "ok", JSON.stringify(r.error) + r.stderr);
+        assert.equal(r.stdout, "42");
+      } finally {
+        writeFileSync(join(shared, "done"), "");
+        await other.dispose();
+      }
+      const held = await bomb;
+      assert.match(held.stdout, /^held \d+$/, JSON.stringify(held.error));
+      assert.ok(Number(held.stdout.slice(5)) <= 256, held.stdout);
+    } finally {
+      writeFileSync(join(shared, "done"), "");
+      await a.dispose();
+      rmSync(shared, { recursive: true, force: true });
+    }
   });
 
   it("a fork bomb stops at the process limit and a 2 GB string at the memory limit", async () => {

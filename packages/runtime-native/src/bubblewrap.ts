@@ -5,6 +5,8 @@
  * resource limits set with `prlimit`; and, when the host user is root, an unprivileged uid
  * (`setpriv`), because the kernel does not enforce a process limit on root.
  */
+import { randomInt } from "node:crypto";
+import { readFileSync } from "node:fs";
 import type { NativeTools } from "./native-tools.js";
 
 /** A host path made visible inside the sandbox. */
@@ -31,8 +33,34 @@ export const PHP_LIMITS: Readonly<ResourceLimits> = Object.freeze({ addressSpace
 /** MariaDB's: it reserves address space freely, so only processes and file size. */
 export const MARIADB_LIMITS: Readonly<ResourceLimits> = Object.freeze({ addressSpaceBytes: 0, processes: 256, fileSizeBytes: 4 * (1 << 30) });
 
-/** The uid and gid sandboxed processes run as when the host user is root (Debian's `nobody`). */
+/**
+ * The uid and gid the processes that build the cached site run as when the host user is root
+ * (Debian's `nobody`). A sandbox gets a uid of its own (`allocateSandboxUid`).
+ */
 export const SANDBOX_UID = 65534;
+
+/** Sandbox uids are drawn from this range (below 65536, which any user namespace maps). */
+const SANDBOX_UID_RANGE = { first: 40_000, count: 20_000 } as const;
+
+/**
+ * A uid (and gid) for one sandbox, unused on the host. The kernel counts the process limit
+ * (`RLIMIT_NPROC`) per uid across the whole host: with one uid for every sandbox, a fork bomb in one
+ * sandbox, or many busy ones, would leave another's MariaDB unable to start a thread. Drawn at
+ * random, so sandboxes of separate processes seldom share one (two that do share only that limit).
+ * @returns a uid in 40000–59999 that /etc/passwd does not list.
+ */
+export function allocateSandboxUid(): number {
+  let used = new Set<number>();
+  try {
+    used = new Set(readFileSync("/etc/passwd", "utf8").split("\n").map((line) => Number(line.split(":")[2])));
+  } catch {
+    // no passwd file: any uid in the range is unused
+  }
+  for (;;) {
+    const uid = SANDBOX_UID_RANGE.first + randomInt(SANDBOX_UID_RANGE.count);
+    if (!used.has(uid)) return uid;
+  }
+}
 
 /** True when processes must drop root (the host user is root). */
 export function dropsRoot(): boolean {
@@ -60,7 +88,7 @@ const SANDBOX_ROOT_DIRS = ["/etc", "/run", "/var", "/var/lib", "/opt", "/interna
  * no capabilities inside (the sandbox uid could not reach a cache under `/root` to bind it); run
  * by another user, bubblewrap uses a user namespace of its own.
  */
-export function confinedCommand(tools: NativeTools, options: { binds: Bind[]; chdir: string; limits: ResourceLimits; env?: Record<string, string> }, command: string[]): ConfinedCommand {
+export function confinedCommand(tools: NativeTools, options: { binds: Bind[]; chdir: string; limits: ResourceLimits; env?: Record<string, string>; uid?: number }, command: string[]): ConfinedCommand {
   const { limits } = options;
   const prlimit = [tools.prlimit, "--core=0"];
   if (limits.addressSpaceBytes > 0) prlimit.push(`--as=${limits.addressSpaceBytes}`);
@@ -74,12 +102,34 @@ export function confinedCommand(tools: NativeTools, options: { binds: Bind[]; ch
   for (const path of SYSTEM_READ_ONLY) bwrap.push("--ro-bind-try", path, path);
   bwrap.push("--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64");
   bwrap.push("--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp");
+  // Folders above a bind that nothing else provides (/workspace for /workspace/x): bubblewrap run by
+  // root would make them 0700, which the sandbox's uid could not even look into.
+  for (const dir of bindParents(options.binds)) bwrap.push("--perms", "0755", "--dir", dir);
   for (const bind of options.binds) bwrap.push(bind.readOnly ? "--ro-bind" : "--bind", bind.source, bind.target);
   bwrap.push("--chdir", options.chdir, "--");
   const setpriv = root
-    ? [tools.setpriv, `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_UID}`, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+    ? [tools.setpriv, `--reuid=${options.uid ?? SANDBOX_UID}`, `--regid=${options.uid ?? SANDBOX_UID}`, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
     : [];
   // Only these variables reach the sandbox: the process is spawned with exactly this environment.
   const env = { PATH: "/usr/bin:/bin", HOME: "/tmp", LANG: "C.UTF-8", TMPDIR: "/tmp", ...(options.env ?? {}) };
   return { argv: [...prlimit, ...bwrap, ...setpriv, ...command], env };
+}
+
+/**
+ * The folders above the bind targets that no bind, system path or root folder provides, parents
+ * first (`/workspace` for a bind at `/workspace/code`; none for `/wordpress/wp-content/plugins/x`,
+ * which lies inside the bind at `/wordpress`).
+ */
+export function bindParents(binds: readonly Bind[]): string[] {
+  const provided = [...binds.map((b) => b.target), ...SYSTEM_READ_ONLY, ...SANDBOX_ROOT_DIRS, "/tmp", "/proc", "/dev"];
+  const inside = (path: string) => provided.some((p) => path === p || path.startsWith(`${p}/`));
+  const out: string[] = [];
+  for (const bind of binds) {
+    const parts = bind.target.split("/").filter(Boolean);
+    for (let i = 1; i < parts.length; i++) {
+      const dir = `/${parts.slice(0, i).join("/")}`;
+      if (!inside(dir) && !out.includes(dir)) out.push(dir);
+    }
+  }
+  return out;
 }

@@ -44,7 +44,7 @@ export function startPhp(run: PhpRun): ConfinedProcess {
   const ini = PHP_INI.flatMap((setting) => ["-d", setting]);
   const argv = confinedCommand(
     run.tools,
-    { binds: [...phpBinds(run.layout, run.treeDir), ...(run.extraBinds ?? [])], chdir: SANDBOX_PATHS.wordpress, limits: PHP_LIMITS, ...(run.env ? { env: run.env } : {}) },
+    { binds: [...phpBinds(run.layout, run.treeDir), ...(run.extraBinds ?? [])], chdir: SANDBOX_PATHS.wordpress, limits: PHP_LIMITS, uid: run.layout.uid, ...(run.env ? { env: run.env } : {}) },
     [run.tools.php, ...ini, run.script, ...(run.args ?? [])],
   );
   return startConfined(argv, run.capBytes);

@@ -44,7 +44,7 @@ import {
 } from "@wp-codebox/runtime-core";
 import { applyNativeSnapshot, captureNativeSnapshot, type NativeStateHost } from "./native-snapshots.js";
 import { pharFromSpec, runNativeWpCli, wpCliOutcome } from "./native-wp-cli.js";
-import type { Bind } from "./bubblewrap.js";
+import { allocateSandboxUid, type Bind } from "./bubblewrap.js";
 import type { CapturedStream, ProcessOutcome } from "./confined-process.js";
 import { siteConstants } from "./native-config.js";
 import { PhpServer } from "./php-server.js";
@@ -101,7 +101,7 @@ export class NativeRuntime implements Runtime {
   private readonly taken = new Map<string, WordPressRuntimeSnapshot>();
 
   private constructor(private readonly setup: NativeRuntimeSetup) {
-    this.layout = siteLayout(mkdtempSync(join(tmpdir(), "wp-codebox-native-")));
+    this.layout = siteLayout(mkdtempSync(join(tmpdir(), "wp-codebox-native-")), allocateSandboxUid());
     this.binds = setup.mounts.map((m) => ({ source: m.source, target: m.target, readOnly: m.mode === "readonly" }));
     this.php = new PhpServer({ tools: setup.tools, layout: this.layout, treeDir: setup.treeDir, extraBinds: this.binds, env: { ...setup.env, ...setup.secretEnv } });
   }
@@ -139,11 +139,14 @@ export class NativeRuntime implements Runtime {
     await this.server?.exited;
     this.server = undefined;
     copyTree(this.setup.site.data, this.layout.data);
+    // The cache's files belong to the uid that built it; this sandbox's processes run as their own.
+    giveToSandbox(this.layout.data, this.layout.uid);
     rmSync(join(this.layout.run, "mysqld.sock"), { force: true });
     // PHP starts while MariaDB does: both take a few hundred ms, mostly waiting.
     const starting = MariaDbServer.start(this.setup.tools, this.layout);
     starting.catch(() => undefined);
     copyTree(this.setup.site.content, this.layout.content);
+    giveToSandbox(this.layout.content, this.layout.uid);
     this.createMountPoints();
     this.php.warm();
     this.server = await starting;
@@ -171,7 +174,7 @@ export class NativeRuntime implements Runtime {
     const cached = join(this.setup.site.root, CLEAN_DB_SIGNATURES);
     if (!this.activates() && existsSync(cached)) {
       copyFileSync(cached, join(this.layout.internal, CLEAN_DB_SIGNATURES));
-      giveOneToSandbox(join(this.layout.internal, CLEAN_DB_SIGNATURES));
+      giveOneToSandbox(join(this.layout.internal, CLEAN_DB_SIGNATURES), this.layout.uid);
       return;
     }
     await this.cleanDatabase("save");
@@ -206,8 +209,8 @@ export class NativeRuntime implements Runtime {
       const created = mkdirSync(mount.kind === "directory" ? path : dirname(path), { recursive: true });
       if (mount.kind === "file" && !existsSync(path)) writeFileSync(path, "");
       // Only what was created here: the copied wp-content already belongs to the sandbox uid.
-      if (created) giveToSandbox(created);
-      if (mount.kind === "file") giveOneToSandbox(path);
+      if (created) giveToSandbox(created, this.layout.uid);
+      if (mount.kind === "file") giveOneToSandbox(path, this.layout.uid);
     }
   }
 
@@ -311,8 +314,8 @@ export class NativeRuntime implements Runtime {
     if (!/^\s*<\?(php|=)?/.test(source)) source = `<?php\n${source}`;
     mkdirSync(join(this.layout.internal, "code"), { recursive: true });
     writeFileSync(join(this.layout.internal, "code", name), source);
-    giveOneToSandbox(join(this.layout.internal, "code"));
-    giveOneToSandbox(join(this.layout.internal, "code", name));
+    giveOneToSandbox(join(this.layout.internal, "code"), this.layout.uid);
+    giveOneToSandbox(join(this.layout.internal, "code", name), this.layout.uid);
     const bootstrap = args.bootstrap === "none" ? "none" : "wordpress";
     return this.runCommandFile(posix.join(SANDBOX_PATHS.internal, "code", name), "wordpress.run-php", this.actor(args.as), timeoutMs, signal, bootstrap);
   }
@@ -623,7 +626,7 @@ export class NativeRuntime implements Runtime {
       let changed: Record<string, number> = {};
       try {
         // Only what differs: the warm PHP process keeps wp-content (and the mounts in it) bound.
-        const files = syncTree(this.setup.site.content, this.layout.content, { protect: this.contentMountPaths(), onCopied: giveToSandbox });
+        const files = syncTree(this.setup.site.content, this.layout.content, { protect: this.contentMountPaths(), onCopied: (path) => giveToSandbox(path, this.layout.uid) });
         this.createMountPoints();
         const tables = await this.cleanDatabase("restore");
         changed = { tablesRestored: tables.restored.length, tablesDropped: tables.dropped.length, filesCopied: files.copied.length, filesRemoved: files.removed.length };

@@ -5,7 +5,7 @@
  * (one installed site per WordPress release) and each sandbox (a copy of it).
  */
 import { spawnSync } from "node:child_process";
-import { chownSync, cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
@@ -40,31 +40,38 @@ export interface SiteLayout {
   config: string;
   internal: string;
   run: string;
+  /** The uid (and gid) its processes run as when the host user is root. */
+  uid: number;
 }
 
-export function siteLayout(root: string): SiteLayout {
-  return { root, data: join(root, "data"), content: join(root, "wp-content"), config: join(root, "config"), internal: join(root, "internal"), run: join(root, "run") };
+/**
+ * The layout of a site folder.
+ * @param uid - what its processes run as when the host user is root: the cache's builds use
+ *   `SANDBOX_UID`, each sandbox one of its own (`allocateSandboxUid`).
+ */
+export function siteLayout(root: string, uid: number = SANDBOX_UID): SiteLayout {
+  return { root, data: join(root, "data"), content: join(root, "wp-content"), config: join(root, "config"), internal: join(root, "internal"), run: join(root, "run"), uid };
 }
 
-/** Makes a folder (and what it holds) the sandbox uid's, when sandboxed processes drop root. */
-export function giveToSandbox(path: string): void {
+/** Makes a folder (and what it holds, symlinks themselves not their targets) `uid`'s, when sandboxed processes drop root. */
+export function giveToSandbox(path: string, uid: number = SANDBOX_UID): void {
   if (!dropsRoot()) return;
   const walk = (p: string) => {
-    chownSync(p, SANDBOX_UID, SANDBOX_UID);
-    if (statSync(p, { throwIfNoEntry: false })?.isDirectory()) for (const name of readdirSync(p)) walk(join(p, name));
+    lchownSync(p, uid, uid);
+    if (lstatSync(p, { throwIfNoEntry: false })?.isDirectory()) for (const name of readdirSync(p)) walk(join(p, name));
   };
   walk(path);
 }
 
-/** Makes one file or folder (not what it holds) the sandbox uid's, when sandboxed processes drop root. */
-export function giveOneToSandbox(path: string): void {
-  if (dropsRoot()) chownSync(path, SANDBOX_UID, SANDBOX_UID);
+/** Makes one file or folder (not what it holds) `uid`'s, when sandboxed processes drop root. */
+export function giveOneToSandbox(path: string, uid: number = SANDBOX_UID): void {
+  if (dropsRoot()) lchownSync(path, uid, uid);
 }
 
-/** Creates the empty folders of a layout (owned by the sandbox uid). */
+/** Creates the empty folders of a layout (owned by the layout's uid). */
 export function createLayout(layout: SiteLayout): void {
   for (const dir of [layout.root, layout.data, layout.content, layout.config, layout.internal, join(layout.internal, "opcache"), layout.run]) mkdirSync(dir, { recursive: true });
-  giveToSandbox(layout.root);
+  giveToSandbox(layout.root, layout.uid);
 }
 
 /** Copies a folder tree, sharing blocks where the file system can (reflink), keeping owners. */
@@ -140,7 +147,7 @@ function mariadbBinds(layout: SiteLayout): Bind[] {
  * @throws `boot-failed` with what the installer printed.
  */
 export function installDataDir(tools: NativeTools, layout: SiteLayout): void {
-  const argv = confinedCommand(tools, { binds: mariadbBinds(layout), chdir: "/", limits: MARIADB_LIMITS }, [
+  const argv = confinedCommand(tools, { binds: mariadbBinds(layout), chdir: "/", limits: MARIADB_LIMITS, uid: layout.uid }, [
     tools.mariadbInstallDb,
     ...MARIADB_OPTIONS,
     "--auth-root-authentication-method=normal",
@@ -166,7 +173,7 @@ export class MariaDbServer {
    */
   static async start(tools: NativeTools, layout: SiteLayout, timeoutMs = 30_000): Promise<MariaDbServer> {
     rmSync(join(layout.run, "mysqld.sock"), { force: true });
-    const argv = confinedCommand(tools, { binds: mariadbBinds(layout), chdir: "/", limits: MARIADB_LIMITS }, [tools.mariadbd, ...MARIADB_OPTIONS, ...MARIADB_SERVER_OPTIONS]);
+    const argv = confinedCommand(tools, { binds: mariadbBinds(layout), chdir: "/", limits: MARIADB_LIMITS, uid: layout.uid }, [tools.mariadbd, ...MARIADB_OPTIONS, ...MARIADB_SERVER_OPTIONS]);
     const process = startConfined(argv, 64 << 10);
     const server = new MariaDbServer(process, layout);
     let exited = false;

@@ -92,6 +92,7 @@ async function runDbTool(host: NativeStateHost, argv: string[], what: string): P
       ],
       chdir: "/",
       limits: PHP_LIMITS,
+      uid: host.layout.uid,
     },
     argv,
   );
@@ -203,13 +204,13 @@ export async function applyNativeSnapshot(host: NativeStateHost, snapshot: WordP
     const target = hostPath(host, file.path);
     const created = mkdirSync(dirname(target), { recursive: true });
     writeFileSync(target, file.content!);
-    if (created) giveToSandbox(created);
-    giveOneToSandbox(target);
+    if (created) giveToSandbox(created, host.layout.uid);
+    giveOneToSandbox(target, host.layout.uid);
   }
   const dump = snapshot.files.find((f) => f.kind === RUNTIME_SNAPSHOT_KINDS.database && f.path === snapshot.database.path)!;
   const dumpHost = join(host.layout.internal, DUMP_FILE);
   writeFileSync(dumpHost, dump.content!);
-  giveOneToSandbox(dumpHost);
+  giveOneToSandbox(dumpHost, host.layout.uid);
   try {
     await runDbTool(host, [host.tools.mariadb, `--socket=${SANDBOX_PATHS.socket}`, "--user=root", `--execute=source ${SANDBOX_PATHS.internal}/${DUMP_FILE}`], "Loading the snapshot's database dump");
   } finally {

@@ -99,7 +99,7 @@ export class PhpServer {
     const ini = PHP_INI.flatMap((setting) => ["-d", setting]);
     const { argv, env } = confinedCommand(
       this.setup.tools,
-      { binds: [...phpBinds(this.setup.layout, this.setup.treeDir), ...this.setup.extraBinds], chdir: SANDBOX_PATHS.wordpress, limits: PHP_LIMITS, env: this.setup.env },
+      { binds: [...phpBinds(this.setup.layout, this.setup.treeDir), ...this.setup.extraBinds], chdir: SANDBOX_PATHS.wordpress, limits: PHP_LIMITS, env: this.setup.env, uid: this.setup.layout.uid },
       // OPcache's shared memory lives in this process and its forks: that is what stays warm. The
       // realpath cache the server fills once at start is kept for an hour instead of 2 minutes.
       [this.setup.tools.php, ...ini, "-d", "opcache.file_cache_only=0", "-d", "realpath_cache_ttl=3600", `${SANDBOX_PATHS.programs}/server.php`],
