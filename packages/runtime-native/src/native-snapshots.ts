@@ -8,7 +8,7 @@
  * made since are gone too) and makes wp-content equal to the listing. Every process runs confined
  * like the sandbox's PHP. Call these while no command runs.
  */
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import {
   RUNTIME_SNAPSHOT_KINDS,
@@ -23,6 +23,7 @@ import {
   type RuntimeSnapshotCarriedFile,
   type RuntimeSnapshotFileEntry,
   type WordPressRuntimeSnapshot,
+  listSnapshotFiles,
 } from "@wp-codebox/runtime-core";
 import { PHP_LIMITS, confinedCommand } from "./bubblewrap.js";
 import { startConfined } from "./confined-process.js";
@@ -52,28 +53,11 @@ export interface NativeStateHost {
 
 const baseListings = new Map<string, RuntimeSnapshotFileEntry[]>();
 
-/** Every regular file under `dir` as `{ path: prefix + relative path, bytes, sha256 }`, sorted by path. */
-function listFiles(dir: string, prefix: string): RuntimeSnapshotFileEntry[] {
-  const out: RuntimeSnapshotFileEntry[] = [];
-  const walk = (abs: string, rel: string): void => {
-    for (const entry of readdirSync(abs, { withFileTypes: true })) {
-      const a = join(abs, entry.name);
-      const r = `${rel}/${entry.name}`;
-      if (entry.isDirectory()) walk(a, r);
-      else if (entry.isFile()) {
-        const bytes = readFileSync(a);
-        out.push({ path: r, bytes: bytes.byteLength, sha256: sha256Hex(bytes) });
-      }
-    }
-  };
-  if (existsSync(dir)) walk(dir, prefix);
-  return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-}
 
 /** The cached site's wp-content listing, hashed once per process (the cache entry never changes). */
 function baseListing(dir: string): RuntimeSnapshotFileEntry[] {
   let listing = baseListings.get(dir);
-  if (!listing) baseListings.set(dir, (listing = listFiles(dir, "wp-content")));
+  if (!listing) baseListings.set(dir, (listing = listSnapshotFiles(dir, "wp-content")));
   return listing;
 }
 
@@ -145,7 +129,7 @@ export async function captureNativeSnapshot(host: NativeStateHost): Promise<Word
     ], "mariadb-dump of the sandbox's database");
     const dump = new Uint8Array(readFileSync(dumpHost));
     const facts = await readDatabaseFacts(host);
-    const listing = listFiles(host.layout.content, "wp-content");
+    const listing = listSnapshotFiles(host.layout.content, "wp-content");
     const base = new Map(baseListing(host.baseContent).map((f) => [f.path, f.sha256]));
     const dumpSha = sha256Hex(dump);
     const files: RuntimeSnapshotCarriedFile[] = [{ path: NATIVE_DUMP_PATH, kind: RUNTIME_SNAPSHOT_KINDS.database, bytes: dump.byteLength, sha256: dumpSha, content: dump }];
@@ -188,7 +172,7 @@ export async function applyNativeSnapshot(host: NativeStateHost, snapshot: WordP
       { snapshot: { ...c, engine: snapshot.database.engine }, runtime: { backend: "native", engine: "mariadb", wordpressVersion: host.wordpressVersion, phpVersion: host.phpVersion } },
     );
   }
-  const current = new Map(listFiles(host.layout.content, "wp-content").map((f) => [f.path, f.sha256]));
+  const current = new Map(listSnapshotFiles(host.layout.content, "wp-content").map((f) => [f.path, f.sha256]));
   const carried = new Map(snapshot.files.filter((f) => f.kind === RUNTIME_SNAPSHOT_KINDS.file).map((f) => [f.path, f]));
   const missing = snapshot.wpContent.files.filter((f) => !carried.has(f.path) && current.get(f.path) !== f.sha256);
   if (missing.length > 0) {

@@ -5,6 +5,7 @@
  * and SHA-256 hashes over all of it. Hash checks, bundle layout and `restoreRuntime` live here;
  * capturing and applying a snapshot is the backend's job.
  */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Type, type Static } from "@sinclair/typebox";
@@ -314,4 +315,28 @@ export async function readRuntimeSnapshotFromBundle(bundleDir: string, id: strin
     }),
   );
   return { ...manifest, files };
+}
+
+/**
+ * Every regular file under `dir` as a snapshot listing entry, for the wp-content part of a
+ * snapshot (both backends list their sandbox's wp-content this way).
+ * @param dir - a host folder; a missing one lists nothing.
+ * @param prefix - what each path starts with (`"wp-content"` gives `wp-content/plugins/x.php`).
+ * @returns `{ path, bytes, sha256 }` per file, sorted by path (symlinks and other special files left out).
+ */
+export function listSnapshotFiles(dir: string, prefix: string): RuntimeSnapshotFileEntry[] {
+  const out: RuntimeSnapshotFileEntry[] = [];
+  const walk = (abs: string, rel: string): void => {
+    for (const entry of readdirSync(abs, { withFileTypes: true })) {
+      const a = join(abs, entry.name);
+      const r = `${rel}/${entry.name}`;
+      if (entry.isDirectory()) walk(a, r);
+      else if (entry.isFile()) {
+        const bytes = readFileSync(a);
+        out.push({ path: r, bytes: bytes.byteLength, sha256: sha256Hex(bytes) });
+      }
+    }
+  };
+  if (existsSync(dir)) walk(dir, prefix);
+  return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }

@@ -22,6 +22,7 @@ import {
   type RuntimeSnapshotCarriedFile,
   type RuntimeSnapshotFileEntry,
   type WordPressRuntimeSnapshot,
+  listSnapshotFiles,
 } from "@wp-codebox/runtime-core";
 import type { WorkerRunResult } from "../worker/php-worker-protocol.js";
 import { outcomeFromRun, withFatalRecorder } from "../commands/run-php.js";
@@ -51,29 +52,12 @@ export interface RuntimeStateHost {
 
 const baseListings = new Map<string, RuntimeSnapshotFileEntry[]>();
 
-/** Every regular file under `dir`, as `{ path: prefix + relative path, bytes, sha256 }`, sorted by path. */
-export function listFiles(dir: string, prefix: string): RuntimeSnapshotFileEntry[] {
-  const out: RuntimeSnapshotFileEntry[] = [];
-  const walk = (abs: string, rel: string): void => {
-    for (const entry of readdirSync(abs, { withFileTypes: true })) {
-      const a = join(abs, entry.name);
-      const r = `${rel}/${entry.name}`;
-      if (entry.isDirectory()) walk(a, r);
-      else if (entry.isFile()) {
-        const bytes = readFileSync(a);
-        out.push({ path: r, bytes: bytes.byteLength, sha256: sha256Hex(bytes) });
-      }
-    }
-  };
-  if (existsSync(dir)) walk(dir, prefix);
-  return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-}
 
 /** The clean base listing (the installed site's wp-content), hashed once per process. */
 export function baseListing(siteDir: string): RuntimeSnapshotFileEntry[] {
   let listing = baseListings.get(siteDir);
   if (!listing) {
-    listing = listFiles(join(siteDir, "wp-content"), "wp-content");
+    listing = listSnapshotFiles(join(siteDir, "wp-content"), "wp-content");
     baseListings.set(siteDir, listing);
   }
   return listing;
@@ -202,7 +186,7 @@ export async function readDatabaseFacts(host: RuntimeStateHost): Promise<{ table
  */
 export async function captureSnapshot(host: RuntimeStateHost): Promise<WordPressRuntimeSnapshot> {
   const facts = await readDatabaseFacts(host);
-  const listing = listFiles(host.contentDir, "wp-content");
+  const listing = listSnapshotFiles(host.contentDir, "wp-content");
   const base = new Map(baseListing(host.siteDir).map((f) => [f.path, f.sha256]));
   const files: RuntimeSnapshotCarriedFile[] = [];
   for (const entry of listing) {
@@ -251,7 +235,7 @@ export function applySnapshot(host: RuntimeStateHost, snapshot: WordPressRuntime
       { snapshot: c, runtime: { backend: host.backend, wordpressVersion: host.wordpressVersion, phpVersion: host.phpVersion } },
     );
   }
-  const current = new Map(listFiles(host.contentDir, "wp-content").map((f) => [f.path, f.sha256]));
+  const current = new Map(listSnapshotFiles(host.contentDir, "wp-content").map((f) => [f.path, f.sha256]));
   const corePaths = new Set((snapshot.core?.files ?? []).map((f) => f.path));
   const carried = new Map(snapshot.files.filter((f) => !corePaths.has(f.path)).map((f) => [f.path, f]));
   const missing = snapshot.wpContent.files.filter((f) => !carried.has(f.path) && current.get(f.path) !== f.sha256);
