@@ -156,8 +156,8 @@ if ($wp_codebox_request['bootstrap'] === 'wordpress') {
 		unset($wp_codebox_admins, $wp_codebox_admin);
 	} else {
 		unset($wp_codebox_admins, $wp_codebox_admin);
-		// as=user:<id> naming nobody is the caller's mistake, not a run as anonymous (user 0).
-		if (!get_userdata((int) $wp_codebox_request['user'])) {
+		// as=user:<id> naming nobody is the caller's mistake, not a run as anonymous (user 0, as=anonymous).
+		if ((int) $wp_codebox_request['user'] !== 0 && !get_userdata((int) $wp_codebox_request['user'])) {
 			@file_put_contents('/internal/wp-codebox/actor-missing', (string) (int) $wp_codebox_request['user']);
 			exit(3);
 		}
