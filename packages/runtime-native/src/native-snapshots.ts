@@ -8,8 +8,8 @@
  * made since are gone too) and makes wp-content equal to the listing. Every process runs confined
  * like the sandbox's PHP. Call these while no command runs.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import {
   RUNTIME_SNAPSHOT_KINDS,
   RUNTIME_STATE_ARTIFACT_SEMANTICS,
@@ -24,11 +24,13 @@ import {
   type RuntimeSnapshotFileEntry,
   type WordPressRuntimeSnapshot,
   listSnapshotFiles,
+  snapshotContentPath,
+  writeFileInside,
 } from "@wp-codebox/runtime-core";
 import { PHP_LIMITS, confinedCommand } from "./bubblewrap.js";
 import { startConfined } from "./confined-process.js";
 import { startPhp } from "./native-php.js";
-import { SANDBOX_PATHS, giveOneToSandbox, giveToSandbox, type SiteLayout } from "./native-site.js";
+import { SANDBOX_PATHS, giveOneToSandbox, type SiteLayout } from "./native-site.js";
 import type { NativeTools } from "./native-tools.js";
 
 /** Path of the dump inside a snapshot (and under `files/runtime-snapshots/<id>/` in a bundle). */
@@ -62,8 +64,9 @@ function baseListing(dir: string): RuntimeSnapshotFileEntry[] {
 }
 
 function hostPath(host: NativeStateHost, path: string): string {
-  return join(host.layout.content, ...path.slice("wp-content/".length).split("/"));
+  return join(host.layout.content, ...snapshotContentPath(path).split("/"));
 }
+
 
 /** Runs a MariaDB client tool confined, with the sandbox's socket and internal folder bound. @throws `state-export-failed`. */
 async function runDbTool(host: NativeStateHost, argv: string[], what: string): Promise<void> {
@@ -184,13 +187,7 @@ export async function applyNativeSnapshot(host: NativeStateHost, snapshot: WordP
   }
   const listed = new Set(snapshot.wpContent.files.map((f) => f.path));
   for (const path of current.keys()) if (!listed.has(path)) rmSync(hostPath(host, path), { force: true });
-  for (const file of carried.values()) {
-    const target = hostPath(host, file.path);
-    const created = mkdirSync(dirname(target), { recursive: true });
-    writeFileSync(target, file.content!);
-    if (created) giveToSandbox(created, host.layout.uid);
-    giveOneToSandbox(target, host.layout.uid);
-  }
+  for (const file of carried.values()) writeFileInside(host.layout.content, snapshotContentPath(file.path), file.content!, (path) => giveOneToSandbox(path, host.layout.uid));
   const dump = snapshot.files.find((f) => f.kind === RUNTIME_SNAPSHOT_KINDS.database && f.path === snapshot.database.path)!;
   const dumpHost = join(host.layout.internal, DUMP_FILE);
   writeFileSync(dumpHost, dump.content!);

@@ -340,3 +340,14 @@ export function listSnapshotFiles(dir: string, prefix: string): RuntimeSnapshotF
   if (existsSync(dir)) walk(dir, prefix);
   return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
+
+/**
+ * Where a snapshot's wp-content file goes, relative to the sandbox's wp-content folder.
+ * @param path - a listing path, e.g. `wp-content/plugins/x.php`.
+ * @returns `plugins/x.php`.
+ * @throws `invalid-snapshot` for a path outside wp-content.
+ */
+export function snapshotContentPath(path: string): string {
+  if (!path.startsWith("wp-content/")) throw new WpCodeboxError("invalid-snapshot", `The snapshot lists ${path} as a wp-content file; its paths must start with wp-content/.`, { path });
+  return path.slice("wp-content/".length);
+}

@@ -23,6 +23,8 @@ import {
   type RuntimeSnapshotFileEntry,
   type WordPressRuntimeSnapshot,
   listSnapshotFiles,
+  snapshotContentPath,
+  writeFileInside,
 } from "@wp-codebox/runtime-core";
 import type { WorkerRunResult } from "../worker/php-worker-protocol.js";
 import { outcomeFromRun, withFatalRecorder } from "../commands/run-php.js";
@@ -65,8 +67,9 @@ export function baseListing(siteDir: string): RuntimeSnapshotFileEntry[] {
 
 /** Host path of a `wp-content/…` path. */
 function hostPath(host: RuntimeStateHost, path: string): string {
-  return join(host.contentDir, ...path.slice("wp-content/".length).split("/"));
+  return join(host.contentDir, ...snapshotContentPath(path).split("/"));
 }
+
 
 /**
  * Rebuilds wp-content as it was right after boot: the installed site's wp-content, the read-only
@@ -248,10 +251,7 @@ export function applySnapshot(host: RuntimeStateHost, snapshot: WordPressRuntime
   }
   const listed = new Set(snapshot.wpContent.files.map((f) => f.path));
   for (const path of current.keys()) if (!listed.has(path)) rmSync(hostPath(host, path), { force: true });
-  for (const file of carried.values()) {
-    const target = hostPath(host, file.path);
-    mkdirSync(dirname(target), { recursive: true });
-    writeFileSync(target, file.content!);
-  }
+  // Not through links the sandbox's PHP may have left in wp-content: this write runs as the host user.
+  for (const file of carried.values()) writeFileInside(host.contentDir, snapshotContentPath(file.path), file.content!);
   writeCoreLayer(host, snapshot);
 }
