@@ -4,9 +4,10 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { scratchDir } from "../../../test/support/scratch-dir.js";
 import { writeFileInside } from "../src/contained-write.js";
 
 const bytes = new TextEncoder().encode("restored");
@@ -22,7 +23,7 @@ const cases: { name: string; relative: string; prepare(root: string, outside: st
 
 for (const c of cases) {
   test(`writeFileInside: ${c.name}`, () => {
-    const base = mkdtempSync(join(tmpdir(), "contained-write-"));
+    const base = scratchDir("contained-write-");
     const root = join(base, "root");
     const outside = join(base, "outside");
     mkdirSync(root);
