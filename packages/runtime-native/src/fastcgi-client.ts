@@ -122,7 +122,7 @@ export function parseCgiHeaders(head: string): { status: number; headers: Record
 export function fastCgiRequest(socketPath: string, request: FastCgiRequest, options: { capBytes: number; signal?: AbortSignal }): Promise<FastCgiResponse> {
   return new Promise<FastCgiResponse>((resolve, reject) => {
     const socket = connect(socketPath);
-    let pending = Buffer.alloc(0);
+    let pending: Buffer = Buffer.alloc(0);
     let head: Buffer[] | undefined = [];
     let headBytes = 0;
     let parsed: { status: number; headers: Record<string, string[]> } | undefined;
