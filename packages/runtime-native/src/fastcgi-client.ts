@@ -43,6 +43,32 @@ export interface FastCgiResponse {
   appStatus: number;
 }
 
+/**
+ * Waits until a server accepts connections on `socketPath` (the socket file appears when the
+ * server binds it, a moment before it listens).
+ * @param timeoutMs - give up after this long (ms).
+ * @param stillStarting - checked between attempts; returning a string gives up with that reason.
+ * @throws Error when the time runs out or `stillStarting` gives a reason.
+ */
+export async function waitForSocket(socketPath: string, timeoutMs: number, stillStarting: () => string | undefined = () => undefined): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const reason = stillStarting();
+    if (reason !== undefined) throw new Error(reason);
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = connect(socketPath);
+      socket.once("connect", () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once("error", () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`nothing accepted connections on ${socketPath} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 /** Encodes one record (header, content, padding to 8 bytes). */
 function record(type: number, requestId: number, content: Uint8Array): Buffer {
   const padding = (8 - (content.length % 8)) % 8;

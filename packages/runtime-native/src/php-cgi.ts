@@ -6,10 +6,10 @@
  * OPcache (WordPress compiled once). Started on the first request that needs it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { PHP_LIMITS, confinedCommand, type Bind } from "./bubblewrap.js";
-import { fastCgiRequest, type FastCgiRequest, type FastCgiResponse } from "./fastcgi-client.js";
+import { fastCgiRequest, waitForSocket, type FastCgiRequest, type FastCgiResponse } from "./fastcgi-client.js";
 import { PHP_INI } from "./native-php.js";
 import { SANDBOX_PATHS, giveOneToSandbox, phpBinds, type SiteLayout } from "./native-site.js";
 import type { NativeTools } from "./native-tools.js";
@@ -87,18 +87,16 @@ export class PhpCgi {
     });
     child.once("error", () => undefined);
     this.child = child;
-    const exited = new Promise<number | null>((resolve) => child.once("close", (code) => {
+    let exitCode: number | null | undefined;
+    child.once("close", (code) => {
       if (this.child === child) this.child = undefined;
-      resolve(code);
-    }));
-    const deadline = Date.now() + START_TIMEOUT_MS;
-    while (!existsSync(this.socketPath)) {
-      const code = await Promise.race([exited, new Promise<"wait">((r) => setTimeout(() => r("wait"), 10))]);
-      if (code !== "wait") throw new Error(`php-cgi exited (${String(code)}) before opening its socket: ${stderr.trim().slice(0, 800)}`);
-      if (Date.now() > deadline) {
-        this.kill();
-        throw new Error(`php-cgi did not open its socket within ${START_TIMEOUT_MS / 1000} s: ${stderr.trim().slice(0, 800)}`);
-      }
+      exitCode = code;
+    });
+    try {
+      await waitForSocket(this.socketPath, START_TIMEOUT_MS, () => (exitCode !== undefined ? `php-cgi exited (${String(exitCode)}) before opening its socket: ${stderr.trim().slice(0, 800)}` : undefined));
+    } catch (error) {
+      if (this.child === child) this.kill();
+      throw new Error(`${(error as Error).message} ${exitCode === undefined ? stderr.trim().slice(0, 800) : ""}`.trim());
     }
     this.lastStartMs = Date.now() - started;
   }

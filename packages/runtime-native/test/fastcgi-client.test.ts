@@ -11,7 +11,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { encodeParams, fastCgiRequest, parseCgiHeaders, type FastCgiResponse } from "../src/fastcgi-client.js";
+import { encodeParams, fastCgiRequest, parseCgiHeaders, waitForSocket, type FastCgiResponse } from "../src/fastcgi-client.js";
 
 const PHP_CGI = "/usr/bin/php-cgi";
 const skip = existsSync(PHP_CGI) ? false : "needs Debian's php-cgi (apt-get install -y php-cgi)";
@@ -98,8 +98,7 @@ describe("FastCGI client against php-cgi", { skip }, () => {
     for (const [name, source] of Object.entries(SCRIPTS)) writeFileSync(join(dir, name), source);
     socket = join(dir, "php.sock");
     child = spawn(PHP_CGI, ["-d", "display_errors=0", "-d", "log_errors=1", "-d", "html_errors=0", "-d", "cgi.fix_pathinfo=0", "-b", socket], { stdio: "ignore", env: { PATH: "/usr/bin:/bin", PHP_FCGI_CHILDREN: "2" } });
-    for (let i = 0; i < 500 && !existsSync(socket); i++) await new Promise((r) => setTimeout(r, 10));
-    assert.ok(existsSync(socket), "php-cgi opened its socket");
+    await waitForSocket(socket, 10_000);
   });
   after(() => {
     child?.kill("SIGKILL");
