@@ -57,7 +57,6 @@ const ROWS: Row[] = [
     ["recipe run", ["recipe", "run", RECIPE_OK]],
     ["episode run", ["episode", "run", EPISODE_HTTP]],
   ].map(([name, argv]): Row => ({ name: `${name} --backend docker`, argv: [...(argv as string[]), "--backend", "docker"], code: "invalid-argument", message: /--backend "docker" is not a backend: use playground or native/ })),
-  { name: "serve --backend native (no web server)", argv: ["serve", "--backend", "native"], code: "backend-unsupported", message: /serve --backend native: the native backend cannot do what it needs yet: a web server/ },
   { name: "check --backend native (HTTP and browser surfaces)", argv: ["check", PLUGIN, "--backend", "native"], code: "backend-unsupported", message: /check --backend native: the native backend cannot do what it needs yet: a web server for the site/ },
   { name: "run --backend native of a command it cannot run", argv: ["run", "--backend", "native", "--command", "wordpress.state-export"], code: "backend-unsupported", message: /The native backend cannot run wordpress\.state-export \(\/command\): it runs wordpress\.run-php, wordpress\.wp-cli, wordpress\.rest-request, wordpress\.http-request/, needsNative: true },
   { name: "recipe run with runtime.backend native and a state-export step", argv: ["recipe", "run", RECIPE_STATE], code: "backend-unsupported", message: /The native backend cannot run wordpress\.state-export \(\/steps\/0\)/, needsNative: true },
