@@ -578,8 +578,11 @@ export class NativeRuntime implements Runtime {
     if (options.signal?.aborted) onAbort();
     else options.signal?.addEventListener("abort", onAbort, { once: true });
     this.pagesSincePreload = true;
+    const cgiWasRunning = this.cgi.running;
     try {
-      const response = phpResponse(await this.cgi.request({ params, body }, { capBytes: options.capBytes, signal: controller.signal }));
+      const answer = await this.cgi.request({ params, body }, { capBytes: options.capBytes, signal: controller.signal });
+      if (!cgiWasRunning) this.event("php-cgi-started", { durationMs: this.cgi.lastStartMs });
+      const response = phpResponse(answer);
       if (response.fatal) this.event("php-fatal", { url: `${url.pathname}${url.search}`, status: response.status, message: response.fatal.message, file: response.fatal.file, line: response.fatal.line });
       return { ...response, dbErrors: this.takeDbErrors(id) };
     } catch (error) {
