@@ -92,3 +92,22 @@ describe("wp-codebox serve --backend native", { skip, timeout: 240_000 }, () => 
     assert.deepEqual(readdirSync(sandboxTmp).filter((n) => !n.startsWith("tsx-")), []);
   });
 });
+
+describe("wp-codebox serve --backend native --pool 1", { skip, timeout: 240_000 }, () => {
+  it("a session's writes are gone for the next session (the returned sandbox is recycled), and its site still serves", async () => {
+    const pooled = await startServe(["--backend", "native", "--pool", "1", "--ttl", "5m"]);
+    try {
+      const env = { ...process.env, WP_CODEBOX_TOKEN: pooled.address.token };
+      const write = await spawnCli(["run", "--attach", pooled.address.control, "--command", "wordpress.run-php", "--arg", "code=<?php update_option('wp_codebox_pool_probe', 'written'); file_put_contents(WP_CONTENT_DIR . '/pool-probe.txt', 'x'); echo 'w';"], { env });
+      assert.equal(write.code, 0, show(write));
+      await pooled.waitForEvent("sandbox-recycled");
+      const read = await spawnCli(["run", "--attach", pooled.address.control, "--command", "wordpress.run-php", "--arg", "code=<?php echo json_encode([get_option('wp_codebox_pool_probe', 'clean'), file_exists(WP_CONTENT_DIR . '/pool-probe.txt')]);"], { env });
+      assert.equal(read.code, 0, show(read));
+      assert.equal(read.stdout, '["clean",false]');
+      const home = await fetch(`${pooled.address.url}/`);
+      assert.equal(home.status, 200);
+    } finally {
+      await pooled.stop();
+    }
+  });
+});
