@@ -43,6 +43,11 @@ describe("the native web server", { skip, timeout: 300_000 }, () => {
       file_put_contents(WP_CONTENT_DIR . '/plain-headers.php', "<?php\\nsetcookie('one', '1');\\nsetcookie('two', '2');\\nheader('X-Plain: yes');\\nheader('Content-Type: application/json');\\necho json_encode(['path_info' => \\$_SERVER['PATH_INFO'] ?? null, 'host' => \\$_SERVER['HTTP_HOST'], 'https' => \\$_SERVER['HTTPS'], 'remote' => \\$_SERVER['REMOTE_ADDR'], 'script' => \\$_SERVER['SCRIPT_NAME']]);");
       file_put_contents(WP_CONTENT_DIR . '/slow-page.php', "<?php\\nsleep(60);\\necho 'late';");
       file_put_contents(WP_CONTENT_DIR . '/.hidden.txt', 'hidden');
+      file_put_contents(WP_CONTENT_DIR . '/code.phtml', '<?php echo 1;');
+      file_put_contents(WP_CONTENT_DIR . '/code.inc', '<?php echo 1;');
+      file_put_contents(WP_CONTENT_DIR . '/code.PHP', '<?php echo "ran";');
+      mkdir(WP_CONTENT_DIR . '/assets.php');
+      file_put_contents(WP_CONTENT_DIR . '/assets.php/app.css', 'body{}');
       file_put_contents(WP_CONTENT_DIR . '/write-option.php', "<?php\\nrequire '/wordpress/wp-load.php';\\nupdate_option('blogname', (string) \\$_GET['v']);\\necho 'w';");
       symlink('/etc', WP_CONTENT_DIR . '/etc-link');
       symlink('/etc/passwd', WP_CONTENT_DIR . '/passwd-link.txt');
@@ -104,6 +109,8 @@ describe("the native web server", { skip, timeout: 300_000 }, () => {
     { path: "/wp-content/.hidden.txt", status: [403] },
     { path: "/.git/config", status: [403] },
     { path: "/wp-content/served.txt%00.php", status: [400] },
+    { path: "/wp-content/code.phtml", status: [403] },
+    { path: "/wp-content/code.inc", status: [403] },
   ];
   for (const c of ESCAPES) {
     it(`${c.path} leaks nothing (HTTP ${c.status.join("/")})`, async () => {
@@ -112,6 +119,14 @@ describe("the native web server", { skip, timeout: 300_000 }, () => {
       assert.ok(c.status.includes(r.status), `${c.path}: HTTP ${r.status}`);
     });
   }
+
+  it("a .PHP file runs as PHP; a folder named x.php serves its static files", async () => {
+    const upper = await rawGet(runtime.loopbackUrl, "/wp-content/code.PHP");
+    assert.equal(upper.body, "ran");
+    const css = await rawGet(runtime.loopbackUrl, "/wp-content/assets.php/app.css");
+    assert.equal(css.status, 200);
+    assert.equal(css.body, "body{}");
+  });
 
   it("a folder without its slash is redirected to it; a pretty permalink is WordPress's page", async () => {
     const r = await rawGet(runtime.loopbackUrl, "/wp-admin?x=1");
