@@ -31,9 +31,7 @@ import {
   type RuntimeInfo,
   type WordPressRuntimeSnapshot,
 } from "@wp-codebox/runtime-core";
-import { PHP_FATAL_HEADER } from "../browser/browser-script-outcome.js";
 import { dispatchCommand } from "./command-dispatch.js";
-import type { CommandContext } from "../commands/command-context.js";
 import { EvidenceLedger } from "../evidence/evidence-ledger.js";
 import { observePlayground, type PlaygroundObservation } from "../evidence/observations.js";
 import { PhpWorkerPool } from "../worker/php-worker-pool.js";
@@ -60,6 +58,7 @@ import { startSandboxHttpServer, type SandboxHttpServer, type SandboxRequestHand
 import type { SandboxOrigin } from "../worker/sandbox-origin.js";
 import { SiteActors } from "./site-actors.js";
 import { WorkClock } from "../worker/work-clock.js";
+import { PHP_FATAL_HEADER, type CommandContext } from "@wp-codebox/commands";
 
 /** The page WordPress shows for a fatal error (wp_die's default message), for empty fatal responses. */
 const CRITICAL_ERROR_PAGE = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>WordPress &rsaquo; Error</title></head><body><p>There has been a critical error on this website.</p></body></html>\n";
