@@ -42,6 +42,7 @@ export { CLOCK_LATEST_START, CLOCK_MAX_MS, CLOCK_RUN_ALLOWANCE_MS, type Determin
 export { BATCH_REPORT_SCHEMA, BATCH_REPORT_SCHEMA_ID, BATCH_TASK_ID_MAX_LENGTH, BATCH_TASK_ID_PATTERN, BATCH_TASK_RESULT_SCHEMA, BATCH_TASK_RUNTIME_SCHEMA, BATCH_TASK_SCHEMA, BATCH_TASK_SCHEMA_ID, type BatchReport, type BatchTask, type BatchTaskResult } from "./batch/batch-schemas.js";
 export { PHPUNIT_FAILURE_SCHEMA, PHPUNIT_RESULTS_SCHEMA, PHPUNIT_RESULTS_SCHEMA_ID, type PhpunitFailure, type PhpunitResults, RECIPE_MATRIX_CELL_SCHEMA, RECIPE_MATRIX_SUMMARY_SCHEMA, RECIPE_MATRIX_SUMMARY_SCHEMA_ID, type RecipeMatrixCell, type RecipeMatrixSummary, TEST_COUNTS_SCHEMA, type TestCounts } from "./test-results.js";
 export { SerialQueue } from "./serial-queue.js";
+export { SANDBOX_HTTP_MAX_BODY_BYTES, startSandboxHttpServer, type SandboxHttpResponse, type SandboxHttpServer, type SandboxRequestHandler } from "./sandbox-http-server.js";
 export { assertDefines, DEFINE_NAME_PATTERN, defineNameProblem, defineProblems, parseDefineFlags, parseDefineValue, WP_DEFINES_SCHEMA, type WpDefineValue } from "./wp-defines.js";
 export { assertRequirementsMet, type DeclaredRequirements, describeUnmetRequirement, fileHeader, isConcreteVersion, readDeclaredRequirements, type UnmetRequirement, unmetRequirements, versionMeets } from "./plugin-requirements.js";
 export { ABILITIES_API_MIN_WORDPRESS, type AbilitiesObservation, ABILITY_NAME_MAX_CHARS, ABILITY_NAME_PATTERN, type AbilityDescription, checkAbilityName, isAbilityName, schemaFromPhp } from "./abilities.js";

@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import {
+  MAX_DURATION_MS,
   WpCodeboxError,
   assertDefines,
   assertRuntimeSnapshot,
@@ -121,7 +122,6 @@ export function createNativeBackend(options: NativeBackendOptions = {}): Runtime
       };
       if (spec.clock !== undefined && spec.clock !== "real") unsupported("A virtual clock (--clock)", "clock");
       if (spec.seed !== undefined) unsupported("Seeded randomness (--seed)", "seed");
-      if (spec.origin === "loopback") unsupported("A loopback site origin", "origin");
       const network = spec.policy?.network;
       if (network !== undefined && network !== "deny") unsupported("A policy that allows outbound network", "policy.network");
       if (spec.extensions !== undefined && spec.extensions.length > 0) {
@@ -169,6 +169,9 @@ export function createNativeBackend(options: NativeBackendOptions = {}): Runtime
       assertEnvironment(spec.secretEnv ?? {}, "--secret-env");
       assertSecretsSafe(spec.secretEnv ?? {}, "--secret-env");
       if (spec.defines !== undefined) assertDefines(spec.defines, "defines");
+      if (spec.siteRequestTimeoutMs !== undefined && !(Number.isInteger(spec.siteRequestTimeoutMs) && spec.siteRequestTimeoutMs >= 0 && spec.siteRequestTimeoutMs <= MAX_DURATION_MS)) {
+        throw new WpCodeboxError("invalid-argument", `siteRequestTimeoutMs must be a whole number of ms from 0 (no limit) to ${MAX_DURATION_MS}; got ${String(spec.siteRequestTimeoutMs)}.`, { siteRequestTimeoutMs: String(spec.siteRequestTimeoutMs) });
+      }
       const mounts = resolveMounts([...(spec.mounts ?? []), ...(spec.plugins ?? []).map((p) => pluginMount(p, cwd)), ...(spec.themes ?? []).map((t) => themeMount(t, cwd))], cwd);
       spec.onProgress?.("Preparing WordPress");
       const tree = await wordpress.tree(spec);
@@ -193,6 +196,8 @@ export function createNativeBackend(options: NativeBackendOptions = {}): Runtime
         cwd,
         ...(options.outputCapBytes !== undefined ? { outputCapBytes: options.outputCapBytes } : {}),
         ...(spec.onProgress ? { onProgress: spec.onProgress } : {}),
+        ...(spec.origin === "loopback" ? { origin: "loopback" as const } : {}),
+        ...(spec.siteRequestTimeoutMs !== undefined ? { siteRequestTimeoutMs: spec.siteRequestTimeoutMs } : {}),
         wpCliPhar: () => (options.wpCliPhar ? options.wpCliPhar(spec) : pharFromSpec(spec.wpCliPhar, cwd)),
       });
     },

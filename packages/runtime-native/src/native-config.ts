@@ -10,11 +10,12 @@ import { SANDBOX_PATHS } from "./native-site.js";
 const SALTS = ["AUTH_KEY", "SECURE_AUTH_KEY", "LOGGED_IN_KEY", "NONCE_KEY", "AUTH_SALT", "SECURE_AUTH_SALT", "LOGGED_IN_SALT", "NONCE_SALT"];
 
 /**
+ * @param options.siteUrl - the site's origin (default `STABLE_SITE_ORIGIN`; `serve` uses the loopback front's).
  * @param options.installing - the installer's constants only (the cached site does not depend on
  *   policy or defines).
  * @returns name → JSON scalar, for `writeSiteConfig`.
  */
-export function siteConstants(options: { policy?: RuntimePolicy; defines?: Record<string, WpDefineValue>; installing?: boolean }): Record<string, string | number | boolean | null> {
+export function siteConstants(options: { policy?: RuntimePolicy; defines?: Record<string, WpDefineValue>; installing?: boolean; siteUrl?: string }): Record<string, string | number | boolean | null> {
   const constants: Record<string, string | number | boolean | null> = {
     DB_NAME: "wordpress",
     DB_USER: "root",
@@ -22,14 +23,15 @@ export function siteConstants(options: { policy?: RuntimePolicy; defines?: Recor
     DB_HOST: `localhost:${SANDBOX_PATHS.socket}`,
     DB_CHARSET: "utf8mb4",
     DB_COLLATE: "",
-    WP_HOME: STABLE_SITE_ORIGIN,
-    WP_SITEURL: STABLE_SITE_ORIGIN,
+    WP_HOME: options.siteUrl ?? STABLE_SITE_ORIGIN,
+    WP_SITEURL: options.siteUrl ?? STABLE_SITE_ORIGIN,
     WP_DISABLE_FATAL_ERROR_HANDLER: true,
     FS_METHOD: "direct",
     AUTOMATIC_UPDATER_DISABLED: true,
     WP_AUTO_UPDATE_CORE: false,
     WP_HTTP_BLOCK_EXTERNAL: true,
-    // No web server answers WordPress's own loopback yet: spawning WP-Cron would only wait.
+    // PHP has no network (not even to the sandbox's own web server, which listens on the host's
+    // loopback): spawning WP-Cron would only fail.
     DISABLE_WP_CRON: true,
   };
   for (const salt of SALTS) constants[salt] = randomBytes(32).toString("base64");

@@ -11,7 +11,11 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join, posix, relative, resolve } from "node:path";
 import {
   DEFAULT_OUTPUT_CAP_BYTES,
+  DEFAULT_SITE_REQUEST_TIMEOUT_MS,
   MAX_DURATION_MS,
+  SITE_HTTP_RESPONSE_CAP_BYTES,
+  startSandboxHttpServer,
+  type SandboxHttpServer,
   PolicyDeniedError,
   STABLE_SITE_ORIGIN,
   SerialQueue,
@@ -48,6 +52,8 @@ import { allocateSandboxUid, type Bind } from "./bubblewrap.js";
 import type { CapturedStream, ProcessOutcome } from "./confined-process.js";
 import { siteConstants } from "./native-config.js";
 import { PhpServer } from "./php-server.js";
+import { PhpCgi } from "./php-cgi.js";
+import { SiteFiles, cgiParams, frontResponse, phpResponse, routeRequest, staticResponse, type SiteRequest, type SiteResponse } from "./native-web.js";
 import { syncTree } from "./tree-sync.js";
 import { CLEAN_DB_SIGNATURES } from "./native-site-cache.js";
 import { MariaDbServer, SANDBOX_PATHS, copyTree, createLayout, giveOneToSandbox, giveToSandbox, siteLayout, writeSiteConfig, type SiteLayout } from "./native-site.js";
@@ -77,6 +83,10 @@ export interface NativeRuntimeSetup {
   cwd: string;
   outputCapBytes?: number;
   onProgress?: (message: string) => void;
+  /** `stable` (default): the site is `http://wp-codebox.test`; `loopback`: the site is the loopback front's `http://127.0.0.1:PORT` (what `serve` shows a browser). */
+  origin?: "stable" | "loopback";
+  /** Limit of each request to the site (ms, 0 = none; default `DEFAULT_SITE_REQUEST_TIMEOUT_MS`): past it php-cgi is restarted and the request answered 504. */
+  siteRequestTimeoutMs?: number;
   /** Host path of the wp-cli phar for `wordpress.wp-cli`. @throws `wp-cli-unavailable` when there is none. */
   wpCliPhar?: () => string;
 }
@@ -84,6 +94,16 @@ export interface NativeRuntimeSetup {
 type Outcome = Pick<ExecutionResult, "status" | "exitCode" | "stdout" | "stderr" | "stdoutBytes" | "stderrBytes" | "truncated" | "json" | "error">;
 
 const text = (stream: CapturedStream) => stream.data.toString("utf8");
+
+/** The page WordPress shows for a fatal error, sent instead of an empty fatal response (a browser aborts on an empty 500). */
+const CRITICAL_ERROR_PAGE = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>WordPress &rsaquo; Error</title></head><body><p>There has been a critical error on this website.</p></body></html>\n";
+
+/** A site request answered: the response, the database errors it caused, and whether a limit stopped it. */
+export interface NativeHttpResponse extends SiteResponse {
+  dbErrors: DbErrorRecord[];
+  /** Set when the request was stopped: the site request limit (`site-limit`, answered 504), the caller's deadline or signal. */
+  stopped?: "site-limit" | "timeout" | "interrupted";
+}
 
 export class NativeRuntime implements Runtime {
   readonly id = `runtime-${randomUUID()}`;
@@ -99,11 +119,21 @@ export class NativeRuntime implements Runtime {
   private bootDurationMs = 0;
   /** Snapshots taken, for the bundle (`includeRuntimeSnapshotBundles`). */
   private readonly taken = new Map<string, WordPressRuntimeSnapshot>();
+  /** The sandbox's web server: php-cgi (started on the first PHP request), the path router, the loopback front. */
+  private readonly cgi: PhpCgi;
+  private readonly files: SiteFiles;
+  private front: SandboxHttpServer | undefined;
+  private origin: string = STABLE_SITE_ORIGIN;
+  /** A page ran since the warm server preloaded WordPress: the preloaded child may hold options read before its writes. */
+  private pagesSincePreload = false;
+  private lastActivity = Date.now();
 
   private constructor(private readonly setup: NativeRuntimeSetup) {
     this.layout = siteLayout(mkdtempSync(join(tmpdir(), "wp-codebox-native-")), allocateSandboxUid());
     this.binds = setup.mounts.map((m) => ({ source: m.source, target: m.target, readOnly: m.mode === "readonly" }));
     this.php = new PhpServer({ tools: setup.tools, layout: this.layout, treeDir: setup.treeDir, extraBinds: this.binds, env: { ...setup.env, ...setup.secretEnv } });
+    this.cgi = new PhpCgi({ tools: setup.tools, layout: this.layout, treeDir: setup.treeDir, extraBinds: this.binds, env: { ...setup.env, ...setup.secretEnv } });
+    this.files = new SiteFiles(setup.treeDir, this.layout.content, setup.mounts);
   }
 
   /**
@@ -125,7 +155,11 @@ export class NativeRuntime implements Runtime {
     const started = Date.now();
     this.setup.onProgress?.("Booting WordPress (native)");
     createLayout(this.layout);
-    writeSiteConfig(this.layout, siteConstants({ policy: this.setup.policy, ...(this.setup.defines ? { defines: this.setup.defines } : {}) }));
+    // The front listens from boot (it costs a socket); php-cgi starts on the first PHP request.
+    this.front = await startSandboxHttpServer(0);
+    this.front.setHandler((request) => this.serveFront(request));
+    this.origin = this.setup.origin === "loopback" ? this.front.origin : STABLE_SITE_ORIGIN;
+    writeSiteConfig(this.layout, siteConstants({ policy: this.setup.policy, siteUrl: this.origin, ...(this.setup.defines ? { defines: this.setup.defines } : {}) }));
     await this.restoreSite();
     await this.saveCleanDatabase();
     this.bootDurationMs = Date.now() - started;
@@ -135,6 +169,7 @@ export class NativeRuntime implements Runtime {
   /** Copies the cached database and wp-content, starts MariaDB, activates inputs and site options. */
   private async restoreSite(): Promise<void> {
     this.php.kill();
+    this.cgi.kill();
     this.server?.kill();
     await this.server?.exited;
     this.server = undefined;
@@ -222,14 +257,14 @@ export class NativeRuntime implements Runtime {
       ...(this.setup.wordpressChoice ? { wordpress: this.setup.wordpressChoice } : {}),
       phpVersion: this.setup.phpVersion,
       phpExtensions: [...this.setup.phpExtensions],
-      siteUrl: STABLE_SITE_ORIGIN,
+      siteUrl: this.origin,
       bootMode: this.setup.bootMode,
       bootDurationMs: this.bootDurationMs,
       mounts: this.setup.mounts,
       policy: this.setup.policy,
       plugins: this.setup.plugins,
       themes: this.setup.themes,
-      determinism: { clock: "real", origin: "stable" },
+      determinism: { clock: "real", origin: this.setup.origin ?? "stable" },
       ...(this.setup.defines ? { defines: { ...this.setup.defines } } : {}),
     };
   }
@@ -416,15 +451,114 @@ export class NativeRuntime implements Runtime {
     await this.runPhpFile(`${SANDBOX_PATHS.programs}/noop.php`, "none", 0, 1024, 0, undefined, "none");
   }
 
+  /** The site's origin: `http://wp-codebox.test`, or the loopback front's with `origin: "loopback"`. */
+  get siteUrl(): string {
+    return this.origin;
+  }
+
+  /** The loopback front's origin (`http://127.0.0.1:PORT`), which serves the site to a browser on this host. */
+  get loopbackUrl(): string {
+    if (!this.front) throw new WpCodeboxError("runtime-disposed", "This runtime is not running; create a new one.");
+    return this.front.origin;
+  }
+
+  /** Epoch ms of the last command or site request (for `serve --ttl`). */
+  lastActivityAt(): number {
+    return this.lastActivity;
+  }
+
   /**
-   * `wordpress.http-request`: there is no web server, so `php/http-request.php` runs the request
-   * as a server's PHP would (its `$_SERVER`, `$_GET`, `$_POST`, `$_COOKIE` and body; the script the
-   * path names) in a child that has not loaded WordPress. A signed-in actor first gets a session:
+   * Sends one request to the site through its web server (static files, php-cgi), as a browser's
+   * would go: the shape of Playground's command context `http()`. Not queued behind commands.
+   * @param request - `url` on any origin (only its path and query are used), lower-case header names.
+   * @param options.siteRequestLimit - apply the site request limit (default true): past it php-cgi
+   *   is restarted and the answer is 504 with `fatal` set.
+   * @param options.capBytes - body bytes kept (default `SITE_HTTP_RESPONSE_CAP_BYTES`).
+   * @returns status, headers (lower-case names, each with its values), body `{ data, bytes, truncated }`,
+   *   PHP's error log (`stderr`), `fatal` (file:line) when the page died of one, `dbErrors`.
+   * @throws `runtime-disposed`; Error when php-cgi cannot start.
+   */
+  async http(request: SiteRequest, options: { siteRequestLimit?: boolean; capBytes?: number } = {}): Promise<NativeHttpResponse> {
+    this.assertLive();
+    const limit = options.siteRequestLimit === false ? 0 : (this.setup.siteRequestTimeoutMs ?? DEFAULT_SITE_REQUEST_TIMEOUT_MS);
+    return this.siteRequest(request, { capBytes: options.capBytes ?? SITE_HTTP_RESPONSE_CAP_BYTES, siteLimitMs: limit });
+  }
+
+  /** A request from the loopback front (a browser): a fatal page with no body gets WordPress's error page. */
+  private async serveFront(request: SiteRequest): Promise<SiteResponse> {
+    if (this.disposed) return frontResponse(503, "wp-codebox: this sandbox was disposed\n");
+    try {
+      const response = await this.http(request);
+      if (response.fatal && response.body.bytes === 0) {
+        const page = new TextEncoder().encode(CRITICAL_ERROR_PAGE);
+        return { ...response, headers: { ...response.headers, "content-type": ["text/html; charset=utf-8"] }, body: { data: page, bytes: page.length, truncated: false } };
+      }
+      return response;
+    } catch (error) {
+      return frontResponse(502, `wp-codebox: the request failed inside the sandbox: ${(error as Error).message}\n`);
+    }
+  }
+
+  /**
+   * Routes one request (`native-web.ts`) and answers it: a static file from the host, PHP through
+   * php-cgi. A PHP request past `siteLimitMs` (0 = none) or `deadlineMs`, or whose `signal`
+   * aborts, has php-cgi killed (every request in it ends; the next one starts it again).
+   */
+  private async siteRequest(request: SiteRequest, options: { capBytes: number; siteLimitMs: number; deadlineMs?: number; signal?: AbortSignal }): Promise<NativeHttpResponse> {
+    this.lastActivity = Date.now();
+    const url = new URL(request.url);
+    const query = url.search.replace(/^\?/, "");
+    const route = routeRequest(this.files, url.pathname, query);
+    if (route.kind === "refuse") return { ...frontResponse(route.status, `wp-codebox: ${route.status === 400 ? "bad request path" : route.status === 403 ? "forbidden" : "not found"}\n`), dbErrors: [] };
+    if (route.kind === "redirect") return { ...frontResponse(301, "", { location: [route.location] }), dbErrors: [] };
+    if (route.kind === "static") return { ...staticResponse(route.hostPath, request.method.toUpperCase(), options.capBytes), dbErrors: [] };
+    const id = randomUUID();
+    const body = request.body ?? new Uint8Array(0);
+    const params = { ...cgiParams({ method: request.method.toUpperCase(), rawPath: url.pathname, query, headers: request.headers, bodyBytes: body.length }, route, this.origin), WP_CODEBOX_REQUEST: id };
+    const controller = new AbortController();
+    let stopped: NativeHttpResponse["stopped"];
+    const stop = (why: NonNullable<NativeHttpResponse["stopped"]>) => {
+      stopped ??= why;
+      controller.abort();
+    };
+    const timers = [
+      options.siteLimitMs > 0 ? setTimeout(() => stop("site-limit"), options.siteLimitMs) : undefined,
+      options.deadlineMs !== undefined && options.deadlineMs > 0 ? setTimeout(() => stop("timeout"), options.deadlineMs) : undefined,
+    ];
+    const onAbort = () => stop("interrupted");
+    if (options.signal?.aborted) onAbort();
+    else options.signal?.addEventListener("abort", onAbort, { once: true });
+    this.pagesSincePreload = true;
+    try {
+      const response = phpResponse(await this.cgi.request({ params, body }, { capBytes: options.capBytes, signal: controller.signal }));
+      if (response.fatal) this.event("php-fatal", { url: `${url.pathname}${url.search}`, status: response.status, message: response.fatal.message, file: response.fatal.file, line: response.fatal.line });
+      return { ...response, dbErrors: this.takeDbErrors(id) };
+    } catch (error) {
+      if (!stopped) throw error;
+      // The PHP child running it cannot be told from its siblings: all of php-cgi goes.
+      this.cgi.kill();
+      this.event("site-request-stopped", { method: request.method, url: `${url.pathname}${url.search}`, reason: stopped, ...(stopped === "site-limit" ? { limitMs: options.siteLimitMs } : {}) });
+      const dbErrors = this.takeDbErrors(id);
+      if (stopped !== "site-limit") return { ...frontResponse(504, "wp-codebox: the request was stopped\n"), dbErrors, stopped };
+      const limit = options.siteLimitMs % 1000 === 0 ? `${options.siteLimitMs / 1000}s` : `${options.siteLimitMs}ms`;
+      const response = frontResponse(504, `wp-codebox: this request did not finish within ${limit} (the site request limit), so the sandbox's PHP was stopped and restarted; the site keeps serving. Look for an endless loop or a call that waits on something that never answers. Change the limit with --site-request-timeout <duration> ("0" = none).\n`);
+      const fatal = { type: 1, message: `Maximum execution time of ${limit} exceeded: the request did not finish within the site request limit, and the sandbox's PHP was restarted`, file: "", line: 0 };
+      return { ...response, fatal, dbErrors, stopped };
+    } finally {
+      for (const t of timers) if (t) clearTimeout(t);
+      options.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /**
+   * `wordpress.http-request`: the request goes through the sandbox's web server (`http()`), so the
+   * status and every header the page sent are real. A signed-in actor first gets a session:
    * `php/auth-cookies.php` (a run as the actor) makes its auth and logged-in cookies and a wp_rest
    * nonce, sent as the `cookie` and `x-wp-nonce` headers (the caller's own ones win for the nonce).
-   * The result is Playground's: the body is stdout, `json` is `{ status, headers, body (parsed JSON
-   * or null), bodyBytes, timingMs }` (ms); redirects are not followed; a status of 400 or more (or
-   * other than `expect-status`) is `http-error`; a fatal error in the page is `php-fatal`.
+   * The result is Playground's: the body is stdout, `json` is `{ status, headers (values joined
+   * with ", "), body (parsed JSON or null), bodyBytes, timingMs }` (ms); redirects are not followed;
+   * a status of 400 or more (or other than `expect-status`) is `http-error`; a fatal error in the
+   * page is `php-fatal` with its file and line; past the command's deadline `timed-out`.
    * @throws `policy-denied` (another origin the policy does not allow), `invalid-argument` (another
    * origin: native has no outbound network; a bad `expect-status`), `invalid-json-arg` (headers-json).
    */
@@ -434,9 +568,10 @@ export class NativeRuntime implements Runtime {
     if (args.path === undefined && args.url === undefined) {
       throw new WpCodeboxError("missing-argument", "wordpress.http-request needs path=/some/path or url=http://…; add one.");
     }
-    const origin = new URL(STABLE_SITE_ORIGIN);
+    const origin = new URL(this.origin);
     const target = args.url !== undefined ? new URL(args.url) : new URL(args.path!.startsWith("/") ? args.path! : `/${args.path}`, origin);
-    if (target.origin !== origin.origin) {
+    // The site answers on its own origin and on the loopback front's.
+    if (target.origin !== origin.origin && target.origin !== this.front?.origin) {
       if (!isHostAllowed(this.setup.policy, target.hostname)) throw new PolicyDeniedError(`network:${target.hostname}`, `The runtime policy does not allow network access to ${target.hostname}. Use a sandbox path (path=/…) or allow the host in the policy's network rule.`);
       throw new WpCodeboxError("invalid-argument", `wordpress.http-request only reaches the sandbox (${origin.origin}); ${target.origin} is outside it, and the native backend has no outbound network.`);
     }
@@ -460,8 +595,7 @@ export class NativeRuntime implements Runtime {
     const left = () => (timeoutMs > 0 ? Math.max(1, timeoutMs - (Date.now() - started)) : 0);
     let dbErrors: DbErrorRecord[] = [];
     if (actor !== 0) {
-      // The next run is the request, which loads WordPress itself: nothing preloaded after this one.
-      const login = await this.runCommandFile(`${SANDBOX_PATHS.programs}/auth-cookies.php`, "wordpress.http-request", actor, left(), signal, "wordpress", "none");
+      const login = await this.runCommandFile(`${SANDBOX_PATHS.programs}/auth-cookies.php`, "wordpress.http-request", actor, left(), signal, "wordpress");
       dbErrors = login.dbErrors;
       if (login.outcome.status !== "ok") return login;
       const auth = login.outcome.json as { cookies?: { name: string; value: string }[]; restNonce?: string } | undefined;
@@ -469,43 +603,43 @@ export class NativeRuntime implements Runtime {
       if (cookies) headers.cookie = headers.cookie ? `${headers.cookie}; ${cookies}` : cookies;
       if (auth?.restNonce) headers["x-wp-nonce"] ??= auth.restNonce;
     }
-    const responseFile = join(this.layout.internal, "http-response.json");
-    rmSync(responseFile, { force: true });
-    writeFileSync(join(this.layout.internal, "http-request.json"), JSON.stringify({ method, path: target.pathname, query: target.search.replace(/^\?/, ""), host: target.host, headers, body: body.toString("base64") }));
-    const ran = await this.runCommandFile(`${SANDBOX_PATHS.programs}/http-request.php`, "wordpress.http-request", 0, left(), signal, "none", "wordpress");
-    dbErrors = [...dbErrors, ...ran.dbErrors];
     const where = `${method} ${target.pathname}${target.search}`;
-    let response: { status: number; headers: Record<string, string> } | undefined;
-    try {
-      response = JSON.parse(readFileSync(responseFile, "utf8"));
-    } catch {
-      response = undefined;
+    const limit = this.setup.siteRequestTimeoutMs ?? DEFAULT_SITE_REQUEST_TIMEOUT_MS;
+    const response = await this.siteRequest(
+      { method, url: target.toString(), headers, body },
+      { capBytes: this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES, siteLimitMs: limit, ...(timeoutMs > 0 ? { deadlineMs: left() } : {}), ...(signal ? { signal } : {}) },
+    );
+    dbErrors = [...dbErrors, ...response.dbErrors];
+    const bodyText = Buffer.from(response.body.data).toString("utf8");
+    const base = { stdout: bodyText, stderr: response.stderr, stdoutBytes: response.body.bytes, stderrBytes: Buffer.byteLength(response.stderr), truncated: { stdout: response.body.truncated, stderr: false } };
+    if (response.stopped === "timeout" || response.stopped === "interrupted") {
+      const error: ExecutionError = response.stopped === "interrupted"
+        ? { code: "interrupted", message: `wordpress.http-request: stopped by the caller before it finished (${abortReasonText(signal)}). The sandbox's PHP was restarted; the sandbox keeps running.`, data: { reason: abortReasonText(signal) } }
+        : { code: "timeout", message: `wordpress.http-request: Timeout ${timeoutMs}ms exceeded. The sandbox's PHP was restarted; the sandbox keeps running. Raise --timeout if the work needs longer.`, data: { timeoutMs } };
+      return { outcome: { ...base, status: "timed-out", exitCode: 124, error }, dbErrors };
     }
-    const { outcome } = ran;
-    const bodyText = outcome.stdout;
     let parsedBody: unknown = null;
-    if (!outcome.truncated?.stdout && /^\s*[[{]/.test(bodyText)) {
+    if (!response.body.truncated && /^\s*[[{]/.test(bodyText)) {
       try {
         parsedBody = JSON.parse(bodyText);
       } catch {
         parsedBody = null;
       }
     }
-    const json = response ? { status: response.status, headers: response.headers, body: parsedBody, bodyBytes: outcome.stdoutBytes ?? Buffer.byteLength(bodyText), timingMs: Date.now() - started } : undefined;
-    const { json: _stdoutJson, ...rest } = outcome;
-    if (outcome.status !== "ok") {
-      const error = outcome.error && outcome.error.code === "php-fatal" ? { ...outcome.error, data: { ...(outcome.error.data as Record<string, unknown>), ...(response ? { status: response.status } : {}), url: `${target.pathname}${target.search}` } } : outcome.error;
-      return { outcome: { ...rest, ...(json ? { json } : {}), ...(error ? { error } : {}) }, dbErrors };
-    }
-    if (!response) {
-      return { outcome: { ...rest, status: "error", exitCode: 1, error: { code: "php-error", message: `${where}: the page ended without reporting its status.` } }, dbErrors };
+    const flatHeaders = Object.fromEntries(Object.entries(response.headers).map(([k, v]) => [k, v.join(", ")]));
+    const json = { status: response.status, headers: flatHeaders, body: parsedBody, bodyBytes: response.body.bytes, timingMs: Date.now() - started };
+    if (response.fatal) {
+      const fatal = response.fatal;
+      const firstLine = (fatal.message.split("\n")[0] ?? fatal.message).replace(` in ${fatal.file}:${fatal.line}`, "");
+      const error: ExecutionError = { code: "php-fatal", message: `PHP fatal error: ${firstLine}${fatal.file ? ` (${fatal.file}:${fatal.line})` : ""}`, data: { message: fatal.message, file: fatal.file, line: fatal.line, type: fatal.type, status: response.status, url: `${target.pathname}${target.search}` } };
+      return { outcome: { ...base, status: "error", exitCode: 1, json, error }, dbErrors };
     }
     const ok = expected !== undefined ? response.status === Number(expected) : response.status < 400;
     if (!ok) {
       const why = expected !== undefined ? `expected HTTP ${Number(expected)}, got ${response.status}` : `HTTP ${response.status}`;
-      return { outcome: { ...rest, status: "error", exitCode: 1, json, error: { code: "http-error", message: `${where}: ${why}.`, data: { status: response.status } } }, dbErrors };
+      return { outcome: { ...base, status: "error", exitCode: 1, json, error: { code: "http-error", message: `${where}: ${why}.`, data: { status: response.status } } }, dbErrors };
     }
-    return { outcome: { ...rest, json }, dbErrors };
+    return { outcome: { ...base, status: "ok", exitCode: 0, json }, dbErrors };
   }
 
   /** `as=`: admin (default), anonymous, or `user:<id>`. */
@@ -530,6 +664,12 @@ export class NativeRuntime implements Runtime {
     signal?: AbortSignal,
     next: "wordpress" | "none" = bootstrap,
   ): Promise<{ process: ProcessOutcome & { partial: { stdout: CapturedStream; stderr: CapturedStream } }; stopped?: "timeout" | "interrupted" }> {
+    this.lastActivity = Date.now();
+    if (this.pagesSincePreload && bootstrap === "wordpress") {
+      // A page served since WordPress was preloaded may have written to the database.
+      this.pagesSincePreload = false;
+      await this.dropPreloadedWordPress();
+    }
     rmSync(join(this.layout.internal, "last-error.json"), { force: true });
     writeFileSync(join(this.layout.internal, "request.json"), JSON.stringify({ file, bootstrap, user }));
     const child = this.php.run(capBytes, bootstrap, next);
@@ -590,9 +730,9 @@ export class NativeRuntime implements Runtime {
     return { ...base, status: "ok", exitCode: 0, ...(json !== undefined ? { json } : {}) };
   }
 
-  /** The database errors the last run recorded (db.php drop-in), then forgets them. */
-  private takeDbErrors(): DbErrorRecord[] {
-    const path = join(this.layout.internal, "db-errors.jsonl");
+  /** The database errors the last run (or the web request `requestId`) recorded (db.php drop-in), then forgets them. */
+  private takeDbErrors(requestId?: string): DbErrorRecord[] {
+    const path = join(this.layout.internal, requestId ? `db-errors-${requestId}.jsonl` : "db-errors.jsonl");
     if (!existsSync(path)) return [];
     const lines = readFileSync(path, "utf8").split("\n").filter(Boolean);
     rmSync(path, { force: true });
@@ -696,6 +836,8 @@ export class NativeRuntime implements Runtime {
     this.disposed = true;
     this.event("runtime-disposed");
     this.php.kill();
+    this.cgi.kill();
+    await this.front?.close();
     this.server?.kill();
     await this.server?.exited;
     rmSync(this.layout.root, { recursive: true, force: true });

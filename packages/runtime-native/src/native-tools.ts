@@ -9,6 +9,8 @@ import { WpCodeboxError } from "@wp-codebox/runtime-core";
 /** Host paths of the programs the native backend runs. */
 export interface NativeTools {
   php: string;
+  /** PHP's FastCGI server (the sandbox's web server runs pages through it). */
+  phpCgi: string;
   mariadbd: string;
   mariadbInstallDb: string;
   /** Snapshots: the dump tool and the client that loads a dump. */
@@ -22,6 +24,7 @@ export interface NativeTools {
 /** Where Debian installs them. */
 export const DEFAULT_NATIVE_TOOLS: Readonly<NativeTools> = Object.freeze({
   php: "/usr/bin/php",
+  phpCgi: "/usr/bin/php-cgi",
   mariadbd: "/usr/sbin/mariadbd",
   mariadbInstallDb: "/usr/bin/mariadb-install-db",
   mariadbDump: "/usr/bin/mariadb-dump",
@@ -34,6 +37,7 @@ export const DEFAULT_NATIVE_TOOLS: Readonly<NativeTools> = Object.freeze({
 /** The Debian package of each program (`apt-get install -y …`). */
 const PACKAGE_OF: Record<keyof NativeTools, string> = {
   php: "php-cli",
+  phpCgi: "php-cgi",
   mariadbd: "mariadb-server",
   mariadbInstallDb: "mariadb-server",
   mariadbDump: "mariadb-client",
@@ -49,6 +53,7 @@ const PACKAGE_OF: Record<keyof NativeTools, string> = {
  */
 export const NATIVE_DEBIAN_PACKAGES: readonly string[] = [
   "php-cli",
+  "php-cgi",
   "php-mysql",
   "php-curl",
   "php-gd",

@@ -7,7 +7,10 @@ class WP_Codebox_Native_DB extends wpdb {
 	public function print_error($str = '') {
 		$message = $str !== '' ? $str : $this->last_error;
 		if ($message !== '') {
-			@file_put_contents('/internal/wp-codebox/db-errors.jsonl', json_encode(array('query' => (string) $this->last_query, 'message' => (string) $message)) . "\n", FILE_APPEND);
+			// A request through the web server records into a file of its own (its id is a FastCGI
+			// parameter, which no request header can set); a command's run into the shared one.
+			$id = isset($_SERVER['WP_CODEBOX_REQUEST']) && preg_match('/^[a-f0-9-]{36}$/', (string) $_SERVER['WP_CODEBOX_REQUEST']) ? '-' . $_SERVER['WP_CODEBOX_REQUEST'] : '';
+			@file_put_contents('/internal/wp-codebox/db-errors' . $id . '.jsonl', json_encode(array('query' => (string) $this->last_query, 'message' => (string) $message)) . "\n", FILE_APPEND);
 		}
 		return parent::print_error($str);
 	}

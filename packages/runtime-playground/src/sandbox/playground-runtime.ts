@@ -18,6 +18,9 @@ import {
   SELF_CALL_SETTLE_TIMEOUT_MS,
   SITE_HTTP_RESPONSE_CAP_BYTES,
   STABLE_SITE_ORIGIN,
+  startSandboxHttpServer,
+  type SandboxHttpServer,
+  type SandboxRequestHandler,
   SerialQueue,
   WpCodeboxError,
   assertRuntimeSnapshot,
@@ -54,7 +57,6 @@ import {
   type PlaygroundRuntimeSetup,
 } from "./sandbox-boot.js";
 import { removeSandboxDir } from "./sandbox-dirs.js";
-import { startSandboxHttpServer, type SandboxHttpServer, type SandboxRequestHandler } from "./sandbox-http-server.js";
 import type { SandboxOrigin } from "../worker/sandbox-origin.js";
 import { SiteActors } from "./site-actors.js";
 import { WorkClock } from "../worker/work-clock.js";

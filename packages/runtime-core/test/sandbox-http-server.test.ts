@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Agent, request } from "node:http";
-import { startSandboxHttpServer } from "../src/sandbox/sandbox-http-server.js";
+import { startSandboxHttpServer } from "../src/sandbox-http-server.js";
 
 test("40 requests on one keep-alive socket: all answered, no listener leak warning", async () => {
   const server = await startSandboxHttpServer();
@@ -36,6 +36,33 @@ test("40 requests on one keep-alive socket: all answered, no listener leak warni
   } finally {
     process.off("warning", onWarning);
     agent.destroy();
+    await server.close();
+  }
+});
+
+test("a request body over the bound is 413 and never reaches the handler; one at the bound does", async () => {
+  const server = await startSandboxHttpServer(0, { maxBodyBytes: 1000 });
+  const seen: number[] = [];
+  server.setHandler(async (req) => {
+    seen.push(req.body?.byteLength ?? 0);
+    return { status: 200, headers: {}, body: { data: new TextEncoder().encode("ok") } };
+  });
+  try {
+    const post = async (bytes: number, chunked: boolean) => {
+      const response = await fetch(`${server.origin}/`, {
+        method: "POST",
+        // A stream body is sent chunked, with no content-length to refuse it early.
+        body: chunked ? new ReadableStream({ start(c) { c.enqueue(new Uint8Array(bytes)); c.close(); } }) : new Uint8Array(bytes),
+        ...(chunked ? { duplex: "half" } : {}),
+      } as RequestInit);
+      await response.arrayBuffer();
+      return response.status;
+    };
+    assert.equal(await post(1000, false), 200);
+    assert.equal(await post(1001, false), 413);
+    assert.equal(await post(5000, true), 413);
+    assert.deepEqual(seen, [1000]);
+  } finally {
     await server.close();
   }
 });

@@ -1,13 +1,23 @@
 /**
- * A loopback HTTP server (127.0.0.1, random port) that serves the sandboxed WordPress: each
- * request goes to the runtime's PHP worker. Used by browsers and `serve`; nothing leaves the host.
+ * A loopback HTTP server (127.0.0.1, random port) that serves a sandboxed WordPress: each request
+ * goes to the runtime's handler (Playground: a PHP worker; native: static files and php-cgi). Used
+ * by browsers and `serve`; nothing leaves the host.
  * A second listener (`selfCallPort`) takes the requests PHP makes to its own site (the network
  * guard sends them there), so the runtime can tell them apart: they may need a free worker while
  * the one that made them waits, and a command is finished only once the requests it made are.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { WorkerHttpResult } from "../worker/php-worker-protocol.js";
+
+/** What a handler answers: status, headers (each name's values, lower-case names), the body. */
+export interface SandboxHttpResponse {
+  status: number;
+  headers: Record<string, string[]>;
+  body: { data: Uint8Array };
+}
+
+/** Largest request body the server reads by default (bytes): a larger one is answered 413. */
+export const SANDBOX_HTTP_MAX_BODY_BYTES = 512 * 1024 * 1024;
 
 /** The server's origin and a way to stop it. */
 export interface SandboxHttpServer {
@@ -38,10 +48,15 @@ export type SandboxRequestHandler = (
   },
   /** `fromSandbox`: PHP made it (self-call); `clientGone()`: the caller hung up (a `blocking => false` request). */
   meta: { fromSandbox: boolean; clientGone: () => boolean },
-) => Promise<WorkerHttpResult>;
+) => Promise<SandboxHttpResponse>;
 
-/** Starts listening on 127.0.0.1 (port 0 = any free port). Requests before `setHandler` get 503. */
-export async function startSandboxHttpServer(port = 0): Promise<SandboxHttpServer> {
+/**
+ * Starts listening on 127.0.0.1 (port 0 = any free port). Requests before `setHandler` get 503; a
+ * request body over `maxBodyBytes` (default `SANDBOX_HTTP_MAX_BODY_BYTES`) gets 413 unread.
+ * @throws the listen error (`EADDRINUSE` for a taken port).
+ */
+export async function startSandboxHttpServer(port = 0, options: { maxBodyBytes?: number } = {}): Promise<SandboxHttpServer> {
+  const maxBodyBytes = options.maxBodyBytes ?? SANDBOX_HTTP_MAX_BODY_BYTES;
   let handler: SandboxRequestHandler | undefined;
   const self = { announced: 0, accepted: 0, open: 0, running: 0 };
   const listeners: (() => void)[] = [];
@@ -61,8 +76,24 @@ export async function startSandboxHttpServer(port = 0): Promise<SandboxHttpServe
       req.socket.off("close", onSocketClose);
     });
     const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
+    let received = 0;
+    let tooLarge = Number(req.headers["content-length"] ?? 0) > maxBodyBytes;
+    const refuse = () => {
+      res.writeHead(413, { "content-type": "text/plain", connection: "close" }).end(`wp-codebox: the request body is over ${maxBodyBytes} bytes\n`);
+      req.socket.destroySoon();
+    };
+    if (tooLarge) return refuse();
+    req.on("data", (c: Buffer) => {
+      received += c.length;
+      if (received > maxBodyBytes) {
+        if (!tooLarge) refuse();
+        tooLarge = true;
+        return;
+      }
+      chunks.push(c);
+    });
     req.on("end", () => {
+      if (tooLarge) return;
       if (!handler) {
         res.writeHead(503, { "content-type": "text/plain" }).end("wp-codebox: the sandbox is still booting\n");
         return;
