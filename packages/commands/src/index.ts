@@ -28,7 +28,7 @@ export const COMMAND_HANDLERS: Readonly<Record<string, CommandHandler>> = Object
   "wordpress.ability": ability,
 });
 
-export type { Actor, ActorAuth, CommandContext, CommandHandler, CommandOutcome, WpCliPharSource } from "./commands/command-context.js";
+export type { Actor, ActorAuth, CommandContext, CommandHandler, CommandOutcome, TestDatabase, WpCliPharSource } from "./commands/command-context.js";
 export { parseJsonMaybe, text } from "./commands/command-context.js";
 export type { CappedStream, DbError, PhpFatal, PhpHttpResult, PhpRunResult } from "./commands/php-results.js";
 export { FATAL_RECORDER, STDIO_CONSTANTS, outcomeFromRun, phpFatalError, phpWrapper, runPhp, withFatalRecorder, withoutShebang } from "./commands/run-php.js";

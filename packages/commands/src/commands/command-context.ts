@@ -20,6 +20,16 @@ export interface ActorAuth {
   restNonce: string;
 }
 
+/** The database `wp-tests-config.php` names for the WordPress core test library (its `DB_*` constants). */
+export interface TestDatabase {
+  name: string;
+  user: string;
+  password: string;
+  /** `DB_HOST`: a host, or `localhost:/path/to/socket`. */
+  host: string;
+  charset: string;
+}
+
 /** What a command handler may use; implemented by each backend (Playground, native). */
 export interface CommandContext {
   info(): RuntimeInfo;
@@ -31,6 +41,11 @@ export interface CommandContext {
   /** `--update-baselines`: screenshot steps with `compare` write their baseline instead of comparing. */
   updateBaselines: boolean;
   outputCapBytes: number;
+  /**
+   * The database `wordpress.phpunit` points the WordPress core test library at: the sandbox's own
+   * (Playground's SQLite ignores the names; the native backend's MariaDB is reached over its socket).
+   */
+  testDatabase: TestDatabase;
   runPhp(code: string, options?: { env?: Record<string, string> }): Promise<PhpRunResult>;
   /**
    * One HTTP request served by the primary worker. With `siteRequestLimit`, the site request limit
