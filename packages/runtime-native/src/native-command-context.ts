@@ -7,8 +7,27 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, posix } from "node:path";
-import { WpCodeboxError, fatalFromPhpOutput, quoteValue, type ArtifactFile, type DbErrorRecord, type ResolvedMount, type RuntimeInfo, type RuntimePolicy } from "@wp-codebox/runtime-core";
 import {
+  WpCodeboxError,
+  abortReasonText,
+  fatalFromPhpOutput,
+  normalizeWordPressStateRequest,
+  quoteValue,
+  runtimeRecord,
+  serializeError,
+  type ArtifactFile,
+  type ArtifactRef,
+  type DbErrorRecord,
+  type ExecutionError,
+  type ObservationSpec,
+  type ResolvedMount,
+  type RuntimeInfo,
+  type RuntimePolicy,
+  type TestCounts,
+} from "@wp-codebox/runtime-core";
+import {
+  exportWordPressState,
+  listAbilities,
   outcomeFromRun,
   phpProgram,
   phpValue,
@@ -16,6 +35,9 @@ import {
   type Actor,
   type ActorAuth,
   type CommandContext,
+  type CommandHandler,
+  type CommandOutcome,
+  type CappedStream,
   type PhpFatal,
   type PhpHttpResult,
   type PhpRunResult,
@@ -25,6 +47,7 @@ import {
 import type { Bind } from "./bubblewrap.js";
 import type { CapturedStream, ProcessOutcome } from "./confined-process.js";
 import { SANDBOX_PATHS, giveOneToSandbox, phpBinds, type SiteLayout } from "./native-site.js";
+import { startPhp, type PhpRun } from "./native-php.js";
 
 /** The database the WordPress core test library is pointed at: the sandbox's MariaDB over its socket. */
 export const NATIVE_TEST_DATABASE: TestDatabase = Object.freeze({ name: "wordpress", user: "root", password: "", host: `localhost:${SANDBOX_PATHS.socket}`, charset: "utf8mb4" });
@@ -53,12 +76,13 @@ export interface NativeContextHost {
   siteUrl: string;
   loopbackUrl: string;
   /**
-   * Runs a PHP file of the sandbox through the runner without loading WordPress first (the file
-   * does), killed when `signal` aborts.
+   * Runs a PHP file of the sandbox in a confined PHP process of its own (started for it: a real
+   * command line with its standard streams, which PHPUnit needs), with `env` added to the sandbox's
+   * environment; killed when `signal` aborts.
    */
-  runFile(file: string, capBytes: number, signal: AbortSignal): Promise<{ process: ProcessOutcome; stopped?: "timeout" | "interrupted" }>;
+  runFile(file: string, capBytes: number, env: Record<string, string>, signal: AbortSignal): Promise<{ process: ProcessOutcome; stopped?: "interrupted" }>;
   /** One request to the site's web server. */
-  http(request: NativeSiteRequest, options: { siteRequestLimit?: boolean }): Promise<{ status: number; headers: Record<string, string[]>; body: CapturedStream; fatal?: PhpFatal; dbErrors: DbErrorRecord[] }>;
+  http(request: NativeSiteRequest, options: { siteRequestLimit?: boolean }): Promise<{ status: number; headers: Record<string, string[]>; body: CappedStream; fatal?: PhpFatal; dbErrors: DbErrorRecord[] }>;
   /** The database errors the last runner run recorded, then forgets them. */
   takeDbErrors(): DbErrorRecord[];
   /** Stops the warm PHP processes so the next run starts with the binds as they are now. */
@@ -87,6 +111,27 @@ export function runFatal(internalDir: string, run: ProcessOutcome, stdout: strin
     fatal = { message: "Out of memory: PHP could not map more memory (the sandbox's memory limit) and stopped before any error handler ran, so there is no file and line", file: "", line: 0, type: 1 };
   }
   return fatal;
+}
+
+/**
+ * Runs one confined PHP process (`startPhp`) to its end, or until `signal` aborts (it is killed).
+ * @returns the outcome (what it printed until then when stopped) and `stopped` when killed.
+ */
+export async function runConfinedPhp(run: PhpRun, signal: AbortSignal): Promise<{ process: ProcessOutcome; stopped?: "interrupted" }> {
+  const child = startPhp(run);
+  let stopped: "interrupted" | undefined;
+  const onAbort = () => {
+    stopped = "interrupted";
+    child.kill();
+  };
+  if (signal.aborted) onAbort();
+  else signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    const done = await child.done;
+    return { process: stopped ? { ...done, ...child.partial() } : done, ...(stopped ? { stopped } : {}) };
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+  }
 }
 
 /** Thrown into a handler whose command was stopped (deadline, interrupt): nothing more runs for it. */
@@ -159,26 +204,20 @@ export class NativeCommandContext implements CommandContext {
 
   /**
    * Runs a whole PHP program (it starts with `<?php` and loads WordPress itself when it needs it)
-   * as a file of the sandbox. `env` is put into the program's environment (`getenv`, `$_ENV`,
-   * `$_SERVER`) before its first line runs.
+   * as a file of the sandbox, in a PHP process of its own; `env` is added to its environment.
    * @throws CommandStoppedError once the command was stopped.
    */
-  async runPhp(code: string, options: { env?: Record<string, string>; signal?: AbortSignal } = {}): Promise<PhpRunResult> {
+  async runPhp(code: string, options: { env?: Record<string, string> } = {}): Promise<PhpRunResult> {
     this.assertRunning();
-    let program = code;
-    if (options.env && Object.keys(options.env).length) {
-      const setEnv = `foreach (${phpValue(options.env, "env")} as $wp_codebox_k => $wp_codebox_v) { putenv("$wp_codebox_k=$wp_codebox_v"); $_ENV[$wp_codebox_k] = $wp_codebox_v; $_SERVER[$wp_codebox_k] = $wp_codebox_v; } unset($wp_codebox_k, $wp_codebox_v);`;
-      program = program.replace(/^<\?php\s*/, `<?php\n${setEnv}\n`);
-    }
     const name = `ctx-${this.executionId}.php`;
     const file = `${SANDBOX_PATHS.internal}/code/${name}`;
-    await this.writeSandboxFile(file, program);
+    await this.writeSandboxFile(file, code);
+    rmSync(join(this.host.layout.internal, "last-error.json"), { force: true });
     const controller = new AbortController();
     this.current = controller;
     const onStop = () => controller.abort();
     this.stopper.signal.addEventListener("abort", onStop, { once: true });
-    options.signal?.addEventListener("abort", onStop, { once: true });
-    const ran = this.host.runFile(file, this.outputCapBytes, controller.signal);
+    const ran = this.host.runFile(file, this.outputCapBytes, options.env ?? {}, controller.signal);
     this.running = ran;
     try {
       const { process: run, stopped } = await ran;
@@ -197,7 +236,6 @@ export class NativeCommandContext implements CommandContext {
       return { exitCode, stdout: run.stdout, stderr: run.stderr, ...(fatal ? { fatal } : {}), ...(dbErrors.length ? { dbErrors } : {}) };
     } finally {
       this.stopper.signal.removeEventListener("abort", onStop);
-      options.signal?.removeEventListener("abort", onStop);
       rmSync(join(this.host.layout.internal, "code", name), { force: true });
     }
   }
@@ -384,5 +422,129 @@ export class NativeCommandContext implements CommandContext {
   }
 }
 
-/** Bundle files of an execution, kept by the runtime for `collectArtifacts`. */
-export type CommandFiles = Map<string, ArtifactFile[]>;
+/**
+ * The shared catalog commands that run on the native backend through this context (the others in
+ * `COMMAND_HANDLERS` need what it does not have yet, or the backend has its own).
+ */
+export const NATIVE_SHARED_COMMANDS: readonly string[] = Object.freeze(["wordpress.state-export", "inspect-mounted-inputs", "wordpress.ability", "wordpress.phpunit"]);
+
+/** Observation types the native runtime answers (`observeNative`). */
+export const NATIVE_OBSERVATION_TYPES: readonly string[] = Object.freeze(["runtime-info", "mounts", "wordpress-state", "abilities"]);
+
+/** What the shared commands and observations added to a native runtime's bundle, by execution id. */
+export class NativeCommandEvidence {
+  private readonly byExecution = new Map<string, { files: ArtifactFile[]; tests?: TestCounts }>();
+  private readonly observationFiles: ArtifactFile[] = [];
+  private readonly directories = new Map<string, number>();
+
+  /** Keeps a command's files and test counts. */
+  record(executionId: string, outcome: CommandOutcome): void {
+    if (outcome.files?.length || outcome.tests) this.byExecution.set(executionId, { files: outcome.files ?? [], ...(outcome.tests ? { tests: outcome.tests } : {}) });
+  }
+
+  /** Keeps files an observation wrote (WordPress state sections). */
+  addObservationFiles(files: readonly ArtifactFile[]): void {
+    this.observationFiles.push(...files);
+  }
+
+  /** Next free bundle folder `files/observations/<prefix>-<0001>`. */
+  nextDirectory(prefix: string): string {
+    const n = (this.directories.get(prefix) ?? 0) + 1;
+    this.directories.set(prefix, n);
+    return `files/observations/${prefix}-${String(n).padStart(4, "0")}`;
+  }
+
+  /** Screenshot names already used (none is overwritten). */
+  screenshotNames(): string[] {
+    return [...this.byExecution.values()].flatMap((e) => e.files).filter((f) => f.kind === "browser-screenshot").map((f) => f.path.replace(/^files\/browser\/screenshot-/, "").replace(/\.png$/, ""));
+  }
+
+  /**
+   * The files and the summed test counts of `executions` (default: every command, and the
+   * observations' files).
+   */
+  collect(executions?: ReadonlySet<string>): { files: ArtifactFile[]; tests?: TestCounts } {
+    const entries = [...this.byExecution.entries()].filter(([id]) => !executions || executions.has(id)).map(([, e]) => e);
+    const files = [...entries.flatMap((e) => e.files), ...(executions ? [] : this.observationFiles)];
+    const counts = entries.flatMap((e) => (e.tests ? [e.tests] : []));
+    if (!counts.length) return { files };
+    const sum = (key: keyof TestCounts) => counts.reduce((n, c) => n + c[key], 0);
+    return { files, tests: { tests: sum("tests"), passed: sum("passed"), assertions: sum("assertions"), failures: sum("failures"), errors: sum("errors"), skipped: sum("skipped"), incomplete: sum("incomplete"), risky: sum("risky"), warnings: sum("warnings") } };
+  }
+}
+
+/**
+ * Runs a shared handler against the command's deadline (ms, 0 = none) and the caller's signal.
+ * Either one stops it: the PHP run in flight is killed, later ones are refused, and the result is
+ * `timed-out` (exit 124, error `timeout` or `interrupted`) with what that run had printed.
+ * @returns the outcome and the database errors of every run and request the handler made.
+ * @throws the handler's WpCodeboxError (contract misuse: nothing or part of it ran).
+ */
+export async function runSharedCommand(
+  ctx: NativeCommandContext,
+  handler: CommandHandler,
+  command: string,
+  args: Record<string, string>,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+): Promise<{ outcome: CommandOutcome | (Omit<CommandOutcome, "status"> & { status: "timed-out" }); dbErrors: DbErrorRecord[] }> {
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  let stopped: "timeout" | "interrupted" | undefined;
+  const stop = new Promise<"stopped">((resolve) => {
+    if (timeoutMs > 0) timer = setTimeout(() => { stopped ??= "timeout"; resolve("stopped"); }, timeoutMs);
+    if (signal) {
+      onAbort = () => { stopped ??= "interrupted"; resolve("stopped"); };
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+    }
+  });
+  const work = handler(ctx, args).then((outcome) => ({ outcome }), (error: unknown) => ({ error }));
+  try {
+    const winner = await Promise.race([work, stop]);
+    if (winner === "stopped") {
+      await ctx.stop();
+      await work;
+      const printed = ctx.printed();
+      const out = (s: CapturedStream | undefined) => (s ? s.data.toString("utf8") : "");
+      const error: ExecutionError = stopped === "interrupted"
+        ? { code: "interrupted", message: `${command}: stopped by the caller before it finished (${abortReasonText(signal)}). Its PHP process was killed; the sandbox keeps running.`, data: { reason: abortReasonText(signal) } }
+        : { code: "timeout", message: `${command}: Timeout ${timeoutMs}ms exceeded. Its PHP process was killed; the sandbox keeps running. Raise --timeout if the work needs longer.`, data: { timeoutMs } };
+      return { outcome: { status: "timed-out", exitCode: 124, stdout: out(printed?.stdout), stderr: out(printed?.stderr), stdoutBytes: printed?.stdout.bytes ?? 0, stderrBytes: printed?.stderr.bytes ?? 0, error }, dbErrors: ctx.dbErrors };
+    }
+    if ("error" in winner) {
+      if (winner.error instanceof WpCodeboxError) throw winner.error;
+      const serialized = serializeError(winner.error);
+      return { outcome: { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: serialized.code, message: serialized.message } }, dbErrors: ctx.dbErrors };
+    }
+    return { outcome: winner.outcome, dbErrors: ctx.dbErrors };
+  } finally {
+    if (timer) clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener("abort", onAbort);
+  }
+}
+
+/**
+ * Answers one observation request on a native runtime:
+ * - `runtime-info`, `mounts`: the replay-relevant runtime facts (`runtimeRecord`).
+ * - `wordpress-state`: the WordPress state export (sections as bundle files).
+ * - `abilities`: the site's registered abilities (`available` false before WordPress 6.9).
+ * @throws WpCodeboxError `observation-unsupported` (another type), `invalid-state-request`, `state-export-failed`.
+ */
+export async function observeNative(ctx: NativeCommandContext, evidence: NativeCommandEvidence, spec: ObservationSpec): Promise<{ type: string; data: unknown; artifactRefs?: ArtifactRef[] }> {
+  switch (spec.type) {
+    case "runtime-info":
+      return { type: spec.type, data: runtimeRecord(ctx.info()) };
+    case "mounts":
+      return { type: spec.type, data: { mounts: runtimeRecord(ctx.info()).mounts } };
+    case "wordpress-state": {
+      const exported = await exportWordPressState((code) => ctx.runPhp(code), normalizeWordPressStateRequest(spec), { directory: evidence.nextDirectory("wordpress-state"), secrets: ctx.secrets });
+      evidence.addObservationFiles(exported.files);
+      return { type: spec.type, data: exported.data, artifactRefs: exported.artifactRefs };
+    }
+    case "abilities":
+      return { type: spec.type, data: await listAbilities(ctx) };
+    default:
+      throw new WpCodeboxError("observation-unsupported", `The native runtime cannot observe "${spec.type}". Use one of: ${NATIVE_OBSERVATION_TYPES.join(", ")}.`, { type: spec.type, supported: [...NATIVE_OBSERVATION_TYPES], backend: "native" });
+  }
+}
