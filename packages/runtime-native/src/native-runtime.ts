@@ -36,6 +36,7 @@ import {
   type ExecutionError,
   type ExecutionResult,
   type ExecutionSpec,
+  type ObservationSpec,
   type ResolvedMount,
   type Runtime,
   type RuntimeArtifacts,
@@ -46,7 +47,9 @@ import {
   type WordPressChoiceRecord,
   type WordPressRuntimeSnapshot,
 } from "@wp-codebox/runtime-core";
+import { COMMAND_HANDLERS, type CommandOutcome } from "@wp-codebox/commands";
 import { applyNativeSnapshot, captureNativeSnapshot, type NativeStateHost } from "./native-snapshots.js";
+import { NATIVE_SHARED_COMMANDS, NativeCommandContext, NativeCommandEvidence, observeNative, runConfinedPhp, runFatal, runSharedCommand } from "./native-command-context.js";
 import { pharFromSpec, runNativeWpCli, wpCliOutcome } from "./native-wp-cli.js";
 import { allocateSandboxUid, type Bind } from "./bubblewrap.js";
 import type { CapturedStream, ProcessOutcome } from "./confined-process.js";
@@ -132,6 +135,8 @@ export class NativeRuntime implements Runtime {
   private lastActivity = Date.now();
   /** Secret of the one-click admin login URL (`loginUrl()`); undefined until asked for. */
   private loginSecret: string | undefined;
+  /** Files and test counts of the shared commands and observations (`native-command-context.ts`). */
+  private readonly evidence = new NativeCommandEvidence();
 
   private constructor(private readonly setup: NativeRuntimeSetup) {
     this.layout = siteLayout(mkdtempSync(join(tmpdir(), "wp-codebox-native-")), allocateSandboxUid());
@@ -298,7 +303,17 @@ export class NativeRuntime implements Runtime {
       this.event("command-started", { id, command: spec.command });
       let outcome: Outcome;
       let dbErrors: DbErrorRecord[] = [];
-      if (spec.command !== "wordpress.run-php" && spec.command !== "wordpress.wp-cli" && spec.command !== "wordpress.rest-request" && spec.command !== "wordpress.http-request") {
+      let wroteFiles = false;
+      const shared = NATIVE_SHARED_COMMANDS.includes(spec.command) ? COMMAND_HANDLERS[spec.command] : undefined;
+      if (shared) {
+        // One implementation for both backends (@wp-codebox/commands), through this runtime's context.
+        const ran = await runSharedCommand(this.commandContext(id), shared, spec.command, args, timeoutMs, spec.signal);
+        const { files: written, tests: _tests, assertions: _assertions, ...rest } = ran.outcome;
+        outcome = rest;
+        dbErrors = ran.dbErrors;
+        if (ran.outcome.status !== "timed-out") this.evidence.record(id, ran.outcome as CommandOutcome);
+        wroteFiles = (written?.length ?? 0) > 0;
+      } else if (spec.command !== "wordpress.run-php" && spec.command !== "wordpress.wp-cli" && spec.command !== "wordpress.rest-request" && spec.command !== "wordpress.http-request") {
         outcome = { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: "not-implemented", message: `${spec.command} does not run on the native backend yet (only wordpress.run-php, wordpress.wp-cli, wordpress.rest-request and wordpress.http-request do); use --backend playground.` } };
       } else {
         try {
@@ -326,6 +341,7 @@ export class NativeRuntime implements Runtime {
         finishedAt: new Date().toISOString(),
         durationMs: Date.now() - started,
         ...(dbErrors.length ? { dbErrors } : {}),
+        ...(wroteFiles ? { artifactRefs: this.evidence.collect(new Set([id])).files.map((f) => ({ path: f.path, kind: f.kind })) } : {}),
       };
       this.results.push(result);
       this.event("command-finished", { id, command: spec.command, status: result.status, durationMs: result.durationMs });
@@ -694,6 +710,58 @@ export class NativeRuntime implements Runtime {
     return { outcome: { ...base, status: "ok", exitCode: 0, json }, dbErrors };
   }
 
+  /** The shared handlers' view of this sandbox for one execution (`native-command-context.ts`). */
+  private commandContext(executionId: string): NativeCommandContext {
+    const runtime = this;
+    return new NativeCommandContext(
+      {
+        info: () => this.info(),
+        policy: this.setup.policy,
+        mounts: this.setup.mounts,
+        cwd: this.setup.cwd,
+        layout: this.layout,
+        treeDir: this.setup.treeDir,
+        binds: this.binds,
+        outputCapBytes: this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES,
+        secrets: Object.values(this.setup.secretEnv).filter((v) => v.length > 0),
+        // wordpress.wp-cli is this backend's own (native-wp-cli.ts); the shared handlers do not use it.
+        wpCli: {},
+        siteUrl: this.siteUrl,
+        get loopbackUrl() {
+          return runtime.loopbackUrl;
+        },
+        runFile: (file, capBytes, env, signal) => {
+          // The warm server's preloaded WordPress may hold options read before this run's writes.
+          this.pagesSincePreload = true;
+          return runConfinedPhp({ tools: this.setup.tools, layout: this.layout, treeDir: this.setup.treeDir, extraBinds: this.binds, script: file, env: { ...this.setup.env, ...this.setup.secretEnv, ...env }, capBytes }, signal);
+        },
+        http: (request, options) => this.http(request, options),
+        takeDbErrors: () => this.takeDbErrors(),
+        restartPhp: () => {
+          this.php.kill();
+          this.cgi.kill();
+        },
+        nextArtifactDirectory: (prefix) => this.evidence.nextDirectory(prefix),
+        reservedScreenshotNames: () => this.evidence.screenshotNames(),
+        event: (type, data) => this.event(type, data),
+      },
+      executionId,
+    );
+  }
+
+  /**
+   * Answers an observation after the commands called before it: `runtime-info`, `mounts`,
+   * `wordpress-state` (its sections become bundle files), `abilities` (`observeNative`).
+   * @throws `runtime-disposed`, `observation-unsupported`, `invalid-state-request`, `state-export-failed`.
+   */
+  async observe(spec: ObservationSpec): Promise<unknown> {
+    this.assertLive();
+    return this.order.run(async () => {
+      this.assertLive();
+      return observeNative(this.commandContext(`observe-${randomUUID()}`), this.evidence, spec);
+    });
+  }
+
   /** `as=`: admin (default), anonymous, or `user:<id>`. */
   private actor(as: string | undefined): number | "admin" {
     if (as === undefined || as === "admin") return "admin";
@@ -744,17 +812,7 @@ export class NativeRuntime implements Runtime {
     const stdout = text(run.stdout);
     const stderr = text(run.stderr);
     const base = { stdout, stderr, stdoutBytes: run.stdout.bytes, stderrBytes: run.stderr.bytes, truncated: { stdout: run.stdout.truncated, stderr: run.stderr.truncated } };
-    let fatal: { message: string; file: string; line: number; type: number } | undefined;
-    try {
-      fatal = JSON.parse(readFileSync(join(this.layout.internal, "last-error.json"), "utf8"));
-    } catch {
-      fatal = run.exitCode === 255 ? fatalFromPhpOutput(`${stderr}\n${stdout}`) : undefined;
-    }
-    // When the memory manager cannot map a chunk (the sandbox's address-space limit, hit before any
-    // memory_limit), PHP prints "Out of memory" and exits 1 without running a handler: still a fatal.
-    if (!fatal && run.exitCode === 1 && /(?:^|\n)Out of memory\n?$/.test(stderr)) {
-      fatal = { message: "Out of memory: PHP could not map more memory (the sandbox's memory limit) and stopped before any error handler ran, so there is no file and line", file: "", line: 0, type: 1 };
-    }
+    const fatal = runFatal(this.layout.internal, run, stdout, stderr, fatalFromPhpOutput);
     if (fatal) {
       const firstLine = (fatal.message.split("\n")[0] ?? fatal.message).replace(` in ${fatal.file}:${fatal.line}`, "");
       return {
@@ -872,12 +930,14 @@ export class NativeRuntime implements Runtime {
   async collectArtifacts(spec?: ArtifactSpec): Promise<RuntimeArtifacts> {
     const wanted = spec?.executions ? new Set(spec.executions) : undefined;
     const bundled = spec?.includeRuntimeSnapshotBundles && !wanted ? [...this.taken.values()].map((s) => runtimeSnapshotBundleFiles(s)) : [];
+    const gathered = this.evidence.collect(wanted);
     return {
       info: this.info(),
       results: wanted ? this.results.filter((r) => wanted.has(r.id)) : [...this.results],
       events: [...this.events],
-      files: bundled.flatMap((b) => b.files),
+      files: [...gathered.files, ...bundled.flatMap((b) => b.files)],
       secrets: Object.values(this.setup.secretEnv).filter((v) => v.length > 0),
+      ...(gathered.tests ? { review: { tests: gathered.tests } } : {}),
       ...(bundled.length ? { snapshots: bundled.map((b) => b.ref) } : {}),
     };
   }
