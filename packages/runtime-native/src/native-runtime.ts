@@ -49,6 +49,7 @@ import type { CapturedStream, ProcessOutcome } from "./confined-process.js";
 import { siteConstants } from "./native-config.js";
 import { PhpServer } from "./php-server.js";
 import { syncTree } from "./tree-sync.js";
+import { readSandboxFile, removeSandboxPath, sandboxPathExists, writeSandboxFile } from "./sandbox-files.js";
 import { CLEAN_DB_SIGNATURES } from "./native-site-cache.js";
 import { MariaDbServer, SANDBOX_PATHS, copyTree, createLayout, giveOneToSandbox, giveToSandbox, siteLayout, writeSiteConfig, type SiteLayout } from "./native-site.js";
 import type { NativeTools } from "./native-tools.js";
@@ -84,6 +85,9 @@ export interface NativeRuntimeSetup {
 type Outcome = Pick<ExecutionResult, "status" | "exitCode" | "stdout" | "stderr" | "stdoutBytes" | "stderrBytes" | "truncated" | "json" | "error">;
 
 const text = (stream: CapturedStream) => stream.data.toString("utf8");
+
+/** Database errors read per run at most (bytes of `db-errors.jsonl`; a line cut there is dropped). */
+const DB_ERRORS_BYTES = 8 << 20;
 
 export class NativeRuntime implements Runtime {
   readonly id = `runtime-${randomUUID()}`;
@@ -151,7 +155,7 @@ export class NativeRuntime implements Runtime {
     this.php.warm();
     this.server = await starting;
     if (this.activates()) {
-      writeFileSync(join(this.layout.internal, "activate.json"), JSON.stringify({ plugins: this.setup.plugins, themes: this.setup.themes, siteOptions: this.setup.siteOptions }));
+      this.writeInternal("activate.json", JSON.stringify({ plugins: this.setup.plugins, themes: this.setup.themes, siteOptions: this.setup.siteOptions }));
       // Nothing preloaded after it: the clean copy saved next is the database as activation left it.
       const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/activate.php`, "wordpress", "admin", 64 << 10, 0, undefined, "none");
       const outcome = this.outcome(run.process);
@@ -173,8 +177,7 @@ export class NativeRuntime implements Runtime {
   private async saveCleanDatabase(): Promise<void> {
     const cached = join(this.setup.site.root, CLEAN_DB_SIGNATURES);
     if (!this.activates() && existsSync(cached)) {
-      copyFileSync(cached, join(this.layout.internal, CLEAN_DB_SIGNATURES));
-      giveOneToSandbox(join(this.layout.internal, CLEAN_DB_SIGNATURES), this.layout.uid);
+      this.writeInternal(CLEAN_DB_SIGNATURES, readFileSync(cached));
       return;
     }
     await this.cleanDatabase("save");
@@ -186,7 +189,7 @@ export class NativeRuntime implements Runtime {
    * @throws `boot-failed` with what PHP printed when that fails.
    */
   private async cleanDatabase(action: "save" | "restore"): Promise<{ restored: string[]; dropped: string[] }> {
-    writeFileSync(join(this.layout.internal, "clean-db.json"), JSON.stringify({ action }));
+    this.writeInternal("clean-db.json", JSON.stringify({ action }));
     // No WordPress preloaded after it: loading writes to the database (WP-Cron's schedule), which
     // must wait for a command that loads WordPress, so the state right after reset() is the clean one.
     const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/clean-db.php`, "none", 0, 64 << 10);
@@ -312,22 +315,18 @@ export class NativeRuntime implements Runtime {
       source = rest.startsWith("<?php") ? "<?php\n" + rest.slice(5) : rest;
     }
     if (!/^\s*<\?(php|=)?/.test(source)) source = `<?php\n${source}`;
-    mkdirSync(join(this.layout.internal, "code"), { recursive: true });
-    writeFileSync(join(this.layout.internal, "code", name), source);
-    giveOneToSandbox(join(this.layout.internal, "code"), this.layout.uid);
-    giveOneToSandbox(join(this.layout.internal, "code", name), this.layout.uid);
+    this.writeInternal(`code/${name}`, source);
     const bootstrap = args.bootstrap === "none" ? "none" : "wordpress";
     return this.runCommandFile(posix.join(SANDBOX_PATHS.internal, "code", name), "wordpress.run-php", this.actor(args.as), timeoutMs, signal, bootstrap);
   }
 
   /** Runs a command's PHP file with the command's deadline: a stopped run is `timed-out` (deadline or interrupt). */
   private async runCommandFile(file: string, command: string, user: number | "admin", timeoutMs: number, signal: AbortSignal | undefined, bootstrap: "wordpress" | "none" = "wordpress", next: "wordpress" | "none" = bootstrap): Promise<{ outcome: Outcome; dbErrors: DbErrorRecord[] }> {
-    const missingActor = join(this.layout.internal, "actor-missing");
-    rmSync(missingActor, { force: true });
+    removeSandboxPath(this.layout.internal, "actor-missing");
     const run = await this.runPhpFile(file, bootstrap, user, this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES, timeoutMs, signal, next);
     const dbErrors = this.takeDbErrors();
-    if (existsSync(missingActor)) {
-      rmSync(missingActor, { force: true });
+    if (sandboxPathExists(this.layout.internal, "actor-missing")) {
+      removeSandboxPath(this.layout.internal, "actor-missing");
       throw new WpCodeboxError("invalid-argument", `as=user:${String(user)}: no such WordPress user. Create it first (wp_insert_user) or use as=admin.`, { as: `user:${String(user)}` });
     }
     if (run.stopped) {
@@ -351,7 +350,7 @@ export class NativeRuntime implements Runtime {
       if (!(error instanceof WpCodeboxError)) throw error;
       return { outcome: { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: error.code, message: error.message, data: error.data } }, dbErrors: [] };
     }
-    rmSync(join(this.layout.internal, "last-error.json"), { force: true });
+    removeSandboxPath(this.layout.internal, "last-error.json");
     const run = await runNativeWpCli({
       tools: this.setup.tools,
       layout: this.layout,
@@ -393,7 +392,7 @@ export class NativeRuntime implements Runtime {
     if (params === null || typeof params !== "object" || Array.isArray(params)) {
       throw new WpCodeboxError("invalid-json-arg", "params-json must be a JSON object of query parameters.");
     }
-    writeFileSync(join(this.layout.internal, "rest-request.json"), JSON.stringify({ method, route, params, body }));
+    this.writeInternal("rest-request.json", JSON.stringify({ method, route, params, body }));
     const ran = await this.runCommandFile(`${SANDBOX_PATHS.programs}/rest-request.php`, "wordpress.rest-request", this.actor(args.as), timeoutMs, signal);
     const { outcome } = ran;
     if (outcome.status !== "ok") return ran;
@@ -469,15 +468,14 @@ export class NativeRuntime implements Runtime {
       if (cookies) headers.cookie = headers.cookie ? `${headers.cookie}; ${cookies}` : cookies;
       if (auth?.restNonce) headers["x-wp-nonce"] ??= auth.restNonce;
     }
-    const responseFile = join(this.layout.internal, "http-response.json");
-    rmSync(responseFile, { force: true });
-    writeFileSync(join(this.layout.internal, "http-request.json"), JSON.stringify({ method, path: target.pathname, query: target.search.replace(/^\?/, ""), host: target.host, headers, body: body.toString("base64") }));
+    removeSandboxPath(this.layout.internal, "http-response.json");
+    this.writeInternal("http-request.json", JSON.stringify({ method, path: target.pathname, query: target.search.replace(/^\?/, ""), host: target.host, headers, body: body.toString("base64") }));
     const ran = await this.runCommandFile(`${SANDBOX_PATHS.programs}/http-request.php`, "wordpress.http-request", 0, left(), signal, "none", "wordpress");
     dbErrors = [...dbErrors, ...ran.dbErrors];
     const where = `${method} ${target.pathname}${target.search}`;
     let response: { status: number; headers: Record<string, string> } | undefined;
     try {
-      response = JSON.parse(readFileSync(responseFile, "utf8"));
+      response = JSON.parse(this.readInternal("http-response.json", 1 << 20) ?? "");
     } catch {
       response = undefined;
     }
@@ -530,8 +528,8 @@ export class NativeRuntime implements Runtime {
     signal?: AbortSignal,
     next: "wordpress" | "none" = bootstrap,
   ): Promise<{ process: ProcessOutcome & { partial: { stdout: CapturedStream; stderr: CapturedStream } }; stopped?: "timeout" | "interrupted" }> {
-    rmSync(join(this.layout.internal, "last-error.json"), { force: true });
-    writeFileSync(join(this.layout.internal, "request.json"), JSON.stringify({ file, bootstrap, user }));
+    removeSandboxPath(this.layout.internal, "last-error.json");
+    this.writeInternal("request.json", JSON.stringify({ file, bootstrap, user }));
     const child = this.php.run(capBytes, bootstrap, next);
     let stopped: "timeout" | "interrupted" | undefined;
     const timer = timeoutMs > 0 ? setTimeout(() => { stopped ??= "timeout"; child.kill(); }, timeoutMs) : undefined;
@@ -554,7 +552,7 @@ export class NativeRuntime implements Runtime {
     const base = { stdout, stderr, stdoutBytes: run.stdout.bytes, stderrBytes: run.stderr.bytes, truncated: { stdout: run.stdout.truncated, stderr: run.stderr.truncated } };
     let fatal: { message: string; file: string; line: number; type: number } | undefined;
     try {
-      fatal = JSON.parse(readFileSync(join(this.layout.internal, "last-error.json"), "utf8"));
+      fatal = JSON.parse(this.readInternal("last-error.json", 1 << 20) ?? "");
     } catch {
       fatal = run.exitCode === 255 ? fatalFromPhpOutput(`${stderr}\n${stdout}`) : undefined;
     }
@@ -592,10 +590,10 @@ export class NativeRuntime implements Runtime {
 
   /** The database errors the last run recorded (db.php drop-in), then forgets them. */
   private takeDbErrors(): DbErrorRecord[] {
-    const path = join(this.layout.internal, "db-errors.jsonl");
-    if (!existsSync(path)) return [];
-    const lines = readFileSync(path, "utf8").split("\n").filter(Boolean);
-    rmSync(path, { force: true });
+    const read = readSandboxFile(this.layout.internal, "db-errors.jsonl", DB_ERRORS_BYTES);
+    removeSandboxPath(this.layout.internal, "db-errors.jsonl");
+    if (!read) return [];
+    const lines = read.data.toString("utf8").split("\n").filter(Boolean);
     const records: DbErrorRecord[] = [];
     for (const line of lines) {
       try {
@@ -699,6 +697,19 @@ export class NativeRuntime implements Runtime {
     this.server?.kill();
     await this.server?.exited;
     rmSync(this.layout.root, { recursive: true, force: true });
+  }
+
+  /**
+   * Writes a file the sandbox's PHP reads into its internal folder, never through a link, FIFO or
+   * folder the sandbox left at that name (`sandbox-files.ts`); the file is the sandbox uid's.
+   */
+  private writeInternal(relative: string, content: string | Uint8Array): void {
+    writeSandboxFile(this.layout.internal, relative, content, this.layout.uid);
+  }
+
+  /** A file the sandbox's PHP wrote into its internal folder, as text, if it is a regular file (at most `maxBytes` read). */
+  private readInternal(relative: string, maxBytes: number): string | undefined {
+    return readSandboxFile(this.layout.internal, relative, maxBytes)?.data.toString("utf8");
   }
 
   private assertLive(): void {

@@ -13,6 +13,7 @@ import { WpCodeboxError, fatalFromPhpOutput } from "@wp-codebox/runtime-core";
 import { MariaDbServer, PHP_DIR, SANDBOX_PATHS, copyTree, createLayout, giveToSandbox, installDataDir, siteLayout, writeSiteConfig, type SiteLayout } from "./native-site.js";
 import { startPhp } from "./native-php.js";
 import { mariadbVersion, type NativeTools } from "./native-tools.js";
+import { readSandboxFile, writeSandboxFile } from "./sandbox-files.js";
 import { siteConstants } from "./native-config.js";
 
 /** Bumped when what an entry holds changes. */
@@ -52,9 +53,12 @@ export async function ensureNativeSite(tools: NativeTools, tree: { dir: string; 
       await php(`${SANDBOX_PATHS.programs}/install.php`);
       // The clean copy reset() restores from, made once here: a sandbox with no plugins, themes or
       // site options to activate boots with it as it is.
-      writeFileSync(join(staging.internal, "clean-db.json"), JSON.stringify({ action: "save" }));
+      // The tree's own PHP (a --wordpress folder) ran before these: nothing it left is followed.
+      writeSandboxFile(staging.internal, "clean-db.json", JSON.stringify({ action: "save" }), staging.uid);
       await php(`${SANDBOX_PATHS.programs}/clean-db.php`);
-      cpSync(join(staging.internal, CLEAN_DB_SIGNATURES), join(staging.root, CLEAN_DB_SIGNATURES));
+      const signatures = readSandboxFile(staging.internal, CLEAN_DB_SIGNATURES, 16 << 20);
+      if (!signatures || signatures.truncated) throw new WpCodeboxError("boot-failed", `Preparing the native site failed: clean-db.php left no ${CLEAN_DB_SIGNATURES}.`);
+      writeFileSync(join(staging.root, CLEAN_DB_SIGNATURES), signatures.data);
     } catch (error) {
       server.kill();
       throw error;
