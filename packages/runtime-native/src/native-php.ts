@@ -37,6 +37,8 @@ export interface PhpRun {
   env?: Record<string, string>;
   /** Bytes kept per output stream. */
   capBytes: number;
+  /** Killed after this many ms (0 or absent: never). */
+  deadlineMs?: number;
 }
 
 /** Starts a confined `php` run. */
@@ -47,5 +49,5 @@ export function startPhp(run: PhpRun): ConfinedProcess {
     { binds: [...phpBinds(run.layout, run.treeDir), ...(run.extraBinds ?? [])], chdir: SANDBOX_PATHS.wordpress, limits: PHP_LIMITS, uid: run.layout.uid, ...(run.env ? { env: run.env } : {}) },
     [run.tools.php, ...ini, run.script, ...(run.args ?? [])],
   );
-  return startConfined(argv, run.capBytes);
+  return startConfined(argv, run.capBytes, run.deadlineMs ?? 0);
 }

@@ -6,9 +6,9 @@
  * command starts a new one); the database and the sandbox live on.
  */
 import { randomUUID } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, dirname, join, posix, relative, resolve } from "node:path";
+import { basename, join, posix, resolve } from "node:path";
 import {
   DEFAULT_OUTPUT_CAP_BYTES,
   MAX_DURATION_MS,
@@ -45,7 +45,7 @@ import {
 import { applyNativeSnapshot, captureNativeSnapshot, type NativeStateHost } from "./native-snapshots.js";
 import { pharFromSpec, runNativeWpCli, wpCliOutcome } from "./native-wp-cli.js";
 import { allocateSandboxUid, type Bind } from "./bubblewrap.js";
-import type { CapturedStream, ProcessOutcome } from "./confined-process.js";
+import { HOST_STEP_DEADLINE_MS, type CapturedStream, type ProcessOutcome } from "./confined-process.js";
 import { siteConstants } from "./native-config.js";
 import { PhpServer } from "./php-server.js";
 import { syncTree } from "./tree-sync.js";
@@ -101,6 +101,12 @@ export class NativeRuntime implements Runtime {
   private php!: PhpServer;
   private disposed = false;
   private bootDurationMs = 0;
+  /**
+   * The clean copy's table signatures (`clean-db-signatures.json`), kept by the host: written into
+   * the internal folder before each restore, so what the sandbox's PHP did to that file in between
+   * (changed it to hide a table from reset(), or left a FIFO there) does not count.
+   */
+  private cleanSignatures: Buffer | undefined;
   /** Snapshots taken, for the bundle (`includeRuntimeSnapshotBundles`). */
   private readonly taken = new Map<string, WordPressRuntimeSnapshot>();
 
@@ -157,7 +163,7 @@ export class NativeRuntime implements Runtime {
     if (this.activates()) {
       this.writeInternal("activate.json", JSON.stringify({ plugins: this.setup.plugins, themes: this.setup.themes, siteOptions: this.setup.siteOptions }));
       // Nothing preloaded after it: the clean copy saved next is the database as activation left it.
-      const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/activate.php`, "wordpress", "admin", 64 << 10, 0, undefined, "none");
+      const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/activate.php`, "wordpress", "admin", 64 << 10, HOST_STEP_DEADLINE_MS, undefined, "none");
       const outcome = this.outcome(run.process);
       if (outcome.status !== "ok") {
         throw new WpCodeboxError("boot-failed", `Activating the plugins and themes failed: ${outcome.error?.message ?? outcome.stderr.slice(0, 800)}`);
@@ -177,7 +183,8 @@ export class NativeRuntime implements Runtime {
   private async saveCleanDatabase(): Promise<void> {
     const cached = join(this.setup.site.root, CLEAN_DB_SIGNATURES);
     if (!this.activates() && existsSync(cached)) {
-      this.writeInternal(CLEAN_DB_SIGNATURES, readFileSync(cached));
+      this.cleanSignatures = readFileSync(cached);
+      this.writeInternal(CLEAN_DB_SIGNATURES, this.cleanSignatures);
       return;
     }
     await this.cleanDatabase("save");
@@ -190,11 +197,20 @@ export class NativeRuntime implements Runtime {
    */
   private async cleanDatabase(action: "save" | "restore"): Promise<{ restored: string[]; dropped: string[] }> {
     this.writeInternal("clean-db.json", JSON.stringify({ action }));
+    if (action === "restore") {
+      if (!this.cleanSignatures) throw new WpCodeboxError("boot-failed", "The sandbox's clean database was never saved.");
+      this.writeInternal(CLEAN_DB_SIGNATURES, this.cleanSignatures);
+    }
     // No WordPress preloaded after it: loading writes to the database (WP-Cron's schedule), which
     // must wait for a command that loads WordPress, so the state right after reset() is the clean one.
-    const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/clean-db.php`, "none", 0, 64 << 10);
+    const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/clean-db.php`, "none", 0, 64 << 10, HOST_STEP_DEADLINE_MS);
     const outcome = this.outcome(run.process);
     if (outcome.status !== "ok") throw new WpCodeboxError("boot-failed", `The sandbox's database could not be ${action === "save" ? "saved" : "restored"}: ${outcome.error?.message ?? ""} ${outcome.stderr.slice(0, 800)}`.trim());
+    if (action === "save") {
+      const saved = readSandboxFile(this.layout.internal, CLEAN_DB_SIGNATURES, 16 << 20);
+      if (!saved || saved.truncated) throw new WpCodeboxError("boot-failed", `The sandbox's database was saved without its ${CLEAN_DB_SIGNATURES}.`);
+      this.cleanSignatures = saved.data;
+    }
     const done = outcome.json as { restored?: string[]; dropped?: string[] } | undefined;
     return { restored: done?.restored ?? [], dropped: done?.dropped ?? [] };
   }
@@ -204,17 +220,34 @@ export class NativeRuntime implements Runtime {
     return this.setup.mounts.filter((m) => m.target.startsWith(`${SANDBOX_PATHS.content}/`)).map((m) => posix.relative(SANDBOX_PATHS.content, m.target));
   }
 
-  /** Mount targets under wp-content exist in the sandbox's copy before bubblewrap binds over them. */
-  private createMountPoints(): void {
+  /**
+   * Mount targets under wp-content exist in the sandbox's copy before bubblewrap binds over them.
+   * wp-content is the sandbox's: a link (or anything else) the sandbox left on the way or at the
+   * mount point is replaced, never followed (a dangling link there would have the host create the
+   * file it points at).
+   * @returns how many folders or files were made (none when every mount point was in place).
+   */
+  private createMountPoints(): number {
+    let made = 0;
     for (const mount of this.setup.mounts) {
       if (!mount.target.startsWith(`${SANDBOX_PATHS.content}/`)) continue;
-      const path = join(this.layout.content, relative(SANDBOX_PATHS.content, mount.target));
-      const created = mkdirSync(mount.kind === "directory" ? path : dirname(path), { recursive: true });
-      if (mount.kind === "file" && !existsSync(path)) writeFileSync(path, "");
-      // Only what was created here: the copied wp-content already belongs to the sandbox uid.
-      if (created) giveToSandbox(created, this.layout.uid);
-      if (mount.kind === "file") giveOneToSandbox(path, this.layout.uid);
+      const rel = posix.relative(SANDBOX_PATHS.content, mount.target);
+      const parts = rel.split("/");
+      for (let i = 1; i <= parts.length; i++) {
+        const last = i === parts.length;
+        const path = join(this.layout.content, ...parts.slice(0, i));
+        const stat = lstatSync(path, { throwIfNoEntry: false });
+        const wanted = last && mount.kind === "file" ? "file" : "dir";
+        if (stat && (wanted === "file" ? stat.isFile() : stat.isDirectory())) continue;
+        if (stat) rmSync(path, { recursive: true, force: true });
+        if (wanted === "file") writeFileSync(path, "", { flag: "wx" });
+        else mkdirSync(path);
+        // Only what was created here: the copied wp-content already belongs to the sandbox uid.
+        giveOneToSandbox(path, this.layout.uid);
+        made++;
+      }
     }
+    return made;
   }
 
   info(): RuntimeInfo {
@@ -325,7 +358,8 @@ export class NativeRuntime implements Runtime {
     removeSandboxPath(this.layout.internal, "actor-missing");
     const run = await this.runPhpFile(file, bootstrap, user, this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES, timeoutMs, signal, next);
     const dbErrors = this.takeDbErrors();
-    if (sandboxPathExists(this.layout.internal, "actor-missing")) {
+    // Only a run as a user id can miss its user (the runner then leaves this file).
+    if (typeof user === "number" && user !== 0 && sandboxPathExists(this.layout.internal, "actor-missing")) {
       removeSandboxPath(this.layout.internal, "actor-missing");
       throw new WpCodeboxError("invalid-argument", `as=user:${String(user)}: no such WordPress user. Create it first (wp_insert_user) or use as=admin.`, { as: `user:${String(user)}` });
     }
@@ -412,7 +446,7 @@ export class NativeRuntime implements Runtime {
    * holds options and caches read before the change.
    */
   private async dropPreloadedWordPress(): Promise<void> {
-    await this.runPhpFile(`${SANDBOX_PATHS.programs}/noop.php`, "none", 0, 1024, 0, undefined, "none");
+    await this.runPhpFile(`${SANDBOX_PATHS.programs}/noop.php`, "none", 0, 1024, HOST_STEP_DEADLINE_MS, undefined, "none");
   }
 
   /**
@@ -623,10 +657,14 @@ export class NativeRuntime implements Runtime {
       let how: "tables" | "restarted" = "tables";
       let changed: Record<string, number> = {};
       try {
+        // The database first: that run leaves no process of the sandbox behind (nothing preloaded
+        // after it), so no PHP of the sandbox changes wp-content while the host, as root, syncs it.
+        const tables = await this.cleanDatabase("restore");
         // Only what differs: the warm PHP process keeps wp-content (and the mounts in it) bound.
         const files = syncTree(this.setup.site.content, this.layout.content, { protect: this.contentMountPaths(), onCopied: (path) => giveToSandbox(path, this.layout.uid) });
-        this.createMountPoints();
-        const tables = await this.cleanDatabase("restore");
+        // A mount point made again: the sandbox moved the folder holding it (its mount went along,
+        // in the warm PHP process's view). A new PHP process binds the mounts where they belong.
+        if (this.createMountPoints() > 0) this.php.kill();
         changed = { tablesRestored: tables.restored.length, tablesDropped: tables.dropped.length, filesCopied: files.copied.length, filesRemoved: files.removed.length };
       } catch {
         how = "restarted";

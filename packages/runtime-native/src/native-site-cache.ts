@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { WpCodeboxError, fatalFromPhpOutput } from "@wp-codebox/runtime-core";
 import { MariaDbServer, PHP_DIR, SANDBOX_PATHS, copyTree, createLayout, giveToSandbox, installDataDir, siteLayout, writeSiteConfig, type SiteLayout } from "./native-site.js";
 import { startPhp } from "./native-php.js";
+import { HOST_STEP_DEADLINE_MS } from "./confined-process.js";
 import { mariadbVersion, type NativeTools } from "./native-tools.js";
 import { readSandboxFile, writeSandboxFile } from "./sandbox-files.js";
 import { siteConstants } from "./native-config.js";
@@ -80,7 +81,8 @@ export async function ensureNativeSite(tools: NativeTools, tree: { dir: string; 
 }
 
 async function runOrThrow(tools: NativeTools, layout: SiteLayout, treeDir: string, script: string, args: string[]): Promise<void> {
-  const run = await startPhp({ tools, layout, treeDir, script, args, capBytes: 64 << 10 }).done;
+  // A --wordpress tree's own PHP runs here: it cannot hang the first boot for good.
+  const run = await startPhp({ tools, layout, treeDir, script, args, capBytes: 64 << 10, deadlineMs: HOST_STEP_DEADLINE_MS }).done;
   if (run.exitCode !== 0) {
     const stderr = run.stderr.data.toString("utf8");
     const stdout = run.stdout.data.toString("utf8");

@@ -25,7 +25,7 @@ import {
   snapshotContentPath,
 } from "@wp-codebox/runtime-core";
 import { PHP_LIMITS, confinedCommand } from "./bubblewrap.js";
-import { startConfined } from "./confined-process.js";
+import { DB_TOOL_DEADLINE_MS, startConfined } from "./confined-process.js";
 import { startPhp } from "./native-php.js";
 import { SANDBOX_PATHS, type SiteLayout } from "./native-site.js";
 import type { NativeTools } from "./native-tools.js";
@@ -80,7 +80,7 @@ async function runDbTool(host: NativeStateHost, argv: string[], what: string): P
     },
     argv,
   );
-  const run = await startConfined(command, TOOL_OUTPUT_BYTES).done;
+  const run = await startConfined(command, TOOL_OUTPUT_BYTES, DB_TOOL_DEADLINE_MS).done;
   if (run.exitCode !== 0) {
     const said = `${run.stderr.data.toString("utf8")}\n${run.stdout.data.toString("utf8")}`.trim().slice(-800);
     throw new WpCodeboxError("state-export-failed", `${what} failed (exit ${run.exitCode}${run.signal ? `, ${run.signal}` : ""}): ${said || "(no output)"}`, { exitCode: run.exitCode });
@@ -89,7 +89,7 @@ async function runDbTool(host: NativeStateHost, argv: string[], what: string): P
 
 /** Tables (row counts, content hashes) and active theme/plugins (`php/snapshot-facts.php`). @throws `state-export-failed`. */
 async function readDatabaseFacts(host: NativeStateHost): Promise<{ tables: { name: string; rows: number; sha256: string }[]; activeTheme: string; activePlugins: string[] }> {
-  const run = await startPhp({ tools: host.tools, layout: host.layout, treeDir: host.treeDir, script: `${SANDBOX_PATHS.programs}/snapshot-facts.php`, capBytes: 16 << 20 }).done;
+  const run = await startPhp({ tools: host.tools, layout: host.layout, treeDir: host.treeDir, script: `${SANDBOX_PATHS.programs}/snapshot-facts.php`, capBytes: 16 << 20, deadlineMs: DB_TOOL_DEADLINE_MS }).done;
   const stdout = run.stdout.data.toString("utf8");
   try {
     if (run.exitCode !== 0 || run.stdout.truncated) throw new Error();

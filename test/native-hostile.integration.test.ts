@@ -1,0 +1,123 @@
+/**
+ * A hostile sandbox on the native backend against the host, which runs as root and exchanges
+ * files with the sandbox through folders the sandbox can write (its internal folder, wp-content).
+ * For every kind of thing PHP can leave at a name the host then writes or reads (a link to a host
+ * file, a dangling link to where a host file would be made, a FIFO, a link to /dev/zero, a link to
+ * a host folder in place of a folder), every host operation (run-php, rest-request, http-request,
+ * snapshot, restore, reset) finishes, leaves the host's files as they were and reports nothing of
+ * them. And a link left in place of the folder holding a mount point does not have reset() empty
+ * a host folder. Skipped, naming the packages, without the native backend's Debian packages.
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ExecutionResult, Runtime } from "@wp-codebox/runtime-core";
+import { NATIVE_DEBIAN_PACKAGES, nativeToolsStatus } from "@wp-codebox/runtime-native";
+import { createBackend } from "../packages/cli/src/commands/backends.js";
+
+const status = nativeToolsStatus();
+const skip = status.ok ? false : `the native backend's Debian packages are missing (${status.missingPackages.join(", ")}): apt-get install -y ${NATIVE_DEBIAN_PACKAGES.join(" ")}`;
+
+/** A host file whose content is valid as every JSON file the host reads back (so a read through a link would show). */
+const SECRET = JSON.stringify({ query: "HOST-SECRET", message: "HOST-SECRET", file: "HOST-SECRET", line: 1, type: 1, status: 599, headers: { "x-leak": "HOST-SECRET" } });
+
+/** Names in the internal folder the host writes before a run (and reads or removes after it). */
+const WRITTEN = ["request.json", "rest-request.json", "http-request.json", "clean-db.json", "snapshot.sql", "clean-db-signatures.json"];
+/** Names PHP writes and the host reads or checks after a run. */
+const READ = ["last-error.json", "db-errors.jsonl", "http-response.json", "actor-missing"];
+
+interface Kind {
+  name: string;
+  /** PHP making the thing at `$p` (`$host` is the host folder's path). */
+  php: string;
+}
+
+const KINDS: Kind[] = [
+  { name: "a link to a host file", php: "symlink($host . '/secret.json', $p);" },
+  { name: "a dangling link to where a host file would be made", php: "symlink($host . '/made-by-host', $p);" },
+  { name: "a FIFO", php: "posix_mkfifo($p, 0666);" },
+  { name: "a link to /dev/zero", php: "symlink('/dev/zero', $p);" },
+];
+
+/** PHP that replaces each of `names` in the internal folder by the kind, and code/ by a link to the host folder. */
+function planter(kind: Kind, host: string, names: string[]): string {
+  return `$host = ${JSON.stringify(host)}; foreach (${JSON.stringify(names)} as $n) { $p = '/internal/wp-codebox/' . $n; if (is_dir($p) && !is_link($p)) { @rmdir($p); } else { @unlink($p); } ${kind.php} } @rename('/internal/wp-codebox/code', '/internal/wp-codebox/code-away'); @symlink($host, '/internal/wp-codebox/code');`;
+}
+
+describe("a hostile native sandbox leaves the host's files alone", { skip, timeout: 600_000 }, () => {
+  let root: string;
+  let host: string;
+  let runtime: Runtime;
+  const factory = createBackend("native", { cwd: process.cwd() });
+  const results: ExecutionResult[] = [];
+
+  before(async () => {
+    root = mkdtempSync(join(tmpdir(), "wp-codebox-hostile-"));
+    host = join(root, "host");
+    mkdirSync(host);
+    writeFileSync(join(host, "secret.json"), SECRET);
+    mkdirSync(join(root, "mine"));
+    writeFileSync(join(root, "mine", "mine.php"), "<?php // mounted");
+    // mu-plugins is not in the cached site's wp-content: the mount makes a folder only the sandbox has.
+    runtime = await factory.create({ mounts: [{ source: join(root, "mine"), target: "/wordpress/wp-content/mu-plugins/mine", mode: "readonly" }] });
+  });
+  after(async () => {
+    await runtime?.dispose();
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
+
+  const php = async (code: string, extra: string[] = []) => {
+    const result = await runtime.execute({ command: "wordpress.run-php", args: [`code=<?php ${code}`, ...extra], timeoutMs: 20_000 });
+    results.push(result);
+    return result;
+  };
+  const hostUnchanged = () => {
+    assert.deepEqual(readdirSync(host), ["secret.json"]);
+    assert.equal(readFileSync(join(host, "secret.json"), "utf8"), SECRET);
+    for (const r of results) assert.doesNotMatch(JSON.stringify(r), /HOST-SECRET/, "a host file's content reached a result");
+  };
+
+  for (const kind of KINDS) {
+    it(`${kind.name} at every name the host writes, then each host operation`, async () => {
+      const operations: [string, () => Promise<unknown>][] = [
+        ["run-php", () => php("echo 'ok';")],
+        ["rest-request", async () => results.push(await runtime.execute({ command: "wordpress.rest-request", args: ["route=/wp/v2/types/post"], timeoutMs: 20_000 }))],
+        ["http-request", async () => results.push(await runtime.execute({ command: "wordpress.http-request", args: ["path=/"], timeoutMs: 20_000 }))],
+        ["snapshot and restore", async () => runtime.restoreSnapshot!(await runtime.snapshot!())],
+        ["reset", () => runtime.reset!()],
+      ];
+      for (const [name, operation] of operations) {
+        const planted = await php(planter(kind, host, WRITTEN), ["bootstrap=none"]);
+        assert.equal(planted.status, "ok", JSON.stringify(planted.error));
+        await operation();
+        hostUnchanged();
+        const alive = await php("echo 'alive';", ["bootstrap=none"]);
+        assert.equal(alive.stdout, "alive", `after ${name}: ${JSON.stringify(alive.error)}`);
+      }
+    });
+
+    it(`${kind.name} left by PHP at every name the host reads after a run`, async () => {
+      // The run's own code plants them as it ends (after runner.php and WordPress wrote theirs).
+      const plant = planter(kind, host, READ);
+      const ran = await php(`global $wpdb; $wpdb->query('SELECT wp_codebox_missing FROM nowhere'); ${plant}`);
+      hostUnchanged();
+      assert.ok(ran.status === "ok" || ran.status === "error", ran.status);
+      // (What the run's own PHP does to its result is its business; the host must only stay intact.)
+      await php(`register_shutdown_function(function () { ${plant} }); wp_codebox_missing_function();`);
+      hostUnchanged();
+      const alive = await php("echo 'alive';", ["bootstrap=none"]);
+      assert.equal(alive.stdout, "alive", JSON.stringify(alive.error));
+    });
+  }
+
+  it("a link to a host folder in place of the folder holding a mount point: reset() removes the link, the host folder keeps its files", async () => {
+    const moved = await php(`$ok = rename(WP_CONTENT_DIR . '/mu-plugins', WP_CONTENT_DIR . '/mu-away'); echo json_encode([$ok, symlink(${JSON.stringify(host)}, WP_CONTENT_DIR . '/mu-plugins')]);`);
+    assert.deepEqual(moved.json, [true, true], JSON.stringify(moved.error ?? moved.stdout));
+    await runtime.reset!();
+    hostUnchanged();
+    const after = await php("echo json_encode([is_link('/wordpress/wp-content/mu-plugins'), file_exists('/wordpress/wp-content/mu-plugins/mine/mine.php')]);", ["bootstrap=none"]);
+    assert.deepEqual(after.json, [false, true], JSON.stringify(after.error ?? after.stdout));
+  });
+});
