@@ -6,15 +6,18 @@
  * a host folder in place of a folder), every host operation (run-php, rest-request, http-request,
  * snapshot, restore, reset) finishes, leaves the host's files as they were and reports nothing of
  * them. And a link left in place of the folder holding a mount point does not have reset() empty
- * a host folder. Skipped, naming the packages, without the native backend's Debian packages.
+ * a host folder. A hostile `--wordpress` tree (its wp-content, or the db.php in it, a link to a
+ * host path) does not have the host write there while the cached site is made. Skipped, naming the packages, without the native backend's Debian packages.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExecutionResult, Runtime } from "@wp-codebox/runtime-core";
-import { NATIVE_DEBIAN_PACKAGES, nativeToolsStatus } from "@wp-codebox/runtime-native";
+import { NATIVE_DEBIAN_PACKAGES, createNativeBackend, nativeToolsStatus } from "@wp-codebox/runtime-native";
+import { findWordPressBuild } from "@wp-codebox/runtime-playground";
+import { extractZip } from "../packages/runtime-playground/src/site/zip.js";
 import { createBackend } from "../packages/cli/src/commands/backends.js";
 
 const status = nativeToolsStatus();
@@ -120,4 +123,41 @@ describe("a hostile native sandbox leaves the host's files alone", { skip, timeo
     const after = await php("echo json_encode([is_link('/wordpress/wp-content/mu-plugins'), file_exists('/wordpress/wp-content/mu-plugins/mine/mine.php')]);", ["bootstrap=none"]);
     assert.deepEqual(after.json, [false, true], JSON.stringify(after.error ?? after.stdout));
   });
+});
+
+describe("a hostile WordPress tree leaves the host's files alone while the cached site is made", { skip, timeout: 600_000 }, () => {
+  const cases: { name: string; plant(tree: string, host: string): void; code?: string }[] = [
+    { name: "wp-content a link to a host folder: refused before anything is written", plant: (tree, host) => (rmSync(join(tree, "wp-content"), { recursive: true }), symlinkSync(host, join(tree, "wp-content"))), code: "wordpress-source-invalid" },
+    { name: "wp-content/db.php a link to a host file: the site is made, the host file keeps its bytes", plant: (tree, host) => (rmSync(join(tree, "wp-content", "db.php"), { force: true }), symlinkSync(join(host, "secret.json"), join(tree, "wp-content", "db.php"))) },
+  ];
+  for (const c of cases) {
+    it(c.name, async () => {
+      const root = mkdtempSync(join(tmpdir(), "wp-codebox-hostile-tree-"));
+      try {
+        const tree = join(root, "wordpress");
+        const host = join(root, "host");
+        mkdirSync(host);
+        writeFileSync(join(host, "secret.json"), SECRET);
+        extractZip(findWordPressBuild().zipPath, tree);
+        c.plant(tree, host);
+        const backend = createNativeBackend({ cacheDir: join(root, "cache") });
+        const made = backend.create({ wordpress: { path: tree } });
+        if (c.code) {
+          await assert.rejects(made, (error: Error & { code?: string }) => error.code === c.code);
+        } else {
+          const runtime = await made;
+          try {
+            const r = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo get_option('blogname');"] });
+            assert.equal(r.status, "ok", JSON.stringify(r.error));
+          } finally {
+            await runtime.dispose();
+          }
+        }
+        assert.deepEqual(readdirSync(host), ["secret.json"]);
+        assert.equal(readFileSync(join(host, "secret.json"), "utf8"), SECRET);
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    });
+  }
 });

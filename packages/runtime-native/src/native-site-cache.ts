@@ -7,7 +7,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { cpSync, existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { WpCodeboxError, fatalFromPhpOutput } from "@wp-codebox/runtime-core";
 import { MariaDbServer, PHP_DIR, SANDBOX_PATHS, copyTree, createLayout, giveToSandbox, installDataDir, siteLayout, writeSiteConfig, type SiteLayout } from "./native-site.js";
@@ -39,11 +39,18 @@ export async function ensureNativeSite(tools: NativeTools, tree: { dir: string; 
   const layout = siteLayout(root);
   if (existsSync(join(root, "complete.json"))) return { layout, installed: false };
   onProgress?.(`Installing WordPress ${tree.release} into a MariaDB data directory (once per release)`);
+  // A --wordpress tree is the caller's, maybe hostile: a wp-content that is a link would be copied as
+  // the link, and the host (root) would then write db.php, and bind, wherever it points.
+  const treeContent = join(tree.dir, "wp-content");
+  if (!lstatSync(treeContent, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new WpCodeboxError("wordpress-source-invalid", `${treeContent} is not a folder (a link or missing): a WordPress tree must hold its own wp-content folder.`, { path: treeContent });
+  }
   const staging = siteLayout(`${root}.staging-${randomBytes(6).toString("hex")}`);
   try {
     createLayout(staging);
-    copyTree(join(tree.dir, "wp-content"), staging.content);
-    cpSync(join(PHP_DIR, "db.php"), join(staging.content, "db.php"));
+    copyTree(treeContent, staging.content);
+    // Not through a db.php link the tree may hold.
+    writeSandboxFile(staging.content, "db.php", readFileSync(join(PHP_DIR, "db.php")), staging.uid);
     giveToSandbox(staging.content);
     writeSiteConfig(staging, siteConstants({ installing: true }));
     installDataDir(tools, staging);
