@@ -49,6 +49,7 @@ import { HOST_STEP_DEADLINE_MS, type CapturedStream, type ProcessOutcome } from 
 import { siteConstants } from "./native-config.js";
 import { PhpServer } from "./php-server.js";
 import { syncTree } from "./tree-sync.js";
+import { SANDBOX_DIR_PREFIX, markSandboxOwner, sweepStaleSandboxes } from "./stale-sandboxes.js";
 import { readSandboxFile, removeSandboxPath, sandboxPathExists, writeSandboxFile } from "./sandbox-files.js";
 import { CLEAN_DB_SIGNATURES } from "./native-site-cache.js";
 import { MariaDbServer, SANDBOX_PATHS, copyTree, createLayout, giveOneToSandbox, giveToSandbox, siteLayout, writeSiteConfig, type SiteLayout } from "./native-site.js";
@@ -86,6 +87,8 @@ type Outcome = Pick<ExecutionResult, "status" | "exitCode" | "stdout" | "stderr"
 
 const text = (stream: CapturedStream) => stream.data.toString("utf8");
 
+let sweptStale = false;
+
 /** Database errors read per run at most (bytes of `db-errors.jsonl`; a line cut there is dropped). */
 const DB_ERRORS_BYTES = 8 << 20;
 
@@ -111,7 +114,8 @@ export class NativeRuntime implements Runtime {
   private readonly taken = new Map<string, WordPressRuntimeSnapshot>();
 
   private constructor(private readonly setup: NativeRuntimeSetup) {
-    this.layout = siteLayout(mkdtempSync(join(tmpdir(), "wp-codebox-native-")), allocateSandboxUid());
+    this.layout = siteLayout(mkdtempSync(join(tmpdir(), SANDBOX_DIR_PREFIX)), allocateSandboxUid());
+    markSandboxOwner(this.layout.root);
     this.binds = setup.mounts.map((m) => ({ source: m.source, target: m.target, readOnly: m.mode === "readonly" }));
     this.php = new PhpServer({ tools: setup.tools, layout: this.layout, treeDir: setup.treeDir, extraBinds: this.binds, env: { ...setup.env, ...setup.secretEnv } });
   }
@@ -134,6 +138,11 @@ export class NativeRuntime implements Runtime {
   private async start(): Promise<void> {
     const started = Date.now();
     this.setup.onProgress?.("Booting WordPress (native)");
+    // Once per process: folders of sandboxes whose process was killed before it could remove them.
+    if (!sweptStale) {
+      sweptStale = true;
+      sweepStaleSandboxes(tmpdir());
+    }
     createLayout(this.layout);
     writeSiteConfig(this.layout, siteConstants({ policy: this.setup.policy, ...(this.setup.defines ? { defines: this.setup.defines } : {}) }));
     await this.restoreSite();
