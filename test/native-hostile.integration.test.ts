@@ -125,6 +125,41 @@ describe("a hostile native sandbox leaves the host's files alone", { skip, timeo
   });
 });
 
+describe("what a sandbox's PHP can do to its MariaDB is refused or undone by reset()", { skip, timeout: 600_000 }, () => {
+  let runtime: Runtime;
+  before(async () => {
+    runtime = await createBackend("native", { cwd: process.cwd() }).create({});
+  });
+  after(async () => runtime?.dispose());
+
+  // Each statement would outlive reset() (the clean copy it restores from, server-wide state,
+  // objects reset() does not track) if WordPress's database account could run it.
+  const cases: { name: string; sql: string }[] = [
+    { name: "changing the clean copy reset() restores from", sql: "UPDATE wp_codebox_clean.wp_options SET option_value = 'PWNED' WHERE option_name = 'blogname'" },
+    { name: "a server-wide setting", sql: "SET GLOBAL sql_mode = 'ANSI_QUOTES'" },
+    { name: "a trigger", sql: "CREATE TRIGGER wp_codebox_t BEFORE INSERT ON wp_posts FOR EACH ROW SET NEW.post_title = 'PWNED'" },
+    { name: "a view", sql: "CREATE VIEW wp_codebox_v AS SELECT 1" },
+    { name: "a stored procedure", sql: "CREATE PROCEDURE wp_codebox_p() SELECT 1" },
+    { name: "an account", sql: "CREATE USER 'x'@'localhost'" },
+    { name: "reading another database", sql: "SELECT COUNT(*) FROM mysql.user" },
+  ];
+  for (const c of cases) {
+    it(`${c.name} is a database error, and reset() leaves the site as booted`, async () => {
+      const ran = await runtime.execute({ command: "wordpress.run-php", args: [`code=<?php global $wpdb; $wpdb->query(${JSON.stringify(c.sql).replace(/\$/g, "\\$")}); update_option('blogname', 'changed');`] });
+      assert.equal(ran.status, "ok", JSON.stringify(ran.error));
+      assert.equal(ran.dbErrors?.length, 1, JSON.stringify(ran.dbErrors));
+      await runtime.reset!();
+      const read = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php global $wpdb; $id = wp_insert_post(['post_title' => 'mine', 'post_status' => 'publish']); echo json_encode([get_option('blogname'), get_post($id)->post_title, $wpdb->get_var('SELECT @@GLOBAL.sql_mode LIKE \"%ANSI_QUOTES%\"')]);"] });
+      assert.deepEqual(read.json, ["wp-codebox", "mine", "0"], JSON.stringify(read.error ?? read.stdout));
+    });
+  }
+
+  it("MariaDB's root cannot be reached without its password", async () => {
+    const ran = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php mysqli_report(MYSQLI_REPORT_OFF); $m = @new mysqli('localhost', 'root', '', '', 0, '/run/mysqld/mysqld.sock'); echo json_encode([$m->connect_errno !== 0, file_exists('/internal/wp-codebox/clean-db.json')]);", "bootstrap=none"] });
+    assert.deepEqual(ran.json, [true, false], JSON.stringify(ran.error ?? ran.stdout));
+  });
+});
+
 describe("a hostile WordPress tree leaves the host's files alone while the cached site is made", { skip, timeout: 600_000 }, () => {
   const cases: { name: string; plant(tree: string, host: string): void; code?: string }[] = [
     { name: "wp-content a link to a host folder: refused before anything is written", plant: (tree, host) => (rmSync(join(tree, "wp-content"), { recursive: true }), symlinkSync(host, join(tree, "wp-content"))), code: "wordpress-source-invalid" },

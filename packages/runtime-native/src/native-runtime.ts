@@ -51,7 +51,7 @@ import { PhpServer } from "./php-server.js";
 import { syncTree } from "./tree-sync.js";
 import { SANDBOX_DIR_PREFIX, markSandboxOwner, sweepStaleSandboxes } from "./stale-sandboxes.js";
 import { readSandboxFile, removeSandboxPath, sandboxPathExists, writeSandboxFile } from "./sandbox-files.js";
-import { CLEAN_DB_SIGNATURES } from "./native-site-cache.js";
+import { CLEAN_DB_SIGNATURES, readDbRootPassword } from "./native-site-cache.js";
 import { MariaDbServer, SANDBOX_PATHS, copyTree, createLayout, giveOneToSandbox, giveToSandbox, siteLayout, writeSiteConfig, type SiteLayout } from "./native-site.js";
 import type { NativeTools } from "./native-tools.js";
 
@@ -110,12 +110,15 @@ export class NativeRuntime implements Runtime {
    * (changed it to hide a table from reset(), or left a FIFO there) does not count.
    */
   private cleanSignatures: Buffer | undefined;
+  /** Password of MariaDB's root in this sandbox (the cache entry's): only the host's own steps use it. */
+  private readonly dbRootPassword: string;
   /** Snapshots taken, for the bundle (`includeRuntimeSnapshotBundles`). */
   private readonly taken = new Map<string, WordPressRuntimeSnapshot>();
 
   private constructor(private readonly setup: NativeRuntimeSetup) {
     this.layout = siteLayout(mkdtempSync(join(tmpdir(), SANDBOX_DIR_PREFIX)), allocateSandboxUid());
     markSandboxOwner(this.layout.root);
+    this.dbRootPassword = readDbRootPassword(setup.site);
     this.binds = setup.mounts.map((m) => ({ source: m.source, target: m.target, readOnly: m.mode === "readonly" }));
     this.php = new PhpServer({ tools: setup.tools, layout: this.layout, treeDir: setup.treeDir, extraBinds: this.binds, env: { ...setup.env, ...setup.secretEnv } });
   }
@@ -205,7 +208,18 @@ export class NativeRuntime implements Runtime {
    * @throws `boot-failed` with what PHP printed when that fails.
    */
   private async cleanDatabase(action: "save" | "restore"): Promise<{ restored: string[]; dropped: string[] }> {
-    this.writeInternal("clean-db.json", JSON.stringify({ action }));
+    // Root's password goes to clean-db.php in a file of the sandbox: first no other process of the
+    // sandbox may be left to read it (what a preloaded WordPress's plugins started).
+    await this.dropPreloadedWordPress();
+    try {
+      return await this.cleanDatabaseRun(action);
+    } finally {
+      removeSandboxPath(this.layout.internal, "clean-db.json");
+    }
+  }
+
+  private async cleanDatabaseRun(action: "save" | "restore"): Promise<{ restored: string[]; dropped: string[] }> {
+    this.writeInternal("clean-db.json", JSON.stringify({ action, rootPassword: this.dbRootPassword }));
     if (action === "restore") {
       if (!this.cleanSignatures) throw new WpCodeboxError("boot-failed", "The sandbox's clean database was never saved.");
       this.writeInternal(CLEAN_DB_SIGNATURES, this.cleanSignatures);
@@ -694,6 +708,8 @@ export class NativeRuntime implements Runtime {
     this.assertLive();
     return this.order.run(async () => {
       this.assertLive();
+      // No process of the sandbox may change wp-content or the dump while the host reads them.
+      await this.dropPreloadedWordPress();
       const snapshot = await captureNativeSnapshot(this.stateHost());
       this.taken.set(snapshot.id, snapshot);
       this.event("snapshot-taken", { id: snapshot.id, sha256: snapshot.sha256, files: snapshot.files.length });
@@ -712,6 +728,8 @@ export class NativeRuntime implements Runtime {
     assertRuntimeSnapshot(snapshot);
     await this.order.run(async () => {
       this.assertLive();
+      // No process of the sandbox may run meanwhile: the dump is loaded as MariaDB's root.
+      await this.dropPreloadedWordPress();
       await applyNativeSnapshot(this.stateHost(), snapshot);
       await this.dropPreloadedWordPress();
       this.event("snapshot-restored", { id: snapshot.id, sha256: snapshot.sha256 });
@@ -719,7 +737,7 @@ export class NativeRuntime implements Runtime {
   }
 
   private stateHost(): NativeStateHost {
-    return { tools: this.setup.tools, layout: this.layout, treeDir: this.setup.treeDir, baseContent: this.setup.site.content, mounts: this.setup.mounts, wordpressVersion: this.setup.wordpressRelease, phpVersion: this.setup.phpVersion };
+    return { tools: this.setup.tools, layout: this.layout, treeDir: this.setup.treeDir, baseContent: this.setup.site.content, mounts: this.setup.mounts, dbRootPassword: this.dbRootPassword, wordpressVersion: this.setup.wordpressRelease, phpVersion: this.setup.phpVersion };
   }
 
   async collectArtifacts(spec?: ArtifactSpec): Promise<RuntimeArtifacts> {

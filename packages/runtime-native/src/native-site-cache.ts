@@ -18,10 +18,21 @@ import { readSandboxFile, writeSandboxFile } from "./sandbox-files.js";
 import { siteConstants } from "./native-config.js";
 
 /** Bumped when what an entry holds changes. */
-const CACHE_FORMAT = "native-site-v4";
+const CACHE_FORMAT = "native-site-v5";
 
 /** The signatures of the clean copy's tables (`php/clean-db.php`), in internal/ and in a cache entry's root. */
 export const CLEAN_DB_SIGNATURES = "clean-db-signatures.json";
+
+/**
+ * The file in a cache entry's root holding the password of its MariaDB's root (the same in every
+ * sandbox copied from it). Only the host reads it: no sandbox binds the cache.
+ */
+export const DB_ROOT_PASSWORD_FILE = "db-root-password";
+
+/** The password of a cache entry's MariaDB root (`DB_ROOT_PASSWORD_FILE`). */
+export function readDbRootPassword(site: SiteLayout): string {
+  return readFileSync(join(site.root, DB_ROOT_PASSWORD_FILE), "utf8");
+}
 
 /** A prepared site: its folder (a `SiteLayout` root) and whether this call installed it. */
 export interface NativeSite {
@@ -55,15 +66,21 @@ export async function ensureNativeSite(tools: NativeTools, tree: { dir: string; 
     writeSiteConfig(staging, siteConstants({ installing: true }));
     installDataDir(tools, staging);
     const server = await MariaDbServer.start(tools, staging);
+    const password = randomBytes(24).toString("hex");
+    writeFileSync(join(staging.root, DB_ROOT_PASSWORD_FILE), password, { mode: 0o600 });
     const php = (script: string, args: string[] = []) => runOrThrow(tools, staging, tree.dir, script, args);
+    // Runs as MariaDB's root get its password in their environment and no OPcache: the tree's own PHP
+    // (install.php loads it) could have left compiled code in the site's OPcache file cache.
+    const privileged = (script: string, args: string[] = []) => runOrThrow(tools, staging, tree.dir, script, args, password);
     try {
-      await php(`${SANDBOX_PATHS.programs}/db-admin.php`, ["create"]);
+      await privileged(`${SANDBOX_PATHS.programs}/db-admin.php`, ["create"]);
       await php(`${SANDBOX_PATHS.programs}/install.php`);
       // The clean copy reset() restores from, made once here: a sandbox with no plugins, themes or
       // site options to activate boots with it as it is.
       // The tree's own PHP (a --wordpress folder) ran before these: nothing it left is followed.
-      writeSandboxFile(staging.internal, "clean-db.json", JSON.stringify({ action: "save" }), staging.uid);
-      await php(`${SANDBOX_PATHS.programs}/clean-db.php`);
+      writeSandboxFile(staging.internal, "clean-db.json", JSON.stringify({ action: "save", rootPassword: password }), staging.uid);
+      await privileged(`${SANDBOX_PATHS.programs}/clean-db.php`);
+      rmSync(join(staging.internal, "clean-db.json"), { force: true });
       const signatures = readSandboxFile(staging.internal, CLEAN_DB_SIGNATURES, 16 << 20);
       if (!signatures || signatures.truncated) throw new WpCodeboxError("boot-failed", `Preparing the native site failed: clean-db.php left no ${CLEAN_DB_SIGNATURES}.`);
       writeFileSync(join(staging.root, CLEAN_DB_SIGNATURES), signatures.data);
@@ -71,7 +88,7 @@ export async function ensureNativeSite(tools: NativeTools, tree: { dir: string; 
       server.kill();
       throw error;
     }
-    await server.stop(() => php(`${SANDBOX_PATHS.programs}/db-admin.php`, ["shutdown"]));
+    await server.stop(() => privileged(`${SANDBOX_PATHS.programs}/db-admin.php`, ["shutdown"]));
     // InnoDB's system tablespace is mostly zero pages: as holes, every sandbox's copy (and reset) skips them.
     spawnSync("fallocate", ["--dig-holes", join(staging.data, "ibdata1")]);
     writeFileSync(join(staging.root, "complete.json"), JSON.stringify({ release: tree.release, php: phpVersion, format: CACHE_FORMAT }));
@@ -87,9 +104,10 @@ export async function ensureNativeSite(tools: NativeTools, tree: { dir: string; 
   return { layout, installed: true };
 }
 
-async function runOrThrow(tools: NativeTools, layout: SiteLayout, treeDir: string, script: string, args: string[]): Promise<void> {
+async function runOrThrow(tools: NativeTools, layout: SiteLayout, treeDir: string, script: string, args: string[], rootPassword?: string): Promise<void> {
   // A --wordpress tree's own PHP runs here: it cannot hang the first boot for good.
-  const run = await startPhp({ tools, layout, treeDir, script, args, capBytes: 64 << 10, deadlineMs: HOST_STEP_DEADLINE_MS }).done;
+  const privileged = rootPassword !== undefined ? { env: { WP_CODEBOX_DB_ROOT_PASSWORD: rootPassword }, ini: ["opcache.enable_cli=0"] } : {};
+  const run = await startPhp({ tools, layout, treeDir, script, args, capBytes: 64 << 10, deadlineMs: HOST_STEP_DEADLINE_MS, ...privileged }).done;
   if (run.exitCode !== 0) {
     const stderr = run.stderr.data.toString("utf8");
     const stdout = run.stdout.data.toString("utf8");

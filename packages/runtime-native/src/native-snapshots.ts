@@ -49,6 +49,8 @@ export interface NativeStateHost {
   /** Host folder of the cached site's wp-content: the clean base. */
   baseContent: string;
   mounts: ResolvedMount[];
+  /** Password of the sandbox's MariaDB root (the dump and load need it; WordPress's account cannot). */
+  dbRootPassword: string;
   wordpressVersion: string;
   phpVersion: string;
 }
@@ -77,6 +79,8 @@ async function runDbTool(host: NativeStateHost, argv: string[], what: string): P
       chdir: "/",
       limits: PHP_LIMITS,
       uid: host.layout.uid,
+      // In the environment, not on the command line another host user could read.
+      env: { MYSQL_PWD: host.dbRootPassword },
     },
     argv,
   );
@@ -89,7 +93,7 @@ async function runDbTool(host: NativeStateHost, argv: string[], what: string): P
 
 /** Tables (row counts, content hashes) and active theme/plugins (`php/snapshot-facts.php`). @throws `state-export-failed`. */
 async function readDatabaseFacts(host: NativeStateHost): Promise<{ tables: { name: string; rows: number; sha256: string }[]; activeTheme: string; activePlugins: string[] }> {
-  const run = await startPhp({ tools: host.tools, layout: host.layout, treeDir: host.treeDir, script: `${SANDBOX_PATHS.programs}/snapshot-facts.php`, capBytes: 16 << 20, deadlineMs: DB_TOOL_DEADLINE_MS }).done;
+  const run = await startPhp({ tools: host.tools, layout: host.layout, treeDir: host.treeDir, script: `${SANDBOX_PATHS.programs}/snapshot-facts.php`, capBytes: 16 << 20, deadlineMs: DB_TOOL_DEADLINE_MS, env: { WP_CODEBOX_DB_ROOT_PASSWORD: host.dbRootPassword }, ini: ["opcache.enable_cli=0"] }).done;
   const stdout = run.stdout.data.toString("utf8");
   try {
     if (run.exitCode !== 0 || run.stdout.truncated) throw new Error();

@@ -6,11 +6,15 @@
  * clean-db-signatures.json; `reset()` (action "restore") drops the tables of `wordpress` that the
  * clean copy does not have, and puts back only the tables whose signature changed (only the rows
  * when the definition is the same) or that are gone, with no server restart. The action comes
- * from clean-db.json. Prints what it did as JSON (`{"restored": [...], "dropped": [...]}`).
+ * from clean-db.json, with the password of MariaDB's root (WordPress's own account cannot reach
+ * `wp_codebox_clean`); the runtime writes it just before this run, with no other process of the
+ * sandbox left, and removes it after. Prints what it did as JSON (`{"restored": [...], "dropped": [...]}`).
  */
-$wp_codebox_action = json_decode((string) file_get_contents('/internal/wp-codebox/clean-db.json'), true)['action'] ?? '';
+$wp_codebox_request = json_decode((string) file_get_contents('/internal/wp-codebox/clean-db.json'), true);
+$wp_codebox_action = $wp_codebox_request['action'] ?? '';
 $wp_codebox_signatures_file = '/internal/wp-codebox/clean-db-signatures.json';
-$wp_codebox_db = new mysqli('localhost', 'root', '', '', 0, '/run/mysqld/mysqld.sock');
+$wp_codebox_db = new mysqli('localhost', 'root', (string) ($wp_codebox_request['rootPassword'] ?? ''), '', 0, '/run/mysqld/mysqld.sock');
+unset($wp_codebox_request);
 $wp_codebox_db->query('SET FOREIGN_KEY_CHECKS = 0');
 $wp_codebox_name = static function ($name) {
 	return '`' . str_replace('`', '``', $name) . '`';
