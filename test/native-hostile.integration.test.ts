@@ -155,7 +155,7 @@ describe("what a sandbox's PHP can do to its MariaDB is refused or undone by res
   }
 
   it("MariaDB's root cannot be reached without its password", async () => {
-    const ran = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php mysqli_report(MYSQLI_REPORT_OFF); $m = @new mysqli('localhost', 'root', '', '', 0, '/run/mysqld/mysqld.sock'); echo json_encode([$m->connect_errno !== 0, file_exists('/internal/wp-codebox/clean-db.json')]);", "bootstrap=none"] });
+    const ran = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php mysqli_report(MYSQLI_REPORT_OFF); $m = @new mysqli('localhost', 'root', '', '', 0, '/run/mysqld/mysqld.sock'); echo json_encode([$m->connect_errno !== 0, (bool) getenv('WP_CODEBOX_DB_ROOT_PASSWORD')]);", "bootstrap=none"] });
     assert.deepEqual(ran.json, [true, false], JSON.stringify(ran.error ?? ran.stdout));
   });
 });

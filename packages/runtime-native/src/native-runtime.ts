@@ -52,6 +52,7 @@ import { syncTree } from "./tree-sync.js";
 import { SANDBOX_DIR_PREFIX, markSandboxOwner, sweepStaleSandboxes } from "./stale-sandboxes.js";
 import { readSandboxFile, removeSandboxPath, sandboxPathExists, writeSandboxFile } from "./sandbox-files.js";
 import { CLEAN_DB_SIGNATURES, readDbRootPassword } from "./native-site-cache.js";
+import { saveCleanDb } from "./clean-db.js";
 import { MariaDbServer, SANDBOX_PATHS, copyTree, createLayout, giveOneToSandbox, giveToSandbox, siteLayout, writeSiteConfig, type SiteLayout } from "./native-site.js";
 import type { NativeTools } from "./native-tools.js";
 
@@ -104,11 +105,7 @@ export class NativeRuntime implements Runtime {
   private php!: PhpServer;
   private disposed = false;
   private bootDurationMs = 0;
-  /**
-   * The clean copy's table signatures (`clean-db-signatures.json`), kept by the host: written into
-   * the internal folder before each restore, so what the sandbox's PHP did to that file in between
-   * (changed it to hide a table from reset(), or left a FIFO there) does not count.
-   */
+  /** The clean copy's table signatures (JSON), kept by the host and handed to each restore. */
   private cleanSignatures: Buffer | undefined;
   /** Password of MariaDB's root in this sandbox (the cache entry's): only the host's own steps use it. */
   private readonly dbRootPassword: string;
@@ -196,44 +193,33 @@ export class NativeRuntime implements Runtime {
     const cached = join(this.setup.site.root, CLEAN_DB_SIGNATURES);
     if (!this.activates() && existsSync(cached)) {
       this.cleanSignatures = readFileSync(cached);
-      this.writeInternal(CLEAN_DB_SIGNATURES, this.cleanSignatures);
       return;
     }
     await this.cleanDatabase("save");
   }
 
   /**
-   * Saves the database as it is after boot into the server's `wp_codebox_clean` database, or puts
-   * it back from there (`php/clean-db.php`).
+   * Saves the database as it is after boot into the server's `wp_codebox_clean` database (as
+   * MariaDB's root, in a process of its own: `clean-db.ts`), or puts it back from there (in the
+   * warm process, as WordPress's account: `php/clean-db.php`). First the warm process drops what it
+   * preloaded and kills every process of the sandbox, so no PHP of the sandbox runs SQL or changes
+   * the handed-over files meanwhile.
    * @throws `boot-failed` with what PHP printed when that fails.
    */
   private async cleanDatabase(action: "save" | "restore"): Promise<{ restored: string[]; dropped: string[] }> {
-    // Root's password goes to clean-db.php in a file of the sandbox: first no other process of the
-    // sandbox may be left to read it (what a preloaded WordPress's plugins started).
     await this.dropPreloadedWordPress();
-    try {
-      return await this.cleanDatabaseRun(action);
-    } finally {
-      removeSandboxPath(this.layout.internal, "clean-db.json");
+    if (action === "save") {
+      this.cleanSignatures = await saveCleanDb(this.setup.tools, this.layout, this.setup.treeDir, this.dbRootPassword);
+      return { restored: [], dropped: [] };
     }
-  }
-
-  private async cleanDatabaseRun(action: "save" | "restore"): Promise<{ restored: string[]; dropped: string[] }> {
-    this.writeInternal("clean-db.json", JSON.stringify({ action, rootPassword: this.dbRootPassword }));
-    if (action === "restore") {
-      if (!this.cleanSignatures) throw new WpCodeboxError("boot-failed", "The sandbox's clean database was never saved.");
-      this.writeInternal(CLEAN_DB_SIGNATURES, this.cleanSignatures);
-    }
+    if (!this.cleanSignatures) throw new WpCodeboxError("boot-failed", "The sandbox's clean database was never saved.");
+    this.writeInternal("clean-db.json", JSON.stringify({ action }));
+    this.writeInternal(CLEAN_DB_SIGNATURES, this.cleanSignatures);
     // No WordPress preloaded after it: loading writes to the database (WP-Cron's schedule), which
     // must wait for a command that loads WordPress, so the state right after reset() is the clean one.
     const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/clean-db.php`, "none", 0, 64 << 10, HOST_STEP_DEADLINE_MS);
     const outcome = this.outcome(run.process);
-    if (outcome.status !== "ok") throw new WpCodeboxError("boot-failed", `The sandbox's database could not be ${action === "save" ? "saved" : "restored"}: ${outcome.error?.message ?? ""} ${outcome.stderr.slice(0, 800)}`.trim());
-    if (action === "save") {
-      const saved = readSandboxFile(this.layout.internal, CLEAN_DB_SIGNATURES, 16 << 20);
-      if (!saved || saved.truncated) throw new WpCodeboxError("boot-failed", `The sandbox's database was saved without its ${CLEAN_DB_SIGNATURES}.`);
-      this.cleanSignatures = saved.data;
-    }
+    if (outcome.status !== "ok") throw new WpCodeboxError("boot-failed", `The sandbox's database could not be restored: ${outcome.error?.message ?? ""} ${outcome.stderr.slice(0, 800)}`.trim());
     const done = outcome.json as { restored?: string[]; dropped?: string[] } | undefined;
     return { restored: done?.restored ?? [], dropped: done?.dropped ?? [] };
   }

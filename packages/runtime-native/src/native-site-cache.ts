@@ -14,13 +14,14 @@ import { MariaDbServer, PHP_DIR, SANDBOX_PATHS, copyTree, createLayout, giveToSa
 import { startPhp } from "./native-php.js";
 import { HOST_STEP_DEADLINE_MS } from "./confined-process.js";
 import { mariadbVersion, type NativeTools } from "./native-tools.js";
-import { readSandboxFile, writeSandboxFile } from "./sandbox-files.js";
+import { writeSandboxFile } from "./sandbox-files.js";
+import { saveCleanDb } from "./clean-db.js";
 import { siteConstants } from "./native-config.js";
 
 /** Bumped when what an entry holds changes. */
-const CACHE_FORMAT = "native-site-v5";
+const CACHE_FORMAT = "native-site-v7";
 
-/** The signatures of the clean copy's tables (`php/clean-db.php`), in internal/ and in a cache entry's root. */
+/** The signatures of the clean copy's tables (`php/clean-db.php`), in a cache entry's root (the host's only). */
 export const CLEAN_DB_SIGNATURES = "clean-db-signatures.json";
 
 /**
@@ -77,13 +78,7 @@ export async function ensureNativeSite(tools: NativeTools, tree: { dir: string; 
       await php(`${SANDBOX_PATHS.programs}/install.php`);
       // The clean copy reset() restores from, made once here: a sandbox with no plugins, themes or
       // site options to activate boots with it as it is.
-      // The tree's own PHP (a --wordpress folder) ran before these: nothing it left is followed.
-      writeSandboxFile(staging.internal, "clean-db.json", JSON.stringify({ action: "save", rootPassword: password }), staging.uid);
-      await privileged(`${SANDBOX_PATHS.programs}/clean-db.php`);
-      rmSync(join(staging.internal, "clean-db.json"), { force: true });
-      const signatures = readSandboxFile(staging.internal, CLEAN_DB_SIGNATURES, 16 << 20);
-      if (!signatures || signatures.truncated) throw new WpCodeboxError("boot-failed", `Preparing the native site failed: clean-db.php left no ${CLEAN_DB_SIGNATURES}.`);
-      writeFileSync(join(staging.root, CLEAN_DB_SIGNATURES), signatures.data);
+      writeFileSync(join(staging.root, CLEAN_DB_SIGNATURES), await saveCleanDb(tools, staging, tree.dir, password));
     } catch (error) {
       server.kill();
       throw error;
