@@ -154,6 +154,17 @@ describe("what a sandbox's PHP can do to its MariaDB is refused or undone by res
     });
   }
 
+  it("a wp-content file rewritten with its size and mtime kept (touch -d) is put back by reset()", async () => {
+    // touch -r keeps the nanoseconds too (PHP's touch() sets whole seconds).
+    const code = "$f = WP_CONTENT_DIR . '/index.php'; $was = file_get_contents($f); $t = filemtime($f); copy($f, '/tmp/ref'); shell_exec('touch -r ' . escapeshellarg($f) . ' /tmp/ref'); file_put_contents($f, strrev($was)); shell_exec('touch -r /tmp/ref ' . escapeshellarg($f)); clearstatcache(); echo json_encode([strlen($was) === filesize($f), $t === filemtime($f), $was]);";
+    const changed = await runtime.execute({ command: "wordpress.run-php", args: [`code=<?php ${code}`] });
+    const [sameSize, sameTime, original] = changed.json as [boolean, boolean, string];
+    assert.deepEqual([sameSize, sameTime], [true, true], JSON.stringify(changed.error ?? changed.stdout));
+    await runtime.reset!();
+    const read = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo file_get_contents('/wordpress/wp-content/index.php');", "bootstrap=none"] });
+    assert.equal(read.stdout, original);
+  });
+
   it("MariaDB's root cannot be reached without its password", async () => {
     const ran = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php mysqli_report(MYSQLI_REPORT_OFF); $m = @new mysqli('localhost', 'root', '', '', 0, '/run/mysqld/mysqld.sock'); echo json_encode([$m->connect_errno !== 0, (bool) getenv('WP_CODEBOX_DB_ROOT_PASSWORD')]);", "bootstrap=none"] });
     assert.deepEqual(ran.json, [true, false], JSON.stringify(ran.error ?? ran.stdout));

@@ -48,7 +48,7 @@ import { allocateSandboxUid, type Bind } from "./bubblewrap.js";
 import { HOST_STEP_DEADLINE_MS, type CapturedStream, type ProcessOutcome } from "./confined-process.js";
 import { siteConstants } from "./native-config.js";
 import { PhpServer } from "./php-server.js";
-import { syncTree } from "./tree-sync.js";
+import { ctimeStamp, syncTree } from "./tree-sync.js";
 import { SANDBOX_DIR_PREFIX, markSandboxOwner, sweepStaleSandboxes } from "./stale-sandboxes.js";
 import { readSandboxFile, removeSandboxPath, sandboxPathExists, writeSandboxFile } from "./sandbox-files.js";
 import { CLEAN_DB_SIGNATURES, readDbRootPassword } from "./native-site-cache.js";
@@ -105,6 +105,11 @@ export class NativeRuntime implements Runtime {
   private php!: PhpServer;
   private disposed = false;
   private bootDurationMs = 0;
+  /**
+   * When wp-content was last made equal to the cache's (ns, the file system's clock): an entry whose
+   * ctime is later changed since, whatever its size and mtime say.
+   */
+  private contentCleanAtNs: bigint | undefined;
   /** The clean copy's table signatures (JSON), kept by the host and handed to each restore. */
   private cleanSignatures: Buffer | undefined;
   /** Password of MariaDB's root in this sandbox (the cache entry's): only the host's own steps use it. */
@@ -167,6 +172,7 @@ export class NativeRuntime implements Runtime {
     copyTree(this.setup.site.content, this.layout.content);
     giveToSandbox(this.layout.content, this.layout.uid);
     this.createMountPoints();
+    this.contentCleanAtNs = ctimeStamp(this.layout.root);
     this.php.warm();
     this.server = await starting;
     if (this.activates()) {
@@ -670,10 +676,11 @@ export class NativeRuntime implements Runtime {
         // after it), so no PHP of the sandbox changes wp-content while the host, as root, syncs it.
         const tables = await this.cleanDatabase("restore");
         // Only what differs: the warm PHP process keeps wp-content (and the mounts in it) bound.
-        const files = syncTree(this.setup.site.content, this.layout.content, { protect: this.contentMountPaths(), onCopied: (path) => giveToSandbox(path, this.layout.uid) });
+        const files = syncTree(this.setup.site.content, this.layout.content, { protect: this.contentMountPaths(), onCopied: (path) => giveToSandbox(path, this.layout.uid), changedSinceNs: this.contentCleanAtNs });
         // A mount point made again: the sandbox moved the folder holding it (its mount went along,
         // in the warm PHP process's view). A new PHP process binds the mounts where they belong.
         if (this.createMountPoints() > 0) this.php.kill();
+        this.contentCleanAtNs = ctimeStamp(this.layout.root);
         changed = { tablesRestored: tables.restored.length, tablesDropped: tables.dropped.length, filesCopied: files.copied.length, filesRemoved: files.removed.length };
       } catch {
         how = "restarted";
