@@ -207,3 +207,27 @@ describe("a hostile WordPress tree leaves the host's files alone while the cache
     });
   }
 });
+
+describe("a host temporary directory the sandbox cannot be made in", { skip, timeout: 120_000 }, () => {
+  const cases: { name: string; dir: string; why: RegExp }[] = [
+    { name: "read-only (a kernel file system)", dir: "/sys/kernel", why: /cannot be written/ },
+    { name: "missing", dir: "/nonexistent/wp-codebox-tmp", why: /does not exist/ },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: boot-failed naming it and TMPDIR, not an unexpected error`, async () => {
+      const saved = process.env.TMPDIR;
+      process.env.TMPDIR = c.dir;
+      try {
+        await assert.rejects(createBackend("native", { cwd: process.cwd() }).create({}), (error: Error & { code?: string }) => {
+          assert.equal(error.code, "boot-failed", error.message);
+          assert.match(error.message, c.why);
+          assert.match(error.message, /TMPDIR/);
+          return true;
+        });
+      } finally {
+        if (saved === undefined) delete process.env.TMPDIR;
+        else process.env.TMPDIR = saved;
+      }
+    });
+  }
+});

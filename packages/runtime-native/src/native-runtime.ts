@@ -90,6 +90,17 @@ const text = (stream: CapturedStream) => stream.data.toString("utf8");
 
 let sweptStale = false;
 
+/**
+ * A file system error of the host's temporary directory (read-only, full, missing) as `boot-failed`
+ * naming it and what to do, instead of an unexpected error; anything else unchanged.
+ */
+function hostFolderError(error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (error instanceof WpCodeboxError || !code || !["ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "ENOENT", "ENOTDIR"].includes(code)) return error;
+  const why = code === "ENOSPC" || code === "EDQUOT" ? "is full" : code === "ENOENT" || code === "ENOTDIR" ? "does not exist" : "cannot be written";
+  return new WpCodeboxError("boot-failed", `The host's temporary directory ${tmpdir()} ${why} (${(error as Error).message}); a native sandbox needs about 60 MB there. Set TMPDIR to a writable folder with room.`, { tmpdir: tmpdir(), errno: code });
+}
+
 /** Database errors read per run at most (bytes of `db-errors.jsonl`; a line cut there is dropped). */
 const DB_ERRORS_BYTES = 8 << 20;
 
@@ -130,12 +141,17 @@ export class NativeRuntime implements Runtime {
    * @throws `boot-failed` (MariaDB did not start, or activating a plugin/theme failed).
    */
   static async boot(setup: NativeRuntimeSetup): Promise<NativeRuntime> {
-    const runtime = new NativeRuntime(setup);
+    let runtime: NativeRuntime;
+    try {
+      runtime = new NativeRuntime(setup);
+    } catch (error) {
+      throw hostFolderError(error);
+    }
     try {
       await runtime.start();
     } catch (error) {
       await runtime.dispose();
-      throw error;
+      throw hostFolderError(error);
     }
     return runtime;
   }
