@@ -231,3 +231,40 @@ describe("a host temporary directory the sandbox cannot be made in", { skip, tim
     });
   }
 });
+
+describe("a damaged native site cache", { skip, timeout: 600_000 }, () => {
+  // Each removes a part every boot needs; the entry still says it is complete.
+  const damages: { name: string; path: string }[] = [
+    { name: "the WordPress database's folder deleted", path: "data/wordpress" },
+    { name: "MariaDB's system tables deleted", path: "data/mysql" },
+    { name: "the clean copy's signatures deleted", path: "clean-db-signatures.json" },
+  ];
+  it(`is made again before a boot uses it (${damages.map((d) => d.name).join("; ")})`, async () => {
+    const root = mkdtempSync(join(tmpdir(), "wp-codebox-damaged-cache-"));
+    try {
+      const tree = join(root, "wordpress");
+      extractZip(findWordPressBuild().zipPath, tree);
+      const backend = createNativeBackend({ cacheDir: join(root, "cache") });
+      const boot = async () => {
+        const runtime = await backend.create({ wordpress: { path: tree } });
+        try {
+          const r = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo get_option('blogname');"] });
+          assert.equal(r.stdout, "wp-codebox", JSON.stringify(r.error ?? r.stdout.slice(0, 300)));
+          return runtime.info().bootMode;
+        } finally {
+          await runtime.dispose();
+        }
+      };
+      assert.equal(await boot(), "installed");
+      const sites = join(root, "cache", "native-sites");
+      for (const damage of damages) {
+        const [entry] = readdirSync(sites);
+        rmSync(join(sites, entry!, damage.path), { recursive: true, force: true });
+        assert.equal(await boot(), "installed", damage.name);
+        assert.equal(readdirSync(sites).length, 1, "the damaged entry is gone");
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
