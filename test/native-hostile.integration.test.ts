@@ -165,6 +165,16 @@ describe("what a sandbox's PHP can do to its MariaDB is refused or undone by res
     assert.equal(read.stdout, original);
   });
 
+  it("a file written past the size limit is php-exit naming SIGXFSZ and the limit; reset() removes it", async () => {
+    const ran = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php $f = fopen('/wordpress/wp-content/big.bin', 'w'); $c = str_repeat('x', 8 << 20); for ($i = 0; $i < 130; $i++) { fwrite($f, $c); }", "bootstrap=none"] });
+    assert.equal(ran.status, "error");
+    assert.equal(ran.error?.code, "php-exit", JSON.stringify(ran.error));
+    assert.match(ran.error!.message, /SIGXFSZ: it wrote a file over the sandbox's file size limit \(1 GiB\)/);
+    await runtime.reset!();
+    const gone = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php var_export(file_exists('/wordpress/wp-content/big.bin'));", "bootstrap=none"] });
+    assert.equal(gone.stdout, "false");
+  });
+
   it("MariaDB's root cannot be reached without its password", async () => {
     const ran = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php mysqli_report(MYSQLI_REPORT_OFF); $m = @new mysqli('localhost', 'root', '', '', 0, '/run/mysqld/mysqld.sock'); echo json_encode([$m->connect_errno !== 0, (bool) getenv('WP_CODEBOX_DB_ROOT_PASSWORD')]);", "bootstrap=none"] });
     assert.deepEqual(ran.json, [true, false], JSON.stringify(ran.error ?? ran.stdout));

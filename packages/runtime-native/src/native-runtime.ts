@@ -91,6 +91,16 @@ const text = (stream: CapturedStream) => stream.data.toString("utf8");
 let sweptStale = false;
 
 /**
+ * Exit codes the warm PHP process reports for a command's process killed by a signal (128 + its
+ * number), with what that signal means in a sandbox.
+ */
+const SIGNAL_EXIT_CODES: Record<number, string> = {
+  137: "SIGKILL: killed, e.g. by the kernel when memory ran out",
+  139: "SIGSEGV: PHP crashed",
+  153: "SIGXFSZ: it wrote a file over the sandbox's file size limit (1 GiB)",
+};
+
+/**
  * A file system error of the host's temporary directory (read-only, full, missing) as `boot-failed`
  * naming it and what to do, instead of an unexpected error; anything else unchanged.
  */
@@ -640,7 +650,8 @@ export class NativeRuntime implements Runtime {
       return { ...base, status: "error", exitCode: 128, error: { code: "php-exit", message: `PHP was killed by ${run.signal}${why}.`, data: { signal: run.signal } } };
     }
     if (run.exitCode !== 0) {
-      return { ...base, status: "error", exitCode: run.exitCode, error: { code: "php-exit", message: `PHP exited with code ${run.exitCode}.${stderr ? ` stderr: ${stderr.slice(0, 500)}` : ""}`, data: { exitCode: run.exitCode } } };
+      const killedBy = SIGNAL_EXIT_CODES[run.exitCode];
+      return { ...base, status: "error", exitCode: run.exitCode, error: { code: "php-exit", message: `PHP exited with code ${run.exitCode}${killedBy ? ` (${killedBy}, unless the code itself exited with it)` : ""}.${stderr ? ` stderr: ${stderr.slice(0, 500)}` : ""}`, data: { exitCode: run.exitCode, ...(killedBy ? { signal: killedBy.split(":")[0] } : {}) } } };
     }
     let json: unknown;
     if (!run.stdout.truncated && /^\s*[[{]/.test(stdout)) {
