@@ -2,17 +2,20 @@
  * The installer's must-use plugin (assets/site/installer-mu-plugin.php) only leaves out work whose
  * result an installed site does not keep: the same release installed with it and without it has
  * the same database, row for row, apart from what every install makes anew (times, password hashes,
- * keys), and nothing of the plugin stays in the site or its OPcache seed.
+ * keys), and nothing of the plugin stays in the site or its OPcache seed. Neither install changes
+ * the WordPress tree the sites link their files to.
  */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { ensureWordPressTree, findWordPressBuild } from "@wp-codebox/runtime-playground";
 import { installInto, opcacheDirFor } from "../src/sandbox/installed-site.js";
 import { PhpWorkerHost } from "../src/worker/php-worker-host.js";
 import { sqliteIntegrationZipPath } from "../src/site/sqlite-integration.js";
+import { seedPackPath, unpackSeed } from "../src/site/opcache-seed.js";
 import type { WorkerRunResult } from "../src/worker/php-worker-protocol.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-shortcuts-"));
@@ -65,6 +68,11 @@ function walk(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
 }
 
+/** Path, size and SHA-256 of every file of a folder, and nothing else in it. */
+function treeDigest(dir: string): string[] {
+  return walk(dir).map((path) => `${path.slice(dir.length)} ${createHash("sha256").update(readFileSync(path)).digest("hex")}`).sort();
+}
+
 let tree: string;
 before(async () => {
   tree = await ensureWordPressTree(findWordPressBuild(), join(scratch, "cache"));
@@ -73,13 +81,18 @@ before(async () => {
 test("a release installed with the installer's shortcuts has the database of a plain install; nothing of them stays", { timeout: 600_000 }, async () => {
   const fast = join(scratch, "with-shortcuts");
   const plain = join(scratch, "without-shortcuts");
+  const before = treeDigest(tree);
   await installInto(fast, { dir: tree }, "8.3");
   await installInto(plain, { dir: tree }, "8.3", { shortcuts: false });
+  // The sites hard-link most of their files to the tree: no install may change it through them.
+  assert.deepEqual(treeDigest(tree), before, "the WordPress tree is unchanged by the installs");
   const [a, b] = [normalise(await dumpDatabase(fast)), normalise(await dumpDatabase(plain))];
   assert.ok((a.wp_options?.length ?? 0) > 100, "the dump holds the options");
   assert.ok(a.wp_options?.some((row) => row.includes('"option_name":"siteurl"')), "siteurl is stored");
   assert.ok(a.wp_options?.some((row) => row.includes('"option_name":"permalink_structure","option_value":"/%postname%/"')), "the post-install permalinks are set");
   assert.deepEqual(a, b);
-  const leftovers = [...walk(fast), ...walk(opcacheDirFor(fast))].filter((path) => path.slice(scratch.length).includes("wp-codebox-installer"));
+  const seeded = unpackSeed(readFileSync(seedPackPath(opcacheDirFor(fast)))).map((file) => file.path);
+  assert.ok(seeded.some((path) => path.includes("wp-includes")), "the OPcache seed holds compiled core");
+  const leftovers = [...walk(fast).map((path) => path.slice(scratch.length)), ...seeded].filter((path) => path.includes("wp-codebox-installer"));
   assert.deepEqual(leftovers, [], "the installer's plugin is neither in the site nor in its OPcache seed");
 });

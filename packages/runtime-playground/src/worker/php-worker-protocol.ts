@@ -91,7 +91,8 @@ export type WorkerRequest =
     }
   | { op: "read-file"; id: number; path: string }
   | { op: "mount"; id: number; mount: WorkerMount }
-  | { op: "export-opcache"; id: number; hostDir: string }
+  /** Writes OPcache's file cache, packed (opcache-seed.ts), to the host file `hostPath`; answers the number of files. */
+  | { op: "export-opcache"; id: number; hostPath: string }
   /** Forgets cached filesystem nodes under `vfsPath` after the host changed the files (reset, restore). */
   | { op: "forget-cached-files"; id: number; vfsPath: string }
   | { op: "write-file"; id: number; path: string; data: Uint8Array | string }
