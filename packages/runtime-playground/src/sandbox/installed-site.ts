@@ -11,7 +11,7 @@ import { PhpWorkerHost } from "../worker/php-worker-host.js";
 import { sqliteIntegrationZipPath } from "../site/sqlite-integration.js";
 import { seedPackPath } from "../site/opcache-seed.js";
 import { baseConstants } from "../site/wordpress-constants.js";
-import type { WorkerRunResult } from "../worker/php-worker-protocol.js";
+import type { WorkerHttpResult, WorkerRunResult } from "../worker/php-worker-protocol.js";
 import { prestartPhpWorker } from "../worker/php-worker-thread.js";
 import { installerMuPlugin } from "../php-source/site-php.js";
 
@@ -94,6 +94,12 @@ export async function ensureInstalledSite(
 export async function installInto(staging: string, tree: { dir: string }, php: string, options: { shortcuts?: boolean } = {}): Promise<void> {
   mkdirSync(dirname(staging), { recursive: true });
   linkCoreCopyRest(tree.dir, staging);
+  const bringsDatabase = existsSync(join(staging, "wp-content", "database", ".ht.sqlite"));
+  // With the shortcuts, the installer's request is sent here (`installRequest`) instead of by
+  // Playground's boot, which loads WordPress twice more after it (is it installed? set its
+  // permalinks) and once more to check the database connection; the post-install setup below
+  // checks the same and sets the permalinks itself.
+  const ownRequest = options.shortcuts !== false && !bringsDatabase;
   const host = new PhpWorkerHost({
     phpVersion: php,
     siteUrl: "http://127.0.0.1",
@@ -102,7 +108,7 @@ export async function installInto(staging: string, tree: { dir: string }, php: s
     mounts: [],
     // A fresh copy of a release has no database: nothing to ask WordPress before installing it. A
     // custom tree that brings its own database is asked first, as before.
-    installMode: existsSync(join(staging, "wp-content", "database", ".ht.sqlite")) ? "install-from-existing-files-if-needed" : "install-from-existing-files",
+    installMode: ownRequest ? "do-not-attempt-installing" : bringsDatabase ? "install-from-existing-files-if-needed" : "install-from-existing-files",
     sqliteZipPath: sqliteIntegrationZipPath(),
     // The installer has no HTTP server: WP-Cron must not try to spawn during installation.
     constants: { ...baseConstants(), DISABLE_WP_CRON: true },
@@ -113,12 +119,13 @@ export async function installInto(staging: string, tree: { dir: string }, php: s
     await host.ready;
     // The sandbox's own worker thread imports php-wasm while the installer finishes.
     prestartPhpWorker(php);
+    if (ownRequest) await installRequest(host);
     const result = await host.call<WorkerRunResult>({
       op: "run",
       capBytes: 65536,
       code: `<?php
 require '/wordpress/wp-load.php';
-update_option('permalink_structure', '/%postname%/');
+update_option('permalink_structure', '/%postname%/'); // also set as the install ends (installer-mu-plugin.php)
 update_option('blogname', 'wp-codebox');
 global $wp_rewrite; $wp_rewrite->init(); $wp_rewrite->flush_rules(false);
 echo json_encode(['version' => get_bloginfo('version'), 'admin' => (bool) get_user_by('login', 'admin')]);`,
@@ -134,6 +141,40 @@ echo json_encode(['version' => get_bloginfo('version'), 'admin' => (bool) get_us
   } finally {
     await host.terminate();
   }
+}
+
+/**
+ * The form Playground's boot posts to WordPress's installer (`wp-admin/install.php?step=2`), as it
+ * posts it, so a site installed either way has the same database.
+ */
+const INSTALL_FORM: Record<string, string> = {
+  language: "en",
+  prefix: "wp_",
+  weblog_title: "My WordPress Website",
+  user_name: "admin",
+  admin_password: "password",
+  admin_password2: "password",
+  Submit: "Install WordPress",
+  pw_weak: "1",
+  admin_email: "admin@localhost.com",
+};
+
+/**
+ * Runs WordPress's installer in `host` (booted with `do-not-attempt-installing`): the request
+ * Playground's boot makes, once, without the page loads Playground adds after it.
+ * @throws Error when the installer does not answer 200.
+ */
+async function installRequest(host: PhpWorkerHost): Promise<void> {
+  const body = new TextEncoder().encode(new URLSearchParams(INSTALL_FORM).toString());
+  const response = await host.call<WorkerHttpResult>({
+    op: "http",
+    method: "POST",
+    url: "http://127.0.0.1/wp-admin/install.php?step=2",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body,
+    capBytes: 4096,
+  });
+  if (response.status !== 200) throw new Error(`WordPress's installer answered ${response.status}: ${new TextDecoder().decode(response.body.data).slice(0, 300)}`);
 }
 
 /**
