@@ -5,10 +5,11 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { createHash } from "node:crypto";
 import { setFlagsFromString } from "node:v8";
-import { loadNodeRuntime, createNodeFsMountHandler } from "@php-wasm/node";
+import { loadNodeRuntime, createNodeFsMountHandler, getPHPLoaderModule } from "@php-wasm/node";
 import { logger as phpWasmLogger, type LogHandler } from "@php-wasm/logger";
 import { __private__dont__use, consumeAPISync, type FileLockManager, type PHP, type PHPRequestHandler } from "@php-wasm/universal";
 import { bootWordPressAndRequestHandler } from "@wp-playground/wordpress";
@@ -31,11 +32,45 @@ import { MemoryFsBootState, type EmscriptenFs, type MemoryFsRestore } from "../f
 // measured no faster with it. Process-wide; WP_CODEBOX_WASM_TIERUP=1 restores V8's default.
 if (process.env.WP_CODEBOX_WASM_TIERUP !== "1") setFlagsFromString("--liftoff-only");
 
+/**
+ * PHP's main WebAssembly module for `phpVersion`, compiled (the same file php-wasm would load),
+ * or undefined when it cannot be found or compiled (php-wasm then loads it itself). Liftoff
+ * compiles php-wasm's 23 MB module in ~130-290 ms on a 2-core machine; started before the boot
+ * options arrive, that happens while the process that prestarted this thread still prepares the
+ * site (unpacking, installing), instead of in the boot.
+ */
+async function compilePhpWasm(phpVersion: string): Promise<WebAssembly.Module | undefined> {
+  try {
+    const loader = (await getPHPLoaderModule(phpVersion as "8.3")) as { dependencyFilename?: unknown };
+    if (typeof loader.dependencyFilename !== "string") return undefined;
+    return await WebAssembly.compile((await readFile(loader.dependencyFilename)) as Uint8Array<ArrayBuffer>);
+  } catch {
+    return undefined;
+  }
+}
+
 // A prestarted worker (php-worker-thread.ts) has imported everything above by now and gets its
-// options as its first message; requests come only after it posts `ready`.
-const options: WorkerBootOptions = (workerData as Partial<AwaitOptionsData> | undefined)?.awaitOptions
-  ? await new Promise<WorkerBootOptions>((resolve) => parentPort!.once("message", resolve))
-  : (workerData as WorkerBootOptions);
+// options as its first message; requests come only after it posts `ready`. It compiles PHP's
+// WebAssembly meanwhile.
+const prestart = workerData as Partial<AwaitOptionsData> | undefined;
+const compiling = prestart?.awaitOptions && prestart.phpVersion ? { phpVersion: prestart.phpVersion, module: compilePhpWasm(prestart.phpVersion) } : undefined;
+const options: WorkerBootOptions = prestart?.awaitOptions ? await new Promise<WorkerBootOptions>((resolve) => parentPort!.once("message", resolve)) : (workerData as WorkerBootOptions);
+/** The compiled module when it is the one this worker's PHP version needs. */
+const precompiledPhpWasm = compiling?.phpVersion === options.phpVersion ? await compiling.module : undefined;
+
+/**
+ * Emscripten's hook that instantiates the main module itself: from the module compiled while the
+ * thread waited for its options. The glue passes the imports and takes the instance back.
+ */
+function instantiatePrecompiled(module: WebAssembly.Module) {
+  return (imports: WebAssembly.Imports, receive: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void): Record<string, never> => {
+    WebAssembly.instantiate(module, imports).then(
+      (instance) => receive(instance, module),
+      (error: unknown) => post({ event: "boot-failed", error: { message: `PHP's WebAssembly could not be instantiated: ${errorMessage(error)}` } }),
+    );
+    return {};
+  };
+}
 // Before PHP loads: the glue binds the time and entropy sources when it instantiates.
 installDeterminism(options.determinism, options.bootMark);
 const port = parentPort!;
@@ -527,7 +562,7 @@ async function boot(): Promise<void> {
     siteUrl: options.siteUrl,
     phpVersion: options.phpVersion,
     createPhpRuntime: async () =>
-      loadNodeRuntime(options.phpVersion as "8.3", { fileLockManager, extensions: (options.extensions ?? []) as "intl"[], emscriptenOptions: { processId: options.processId, postRun: [moveCStack], printErr: (text: string) => post({ event: "engine-message", text }), preRun: [
+      loadNodeRuntime(options.phpVersion as "8.3", { fileLockManager, extensions: (options.extensions ?? []) as "intl"[], emscriptenOptions: { processId: options.processId, ...(precompiledPhpWasm ? { instantiateWasm: instantiatePrecompiled(precompiledPhpWasm) } : {}), postRun: [moveCStack], printErr: (text: string) => post({ event: "engine-message", text }), preRun: [
             phpNetworkGuardPreRun(
               options.network,
               (denied) => post({ event: "network-denied", ...denied }),
