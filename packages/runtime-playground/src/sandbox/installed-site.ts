@@ -12,7 +12,6 @@ import { sqliteIntegrationZipPath } from "../site/sqlite-integration.js";
 import { seedPackPath } from "../site/opcache-seed.js";
 import { baseConstants } from "../site/wordpress-constants.js";
 import type { WorkerHttpResult, WorkerRunResult } from "../worker/php-worker-protocol.js";
-import { prestartPhpWorker } from "../worker/php-worker-thread.js";
 import { installerMuPlugin } from "../php-source/site-php.js";
 
 /** A cached installed site: `dir` holds core, wp-config.php and wp-content with the database. */
@@ -34,6 +33,16 @@ export function siteKey(treeDir: string, release: string, php: string): string {
   return `wp-${release}-php-${php}-${h}`;
 }
 
+/** Where the installed site of a tree and PHP version lives in the cache (complete or not). */
+export function installedSiteDir(tree: { dir: string; release: string }, php: string, cacheDir: string): string {
+  return join(cacheDir, "sites", siteKey(tree.dir, tree.release, php));
+}
+
+/** Whether the installed site at `dir` is complete (its stamp is written last, then the folder renamed into place). */
+export function isInstalledSiteComplete(dir: string): boolean {
+  return existsSync(join(dir, STAMP));
+}
+
 /**
  * Returns the installed site for the tree and PHP version, installing it first when needed. The
  * install runs under the site's cache lock in a staging folder beside it; its OPcache seed, then
@@ -49,8 +58,8 @@ export async function ensureInstalledSite(
   onProgress?: (message: string) => void,
   options: CacheLockOptions = {},
 ): Promise<InstalledSite> {
-  const dir = join(cacheDir, "sites", siteKey(tree.dir, tree.release, php));
-  const complete = (): boolean => existsSync(join(dir, STAMP));
+  const dir = installedSiteDir(tree, php, cacheDir);
+  const complete = (): boolean => isInstalledSiteComplete(dir);
   if (complete()) return { dir, release: tree.release, php, installed: false };
   return withCacheLock(
     dir,
@@ -117,8 +126,6 @@ export async function installInto(staging: string, tree: { dir: string }, php: s
   });
   try {
     await host.ready;
-    // The sandbox's own worker thread imports php-wasm while the installer finishes.
-    prestartPhpWorker(php);
     if (ownRequest) await installRequest(host);
     const result = await host.call<WorkerRunResult>({
       op: "run",

@@ -75,6 +75,12 @@ export interface WorkerBootOptions {
   determinism?: import("./php-determinism.js").WorkerDeterminism;
   /** Clock instant and entropy stream of the boot itself. */
   bootMark?: import("./php-determinism.js").WorkMark;
+  /**
+   * The site's files are not there yet (a first boot installs the site meanwhile): the worker loads
+   * PHP and starts it, then waits for a `{ op: "site-ready" }` message (`PhpWorkerHost.releaseSite`)
+   * before it mounts anything and boots WordPress.
+   */
+  awaitSite?: boolean;
 }
 
 export type WorkerRequest =

@@ -458,6 +458,10 @@ async function restoreBootFs(): Promise<MemoryFsRestore> {
   }
   return result;
 }
+/** Resolves when the runtime sends `site-ready` (boot option `awaitSite`). */
+let releaseSite: () => void = () => undefined;
+const siteReady = new Promise<void>((resolve) => (releaseSite = resolve));
+
 // One operation at a time: PHP is single-threaded and the runtime relies on ordering.
 let queue: Promise<unknown> = Promise.resolve();
 
@@ -573,6 +577,12 @@ async function boot(): Promise<void> {
     sapiName: "cli",
     cookieStore: false,
     onPHPInstanceCreated: async (instance) => {
+      if (options.awaitSite) {
+        // PHP starts (its extensions, intl's ICU data among them, load) while the site installs.
+        // Not on a virtual clock: there every clock read of the boot belongs to its fixed sequence.
+        if (options.determinism?.clockOriginUs === undefined) await instance.run({ code: "<?php " });
+        await siteReady;
+      }
       await mountAll(instance);
       if (options.installerMuPlugin) {
         instance.mkdir(INSTALLER_MU_PLUGIN.slice(0, INSTALLER_MU_PLUGIN.lastIndexOf("/")));
@@ -691,7 +701,8 @@ function closeLeakedRequestStreams(): void {
   }
 }
 
-port.on("message", (request: WorkerRequest) => {
+port.on("message", (request: WorkerRequest | { op: "site-ready" }) => {
+  if (request.op === "site-ready") return releaseSite();
   queue = queue.then(async () => {
     // Never run anything on a crashed engine: the runtime moves this request to a replacement.
     if (engineCrashed) return;
