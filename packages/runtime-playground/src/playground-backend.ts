@@ -31,7 +31,7 @@ import { existsSync } from "node:fs";
 import { resolveCacheDir } from "./site/cache-dir.js";
 import { findWordPressBuild } from "./site/wordpress-builds.js";
 import { resolveWordPressTree } from "./site/wordpress-source.js";
-import { ensureInstalledSite, installedSiteDir, isInstalledSiteComplete, opcacheDirFor } from "./sandbox/installed-site.js";
+import { ensureInstalledSite, hasInstalledSite, installedSiteDir, isInstalledSiteComplete, opcacheDirFor, startInstallerWorker } from "./sandbox/installed-site.js";
 import { ensureSeedPack, seedPackPath } from "./site/opcache-seed.js";
 import { sqliteIntegrationZipPath } from "./site/sqlite-integration.js";
 import { DEVELOPER_SITE_CONSTANTS, baseConstants } from "./site/wordpress-constants.js";
@@ -208,26 +208,39 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
       // Waiting for another process that fills the cache ends when the caller's signal aborts.
       const lockOptions = spec.signal ? { signal: spec.signal } : {};
       const version = spec.wordpress?.version ?? pinnedDefaultWordPress();
-      const resolved = await resolveWordPressTree(spec, {
-        cwd,
-        cacheDir,
-        ...(options.wordpressMirror !== undefined ? { wordpressMirror: options.wordpressMirror } : {}),
-        ...(options.offline !== undefined ? { offline: options.offline } : {}),
-        ...(spec.onProgress ? { onProgress: spec.onProgress } : {}),
-        ...lockOptions,
-      });
-      const tree = { dir: resolved.dir, release: resolved.release };
-      const wordpressSource: PlaygroundRuntimeSetup["wordpressSource"] = resolved.source;
-      const chosen = resolved.chosen;
-      // `latest` and custom builds are known only now: their inputs' requirements are checked before the boot.
-      if (!isConcreteVersion(version)) {
-        assertRequirementsMet({ plugins: (spec.plugins ?? []).map((p) => resolve(cwd, p)), themes: (spec.themes ?? []).map((t) => resolve(cwd, t)) }, { wordpress: tree.release, php, phpVersions: SUPPORTED_PHP_VERSIONS });
+      // No site installed for this PHP version yet (a machine's first run): the installer's worker
+      // loads and starts PHP on the second core while the release is found and unpacked. It takes
+      // the thread prestarted above.
+      const installer = hasInstalledSite(php, cacheDir) ? undefined : startInstallerWorker(php);
+      let tree: { dir: string; release: string };
+      let wordpressSource: PlaygroundRuntimeSetup["wordpressSource"];
+      let chosen: Omit<WordPressChoiceRecord, "version">;
+      try {
+        const resolved = await resolveWordPressTree(spec, {
+          cwd,
+          cacheDir,
+          ...(options.wordpressMirror !== undefined ? { wordpressMirror: options.wordpressMirror } : {}),
+          ...(options.offline !== undefined ? { offline: options.offline } : {}),
+          ...(spec.onProgress ? { onProgress: spec.onProgress } : {}),
+          ...lockOptions,
+        });
+        tree = { dir: resolved.dir, release: resolved.release };
+        wordpressSource = resolved.source;
+        chosen = resolved.chosen;
+        // `latest` and custom builds are known only now: their inputs' requirements are checked before the boot.
+        if (!isConcreteVersion(version)) {
+          assertRequirementsMet({ plugins: (spec.plugins ?? []).map((p) => resolve(cwd, p)), themes: (spec.themes ?? []).map((t) => resolve(cwd, t)) }, { wordpress: tree.release, php, phpVersions: SUPPORTED_PHP_VERSIONS });
+        }
+      } catch (error) {
+        await installer?.terminate();
+        throw error;
       }
       const siteDir = installedSiteDir(tree, php, cacheDir);
       // A first boot of the release: the sandbox's first PHP worker loads and starts PHP on the
       // second core while the installer runs on the first (PlaygroundRuntime.boot's `siteReady`).
-      const installing = isInstalledSiteComplete(siteDir) ? undefined : ensureInstalledSite(tree, php, cacheDir, spec.onProgress, lockOptions);
-      const site = installing ? undefined : await ensureInstalledSite(tree, php, cacheDir, spec.onProgress, lockOptions);
+      const installOptions = { ...lockOptions, ...(installer ? { installer } : {}) };
+      const installing = isInstalledSiteComplete(siteDir) ? undefined : ensureInstalledSite(tree, php, cacheDir, spec.onProgress, installOptions);
+      const site = installing ? undefined : await ensureInstalledSite(tree, php, cacheDir, spec.onProgress, installOptions);
       const setup: PlaygroundRuntimeSetup = {
         siteDir,
         // Written by the installer; the worker reads it only once the site is ready.

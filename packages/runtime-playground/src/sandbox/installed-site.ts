@@ -7,11 +7,12 @@ import { copyFileSync, cpSync, existsSync, linkSync, mkdirSync, readdirSync, rmS
 import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
 import { replaceWithStaged, siblingTempPath, sweepEntryLeftovers, withCacheLock, type CacheLockOptions } from "../site/cache-entry.js";
+import { WpCodeboxError } from "@wp-codebox/runtime-core";
 import { PhpWorkerHost } from "../worker/php-worker-host.js";
 import { sqliteIntegrationZipPath } from "../site/sqlite-integration.js";
 import { seedPackPath } from "../site/opcache-seed.js";
 import { baseConstants } from "../site/wordpress-constants.js";
-import type { WorkerHttpResult, WorkerRunResult } from "../worker/php-worker-protocol.js";
+import type { WorkerBootOptions, WorkerHttpResult, WorkerRunResult } from "../worker/php-worker-protocol.js";
 import { installerMuPlugin } from "../php-source/site-php.js";
 
 /** A cached installed site: `dir` holds core, wp-config.php and wp-content with the database. */
@@ -38,6 +39,18 @@ export function installedSiteDir(tree: { dir: string; release: string }, php: st
   return join(cacheDir, "sites", siteKey(tree.dir, tree.release, php));
 }
 
+/** Whether the cache holds a complete installed site of any release for PHP `php` (a run that finds none will install one). */
+export function hasInstalledSite(php: string, cacheDir: string): boolean {
+  const sites = join(cacheDir, "sites");
+  let names: string[];
+  try {
+    names = readdirSync(sites);
+  } catch {
+    return false;
+  }
+  return names.some((name) => name.includes(`-php-${php}-`) && isInstalledSiteComplete(join(sites, name)));
+}
+
 /** Whether the installed site at `dir` is complete (its stamp is written last, then the folder renamed into place). */
 export function isInstalledSiteComplete(dir: string): boolean {
   return existsSync(join(dir, STAMP));
@@ -48,7 +61,9 @@ export function isInstalledSiteComplete(dir: string): boolean {
  * install runs under the site's cache lock in a staging folder beside it; its OPcache seed, then
  * the site (whose stamp marks it complete), are renamed into place. Other processes wait for it
  * (cache-entry.ts) and never see a half-installed site.
- * @param options - `signal` interrupts the wait for another installer (not an install in progress).
+ * @param options - `signal` interrupts the wait for another installer (not an install in progress);
+ *   `installer`, a worker started early (`startInstallerWorker`), installs the site if an install
+ *   is needed and is terminated otherwise.
  * @throws `boot-failed` when the installer fails; `interrupted` when `options.signal` aborts the wait.
  */
 export async function ensureInstalledSite(
@@ -56,20 +71,28 @@ export async function ensureInstalledSite(
   php: string,
   cacheDir: string,
   onProgress?: (message: string) => void,
-  options: CacheLockOptions = {},
+  options: CacheLockOptions & { installer?: PhpWorkerHost } = {},
 ): Promise<InstalledSite> {
   const dir = installedSiteDir(tree, php, cacheDir);
   const complete = (): boolean => isInstalledSiteComplete(dir);
-  if (complete()) return { dir, release: tree.release, php, installed: false };
+  const { installer, ...lockOptions } = options;
+  const unused = (): void => void installer?.terminate();
+  if (complete()) {
+    unused();
+    return { dir, release: tree.release, php, installed: false };
+  }
   return withCacheLock(
     dir,
     async () => {
-      if (complete()) return { dir, release: tree.release, php, installed: false };
+      if (complete()) {
+        unused();
+        return { dir, release: tree.release, php, installed: false };
+      }
       sweepEntryLeftovers(dir);
       onProgress?.(`Installing WordPress ${tree.release} for PHP ${php} (first run only; later boots reuse it)`);
       const staging = siblingTempPath(dir, "staging");
       try {
-        await installInto(staging, tree, php);
+        await installInto(staging, tree, php, installer ? { host: installer } : {});
         writeFileSync(join(staging, STAMP), JSON.stringify({ release: tree.release, php, createdAt: new Date().toISOString() }));
         // A seed folder of the site replaced here (sites installed before the installer packed its seed).
         rmSync(opcacheDirFor(dir), { recursive: true, force: true });
@@ -84,23 +107,53 @@ export async function ensureInstalledSite(
       return { dir, release: tree.release, php, installed: true };
     },
     {
-      ...options,
+      ...lockOptions,
       onWait: (owner) => {
         onProgress?.(`Waiting for another wp-codebox process${owner ? ` (pid ${owner.pid})` : ""} to install WordPress ${tree.release} for PHP ${php}`);
         options.onWait?.(owner);
       },
     },
-  );
+  ).catch((error: unknown) => {
+    unused();
+    throw error;
+  });
+}
+
+/** Boot options of the installer's worker, but for where the site is and how to install it. */
+function installerBootOptions(php: string, shortcuts: boolean): Omit<WorkerBootOptions, "coreDir" | "installMode"> {
+  return {
+    phpVersion: php,
+    siteUrl: "http://127.0.0.1",
+    coreWritable: true,
+    mounts: [],
+    sqliteZipPath: sqliteIntegrationZipPath(),
+    // The installer has no HTTP server: WP-Cron must not try to spawn during installation.
+    constants: { ...baseConstants(), DISABLE_WP_CRON: true },
+    ...(shortcuts ? { installerMuPlugin: installerMuPlugin() } : {}),
+    processId: 1,
+  };
+}
+
+/**
+ * Starts the installer's worker before the release is unpacked (a first run): it loads and
+ * starts PHP on the second core meanwhile, and `ensureInstalledSite` (option `installer`) gives it
+ * the site once the files are there. The caller must pass it to `ensureInstalledSite`, which
+ * terminates it when no install is needed.
+ */
+export function startInstallerWorker(php: string): PhpWorkerHost {
+  return new PhpWorkerHost({ ...installerBootOptions(php, true), coreDir: "", installMode: "do-not-attempt-installing", awaitSite: true });
 }
 
 /**
  * Links the tree into `staging`, runs the installer there and saves its OPcache file cache beside
  * it, packed (`seedPackPath(opcacheDirFor(staging))`).
  * @param options - `shortcuts: false` installs without the installer's must-use plugin
- *   (`installerMuPlugin`), for tests that compare the two sites; default true.
- * @throws Error when the installer or the post-install setup fails.
+ *   (`installerMuPlugin`), for tests that compare the two sites; default true. `host`: a worker
+ *   from `startInstallerWorker` to install with (it has the shortcuts); terminated at the end like
+ *   one started here.
+ * @throws `boot-failed` when the installer or the post-install setup fails.
  */
-export async function installInto(staging: string, tree: { dir: string }, php: string, options: { shortcuts?: boolean } = {}): Promise<void> {
+export async function installInto(staging: string, tree: { dir: string }, php: string, options: { shortcuts?: boolean; host?: PhpWorkerHost } = {}): Promise<void> {
   mkdirSync(dirname(staging), { recursive: true });
   linkCoreCopyRest(tree.dir, staging);
   const bringsDatabase = existsSync(join(staging, "wp-content", "database", ".ht.sqlite"));
@@ -108,22 +161,13 @@ export async function installInto(staging: string, tree: { dir: string }, php: s
   // Playground's boot, which loads WordPress twice more after it (is it installed? set its
   // permalinks) and once more to check the database connection; the post-install setup below
   // checks the same and sets the permalinks itself.
-  const ownRequest = options.shortcuts !== false && !bringsDatabase;
-  const host = new PhpWorkerHost({
-    phpVersion: php,
-    siteUrl: "http://127.0.0.1",
-    coreDir: staging,
-    coreWritable: true,
-    mounts: [],
-    // A fresh copy of a release has no database: nothing to ask WordPress before installing it. A
-    // custom tree that brings its own database is asked first, as before.
-    installMode: ownRequest ? "do-not-attempt-installing" : bringsDatabase ? "install-from-existing-files-if-needed" : "install-from-existing-files",
-    sqliteZipPath: sqliteIntegrationZipPath(),
-    // The installer has no HTTP server: WP-Cron must not try to spawn during installation.
-    constants: { ...baseConstants(), DISABLE_WP_CRON: true },
-    ...(options.shortcuts === false ? {} : { installerMuPlugin: installerMuPlugin() }),
-    processId: 1,
-  });
+  const shortcuts = options.host !== undefined || options.shortcuts !== false;
+  const ownRequest = shortcuts && !bringsDatabase;
+  // A fresh copy of a release has no database: nothing to ask WordPress before installing it. A
+  // custom tree that brings its own database is asked first, as before.
+  const site = { coreDir: staging, installMode: ownRequest ? "do-not-attempt-installing" : bringsDatabase ? "install-from-existing-files-if-needed" : "install-from-existing-files" } as const;
+  const host = options.host ?? new PhpWorkerHost({ ...installerBootOptions(php, shortcuts), ...site });
+  options.host?.releaseSite(site);
   try {
     await host.ready;
     if (ownRequest) await installRequest(host);
@@ -139,7 +183,7 @@ echo json_encode(['version' => get_bloginfo('version'), 'admin' => (bool) get_us
     });
     const text = new TextDecoder().decode(result.stdout.data);
     if (result.exitCode !== 0 || !text.includes('"admin":true')) {
-      throw new Error(`post-install setup failed (exit ${result.exitCode}): ${text}${new TextDecoder().decode(result.stderr.data)}`);
+      throw new WpCodeboxError("boot-failed", `The post-install setup of WordPress failed (exit ${result.exitCode}): ${text}${new TextDecoder().decode(result.stderr.data)}`, { exitCode: result.exitCode });
     }
     // Warm OPcache with what most commands load, then save the compiled core for later boots.
     await host.call({ op: "http", method: "GET", url: "http://127.0.0.1/wp-login.php", headers: {}, capBytes: 0 });
@@ -169,7 +213,7 @@ const INSTALL_FORM: Record<string, string> = {
 /**
  * Runs WordPress's installer in `host` (booted with `do-not-attempt-installing`): the request
  * Playground's boot makes, once, without the page loads Playground adds after it.
- * @throws Error when the installer does not answer 200.
+ * @throws `boot-failed` when the installer does not answer 200.
  */
 async function installRequest(host: PhpWorkerHost): Promise<void> {
   const body = new TextEncoder().encode(new URLSearchParams(INSTALL_FORM).toString());
@@ -181,7 +225,9 @@ async function installRequest(host: PhpWorkerHost): Promise<void> {
     body,
     capBytes: 4096,
   });
-  if (response.status !== 200) throw new Error(`WordPress's installer answered ${response.status}: ${new TextDecoder().decode(response.body.data).slice(0, 300)}`);
+  if (response.status !== 200) {
+    throw new WpCodeboxError("boot-failed", `WordPress's installer answered ${response.status}: ${new TextDecoder().decode(response.body.data).slice(0, 300)}`, { status: response.status });
+  }
 }
 
 /**

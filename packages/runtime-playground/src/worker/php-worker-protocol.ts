@@ -76,12 +76,16 @@ export interface WorkerBootOptions {
   /** Clock instant and entropy stream of the boot itself. */
   bootMark?: import("./php-determinism.js").WorkMark;
   /**
-   * The site's files are not there yet (a first boot installs the site meanwhile): the worker loads
-   * PHP and starts it, then waits for a `{ op: "site-ready" }` message (`PhpWorkerHost.releaseSite`)
-   * before it mounts anything and boots WordPress.
+   * The site's files are not there yet (a first boot installs the site, or unpacks the release to
+   * install, meanwhile): the worker loads PHP and starts it, then waits for a `site-ready` message
+   * (`PhpWorkerHost.releaseSite`, which may also name `SiteReadyOptions`) before it mounts
+   * anything and boots WordPress.
    */
   awaitSite?: boolean;
 }
+
+/** Boot options a worker booted with `awaitSite` may be given only when the site is ready. */
+export type SiteReadyOptions = Partial<Pick<WorkerBootOptions, "coreDir" | "installMode">>;
 
 export type WorkerRequest =
   | { op: "run"; id: number; code: string; env?: Record<string, string>; capBytes: number; mark?: WorkMark }

@@ -19,7 +19,7 @@ import { bootFailureMessage, engineCrashFatal, fatalFromOutput } from "./php-fat
 import { createCopyOnWriteMountHandler } from "../fs/copy-on-write-fs.js";
 import { packSeedFiles, unpackSeed, type SeedFile } from "../site/opcache-seed.js";
 import { nativeStackMbFor, type AwaitOptionsData } from "./php-worker-thread.js";
-import type { CappedStream, DeferredRequest, PhpFatal, RequestReport, WorkerBootOptions, WorkerMount, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
+import type { CappedStream, DeferredRequest, PhpFatal, RequestReport, SiteReadyOptions, WorkerBootOptions, WorkerMount, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
 import { phpNetworkGuardPreRun } from "./php-network-guard.js";
 import { installDeterminism, markWork, replaceRandomDevices, virtualClockUs } from "./php-determinism.js";
 import { DEFERRED_REQUESTS_DIR, selfCallMuPlugin, sqliteGrammarPreload, themePatternsMuPlugin, debugDisplayMuPlugin } from "../php-source/site-php.js";
@@ -458,9 +458,9 @@ async function restoreBootFs(): Promise<MemoryFsRestore> {
   }
   return result;
 }
-/** Resolves when the runtime sends `site-ready` (boot option `awaitSite`). */
-let releaseSite: () => void = () => undefined;
-const siteReady = new Promise<void>((resolve) => (releaseSite = resolve));
+/** Resolves when the runtime sends `site-ready` (boot option `awaitSite`), with the boot options known only then. */
+let releaseSite: (late: SiteReadyOptions) => void = () => undefined;
+const siteReady = new Promise<SiteReadyOptions>((resolve) => (releaseSite = resolve));
 
 // One operation at a time: PHP is single-threaded and the runtime relies on ordering.
 let queue: Promise<unknown> = Promise.resolve();
@@ -581,7 +581,7 @@ async function boot(): Promise<void> {
         // PHP starts (its extensions, intl's ICU data among them, load) while the site installs.
         // Not on a virtual clock: there every clock read of the boot belongs to its fixed sequence.
         if (options.determinism?.clockOriginUs === undefined) await instance.run({ code: "<?php " });
-        await siteReady;
+        Object.assign(options, await siteReady);
       }
       await mountAll(instance);
       if (options.installerMuPlugin) {
@@ -591,7 +591,10 @@ async function boot(): Promise<void> {
       if (options.opcacheSeedPack && existsSync(options.opcacheSeedPack)) seedFromPack(instance, options.opcacheSeedPack, OPCACHE_DIR);
     },
     sqliteIntegrationPluginZip: new File([readFileSync(options.sqliteZipPath)], "sqlite-database-integration.zip"),
-    wordpressInstallMode: options.installMode,
+    // Read once the PHP instance is created and the site mounted: `awaitSite` may set it only then.
+    get wordpressInstallMode() {
+      return options.installMode;
+    },
     constants: options.constants,
     phpIniEntries: {
       display_errors: "stderr",
@@ -701,8 +704,8 @@ function closeLeakedRequestStreams(): void {
   }
 }
 
-port.on("message", (request: WorkerRequest | { op: "site-ready" }) => {
-  if (request.op === "site-ready") return releaseSite();
+port.on("message", (request: WorkerRequest | { op: "site-ready"; late?: SiteReadyOptions }) => {
+  if (request.op === "site-ready") return releaseSite(request.late ?? {});
   queue = queue.then(async () => {
     // Never run anything on a crashed engine: the runtime moves this request to a replacement.
     if (engineCrashed) return;
