@@ -20,12 +20,11 @@ export const createBackend = createNamedBackend;
  */
 const NEEDS_PLAYGROUND: Record<string, string> = {
   serve: "a web server for the site URL, the login link and --attach",
-  check: "a web server for the site (browser surfaces, WP-Cron and loopback requests) and the check's evidence recorder",
 };
 
 /**
- * Refuses, before boot, a CLI command the named backend cannot run (`serve`, `check` on native).
- * @param cli - the CLI command (`"serve"`, `"check"`).
+ * Refuses, before boot, a CLI command the named backend cannot run (`serve` on native).
+ * @param cli - the CLI command (`"serve"`, `"check"`, …).
  * @throws `invalid-argument` for an unknown backend name; `backend-unsupported` (exit 2) naming the
  *   backend and what is missing.
  */
