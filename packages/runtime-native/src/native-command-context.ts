@@ -89,6 +89,8 @@ export interface NativeContextHost {
   takeDbErrors(): DbErrorRecord[];
   /** Stops the warm PHP processes so the next run starts with the binds as they are now. */
   restartPhp(): void;
+  /** Kills php-cgi (every site request in it ends; the next request starts it again). */
+  stopSiteRequests(): void;
   /** Next free bundle folder `files/observations/<prefix>-<0001>`. */
   nextArtifactDirectory(prefix: string): string;
   /** Screenshot names already in the bundle. */
@@ -252,13 +254,17 @@ export class NativeCommandContext implements CommandContext {
 
   /**
    * One request to the site, like `http` (php-cgi serves requests side by side). Past `deadlineMs`
-   * the answer is given up with `timeout`.
+   * php-cgi is killed (the requests in it end; the next one starts it again) and the answer is
+   * given up.
    * @throws WpCodeboxError `timeout`.
    */
   async httpParallel(request: NativeSiteRequest, options: { deadlineMs: number }): Promise<PhpHttpResult> {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new WpCodeboxError("timeout", `${request.method} ${request.url}: no answer within ${options.deadlineMs} ms.`, { timeoutMs: options.deadlineMs })), options.deadlineMs);
+      timer = setTimeout(() => {
+        this.host.stopSiteRequests();
+        reject(new WpCodeboxError("timeout", `${request.method} ${request.url}: no answer within ${options.deadlineMs} ms.`, { timeoutMs: options.deadlineMs }));
+      }, options.deadlineMs);
     });
     try {
       return await Promise.race([this.http(request), deadline]);
@@ -339,9 +345,11 @@ export class NativeCommandContext implements CommandContext {
     try {
       const winner = await Promise.race([running.then((value) => ({ value })), limit]);
       if (winner !== "passed") return { done: true, value: winner.value };
-      // Kill what runs now and refuse the work's next runs: its promise ends with CommandStoppedError.
+      // Kill what runs now (a PHP run, or the site requests in php-cgi) and refuse the work's next
+      // runs: its promise ends with CommandStoppedError or the killed request's failure.
       this.windowClosed = true;
       this.current?.abort();
+      this.host.stopSiteRequests();
       try {
         await running.catch(() => undefined);
       } finally {

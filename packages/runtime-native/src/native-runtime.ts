@@ -689,6 +689,7 @@ export class NativeRuntime implements Runtime {
           this.php.kill();
           this.cgi.kill();
         },
+        stopSiteRequests: () => this.cgi.kill(),
         nextArtifactDirectory: (prefix) => this.evidence.nextDirectory(prefix),
         reservedScreenshotNames: () => this.evidence.screenshotNames(),
         event: (type, data) => this.event(type, data),
