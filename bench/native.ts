@@ -2,7 +2,10 @@
  * Native vs Playground, side by side in one process: boot from the cache, a WordPress-loading
  * run-php back to back and after a pause (`wpRunIdleMs`: a caller that reads each result before
  * the next command; native has WordPress loaded for it by then), a bare run-php, `reset()` with
- * nothing to undo and after a command that wrote an option, a post and a wp-content file. Prints figures (medians over BENCH_SAMPLES); never passes or
+ * nothing to undo and after a command that wrote an option, a post and a wp-content file; the
+ * site's pages through `wordpress.http-request` (native: its web server, php-cgi over FastCGI):
+ * the first page of a sandbox (`firstPageMs`: on native it starts php-cgi), the front page as
+ * anonymous and `/wp-admin/` as admin back to back. Prints figures (medians over BENCH_SAMPLES); never passes or
  * fails on time. Needs the native backend's Debian packages (`wp-codebox doctor`).
  *
  *   npm run bench:native
@@ -49,6 +52,15 @@ async function measure(name: string, backend: RuntimeBackend): Promise<Record<st
       const r = await runtime.execute({ command: "wordpress.run-php", args: [code, ...(code === BARE_CODE ? ["bootstrap=none"] : [])] });
       if (r.status !== "ok") throw new Error(`${name}: ${r.error?.message}`);
     };
+    const page = (...args: string[]) => async () => {
+      const r = await runtime.execute({ command: "wordpress.http-request", args });
+      if (r.status !== "ok") throw new Error(`${name}: ${r.error?.message}`);
+    };
+    const t2 = performance.now();
+    await page("path=/", "as=anonymous")();
+    const firstPageMs = Math.round(performance.now() - t2);
+    const frontPageMs = await timed(page("path=/", "as=anonymous"));
+    const adminPageMs = await timed(page("path=/wp-admin/"));
     await run(WP_CODE)(); // warm: the first run compiles WordPress
     const wpRunMs = await timed(run(WP_CODE));
     const wpRunIdleMs = await timed(run(WP_CODE), SAMPLES, IDLE_MS);
@@ -63,7 +75,7 @@ async function measure(name: string, backend: RuntimeBackend): Promise<Record<st
       dirtyResets.push(performance.now() - t);
     }
     const resetAfterWriteMs = median(dirtyResets);
-    return { backend: name, firstBootMs, cachedBootMs, wpRunMs, wpRunIdleMs, bareRunMs, resetMs, resetAfterWriteMs };
+    return { backend: name, firstBootMs, cachedBootMs, wpRunMs, wpRunIdleMs, bareRunMs, resetMs, resetAfterWriteMs, firstPageMs, frontPageMs, adminPageMs };
   } finally {
     await runtime.dispose();
   }
@@ -73,4 +85,5 @@ const rows = [await measure("native", createBackend("native", { cwd: process.cwd
 console.log(`cores ${cpus().length}, load ${loadavg().map((l) => l.toFixed(1)).join(" ")}, ${SAMPLES} samples (medians, ms)`);
 console.table(rows);
 const [native, playground] = rows as [Record<string, number>, Record<string, number>];
+console.log(`Front page over HTTP: native is ${(playground.frontPageMs! / native.frontPageMs!).toFixed(2)}x Playground's speed; /wp-admin/ as admin ${(playground.adminPageMs! / native.adminPageMs!).toFixed(2)}x`);
 console.log(`WordPress-loading run-php: native is ${(playground.wpRunMs! / native.wpRunMs!).toFixed(2)}x Playground's speed back to back, ${(playground.wpRunIdleMs! / native.wpRunIdleMs!).toFixed(2)}x after a ${IDLE_MS} ms pause`);

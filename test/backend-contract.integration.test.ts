@@ -182,6 +182,18 @@ const CASES: ContractCase[] = [
     },
   },
   {
+    name: "an HTTP request returns every header the page sent (wp-login.php's test cookie, its content-type)",
+    command: "wordpress.http-request",
+    args: ["path=/wp-login.php", "as=anonymous"],
+    check: (r) => {
+      assert.equal(r.status, "ok", JSON.stringify(r.error));
+      const json = r.json as { status: number; headers: Record<string, string> };
+      assert.equal(json.status, 200);
+      assert.match(json.headers["set-cookie"] ?? "", /wordpress_test_cookie=WP%20Cookie%20check/);
+      assert.match(json.headers["content-type"] ?? "", /^text\/html/);
+    },
+  },
+  {
     name: "a REST request runs in process",
     command: "wordpress.rest-request",
     args: ["route=/wp/v2/types/post"],

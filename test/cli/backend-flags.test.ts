@@ -56,7 +56,6 @@ const ROWS: Row[] = [
     ["recipe run", ["recipe", "run", RECIPE_OK]],
     ["episode run", ["episode", "run", EPISODE_HTTP]],
   ].map(([name, argv]): Row => ({ name: `${name} --backend docker`, argv: [...(argv as string[]), "--backend", "docker"], code: "invalid-argument", message: /--backend "docker" is not a backend: use playground or native/ })),
-  { name: "serve --backend native (no web server)", argv: ["serve", "--backend", "native"], code: "backend-unsupported", message: /serve --backend native: the native backend cannot do what it needs yet: a web server/ },
 ];
 
 describe("--backend refusals before boot (exit 2)", () => {

@@ -1,7 +1,7 @@
 /**
- * `wordpress.http-request` on the native backend, on real parts: Debian's PHP runs each request as
- * a web server's PHP would (no server: `php/http-request.php` in a child of the warm PHP process),
- * against the sandbox's MariaDB, with the actor's real auth cookies. Skipped, naming the packages,
+ * `wordpress.http-request` on the native backend, on real parts: each request goes through the
+ * sandbox's web server (Debian's php-cgi over FastCGI, confined), against the sandbox's MariaDB,
+ * with the actor's real auth cookies. Skipped, naming the packages,
  * without the Debian packages.
  */
 import { after, before, describe, it } from "node:test";
@@ -29,7 +29,7 @@ add_action('init', function () {
 	}
 	if (isset($_GET['wp-codebox-echo'])) {
 		header('Content-Type: application/json');
-		echo json_encode(['method' => $_SERVER['REQUEST_METHOD'], 'get' => $_GET, 'post' => $_POST, 'raw' => $GLOBALS['HTTP_RAW_POST_DATA'] ?? null, 'user' => get_current_user_id(), 'header' => $_SERVER['HTTP_X_PROBE'] ?? null]);
+		echo json_encode(['method' => $_SERVER['REQUEST_METHOD'], 'get' => $_GET, 'post' => $_POST, 'raw' => file_get_contents('php://input'), 'user' => get_current_user_id(), 'header' => $_SERVER['HTTP_X_PROBE'] ?? null]);
 		exit;
 	}
 });

@@ -2,6 +2,8 @@
 export { NATIVE_SUPPORT, createNativeBackend } from "./native-backend.js";
 export type { NativeBackendOptions, WordPressTreeSource } from "./native-backend.js";
 export { NativeRuntime } from "./native-runtime.js";
+export type { NativeHttpResponse } from "./native-runtime.js";
+export type { PageFatal, SiteRequest, SiteResponse } from "./native-web.js";
 export { DEFAULT_NATIVE_TOOLS, NATIVE_DEBIAN_PACKAGES, nativeToolsStatus } from "./native-tools.js";
 export type { NativeTools, NativeToolsStatus } from "./native-tools.js";
 export { PHP_LIMITS, MARIADB_LIMITS } from "./bubblewrap.js";

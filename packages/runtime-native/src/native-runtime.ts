@@ -5,7 +5,7 @@
  * (`php-server.ts`). A command that outlives its deadline has its PHP process killed (the next
  * command starts a new one); the database and the sandbox live on.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, posix, relative, resolve } from "node:path";
@@ -101,6 +101,9 @@ const text = (stream: CapturedStream) => stream.data.toString("utf8");
 /** The page WordPress shows for a fatal error, sent instead of an empty fatal response (a browser aborts on an empty 500). */
 const CRITICAL_ERROR_PAGE = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>WordPress &rsaquo; Error</title></head><body><p>There has been a critical error on this website.</p></body></html>\n";
 
+/** Path of the one-click login URL on the loopback front (as on Playground). */
+const LOGIN_PATH = "/__wp-codebox/login";
+
 /** A site request answered: the response, the database errors it caused, and whether a limit stopped it. */
 export interface NativeHttpResponse extends SiteResponse {
   dbErrors: DbErrorRecord[];
@@ -130,6 +133,8 @@ export class NativeRuntime implements Runtime {
   /** A page ran since the warm server preloaded WordPress: the preloaded child may hold options read before its writes. */
   private pagesSincePreload = false;
   private lastActivity = Date.now();
+  /** Secret of the one-click admin login URL (`loginUrl()`); undefined until asked for. */
+  private loginSecret: string | undefined;
   /** Files and test counts of the shared commands and observations (`native-command-context.ts`). */
   private readonly evidence = new NativeCommandEvidence();
 
@@ -500,10 +505,54 @@ export class NativeRuntime implements Runtime {
     return this.siteRequest(request, { capBytes: options.capBytes ?? SITE_HTTP_RESPONSE_CAP_BYTES, siteLimitMs: limit });
   }
 
+  /**
+   * A one-click administrator login for a browser on this machine: `<loopback>/__wp-codebox/login?key=…`
+   * sets WordPress's auth cookies for the administrator and redirects to `/wp-admin/`. The key is
+   * random per runtime (256 bits), compared in constant time; `recycle()` makes a new one.
+   * @returns the login URL.
+   * @throws `runtime-disposed`.
+   */
+  async loginUrl(): Promise<string> {
+    this.assertLive();
+    this.loginSecret ??= randomBytes(32).toString("base64url");
+    return `${this.loopbackUrl}${LOGIN_PATH}?key=${this.loginSecret}`;
+  }
+
+  /** Answers the login URL: 302 to `/wp-admin/` with the administrator's cookies, or 403 for a wrong key. */
+  private async login(url: URL): Promise<SiteResponse> {
+    const key = url.searchParams.get("key") ?? "";
+    const expected = createHash("sha256").update(this.loginSecret ?? "").digest();
+    if (this.loginSecret === undefined || !timingSafeEqual(createHash("sha256").update(key).digest(), expected)) return frontResponse(403, "wp-codebox: this login link is not valid for this sandbox.\n");
+    const run = await this.order.run(() => this.runCommandFile(`${SANDBOX_PATHS.programs}/auth-cookies.php`, "login", "admin", 30_000, undefined, "wordpress"));
+    const auth = run.outcome.json as { cookies?: { name: string; value: string }[] } | undefined;
+    if (run.outcome.status !== "ok" || !auth?.cookies?.length) return frontResponse(500, `wp-codebox: the login failed: ${run.outcome.error?.message ?? run.outcome.stderr.slice(0, 300)}\n`);
+    const cookies = auth.cookies.map((c) => `${c.name}=${encodeURIComponent(c.value)}; Path=/; HttpOnly; SameSite=Lax`);
+    this.event("admin-login", {});
+    return frontResponse(302, "Logged in: continue to /wp-admin/\n", { location: [`${this.loopbackUrl}/wp-admin/`], "set-cookie": cookies });
+  }
+
+  /**
+   * Makes the sandbox ready for another session of a `serve --pool`: `reset()`, a new login key
+   * (the earlier session's link stops working), and what was recorded (results, events but the
+   * boot event, snapshots) forgotten. Event `runtime-recycled` `{ durationMs }`.
+   * @throws `runtime-disposed`, and what `reset()` throws.
+   */
+  async recycle(): Promise<void> {
+    const started = Date.now();
+    await this.reset();
+    this.loginSecret = undefined;
+    this.results.length = 0;
+    this.events.splice(0, this.events.length, ...this.events.filter((e) => e.type === "runtime-booted"));
+    this.taken.clear();
+    this.event("runtime-recycled", { durationMs: Date.now() - started });
+  }
+
   /** A request from the loopback front (a browser): a fatal page with no body gets WordPress's error page. */
   private async serveFront(request: SiteRequest): Promise<SiteResponse> {
     if (this.disposed) return frontResponse(503, "wp-codebox: this sandbox was disposed\n");
     try {
+      const url = new URL(request.url);
+      if (this.loginSecret !== undefined && url.pathname === LOGIN_PATH) return await this.login(url);
       const response = await this.http(request);
       if (response.fatal && response.body.bytes === 0) {
         const page = new TextEncoder().encode(CRITICAL_ERROR_PAGE);
@@ -545,8 +594,11 @@ export class NativeRuntime implements Runtime {
     if (options.signal?.aborted) onAbort();
     else options.signal?.addEventListener("abort", onAbort, { once: true });
     this.pagesSincePreload = true;
+    const cgiWasRunning = this.cgi.running;
     try {
-      const response = phpResponse(await this.cgi.request({ params, body }, { capBytes: options.capBytes, signal: controller.signal }));
+      const answer = await this.cgi.request({ params, body }, { capBytes: options.capBytes, signal: controller.signal });
+      if (!cgiWasRunning) this.event("php-cgi-started", { durationMs: this.cgi.lastStartMs });
+      const response = phpResponse(answer);
       if (response.fatal) this.event("php-fatal", { url: `${url.pathname}${url.search}`, status: response.status, message: response.fatal.message, file: response.fatal.file, line: response.fatal.line });
       return { ...response, dbErrors: this.takeDbErrors(id) };
     } catch (error) {

@@ -7,8 +7,9 @@
  * it is, anything else runs WordPress's `/index.php`, which routes pretty permalinks and 404s.
  *
  * Containment: a path with a dot segment or a dotfile (`..`, `.htaccess`, `.git`), a NUL, or
- * naming `wp-config.php` is refused (403/404) before any file is looked at; a file is served or
- * run only when its real path, symlinks resolved, lies inside the folder its bind maps from.
+ * naming `wp-config.php` is refused (403/404) before any file is looked at, and so is a file of PHP
+ * code under another extension (`.phtml`, `.inc`…); a file is served or run only when its real
+ * path, symlinks resolved, lies inside the folder its bind maps from.
  */
 import { lstatSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { extname, join, posix } from "node:path";
@@ -86,6 +87,9 @@ const CONTENT_TYPES: Record<string, string> = {
   ".wasm": "application/wasm",
 };
 
+/** Names of PHP code other than `.php` (`.phtml`, `.php7`, `.phar`, `.inc`): never served as files. */
+const SOURCE_LIKE = /\.(phtml|php\d|phps|phar|inc)$/i;
+
 /** One folder of the URL space: a sandbox path prefix and the host folder (or file) behind it. */
 interface UrlBind {
   target: string;
@@ -152,13 +156,20 @@ export function routeRequest(files: SiteFiles, rawPath: string, query: string): 
   if (segments.some((s) => s.startsWith("."))) return { kind: "refuse", status: 403 };
   if (segments.some((s) => s.toLowerCase() === "wp-config.php")) return { kind: "refuse", status: 404 };
   const sandbox = (p: string) => posix.join(SANDBOX_PATHS.wordpress, p);
-  // A .php script, maybe with PATH_INFO after it (/index.php/2024/hello/).
-  const php = /^(.*?\.php)(\/.*)?$/i.exec(path);
-  if (php) {
-    const found = files.lookup(sandbox(php[1]!));
-    if (found?.kind === "file") return { kind: "php", scriptName: php[1]!, pathInfo: php[2] ?? "" };
-    return { kind: "php", scriptName: "/index.php", pathInfo: "" };
+  // A .php script (any letter case: never sent as source), maybe with PATH_INFO after it
+  // (/index.php/2024/hello/): the first segment ending in .php that is a file.
+  for (let i = 0; i < segments.length; i++) {
+    if (!/\.php$/i.test(segments[i]!)) continue;
+    const scriptName = `/${segments.slice(0, i + 1).join("/")}`;
+    if (files.lookup(sandbox(scriptName))?.kind === "file") {
+      const rest = segments.slice(i + 1);
+      return { kind: "php", scriptName, pathInfo: rest.length ? `/${rest.join("/")}` : "" };
+    }
+    // A .php path naming no script is WordPress's (its 404 page), as with its rewrite rules.
+    if (i === segments.length - 1) return { kind: "php", scriptName: "/index.php", pathInfo: "" };
   }
+  // Other files PHP may read as code are not served as text either.
+  if (SOURCE_LIKE.test(path)) return { kind: "refuse", status: 403 };
   const found = files.lookup(sandbox(path));
   if (found?.kind === "dir") {
     if (!path.endsWith("/")) return { kind: "redirect", location: `${rawPath}/${query ? `?${query}` : ""}` };

@@ -23,7 +23,7 @@ function refusal(spec: RuntimeCreateSpec, backend = createNativeBackend({ wordpr
 
 describe("native backend preflight", () => {
   it("without a Debian program: native-backend-unavailable (environment, exit 3) naming its package", () => {
-    for (const [tool, pkg] of [["bwrap", "bubblewrap"], ["mariadbd", "mariadb-server"], ["mariadbDump", "mariadb-client"], ["php", "php-cli"]] as const) {
+    for (const [tool, pkg] of [["bwrap", "bubblewrap"], ["mariadbd", "mariadb-server"], ["mariadbDump", "mariadb-client"], ["php", "php-cli"], ["phpCgi", "php-cgi"]] as const) {
       const error = refusal({}, createNativeBackend({ wordpress, tools: { [tool]: `/nonexistent/${tool}` } }));
       assert.equal(error.code, "native-backend-unavailable");
       assert.equal(error.category, "environment");

@@ -19,7 +19,7 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
       .option("--port <n>", "control endpoint port on 127.0.0.1 (default: any free port)")
       .option("--ttl <duration>", 'dispose everything after this long without activity (control calls or site requests), e.g. 30m, 90s; "0" = never (default 30m)')
       .option("--pool <n>", "keep N sandboxes booted from the same spec; each --attach session takes one, a returned one is reset in the background (default: one shared sandbox)")
-      .option("--backend <name>", "playground (default); native is refused before boot: it has no web server yet (see docs/native-backend.md)")
+      .option("--backend <name>", "playground (default) or native (Debian's PHP behind php-cgi and a private MariaDB under bubblewrap; the site is served on the loopback origin; see docs/native-backend.md)")
       .option("--session-lease <duration>", 'release an --attach session whose client sent no call and no lease renewal for this long after its last call (a killed client), e.g. 30s, 2m; at least 1s; "0" = never (default 60s)')
       .option("--json", 'print one JSON line {"url", "loginUrl", "control", "token", "id"} on stdout once the site is ready; stderr then carries only JSON lines {"event", "at", "data"}: events, progress, the error'),
   )
@@ -46,6 +46,7 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
         ...(opts.recipe !== undefined ? { recipe: opts.recipe as string } : {}),
         ...(opts.allowPath !== undefined ? { allowPaths: opts.allowPath as string[] } : {}),
         ...(opts.port !== undefined ? { port: opts.port as string } : {}),
+        ...(opts.backend !== undefined ? { backendName: opts.backend as string } : {}),
         ...(opts.ttl !== undefined ? { ttl: opts.ttl as string } : {}),
         ...(opts.pool !== undefined ? { pool: opts.pool as string } : {}),
         ...(opts.sessionLease !== undefined ? { sessionLease: opts.sessionLease as string } : {}),

@@ -5,9 +5,9 @@
  */
 import { resolve } from "node:path";
 import { WpCodeboxError, parseDuration, quoteValue, type RuntimeCreateSpec } from "@wp-codebox/runtime-core";
-import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
 import { startLiveServer, type LiveEvent, type LiveServer } from "@wp-codebox/live";
 import { prepareRun, type RunOptions } from "./run.js";
+import { createBackend } from "./backends.js";
 import { planRecipeFile } from "./recipe-run.js";
 
 /** Default idle time before serve disposes everything (an abandoned serve must not hold ~0.5 GB forever). */
@@ -113,6 +113,8 @@ export async function prepareServe(options: ServeOptions): Promise<{ spec: Runti
     ...(options.clock !== undefined ? { clock: options.clock } : {}),
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
     ...(options.siteRequestTimeout !== undefined ? { siteRequestTimeout: options.siteRequestTimeout } : {}),
+    ...(options.backendName !== undefined ? { backendName: options.backendName } : {}),
+    ...(options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {}),
     defines: [...(base.defines ?? []), ...(options.defines ?? [])],
     // serve prints a URL a browser on this machine opens: the loopback origin, even when deterministic.
     origin: "loopback",
@@ -135,7 +137,8 @@ export async function startServe(options: ServeOptions): Promise<LiveServer> {
   const { spec, port, ttlMs, pool, sessionLeaseMs } = await prepareServe(options);
   const cwd = options.cwd ?? process.cwd();
   return startLiveServer({
-    backend: createPlaygroundBackend({ cwd: resolve(cwd), ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}) }),
+    // Playground by default; `--backend native` serves through the native sandbox's own web server.
+    backend: createBackend(options.backendName, { cwd: resolve(cwd), ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}) }),
     spec,
     pool,
     ...(port !== undefined ? { port } : {}),
