@@ -312,6 +312,19 @@ const CASES: ContractCase[] = [
     },
   },
   {
+    name: "a shared command past its deadline is timed-out, and the sandbox lives on",
+    command: "wordpress.state-export",
+    args: ["sections=summary,posts,options", "option-names=blogname"],
+    timeoutMs: 1,
+    check: async (r, _backend, runtime) => {
+      assert.equal(r.status, "timed-out", JSON.stringify(r.error));
+      assert.equal(r.exitCode, 124);
+      assert.equal(r.error?.code, "timeout");
+      const alive = await runtime.execute({ command: "wordpress.run-php", args: [`code=${ALIVE}`] });
+      assert.equal(alive.stdout, "alive");
+    },
+  },
+  {
     name: "a failing WP-CLI command is wp-cli-failed",
     command: "wordpress.wp-cli",
     args: ["command=option get wp_codebox_contract_missing"],
@@ -381,6 +394,25 @@ for (const backend of BACKENDS) {
         await restored.dispose();
       }
     });
+
+    // One observer for both backends (observeRuntime): each type answers the same shape.
+    const OBSERVATIONS: { spec: { type: string } & Record<string, unknown>; check(data: any): void }[] = [
+      { spec: { type: "runtime-info" }, check: (d) => assert.deepEqual([d.backend, d.siteUrl, d.mounts.length], [backend.name, runtime.info().siteUrl, 2]) },
+      { spec: { type: "http-response", path: "/wp-json/wp/v2/types/post" }, check: (d) => assert.deepEqual([d.status, d.body?.slug], [200, "post"]) },
+      { spec: { type: "http-response", path: "/wp-admin/", as: "anonymous" }, check: (d) => assert.deepEqual([d.status, /wp-login\.php/.test(String(d.headers?.location))], [302, true]) },
+      { spec: { type: "command-result" }, check: (d) => assert.equal(d.command, "wordpress.run-php") },
+      { spec: { type: "runtime-logs" }, check: (d) => assert.ok(Array.isArray(d.entries)) },
+      // Before WordPress 6.9 (the suite's bundled build) no Abilities API: an empty list, not an error.
+      { spec: { type: "abilities" }, check: (d) => assert.deepEqual(d.available ? "6.9+" : d, runtime.info().wordpressVersion >= "6.9" ? "6.9+" : { available: false, abilities: [] }) },
+    ];
+    for (const o of OBSERVATIONS) {
+      it(`the ${o.spec.type} observation (${JSON.stringify(o.spec)}) answers as on every backend`, async () => {
+        await runtime.execute({ command: "wordpress.run-php", args: [`code=${ALIVE}`] });
+        const observed = (await runtime.observe!(o.spec)) as { type: string; data: unknown };
+        assert.equal(observed.type, o.spec.type);
+        o.check(observed.data);
+      });
+    }
 
     it("the wordpress-state observation reads an option a run-php wrote, its sections kept as bundle files", async () => {
       await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php update_option('wp_codebox_contract_observed', 'seen');"] });
