@@ -51,6 +51,7 @@ export function registerCheckCommand(program: Command, ctx: CheckCliContext): vo
       const { runPluginCheck } = await import("./check.js");
       const { outcome, report } = await ctx.withInterrupt((interrupt) => runPluginCheck({
         ...ctx.runtimeOptions(opts),
+        ...(opts.backend !== undefined ? { backendName: opts.backend as string } : {}),
         interrupt,
         pluginDir: plugin,
         browser: opts.browser === true,
