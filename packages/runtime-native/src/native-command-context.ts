@@ -6,7 +6,6 @@
  * itself); its HTTP requests go to the sandbox's web server; files are read and written through
  * the binds the sandbox's PHP sees, so a sandbox path means the same file inside and out.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, posix } from "node:path";
 import {
   WpCodeboxError,
@@ -50,6 +49,10 @@ import type { Bind } from "./bubblewrap.js";
 import type { CapturedStream, ProcessOutcome } from "./confined-process.js";
 import { SANDBOX_PATHS, giveOneToSandbox, phpBinds, type SiteLayout } from "./native-site.js";
 import { startPhp, type PhpRun } from "./native-php.js";
+import { readSandboxFile, readSandboxFile as readFileInSandbox, removeSandboxPath, writeSandboxFile as writeFileInSandbox } from "./sandbox-files.js";
+
+/** The most a shared handler reads back of one file the sandbox wrote (bytes). */
+const SANDBOX_FILE_READ_BYTES = 512 << 20;
 
 /** The database the WordPress core test library is pointed at: the sandbox's MariaDB over its socket. */
 export const NATIVE_TEST_DATABASE: TestDatabase = Object.freeze({ name: "wordpress", user: "root", password: "", host: `localhost:${SANDBOX_PATHS.socket}`, charset: "utf8mb4" });
@@ -107,7 +110,8 @@ export interface NativeContextHost {
 export function runFatal(internalDir: string, run: ProcessOutcome, stdout: string, stderr: string, fromOutput: (output: string) => PhpFatal | undefined): PhpFatal | undefined {
   let fatal: PhpFatal | undefined;
   try {
-    fatal = JSON.parse(readFileSync(join(internalDir, "last-error.json"), "utf8")) as PhpFatal;
+    // Written by the sandbox's PHP: read without following a link or waiting on a FIFO it left there.
+    fatal = JSON.parse(readSandboxFile(internalDir, "last-error.json", 1 << 20)?.data.toString("utf8") ?? "") as PhpFatal;
   } catch {
     fatal = run.exitCode === 255 ? fromOutput(`${stderr}\n${stdout}`) : undefined;
   }
@@ -216,7 +220,7 @@ export class NativeCommandContext implements CommandContext {
     const name = `ctx-${this.executionId}.php`;
     const file = `${SANDBOX_PATHS.internal}/code/${name}`;
     await this.writeSandboxFile(file, code);
-    rmSync(join(this.host.layout.internal, "last-error.json"), { force: true });
+    removeSandboxPath(this.host.layout.internal, "last-error.json");
     const controller = new AbortController();
     this.current = controller;
     const onStop = () => controller.abort();
@@ -240,7 +244,7 @@ export class NativeCommandContext implements CommandContext {
       return { exitCode, stdout: run.stdout, stderr: run.stderr, ...(fatal ? { fatal } : {}), ...(dbErrors.length ? { dbErrors } : {}) };
     } finally {
       this.stopper.signal.removeEventListener("abort", onStop);
-      rmSync(join(this.host.layout.internal, "code", name), { force: true });
+      removeSandboxPath(this.host.layout.internal, `code/${name}`);
     }
   }
 
@@ -368,9 +372,9 @@ export class NativeCommandContext implements CommandContext {
    * The host path of a sandbox path: through the caller's mounts and what `mountReadOnly` added
    * (the deepest target that holds it), then the sandbox's own binds (wp-content, internal files,
    * WordPress read-only).
-   * @returns `{ hostPath, readOnly }`, or undefined for a path no bind holds.
+   * @returns `{ hostPath, root (the bind's host folder), relative (below it), readOnly }`, or undefined for a path no bind holds.
    */
-  private hostPathOf(path: string): { hostPath: string; readOnly: boolean } | undefined {
+  private hostPathOf(path: string): { hostPath: string; root: string; relative: string; readOnly: boolean } | undefined {
     const normal = posix.normalize(path);
     if (!normal.startsWith("/") || normal.split("/").includes("..")) return undefined;
     const binds = [...this.host.binds, ...phpBinds(this.host.layout, this.host.treeDir)];
@@ -380,7 +384,7 @@ export class NativeCommandContext implements CommandContext {
       if (!best || bind.target.length > best.target.length) best = bind;
     }
     if (!best) return undefined;
-    return { hostPath: normal === best.target ? best.source : join(best.source, posix.relative(best.target, normal)), readOnly: best.readOnly };
+    return { hostPath: normal === best.target ? best.source : join(best.source, posix.relative(best.target, normal)), root: best.source, relative: posix.relative(best.target, normal), readOnly: best.readOnly };
   }
 
   /**
@@ -389,22 +393,21 @@ export class NativeCommandContext implements CommandContext {
    */
   async writeSandboxFile(path: string, data: string | Uint8Array): Promise<void> {
     const target = this.hostPathOf(path);
-    if (!target || target.readOnly) throw new WpCodeboxError("invalid-argument", `${path} is not a writable path of the native sandbox (wp-content, ${SANDBOX_PATHS.internal}, read-write mounts).`, { path });
-    // Folders made here belong to the sandbox's user, as the files PHP itself makes.
-    const made = mkdirSync(dirname(target.hostPath), { recursive: true });
-    for (let dir = dirname(target.hostPath); made !== undefined; dir = dirname(dir)) {
-      giveOneToSandbox(dir, this.host.layout.uid);
-      if (dir === made || dir === dirname(dir)) break;
-    }
-    writeFileSync(target.hostPath, data);
-    giveOneToSandbox(target.hostPath, this.host.layout.uid);
+    if (!target || target.readOnly || target.relative === "") throw new WpCodeboxError("invalid-argument", `${path} is not a writable path of the native sandbox (wp-content, ${SANDBOX_PATHS.internal}, read-write mounts).`, { path });
+    // The sandbox's PHP may have left links or FIFOs on the way: written without following any
+    // (folders made here belong to the sandbox's user, as the files PHP itself makes).
+    writeFileInSandbox(target.root, target.relative, data, this.host.layout.uid);
   }
 
-  /** Reads a file of the sandbox; null when it does not exist (or no bind holds it). */
+  /** Reads a regular file of the sandbox (never through a link the sandbox left; at most 512 MiB); null when there is none (or no bind holds it). */
   async readSandboxFile(path: string): Promise<Uint8Array | null> {
     const target = this.hostPathOf(path);
-    if (!target || !existsSync(target.hostPath) || !statSync(target.hostPath).isFile()) return null;
-    return readFileSync(target.hostPath);
+    if (!target || target.relative === "") return null;
+    try {
+      return readFileInSandbox(target.root, target.relative, SANDBOX_FILE_READ_BYTES)?.data ?? null;
+    } catch {
+      return null;
+    }
   }
 
   /**
