@@ -49,13 +49,14 @@ import type { Bind } from "./bubblewrap.js";
 import type { CapturedStream, ProcessOutcome } from "./confined-process.js";
 import { SANDBOX_PATHS, giveOneToSandbox, phpBinds, type SiteLayout } from "./native-site.js";
 import { startPhp, type PhpRun } from "./native-php.js";
+import { SITE_DATABASE } from "./native-config.js";
 import { readSandboxFile, readSandboxFile as readFileInSandbox, removeSandboxPath, writeSandboxFile as writeFileInSandbox } from "./sandbox-files.js";
 
 /** The most a shared handler reads back of one file the sandbox wrote (bytes). */
 const SANDBOX_FILE_READ_BYTES = 512 << 20;
 
-/** The database the WordPress core test library is pointed at: the sandbox's MariaDB over its socket. */
-export const NATIVE_TEST_DATABASE: TestDatabase = Object.freeze({ name: "wordpress", user: "root", password: "", host: `localhost:${SANDBOX_PATHS.socket}`, charset: "utf8mb4" });
+/** The database the WordPress core test library is pointed at: WordPress's own (the sandbox's MariaDB, WordPress's account). */
+export const NATIVE_TEST_DATABASE: TestDatabase = SITE_DATABASE;
 
 /** One request to the site: absolute URL (only path and query count), lower-case header names. */
 export interface NativeSiteRequest {
