@@ -47,9 +47,9 @@ import {
   type WordPressChoiceRecord,
   type WordPressRuntimeSnapshot,
 } from "@wp-codebox/runtime-core";
-import { COMMAND_HANDLERS, type CommandOutcome } from "@wp-codebox/commands";
+import { COMMAND_HANDLERS, observeRuntime, type CommandOutcome, type RuntimeObservation } from "@wp-codebox/commands";
 import { applyNativeSnapshot, captureNativeSnapshot, type NativeStateHost } from "./native-snapshots.js";
-import { NATIVE_SHARED_COMMANDS, NativeCommandContext, NativeCommandEvidence, observeNative, runConfinedPhp, runFatal, runSharedCommand } from "./native-command-context.js";
+import { NATIVE_SHARED_COMMANDS, NativeCommandContext, NativeCommandEvidence, runConfinedPhp, runFatal, runSharedCommand } from "./native-command-context.js";
 import { pharFromSpec, runNativeWpCli, wpCliOutcome } from "./native-wp-cli.js";
 import { allocateSandboxUid, type Bind } from "./bubblewrap.js";
 import { HOST_STEP_DEADLINE_MS, type CapturedStream, type ProcessOutcome } from "./confined-process.js";
@@ -418,7 +418,7 @@ export class NativeRuntime implements Runtime {
         finishedAt: new Date().toISOString(),
         durationMs: Date.now() - started,
         ...(dbErrors.length ? { dbErrors } : {}),
-        ...(wroteFiles ? { artifactRefs: this.evidence.collect(new Set([id])).files.map((f) => ({ path: f.path, kind: f.kind })) } : {}),
+        ...(wroteFiles ? { artifactRefs: this.evidence.filesOf(id).map((f) => ({ path: f.path, kind: f.kind })) } : {}),
       };
       this.results.push(result);
       this.event("command-finished", { id, command: spec.command, status: result.status, durationMs: result.durationMs });
@@ -815,6 +815,7 @@ export class NativeRuntime implements Runtime {
           this.php.kill();
           this.cgi.kill();
         },
+        stopSiteRequests: () => this.cgi.kill(),
         nextArtifactDirectory: (prefix) => this.evidence.nextDirectory(prefix),
         reservedScreenshotNames: () => this.evidence.screenshotNames(),
         event: (type, data) => this.event(type, data),
@@ -824,15 +825,32 @@ export class NativeRuntime implements Runtime {
   }
 
   /**
-   * Answers an observation after the commands called before it: `runtime-info`, `mounts`,
-   * `wordpress-state` (its sections become bundle files), `abilities` (`observeNative`).
+   * Answers an observation after the commands called before it, as Playground does
+   * (`observeRuntime` of @wp-codebox/commands: runtime-info, mounts, command-result,
+   * wordpress-state, http-response, browser-result, runtime-events, runtime-logs, abilities).
+   * Section files of a `wordpress-state` observation join this runtime's bundle files.
+   * @returns `{ type, data, artifactRefs? }`.
    * @throws `runtime-disposed`, `observation-unsupported`, `invalid-state-request`, `state-export-failed`.
    */
-  async observe(spec: ObservationSpec): Promise<unknown> {
+  async observe(spec: ObservationSpec): Promise<Omit<RuntimeObservation, "files">> {
     this.assertLive();
     return this.order.run(async () => {
       this.assertLive();
-      return observeNative(this.commandContext(`observe-${randomUUID()}`), this.evidence, spec);
+      const ctx = this.commandContext(`observe-${randomUUID()}`);
+      const { files, ...observation } = await observeRuntime(
+        {
+          info: () => this.info(),
+          results: () => this.results,
+          events: () => this.events,
+          secrets: ctx.secrets,
+          runPhp: (code) => ctx.runPhp(code),
+          context: () => ctx,
+          nextDirectory: (prefix) => this.evidence.nextDirectory(prefix),
+        },
+        spec,
+      );
+      if (files) this.evidence.addObservationFiles(files);
+      return observation;
     });
   }
 
@@ -1015,14 +1033,15 @@ export class NativeRuntime implements Runtime {
   async collectArtifacts(spec?: ArtifactSpec): Promise<RuntimeArtifacts> {
     const wanted = spec?.executions ? new Set(spec.executions) : undefined;
     const bundled = spec?.includeRuntimeSnapshotBundles && !wanted ? [...this.taken.values()].map((s) => runtimeSnapshotBundleFiles(s)) : [];
-    const gathered = this.evidence.collect(wanted);
+    const results = wanted ? this.results.filter((r) => wanted.has(r.id)) : [...this.results];
+    const gathered = this.evidence.collect(results, wanted !== undefined);
     return {
       info: this.info(),
-      results: wanted ? this.results.filter((r) => wanted.has(r.id)) : [...this.results],
+      results,
       events: [...this.events],
       files: [...gathered.files, ...bundled.flatMap((b) => b.files)],
       secrets: Object.values(this.setup.secretEnv).filter((v) => v.length > 0),
-      ...(gathered.tests ? { review: { tests: gathered.tests } } : {}),
+      ...(gathered.review ? { review: gathered.review } : {}),
       ...(bundled.length ? { snapshots: bundled.map((b) => b.ref) } : {}),
     };
   }

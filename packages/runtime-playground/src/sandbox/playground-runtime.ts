@@ -30,13 +30,13 @@ import {
   type ExecutionSpec,
   type ObservationSpec,
   type Runtime,
+  OBSERVATION_TYPES,
   type RuntimeArtifacts,
   type RuntimeInfo,
   type WordPressRuntimeSnapshot,
 } from "@wp-codebox/runtime-core";
 import { dispatchCommand } from "./command-dispatch.js";
 import { EvidenceLedger } from "../evidence/evidence-ledger.js";
-import { observePlayground, type PlaygroundObservation } from "../evidence/observations.js";
 import { PhpWorkerPool } from "../worker/php-worker-pool.js";
 import type { DeferredRequest, WorkerHttpResult, WorkerMount, WorkerRunResult } from "../worker/php-worker-protocol.js";
 import { RuntimeLock } from "./runtime-lock.js";
@@ -61,7 +61,10 @@ import { removeSandboxDir } from "./sandbox-dirs.js";
 import type { SandboxOrigin } from "../worker/sandbox-origin.js";
 import { SiteActors } from "./site-actors.js";
 import { WorkClock } from "../worker/work-clock.js";
-import { PHP_FATAL_HEADER, type CommandContext, type TestDatabase } from "@wp-codebox/commands";
+import { PHP_FATAL_HEADER, observeRuntime, type CommandContext, type RuntimeObservation, type TestDatabase } from "@wp-codebox/commands";
+
+/** Every observation type this backend answers (`observeRuntime`). */
+export const PLAYGROUND_OBSERVATION_TYPES = OBSERVATION_TYPES;
 
 /**
  * What the WordPress core test library's wp-tests-config.php names: the sandbox's database is
@@ -543,15 +546,15 @@ export class PlaygroundRuntime implements Runtime {
   }
 
   /**
-   * Observes the runtime; see `observePlayground` for the types and their data.
+   * Observes the runtime; see `observeRuntime` (@wp-codebox/commands) for the types and their data.
    * Section files of a `wordpress-state` observation join this runtime's bundle files.
    * @returns `{ type, data, artifactRefs? }`.
    * @throws `runtime-disposed`, `observation-unsupported`, `invalid-state-request`, `state-export-failed`.
    */
-  async observe(spec: ObservationSpec): Promise<Omit<PlaygroundObservation, "files">> {
+  async observe(spec: ObservationSpec): Promise<Omit<RuntimeObservation, "files">> {
     this.assertLive();
     return this.lock.withShared(async () => {
-      const { files, ...observation } = await observePlayground(
+      const { files, ...observation } = await observeRuntime(
         {
           info: () => this.info(),
           results: () => this.ledger.results,
