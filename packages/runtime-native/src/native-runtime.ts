@@ -618,7 +618,7 @@ export class NativeRuntime implements Runtime {
     const route = routeRequest(this.files, url.pathname, query);
     if (route.kind === "refuse") return { ...frontResponse(route.status, `wp-codebox: ${route.status === 400 ? "bad request path" : route.status === 403 ? "forbidden" : "not found"}\n`), dbErrors: [] };
     if (route.kind === "redirect") return { ...frontResponse(301, "", { location: [route.location] }), dbErrors: [] };
-    if (route.kind === "static") return { ...staticResponse(route.hostPath, request.method.toUpperCase(), options.capBytes), dbErrors: [] };
+    if (route.kind === "static") return { ...staticResponse(route, request.method.toUpperCase(), options.capBytes), dbErrors: [] };
     const id = randomUUID();
     const body = request.body ?? new Uint8Array(0);
     const params = { ...cgiParams({ method: request.method.toUpperCase(), rawPath: url.pathname, query, headers: request.headers, bodyBytes: body.length }, route, this.origin), WP_CODEBOX_REQUEST: id };

@@ -88,10 +88,11 @@ export function writeSandboxFile(root: string, relative: string, content: string
   }
 }
 
-/** A regular file read from a sandbox folder: its first `maxBytes` bytes, and whether it had more. */
+/** A regular file read from a sandbox folder: its first `maxBytes` bytes, whether it had more, and its size (bytes) when opened. */
 export interface SandboxFileContent {
   data: Buffer;
   truncated: boolean;
+  size: number;
 }
 
 /**
@@ -148,7 +149,7 @@ export function readSandboxFile(root: string, relative: string, maxBytes: number
       if (n === 0) break;
       done += n;
     }
-    return { data: data.subarray(0, done), truncated: stat.size > maxBytes };
+    return { data: data.subarray(0, done), truncated: stat.size > maxBytes, size: stat.size };
   } finally {
     closeSync(fd);
   }
