@@ -8,7 +8,7 @@
  * fresh name and renamed into place, and only regular files are read, up to a cap.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fchownSync, fstatSync, lstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, constants, fchownSync, fstatSync, lchownSync, lstatSync, mkdirSync, openSync, readSync, readdirSync, renameSync, rmSync, writeSync } from "node:fs";
 import { dropsRoot } from "./bubblewrap.js";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY, O_NONBLOCK } = constants;
@@ -172,5 +172,54 @@ export function sandboxPathExists(root: string, relative: string): boolean {
     return lstatSync(at(dirFd, name), { throwIfNoEntry: false }) !== undefined;
   } finally {
     closeSync(dirFd);
+  }
+}
+
+/**
+ * Gives `path` and everything below it to `uid` (owner and group) without following a link: each
+ * folder is opened without following links and changed through its descriptor, entries are
+ * changed with lchown through their folder's descriptor. A folder swapped for a link while the
+ * walk runs is then only the link, never the host file or folder it points at.
+ * @param path - a host path whose folders on the way the sandbox cannot replace (a layout folder).
+ * @throws the file system's error for `path` itself; entries vanishing during the walk are skipped.
+ */
+export function chownSandboxTree(path: string, uid: number): void {
+  let fd: number;
+  try {
+    fd = openSync(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "ENOTDIR" && code !== "ELOOP") throw error;
+    lchownSync(path, uid, uid);
+    return;
+  }
+  const walk = (dirFd: number) => {
+    fchownSync(dirFd, uid, uid);
+    for (const name of readdirSync(`/proc/self/fd/${dirFd}`)) {
+      let child: number | undefined;
+      try {
+        child = openSync(at(dirFd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === "ENOTDIR" || code === "ELOOP") {
+          try {
+            lchownSync(at(dirFd, name), uid, uid);
+          } catch (e) {
+            if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+          }
+        } else if (code !== "ENOENT") throw error;
+      }
+      if (child === undefined) continue;
+      try {
+        walk(child);
+      } finally {
+        closeSync(child);
+      }
+    }
+  };
+  try {
+    walk(fd);
+  } finally {
+    closeSync(fd);
   }
 }
