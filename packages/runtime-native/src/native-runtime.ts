@@ -922,14 +922,18 @@ export class NativeRuntime implements Runtime {
         // after it), so no PHP of the sandbox changes wp-content while the host, as root, syncs it.
         const tables = await this.cleanDatabase("restore");
         // Only what differs: the warm PHP process keeps wp-content (and the mounts in it) bound.
-        const files = syncTree(this.setup.site.content, this.layout.content, { protect: this.contentMountPaths(), onCopied: (path) => giveToSandbox(path, this.layout.uid) });
-        // A mount point made again: the sandbox moved the folder holding it (its mount went along,
-        // in the warm PHP process's view). A new PHP process binds the mounts where they belong.
-        if (this.createMountPoints() > 0) this.php.kill();
+        // php-cgi too stays stopped meanwhile: a page from the loopback front is not queued behind reset().
+        const files = await this.cgi.whileStopped(() => {
+          const synced = syncTree(this.setup.site.content, this.layout.content, { protect: this.contentMountPaths(), onCopied: (path) => giveToSandbox(path, this.layout.uid) });
+          // A mount point made again: the sandbox moved the folder holding it (its mount went along,
+          // in the warm PHP process's view). A new PHP process binds the mounts where they belong.
+          if (this.createMountPoints() > 0) this.php.kill();
+          return synced;
+        });
         changed = { tablesRestored: tables.restored.length, tablesDropped: tables.dropped.length, filesCopied: files.copied.length, filesRemoved: files.removed.length };
       } catch {
         how = "restarted";
-        await this.restoreSite();
+        await this.cgi.whileStopped(() => this.restoreSite());
         await this.saveCleanDatabase();
       }
       this.event("runtime-reset", { durationMs: Date.now() - started, how, ...changed });

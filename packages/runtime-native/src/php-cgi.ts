@@ -57,6 +57,7 @@ export class PhpCgi {
    * @throws Error when php-cgi exits or does not open its socket within 15 s.
    */
   ensure(): Promise<void> {
+    if (this.held) return this.held.then(() => this.ensure());
     if (this.child && !this.starting) return Promise.resolve();
     this.starting ??= this.start().finally(() => (this.starting = undefined));
     return this.starting;
@@ -134,6 +135,29 @@ export class PhpCgi {
   async request(request: FastCgiRequest, options: { capBytes: number; signal?: AbortSignal }): Promise<FastCgiResponse> {
     await this.ensure();
     return fastCgiRequest(this.socketPath, request, options);
+  }
+
+  private held: Promise<void> | undefined;
+
+  /**
+   * Runs `step` with php-cgi stopped and not started again until it ends (requests arriving
+   * meanwhile wait): for host steps, as root, on folders PHP can write (reset's wp-content sync).
+   * @returns what `step` returns; throws what it throws.
+   */
+  async whileStopped<T>(step: () => Promise<T> | T): Promise<T> {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const before = this.held;
+    this.held = held;
+    try {
+      await before;
+      await this.starting?.catch(() => undefined);
+      this.kill();
+      return await step();
+    } finally {
+      if (this.held === held) this.held = undefined;
+      release();
+    }
   }
 
   /** Kills php-cgi and its children (bubblewrap's PID namespace dies with it); the next request starts a new one. */
