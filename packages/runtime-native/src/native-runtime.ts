@@ -6,7 +6,7 @@
  * command starts a new one); the database and the sandbox live on.
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
-import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join, posix, resolve } from "node:path";
 import {
@@ -59,10 +59,10 @@ import { PhpCgi } from "./php-cgi.js";
 import { SiteFiles, cgiParams, frontResponse, phpResponse, routeRequest, staticResponse, type SiteRequest, type SiteResponse } from "./native-web.js";
 import { syncTree } from "./tree-sync.js";
 import { SANDBOX_DIR_PREFIX, markSandboxOwner, sweepStaleSandboxes } from "./stale-sandboxes.js";
-import { readSandboxFile, removeSandboxPath, sandboxPathExists, writeSandboxFile } from "./sandbox-files.js";
+import { makeSandboxPath, readSandboxFile, removeSandboxPath, sandboxPathExists, writeSandboxFile } from "./sandbox-files.js";
 import { CLEAN_DB_SIGNATURES, readDbRootPassword } from "./native-site-cache.js";
 import { saveCleanDb } from "./clean-db.js";
-import { MariaDbServer, SANDBOX_PATHS, copyTree, createLayout, giveOneToSandbox, giveToSandbox, siteLayout, writeSiteConfig, type SiteLayout } from "./native-site.js";
+import { MariaDbServer, SANDBOX_PATHS, copyTree, createLayout, giveToSandbox, siteLayout, writeSiteConfig, type SiteLayout } from "./native-site.js";
 import type { NativeTools } from "./native-tools.js";
 
 /** Everything a native sandbox boots from (resolved and validated by the backend). */
@@ -285,21 +285,8 @@ export class NativeRuntime implements Runtime {
     let made = 0;
     for (const mount of this.setup.mounts) {
       if (!mount.target.startsWith(`${SANDBOX_PATHS.content}/`)) continue;
-      const rel = posix.relative(SANDBOX_PATHS.content, mount.target);
-      const parts = rel.split("/");
-      for (let i = 1; i <= parts.length; i++) {
-        const last = i === parts.length;
-        const path = join(this.layout.content, ...parts.slice(0, i));
-        const stat = lstatSync(path, { throwIfNoEntry: false });
-        const wanted = last && mount.kind === "file" ? "file" : "dir";
-        if (stat && (wanted === "file" ? stat.isFile() : stat.isDirectory())) continue;
-        if (stat) rmSync(path, { recursive: true, force: true });
-        if (wanted === "file") writeFileSync(path, "", { flag: "wx" });
-        else mkdirSync(path);
-        // Only what was created here: the copied wp-content already belongs to the sandbox uid.
-        giveOneToSandbox(path, this.layout.uid);
-        made++;
-      }
+      // Only what is made here is given to the uid: the copied wp-content already is the sandbox's.
+      made += makeSandboxPath(this.layout.content, posix.relative(SANDBOX_PATHS.content, mount.target), mount.kind === "file" ? "file" : "dir", this.layout.uid);
     }
     return made;
   }

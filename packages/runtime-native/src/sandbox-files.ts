@@ -223,3 +223,49 @@ export function chownSandboxTree(path: string, uid: number): void {
     closeSync(fd);
   }
 }
+
+/**
+ * Makes `root/relative` a folder (or, with `kind` "file", an empty regular file when it is not one
+ * already), with each folder on the way a real folder: a link, file or FIFO in the place of one is
+ * removed and a folder made, all through folder descriptors, never following a link. What is made
+ * is given to `uid` when sandboxed processes drop root.
+ * @returns how many folders or files were made (0 when everything was in place).
+ * @throws Error for a path with empty, `.` or `..` segments; the file system's error otherwise.
+ */
+export function makeSandboxPath(root: string, relative: string, kind: "file" | "dir", uid: number): number {
+  const names = parts(relative);
+  let made = 0;
+  let fd = openSync(root, O_RDONLY | O_DIRECTORY);
+  try {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]!;
+      const wanted = i === names.length - 1 ? kind : "dir";
+      const stat = lstatSync(at(fd, name), { throwIfNoEntry: false });
+      if (stat && (wanted === "file" ? stat.isFile() : stat.isDirectory())) {
+        if (wanted === "file") break;
+      } else {
+        if (stat) rmSync(at(fd, name), { recursive: true, force: true });
+        if (wanted === "file") {
+          const file = openSync(at(fd, name), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644);
+          try {
+            if (dropsRoot()) fchownSync(file, uid, uid);
+          } finally {
+            closeSync(file);
+          }
+          made++;
+          break;
+        }
+        mkdirSync(at(fd, name), { mode: 0o755 });
+        made++;
+      }
+      // Opened without following: a link swapped in after the check fails here (ELOOP/ENOTDIR).
+      const next = openSync(at(fd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+      if (!stat?.isDirectory() && dropsRoot()) fchownSync(next, uid, uid);
+      closeSync(fd);
+      fd = next;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return made;
+}

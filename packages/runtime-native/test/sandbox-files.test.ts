@@ -11,7 +11,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, lstatSync, statSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chownSandboxTree, readSandboxFile, removeSandboxPath, sandboxPathExists, writeSandboxFile } from "../src/sandbox-files.js";
+import { chownSandboxTree, makeSandboxPath, readSandboxFile, removeSandboxPath, sandboxPathExists, writeSandboxFile } from "../src/sandbox-files.js";
 
 interface Plant {
   name: string;
@@ -145,4 +145,25 @@ describe("chownSandboxTree against links a sandbox leaves", () => {
       rmSync(root, { recursive: true, force: true });
     }
   });
+});
+
+describe("makeSandboxPath against what a sandbox leaves on a mount point's way", () => {
+  for (const plant of PLANTS) {
+    for (const [kind, path] of [["dir", "plugins/mine"], ["file", "plugins/one.php"]] as const) {
+      it(`${plant.name} in place of plugins/: a real folder and ${kind} are made, the host untouched`, () => {
+        const { root, box, host } = setup();
+        try {
+          plant.plant(box, "plugins", host);
+          assert.ok(makeSandboxPath(box, path, kind, 4244) >= 1);
+          assert.ok(lstatSync(join(box, "plugins")).isDirectory());
+          const made = lstatSync(join(box, path));
+          assert.ok(kind === "dir" ? made.isDirectory() : made.isFile() && made.size === 0);
+          hostUnchanged(host);
+          assert.equal(makeSandboxPath(box, path, kind, 4244), 0, "everything in place: nothing made");
+        } finally {
+          rmSync(root, { recursive: true, force: true });
+        }
+      });
+    }
+  }
 });
