@@ -32,6 +32,7 @@ import {
   readJsonArg,
   serializeError,
   type ArtifactSpec,
+  type BackgroundErrorRecord,
   type DbErrorRecord,
   type ExecutionError,
   type ExecutionResult,
@@ -55,6 +56,8 @@ import { PhpServer } from "./php-server.js";
 import { PhpCgi } from "./php-cgi.js";
 import { SiteFiles, cgiParams, frontResponse, phpResponse, routeRequest, staticResponse, type SiteRequest, type SiteResponse } from "./native-web.js";
 import { syncTree } from "./tree-sync.js";
+import { listenUnix, networkPaths, prepareSandboxNetwork, startNativeEgressProxy, type SandboxNetwork } from "./native-network.js";
+import type { Server as NetServer } from "node:net";
 import { CLEAN_DB_SIGNATURES } from "./native-site-cache.js";
 import { MariaDbServer, SANDBOX_PATHS, copyTree, createLayout, giveOneToSandbox, giveToSandbox, siteLayout, writeSiteConfig, type SiteLayout } from "./native-site.js";
 import type { NativeTools } from "./native-tools.js";
@@ -98,6 +101,11 @@ const text = (stream: CapturedStream) => stream.data.toString("utf8");
 /** The page WordPress shows for a fatal error, sent instead of an empty fatal response (a browser aborts on an empty 500). */
 const CRITICAL_ERROR_PAGE = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>WordPress &rsaquo; Error</title></head><body><p>There has been a critical error on this website.</p></body></html>\n";
 
+/** Longest a command waits for the requests it set off (WP-Cron, loopbacks) after its own PHP ended (ms). */
+const SELF_CALL_SETTLE_TIMEOUT_MS = 60_000;
+/** How long a just-ended run's last non-blocking request may take to reach the relay's socket (ms). */
+const SELF_CALL_GRACE_MS = 50;
+
 /** Path of the one-click login URL on the loopback front (as on Playground). */
 const LOGIN_PATH = "/__wp-codebox/login";
 
@@ -130,14 +138,20 @@ export class NativeRuntime implements Runtime {
   /** A page ran since the warm server preloaded WordPress: the preloaded child may hold options read before its writes. */
   private pagesSincePreload = false;
   private lastActivity = Date.now();
+  /** PHP's network: hosts file, relay ports, proxy environment (filled at boot, read when PHP starts). */
+  private readonly net: SandboxNetwork = { binds: [], listeners: [], env: {} };
+  /** The unix sockets of the relay (the site, the policy proxy). */
+  private readonly netServers: NetServer[] = [];
+  /** PHP fatals of requests PHP made to its own site (WP-Cron, loopbacks) since the current command started. */
+  private background: BackgroundErrorRecord[] = [];
   /** Secret of the one-click admin login URL (`loginUrl()`); undefined until asked for. */
   private loginSecret: string | undefined;
 
   private constructor(private readonly setup: NativeRuntimeSetup) {
     this.layout = siteLayout(mkdtempSync(join(tmpdir(), "wp-codebox-native-")), allocateSandboxUid());
     this.binds = setup.mounts.map((m) => ({ source: m.source, target: m.target, readOnly: m.mode === "readonly" }));
-    this.php = new PhpServer({ tools: setup.tools, layout: this.layout, treeDir: setup.treeDir, extraBinds: this.binds, env: { ...setup.env, ...setup.secretEnv } });
-    this.cgi = new PhpCgi({ tools: setup.tools, layout: this.layout, treeDir: setup.treeDir, extraBinds: this.binds, env: { ...setup.env, ...setup.secretEnv } });
+    this.php = new PhpServer({ tools: setup.tools, layout: this.layout, treeDir: setup.treeDir, extraBinds: this.binds, env: { ...setup.env, ...setup.secretEnv }, network: this.net });
+    this.cgi = new PhpCgi({ tools: setup.tools, layout: this.layout, treeDir: setup.treeDir, extraBinds: this.binds, env: { ...setup.env, ...setup.secretEnv }, network: this.net });
     this.files = new SiteFiles(setup.treeDir, this.layout.content, setup.mounts);
   }
 
@@ -162,13 +176,59 @@ export class NativeRuntime implements Runtime {
     createLayout(this.layout);
     // The front listens from boot (it costs a socket); php-cgi starts on the first PHP request.
     this.front = await startSandboxHttpServer(0);
-    this.front.setHandler((request) => this.serveFront(request));
+    this.front.setHandler((request, meta) => this.serveFront(request, meta.fromSandbox));
     this.origin = this.setup.origin === "loopback" ? this.front.origin : STABLE_SITE_ORIGIN;
+    await this.startNetwork(this.front);
     writeSiteConfig(this.layout, siteConstants({ policy: this.setup.policy, siteUrl: this.origin, ...(this.setup.defines ? { defines: this.setup.defines } : {}) }));
     await this.restoreSite();
     await this.saveCleanDatabase();
     this.bootDurationMs = Date.now() - started;
     this.event("runtime-booted", { durationMs: this.bootDurationMs, bootMode: this.setup.bootMode, siteUrl: this.info().siteUrl, backend: "native" });
+  }
+
+  /**
+   * PHP's network: the site's host name and port lead to the loopback front through the relay's
+   * unix socket; with a policy that allows outbound network, the proxy port leads to the policy
+   * proxy, which records each refusal as event `network-denied` `{ host, url, method }`.
+   */
+  private async startNetwork(front: SandboxHttpServer): Promise<void> {
+    const network = this.setup.policy.network ?? "deny";
+    const proxy = network !== "deny";
+    Object.assign(this.net, prepareSandboxNetwork(this.layout, this.origin, proxy));
+    const paths = networkPaths(this.layout);
+    this.netServers.push(await listenUnix(paths.siteSocket, (socket) => front.acceptSelfCall(socket)));
+    if (proxy) {
+      const site = new URL(this.origin).hostname;
+      this.netServers.push(
+        await startNativeEgressProxy(
+          paths.proxySocket,
+          (host) => host !== site && isHostAllowed(this.setup.policy, host),
+          (denial) => this.event("network-denied", { ...denial }),
+        ),
+      );
+    }
+  }
+
+  /**
+   * Waits until the requests PHP made to its own site (WP-Cron, loopbacks, `blocking => false`
+   * ones included) have ended, or `SELF_CALL_SETTLE_TIMEOUT_MS` passed, so no background request
+   * races the next command, `reset()` or a snapshot.
+   */
+  private async selfCallsSettled(): Promise<void> {
+    const front = this.front;
+    if (!front) return;
+    // A request sent just before the run ended may still be on its way through the relay.
+    await new Promise((resolve) => setTimeout(resolve, SELF_CALL_GRACE_MS));
+    if (front.selfCallsSettled()) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, SELF_CALL_SETTLE_TIMEOUT_MS);
+      front.onSelfCallsChange(() => {
+        if (front.selfCallsSettled()) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
   }
 
   /** Copies the cached database and wp-content, starts MariaDB, activates inputs and site options. */
@@ -298,6 +358,7 @@ export class NativeRuntime implements Runtime {
       this.event("command-started", { id, command: spec.command });
       let outcome: Outcome;
       let dbErrors: DbErrorRecord[] = [];
+      this.background = [];
       if (spec.command !== "wordpress.run-php" && spec.command !== "wordpress.wp-cli" && spec.command !== "wordpress.rest-request" && spec.command !== "wordpress.http-request") {
         outcome = { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: "not-implemented", message: `${spec.command} does not run on the native backend yet (only wordpress.run-php, wordpress.wp-cli, wordpress.rest-request and wordpress.http-request do); use --backend playground.` } };
       } else {
@@ -317,6 +378,10 @@ export class NativeRuntime implements Runtime {
           outcome = { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: serialized.code, message: serialized.message } };
         }
       }
+      await this.selfCallsSettled();
+      const background = this.background;
+      this.background = [];
+      if (background.length) outcome = withBackgroundErrors(spec.command, outcome, background, args["background-errors"] === "record" ? "record" : "fail");
       const result: ExecutionResult = {
         id,
         command: spec.command,
@@ -532,12 +597,16 @@ export class NativeRuntime implements Runtime {
   }
 
   /** A request from the loopback front (a browser): a fatal page with no body gets WordPress's error page. */
-  private async serveFront(request: SiteRequest): Promise<SiteResponse> {
+  private async serveFront(request: SiteRequest, fromSandbox = false): Promise<SiteResponse> {
     if (this.disposed) return frontResponse(503, "wp-codebox: this sandbox was disposed\n");
     try {
       const url = new URL(request.url);
       if (this.loginSecret !== undefined && url.pathname === LOGIN_PATH) return await this.login(url);
       const response = await this.http(request);
+      if (fromSandbox && response.fatal) {
+        const url = new URL(request.url);
+        this.background.push({ kind: "php-fatal", message: response.fatal.message, file: response.fatal.file, line: response.fatal.line, method: request.method.toUpperCase(), url: `${url.pathname}${url.search}`, status: response.status });
+      }
       if (response.fatal && response.body.bytes === 0) {
         const page = new TextEncoder().encode(CRITICAL_ERROR_PAGE);
         return { ...response, headers: { ...response.headers, "content-type": ["text/html; charset=utf-8"] }, body: { data: page, bytes: page.length, truncated: false } };
@@ -813,6 +882,8 @@ export class NativeRuntime implements Runtime {
     this.assertLive();
     await this.order.run(async () => {
       this.assertLive();
+      // A background request (a WP-Cron run a page set off) must not write after the restore.
+      await this.selfCallsSettled();
       const started = Date.now();
       let how: "tables" | "restarted" = "tables";
       let changed: Record<string, number> = {};
@@ -841,6 +912,7 @@ export class NativeRuntime implements Runtime {
     this.assertLive();
     return this.order.run(async () => {
       this.assertLive();
+      await this.selfCallsSettled();
       const snapshot = await captureNativeSnapshot(this.stateHost());
       this.taken.set(snapshot.id, snapshot);
       this.event("snapshot-taken", { id: snapshot.id, sha256: snapshot.sha256, files: snapshot.files.length });
@@ -890,6 +962,7 @@ export class NativeRuntime implements Runtime {
     this.php.kill();
     this.cgi.kill();
     await this.front?.close();
+    for (const server of this.netServers) server.close();
     this.server?.kill();
     await this.server?.exited;
     rmSync(this.layout.root, { recursive: true, force: true });
@@ -902,4 +975,29 @@ export class NativeRuntime implements Runtime {
   private event(type: string, data?: Record<string, unknown>): void {
     this.events.push({ at: new Date().toISOString(), type, ...(data ? { data } : {}) });
   }
+}
+
+/**
+ * A command's outcome with the PHP fatals of the background requests it set off: with mode `fail`
+ * an `ok` outcome becomes `php-fatal` naming the first one's message, file:line and request
+ * (`data: { background: true, url, file, line, count }`), as on Playground; an outcome that
+ * already failed keeps its own error. The records go in the result's `backgroundErrors`.
+ */
+function withBackgroundErrors(command: string, outcome: Outcome, errors: BackgroundErrorRecord[], mode: "fail" | "record"): Outcome & { backgroundErrors: BackgroundErrorRecord[] } {
+  const listed = { ...outcome, backgroundErrors: errors };
+  if (mode === "record" || outcome.status !== "ok") return listed;
+  const first = errors[0]!;
+  const firstLine = (first.message.split("\n")[0] ?? first.message).replace(` in ${first.file}:${first.line}`, "");
+  const where = first.file ? ` (${first.file}:${first.line})` : "";
+  const more = errors.length > 1 ? ` (and ${errors.length - 1} more; see backgroundErrors)` : "";
+  return {
+    ...listed,
+    status: "error",
+    exitCode: 1,
+    error: {
+      code: "php-fatal",
+      message: `${command}: a background request it set off (${first.method} ${first.url}) ended in a PHP fatal error: ${firstLine}${where}${more}. Fix the code, or pass background-errors=record to only list it.`,
+      data: { background: true, url: first.url, file: first.file, line: first.line, count: errors.length },
+    },
+  };
 }

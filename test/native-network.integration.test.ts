@@ -1,0 +1,124 @@
+/**
+ * The native sandbox's network: PHP reaches its own site (the relay to the loopback front), WP-Cron
+ * runs and a command waits for it, a fatal in a cron run makes the command an error with file:line,
+ * reset() after a cron run leaves the clean state; with a policy that allows some hosts, PHP's
+ * requests go through the policy proxy (an HTTP server this test starts on the host stands in for
+ * "outside"), and a raw socket to the host's loopback still finds no network. Real php-cgi, MariaDB,
+ * bubblewrap and socat; skipped, naming the packages, without them.
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { createServer, type Server } from "node:http";
+import { createServer as createNetServer, type AddressInfo, type Server as NetServer } from "node:net";
+import { NATIVE_DEBIAN_PACKAGES, nativeToolsStatus, type NativeRuntime } from "@wp-codebox/runtime-native";
+import { createBackend } from "../packages/cli/src/commands/backends.js";
+
+const status = nativeToolsStatus();
+const skip = status.ok ? false : `the native backend's Debian packages are missing (${status.missingPackages.join(", ")}): apt-get install -y ${NATIVE_DEBIAN_PACKAGES.join(" ")}`;
+
+/** A mu-plugin with a cron hook that writes an option, and one that dies of a fatal on line 4. */
+const CRON_PLUGIN = `<?php
+add_action('wpc_net_write', function () { update_option('wpc_net_cron', 'ran'); });
+add_action('wpc_net_fatal', function () {
+	wpc_net_missing_function();
+});
+`;
+
+describe("the native sandbox's own site and WP-Cron", { skip, timeout: 300_000 }, () => {
+  let runtime: NativeRuntime;
+  const php = (code: string, ...args: string[]) => runtime.execute({ command: "wordpress.run-php", args: [`code=${code}`, ...args] });
+  before(async () => {
+    runtime = (await createBackend("native", { cwd: process.cwd() }).create({})) as NativeRuntime;
+    const made = await php(`<?php
+      @mkdir(WP_CONTENT_DIR . '/mu-plugins');
+      file_put_contents(WP_CONTENT_DIR . '/mu-plugins/wpc-net.php', ${JSON.stringify(CRON_PLUGIN).replace(/\$/g, "\\$")});
+      echo 'made';`);
+    assert.equal(made.stdout, "made", JSON.stringify(made.error));
+  });
+  after(async () => runtime?.dispose());
+
+  it("wp_remote_get(home_url('/')) from run-php answers 200 with the site's page", async () => {
+    const got = await php(`<?php $r = wp_remote_get(home_url('/')); echo is_wp_error($r) ? 'error: ' . $r->get_error_message() : wp_remote_retrieve_response_code($r) . ' ' . (str_contains(wp_remote_retrieve_body($r), '<html') ? 'html' : 'no html');`);
+    assert.equal(got.status, "ok", JSON.stringify(got.error));
+    assert.equal(got.stdout, "200 html");
+  });
+
+  it("spawn_cron() runs a due single event before the command's result (the hook writes an option)", async () => {
+    const spawned = await php(`<?php delete_option('wpc_net_cron'); delete_transient('doing_cron'); wp_schedule_single_event(time() - 5, 'wpc_net_write'); spawn_cron(); echo 'spawned';`);
+    assert.equal(spawned.status, "ok", JSON.stringify(spawned.error));
+    const read = await php(`<?php echo get_option('wpc_net_cron', 'absent');`);
+    assert.equal(read.stdout, "ran");
+  });
+
+  it("a fatal in a cron hook makes the command that set it off an error with file and line", async () => {
+    const spawned = await php(`<?php delete_transient('doing_cron'); wp_schedule_single_event(time() - 5, 'wpc_net_fatal'); spawn_cron(); echo 'spawned';`);
+    assert.equal(spawned.status, "error");
+    assert.equal(spawned.error?.code, "php-fatal");
+    assert.match(spawned.error?.message ?? "", /wpc_net_missing_function/);
+    assert.match(spawned.error?.message ?? "", /mu-plugins\/wpc-net\.php:4/);
+    assert.equal(spawned.backgroundErrors?.[0]?.line, 4);
+    assert.match(spawned.backgroundErrors?.[0]?.url ?? "", /^\/wp-cron\.php/);
+    // background-errors=record only lists it.
+    const recorded = await php(`<?php delete_transient('doing_cron'); wp_clear_scheduled_hook('wpc_net_fatal'); wp_schedule_single_event(time() - 5, 'wpc_net_fatal'); spawn_cron(); echo 'spawned';`, "background-errors=record");
+    assert.equal(recorded.status, "ok", JSON.stringify(recorded.error));
+    assert.equal(recorded.backgroundErrors?.length, 1);
+  });
+
+  it("reset() after a command that spawned cron leaves the clean state", async () => {
+    const spawned = await php(`<?php delete_transient('doing_cron'); wp_schedule_single_event(time() - 5, 'wpc_net_write'); spawn_cron(); echo 'spawned';`);
+    assert.equal(spawned.status, "ok", JSON.stringify(spawned.error));
+    await runtime.reset();
+    const read = await php(`<?php echo get_option('wpc_net_cron', 'absent'), ' ', file_exists(WP_CONTENT_DIR . '/mu-plugins/wpc-net.php') ? 'plugin' : 'no plugin';`);
+    assert.equal(read.stdout, "absent no plugin");
+  });
+});
+
+describe("the native sandbox's allowed origins", { skip, timeout: 300_000 }, () => {
+  let runtime: NativeRuntime;
+  let outside: Server;
+  let redisLike: NetServer;
+  let outsidePort = 0;
+  let rawPort = 0;
+  const php = (code: string) => runtime.execute({ command: "wordpress.run-php", args: [`code=${code}`] });
+  before(async () => {
+    outside = createServer((req, res) => res.writeHead(200, { "content-type": "text/plain" }).end(`outside ${req.headers.host ?? ""}`));
+    await new Promise<void>((resolve) => outside.listen(0, "127.0.0.1", resolve));
+    outsidePort = (outside.address() as AddressInfo).port;
+    redisLike = createNetServer((s) => s.end("+PONG\r\n"));
+    await new Promise<void>((resolve) => redisLike.listen(0, "127.0.0.1", resolve));
+    rawPort = (redisLike.address() as AddressInfo).port;
+    // "localhost" stands for the allowed outside host (the proxy resolves it on the host).
+    runtime = (await createBackend("native", { cwd: process.cwd() }).create({ policy: { network: { allowHosts: ["localhost"] } } })) as NativeRuntime;
+  });
+  after(async () => {
+    await runtime?.dispose();
+    outside?.close();
+    redisLike?.close();
+  });
+
+  const cases: { name: string; url: () => string; expect: RegExp }[] = [
+    { name: "an allowed host is reachable through the proxy", url: () => `http://localhost:${outsidePort}/x`, expect: /^200 outside localhost:\d+$/ },
+    { name: "another host is refused by WordPress's allow-list", url: () => `http://127.0.0.2:${outsidePort}/x`, expect: /^error: / },
+  ];
+  for (const c of cases) {
+    it(c.name, async () => {
+      const got = await php(`<?php $r = wp_remote_get(${JSON.stringify(c.url())}); echo is_wp_error($r) ? 'error: ' . $r->get_error_message() : wp_remote_retrieve_response_code($r) . ' ' . wp_remote_retrieve_body($r);`);
+      assert.equal(got.status, "ok", JSON.stringify(got.error));
+      assert.match(got.stdout, c.expect);
+    });
+  }
+
+  it("curl past WordPress's allow-list reaches the proxy, which refuses it and records the denial", async () => {
+    const got = await php(`<?php $c = curl_init(${JSON.stringify(`http://127.0.0.2:1/`)}); curl_setopt($c, CURLOPT_RETURNTRANSFER, true); $b = curl_exec($c); echo curl_getinfo($c, CURLINFO_RESPONSE_CODE), ' ', $b;`);
+    assert.match(got.stdout, /^403 wp-codebox: the runtime policy does not allow network access to 127\.0\.0\.2/);
+    const artifacts = await runtime.collectArtifacts();
+    assert.ok(artifacts.events.some((e) => e.type === "network-denied" && e.data?.host === "127.0.0.2"), JSON.stringify(artifacts.events.map((e) => e.type)));
+  });
+
+  it("a raw socket to the host's loopback (a server the test started) finds no network", async () => {
+    const got = await php(`<?php $s = @fsockopen('127.0.0.1', ${rawPort}, $no, $str, 2); echo $s ? 'reached: ' . fgets($s) : 'refused';`);
+    assert.equal(got.stdout, "refused");
+    const proxyRaw = await php(`<?php $s = @fsockopen('localhost', ${outsidePort}, $no, $str, 2); echo $s ? 'reached' : 'refused';`);
+    assert.equal(proxyRaw.stdout, "refused");
+  });
+});
