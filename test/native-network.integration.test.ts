@@ -88,7 +88,7 @@ describe("the native sandbox's allowed origins", { skip, timeout: 300_000 }, () 
     await new Promise<void>((resolve) => redisLike.listen(0, "127.0.0.1", resolve));
     rawPort = (redisLike.address() as AddressInfo).port;
     // "localhost" stands for the allowed outside host (the proxy resolves it on the host).
-    runtime = (await createBackend("native", { cwd: process.cwd() }).create({ policy: { network: { allowHosts: ["localhost"] } } })) as NativeRuntime;
+    runtime = (await createBackend("native", { cwd: process.cwd() }).create({ policy: { commands: ["wordpress.run-php"], network: { allowHosts: ["localhost"] } } })) as NativeRuntime;
   });
   after(async () => {
     await runtime?.dispose();

@@ -63,6 +63,9 @@ export function allocateSandboxUid(): number {
   }
 }
 
+/** The relay processes of a sandbox run as its uid plus this (60000–79999, outside the sandbox range). */
+export const RELAY_UID_OFFSET = 20_000;
+
 /** True when processes must drop root (the host user is root). */
 export function dropsRoot(): boolean {
   return typeof process.getuid === "function" && process.getuid() === 0;
@@ -119,8 +122,11 @@ export function confinedCommand(tools: NativeTools, options: { binds: Bind[]; ch
   if (relay.length === 0) return { argv: [...prlimit, ...bwrap, ...setpriv, ...command], env };
   // The relays start first, in the background, as the sandbox's uid with only the capability to
   // bind a low port (root drops to it with setpriv); then the command replaces the shell.
+  // A uid of their own: the warm PHP server ends every run by killing all its uid's processes
+  // (in this PID namespace), which must not take the relays with it.
+  const relayUid = uid + RELAY_UID_OFFSET;
   const relaySetpriv = root
-    ? [tools.setpriv, `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--inh-caps=-all,+net_bind_service", "--ambient-caps=-all,+net_bind_service", "--bounding-set=-all,+net_bind_service", "--no-new-privs", "--"]
+    ? [tools.setpriv, `--reuid=${relayUid}`, `--regid=${relayUid}`, "--clear-groups", "--inh-caps=-all,+net_bind_service", "--ambient-caps=-all,+net_bind_service", "--bounding-set=-all,+net_bind_service", "--no-new-privs", "--"]
     : [];
   const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
   const relays = relay.map((l) => [...relaySetpriv, tools.socat, `TCP4-LISTEN:${l.port},bind=127.0.0.1,fork,reuseaddr`, `UNIX-CONNECT:${l.socket}`].map(quote).join(" ") + " </dev/null >/dev/null 2>&1 &");
