@@ -87,8 +87,8 @@ describe("the native sandbox's allowed origins", { skip, timeout: 300_000 }, () 
     redisLike = createNetServer((s) => s.end("+PONG\r\n"));
     await new Promise<void>((resolve) => redisLike.listen(0, "127.0.0.1", resolve));
     rawPort = (redisLike.address() as AddressInfo).port;
-    // "localhost" stands for the allowed outside host (the proxy resolves it on the host).
-    runtime = (await createBackend("native", { cwd: process.cwd() }).create({ policy: { commands: ["wordpress.run-php"], network: { allowHosts: ["localhost"] } } })) as NativeRuntime;
+    // 127.0.0.1 (the host's, reached through the proxy) stands for the allowed outside host.
+    runtime = (await createBackend("native", { cwd: process.cwd() }).create({ policy: { commands: ["wordpress.run-php"], network: { allowHosts: ["127.0.0.1"] } } })) as NativeRuntime;
   });
   after(async () => {
     await runtime?.dispose();
@@ -97,7 +97,7 @@ describe("the native sandbox's allowed origins", { skip, timeout: 300_000 }, () 
   });
 
   const cases: { name: string; url: () => string; expect: RegExp }[] = [
-    { name: "an allowed host is reachable through the proxy", url: () => `http://localhost:${outsidePort}/x`, expect: /^200 outside localhost:\d+$/ },
+    { name: "an allowed host is reachable through the proxy", url: () => `http://127.0.0.1:${outsidePort}/x`, expect: /^200 outside 127\.0\.0\.1:\d+$/ },
     { name: "another host is refused by WordPress's allow-list", url: () => `http://127.0.0.2:${outsidePort}/x`, expect: /^error: / },
   ];
   for (const c of cases) {
@@ -118,7 +118,8 @@ describe("the native sandbox's allowed origins", { skip, timeout: 300_000 }, () 
   it("a raw socket to the host's loopback (a server the test started) finds no network", async () => {
     const got = await php(`<?php $s = @fsockopen('127.0.0.1', ${rawPort}, $no, $str, 2); echo $s ? 'reached: ' . fgets($s) : 'refused';`);
     assert.equal(got.stdout, "refused");
-    const proxyRaw = await php(`<?php $s = @fsockopen('localhost', ${outsidePort}, $no, $str, 2); echo $s ? 'reached' : 'refused';`);
+    // The allowed host too: only HTTP through the proxy reaches it, never a raw socket.
+    const proxyRaw = await php(`<?php $s = @fsockopen('127.0.0.1', ${outsidePort}, $no, $str, 2); echo $s ? 'reached' : 'refused';`);
     assert.equal(proxyRaw.stdout, "refused");
   });
 });

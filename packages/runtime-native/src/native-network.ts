@@ -58,7 +58,7 @@ export function prepareSandboxNetwork(layout: SiteLayout, siteUrl: string, proxy
   if (proxy) {
     listeners.push({ port: PROXY_PORT, socket: `${NETWORK_DIR}/proxy.sock` });
     // curl (PHP's curl extension) reads the lower-case names; the site itself is not proxied.
-    Object.assign(env, { http_proxy: `http://127.0.0.1:${PROXY_PORT}`, https_proxy: `http://127.0.0.1:${PROXY_PORT}`, no_proxy: `localhost,127.0.0.1,${site.hostname}` });
+    Object.assign(env, { http_proxy: `http://127.0.0.1:${PROXY_PORT}`, https_proxy: `http://127.0.0.1:${PROXY_PORT}`, no_proxy: `localhost,${site.hostname}` });
   }
   return {
     binds: [

@@ -202,7 +202,7 @@ export class NativeRuntime implements Runtime {
       this.netServers.push(
         await startNativeEgressProxy(
           paths.proxySocket,
-          (host) => host !== site && isHostAllowed(this.setup.policy, host),
+          (host) => host !== site && isHostAllowed(this.setup.policy, host) && (!isLoopbackHost(host) || listsHost(this.setup.policy, host)),
           (denial) => this.event("network-denied", { ...denial }),
         ),
       );
@@ -975,6 +975,18 @@ export class NativeRuntime implements Runtime {
   private event(type: string, data?: Record<string, unknown>): void {
     this.events.push({ at: new Date().toISOString(), type, ...(data ? { data } : {}) });
   }
+}
+
+/** The host's own loopback names: `network: "allow"` does not open the host's local services to PHP. */
+function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, "");
+  return h === "localhost" || h.endsWith(".localhost") || h === "::1" || /^127\./.test(h) || h === "0.0.0.0";
+}
+
+/** True when the policy's allow-list names `host` itself. */
+function listsHost(policy: RuntimePolicy, host: string): boolean {
+  const network = policy.network;
+  return typeof network === "object" && network.allowHosts.some((h) => h.toLowerCase() === host.toLowerCase());
 }
 
 /**
