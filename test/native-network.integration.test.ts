@@ -10,6 +10,9 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer } from "node:net";
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { connect } from "node:net";
 import { NATIVE_DEBIAN_PACKAGES, nativeToolsStatus, type NativeRuntime } from "@wp-codebox/runtime-native";
 import { createBackend } from "../packages/cli/src/commands/backends.js";
 
@@ -62,6 +65,30 @@ describe("the native sandbox's own site and WP-Cron", { skip, timeout: 300_000 }
     const recorded = await php(`<?php delete_transient('doing_cron'); wp_clear_scheduled_hook('wpc_net_fatal'); wp_schedule_single_event(time() - 5, 'wpc_net_fatal'); spawn_cron(); echo 'spawned';`, "background-errors=record");
     assert.equal(recorded.status, "ok", JSON.stringify(recorded.error));
     assert.equal(recorded.backgroundErrors?.length, 1);
+  });
+
+  it("PHP still cannot reach the host's loopback ports: a redis-server the test started answers the test, not PHP", { skip: existsSync("/usr/bin/redis-server") ? false : "redis-server is not installed (apt-get install -y redis-server)" }, async () => {
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const redis: ChildProcess = spawn("/usr/bin/redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
+    try {
+      // The host reaches it (so PHP's refusal below is the sandbox's doing).
+      const pong = await new Promise<string>((resolve, reject) => {
+        const tryOnce = (left: number) => {
+          const s = connect(port, "127.0.0.1", () => s.write("PING\r\n"));
+          s.once("data", (d) => { resolve(d.toString()); s.destroy(); });
+          s.once("error", (e) => (left > 0 ? setTimeout(() => tryOnce(left - 1), 100) : reject(e)));
+        };
+        tryOnce(50);
+      });
+      assert.equal(pong, "+PONG\r\n");
+      const fromRun = await php(`<?php $s = @fsockopen('127.0.0.1', ${port}, $no, $str, 2); echo $s ? 'reached' : "refused $no";`);
+      assert.equal(fromRun.stdout, "refused 111");
+      // A page (php-cgi) neither; the relay's port 80 leads only to the site.
+      const page = await php(`<?php file_put_contents(WP_CONTENT_DIR . '/probe.php', '<?php $s = @fsockopen("127.0.0.1", ${port}, $no, $str, 2); echo $s ? "reached" : "refused";'); $r = wp_remote_get(home_url('/wp-content/probe.php')); echo wp_remote_retrieve_body($r);`);
+      assert.equal(page.stdout, "refused", JSON.stringify(page.error));
+    } finally {
+      redis.kill("SIGKILL");
+    }
   });
 
   it("reset() after a command that spawned cron leaves the clean state", async () => {
@@ -121,5 +148,19 @@ describe("the native sandbox's allowed origins", { skip, timeout: 300_000 }, () 
     // The allowed host too: only HTTP through the proxy reaches it, never a raw socket.
     const proxyRaw = await php(`<?php $s = @fsockopen('127.0.0.1', ${outsidePort}, $no, $str, 2); echo $s ? 'reached' : 'refused';`);
     assert.equal(proxyRaw.stdout, "refused");
+  });
+});
+
+describe("the native sandbox's own site on the loopback origin", { skip, timeout: 300_000 }, () => {
+  let runtime: NativeRuntime;
+  before(async () => {
+    runtime = (await createBackend("native", { cwd: process.cwd() }).create({ origin: "loopback" })) as NativeRuntime;
+  });
+  after(async () => runtime?.dispose());
+
+  it("wp_remote_get(home_url('/')) answers 200 on http://127.0.0.1:PORT", async () => {
+    assert.match(runtime.siteUrl, /^http:\/\/127\.0\.0\.1:\d+$/);
+    const got = await runtime.execute({ command: "wordpress.run-php", args: [`code=<?php $r = wp_remote_get(home_url('/')); echo home_url('/'), ' ', is_wp_error($r) ? 'error: ' . $r->get_error_message() : wp_remote_retrieve_response_code($r);`] });
+    assert.equal(got.stdout, `${runtime.siteUrl}/ 200`, JSON.stringify(got.error));
   });
 });
