@@ -144,6 +144,8 @@ export class NativeRuntime implements Runtime {
   private readonly netServers: NetServer[] = [];
   /** PHP fatals of requests PHP made to its own site (WP-Cron, loopbacks) since the current command started. */
   private background: BackgroundErrorRecord[] = [];
+  /** Requests PHP made to its own site since the current command started. */
+  private selfCalls = 0;
   /** Secret of the one-click admin login URL (`loginUrl()`); undefined until asked for. */
   private loginSecret: string | undefined;
 
@@ -359,6 +361,7 @@ export class NativeRuntime implements Runtime {
       let outcome: Outcome;
       let dbErrors: DbErrorRecord[] = [];
       this.background = [];
+      this.selfCalls = 0;
       if (spec.command !== "wordpress.run-php" && spec.command !== "wordpress.wp-cli" && spec.command !== "wordpress.rest-request" && spec.command !== "wordpress.http-request") {
         outcome = { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: "not-implemented", message: `${spec.command} does not run on the native backend yet (only wordpress.run-php, wordpress.wp-cli, wordpress.rest-request and wordpress.http-request do); use --backend playground.` } };
       } else {
@@ -379,6 +382,12 @@ export class NativeRuntime implements Runtime {
         }
       }
       await this.selfCallsSettled();
+      if (this.selfCalls > 0 && this.pagesSincePreload) {
+        // The command's WP-Cron run or loopback wrote to the database after WordPress was preloaded
+        // for the next command: load it again now, while nobody waits for it.
+        this.pagesSincePreload = false;
+        await this.runPhpFile(`${SANDBOX_PATHS.programs}/noop.php`, "none", 0, 1024, 0, undefined, "wordpress");
+      }
       const background = this.background;
       this.background = [];
       if (background.length) outcome = withBackgroundErrors(spec.command, outcome, background, args["background-errors"] === "record" ? "record" : "fail");
@@ -602,6 +611,7 @@ export class NativeRuntime implements Runtime {
     try {
       const url = new URL(request.url);
       if (this.loginSecret !== undefined && url.pathname === LOGIN_PATH) return await this.login(url);
+      if (fromSandbox) this.selfCalls += 1;
       const response = await this.http(request);
       if (fromSandbox && response.fatal) {
         const url = new URL(request.url);
