@@ -691,7 +691,7 @@ export class NativeRuntime implements Runtime {
    * a status of 400 or more (or other than `expect-status`) is `http-error`; a fatal error in the
    * page is `php-fatal` with its file and line; past the command's deadline `timed-out`.
    * @throws `policy-denied` (another origin the policy does not allow), `invalid-argument` (another
-   * origin: native has no outbound network; a bad `expect-status`), `invalid-json-arg` (headers-json).
+   * origin: the command reaches only the sandbox; a bad `expect-status`), `invalid-json-arg` (headers-json).
    */
   private async httpRequestCommand(args: Record<string, string>, timeoutMs: number, signal: AbortSignal | undefined): Promise<{ outcome: Outcome; dbErrors: DbErrorRecord[] }> {
     const started = Date.now();
@@ -704,7 +704,7 @@ export class NativeRuntime implements Runtime {
     // The site answers on its own origin and on the loopback front's.
     if (target.origin !== origin.origin && target.origin !== this.front?.origin) {
       if (!isHostAllowed(this.setup.policy, target.hostname)) throw new PolicyDeniedError(`network:${target.hostname}`, `The runtime policy does not allow network access to ${target.hostname}. Use a sandbox path (path=/…) or allow the host in the policy's network rule.`);
-      throw new WpCodeboxError("invalid-argument", `wordpress.http-request only reaches the sandbox (${origin.origin}); ${target.origin} is outside it, and the native backend has no outbound network.`);
+      throw new WpCodeboxError("invalid-argument", `wordpress.http-request only reaches the sandbox (${origin.origin}); ${target.origin} is outside it (PHP's own requests reach the origins the policy allows, through the policy proxy).`);
     }
     const expected = args["expect-status"];
     if (expected !== undefined && !Number.isInteger(Number(expected))) throw new WpCodeboxError("invalid-argument", `expect-status must be an HTTP status code such as 200, got "${expected}".`);
