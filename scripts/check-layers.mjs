@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Enforces the one-way layering: cli → runtime-playground | runtime-native → runtime-core.
-// runtime-core must not import Playground, php-wasm, Playwright or the other packages.
-// Inside runtime-core and runtime-playground, each folder of src/ declares which sibling folders
+// Enforces the one-way layering: cli → runtime-playground | runtime-native → commands → runtime-core.
+// runtime-core must not import Playground, php-wasm, Playwright or the other packages; commands (the
+// catalog commands written once against CommandContext) may use Playwright but no backend.
+// Inside runtime-core, commands and runtime-playground, each folder of src/ declares which sibling folders
 // it may import (FOLDER_RULES below, one list per folder like Playwright's DEPS.list); the
 // declared graph must be one-way, and a declaration nothing uses any more is reported as stale.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -27,23 +28,32 @@ export const FOLDER_RULES = {
     // Planning and running a session (command, recipe, episode script): the top of runtime-core.
     "session": [".", "artifact-bundle", "episode", "recipe", "secrets"],
   },
+  "packages/commands/src": {
+    // The PHP value encoder, the asset reader, the missing-extension hint.
+    "php-source": [],
+    // The Playwright executor of browser steps (no sandbox: it is handed an origin and cookies).
+    "browser": [],
+    "commands": ["browser", "php-source"],
+    "state-export": ["commands", "php-source"],
+  },
   "packages/runtime-playground/src": {
     "php-source": [],
     "fs": [],
     "site": [],
-    "browser": [],
     "worker": ["fs", "php-source", "site"],
-    "commands": ["browser", "php-source", "site", "worker"],
-    "state-export": ["commands", "php-source", "worker"],
-    "evidence": ["commands", "state-export", "worker"],
-    "sandbox": ["browser", "commands", "evidence", "php-source", "site", "state-export", "worker"],
+    // wp-cli: Playground's own (php-wasm cannot start processes); the shared handlers are in @wp-codebox/commands.
+    "commands": ["php-source", "site"],
+    "evidence": ["worker"],
+    "sandbox": ["commands", "evidence", "php-source", "site", "worker"],
     // playground-backend.ts: the backend object, built on the sandbox and the site builds.
-    ".": ["php-source", "sandbox", "site", "worker"],
+    ".": ["sandbox", "site", "worker"],
   },
 };
 
 const rules = [
-  { dir: "packages/runtime-core/src", forbidden: [/^@wp-playground\//, /^@php-wasm\//, /^playwright/, /^@wp-codebox\/(runtime-playground|runtime-native|live|mcp|cli|batch)$/] },
+  { dir: "packages/runtime-core/src", forbidden: [/^@wp-playground\//, /^@php-wasm\//, /^playwright/, /^@wp-codebox\/(commands|runtime-playground|runtime-native|live|mcp|cli|batch)$/] },
+  // The shared command handlers run on any backend through CommandContext: no backend, no php-wasm.
+  { dir: "packages/commands/src", forbidden: [/^@wp-playground\//, /^@php-wasm\//, /^@wp-codebox\/(runtime-playground|runtime-native|live|mcp|cli|batch)$/] },
   { dir: "packages/runtime-playground/src", forbidden: [/^@wp-codebox\/(runtime-native|live|mcp|cli|batch)$/] },
   // The native backend (Debian PHP, MariaDB, bubblewrap) stands beside Playground: it never imports it.
   { dir: "packages/runtime-native/src", forbidden: [/^@wp-playground\//, /^@php-wasm\//, /^playwright/, /^@wp-codebox\/(runtime-playground|live|mcp|cli|batch)$/] },

@@ -1,17 +1,22 @@
 /**
  * The backend contract, one table run on both backends: what `wordpress.run-php` returns for the
  * same PHP (output, JSON, fatals with file:line, deadlines that keep the output, output caps,
- * database errors, actors), what the other commands return, and that `reset()` forgets a write. One sandbox per backend for the
- * whole file. A case a backend does not support yet is skipped with the reason in its name; the
+ * database errors, actors), what the other commands return (the shared handlers of
+ * @wp-codebox/commands included: state export, inspect-mounted-inputs, phpunit), and that
+ * `reset()` forgets a write. One sandbox per backend for the whole file (the phpunit-demo plugin
+ * mounted), and one on WordPress 6.9.4 per backend for the Abilities API when the shared releases
+ * are there. A case a backend does not support yet is skipped with the reason in its name; the
  * native backend is skipped whole, naming the packages, when its Debian packages are missing.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { DEFAULT_OUTPUT_CAP_BYTES, restoreRuntime, WpCodeboxError, type ExecutionResult, type Runtime, type WordPressRuntimeSnapshot } from "@wp-codebox/runtime-core";
 import { NATIVE_DEBIAN_PACKAGES, nativeToolsStatus } from "@wp-codebox/runtime-native";
 import { createBackend } from "../packages/cli/src/commands/backends.js";
+import { WORDPRESS_MIRROR_SKIP, serveWordPressMirror, sharedWordPressReleasesDir, type WordPressMirror } from "./support/wordpress-mirror.js";
 
 type BackendName = "playground" | "native";
 
@@ -23,9 +28,11 @@ interface ContractCase {
   code?: string;
   args?: string[];
   timeoutMs?: number;
+  /** PHP run (`wordpress.run-php`) before the command, e.g. to write what it must find. */
+  before?: string;
   /** Backends that do not run this case yet, with the reason (shown in the test name). */
   unsupported?: Partial<Record<BackendName, string>>;
-  check(result: ExecutionResult, backend: BackendName): void;
+  check(result: ExecutionResult, backend: BackendName, runtime: Runtime): void | Promise<void>;
 }
 
 /** Shared by every case that must leave a working sandbox behind. */
@@ -34,6 +41,13 @@ const ALIVE = "<?php echo 'alive';";
 /** The real WP-CLI phar of the shared test assets, when there. */
 const SHARED_PHAR = process.env.WP_CODEBOX_TEST_SHARED ? join(process.env.WP_CODEBOX_TEST_SHARED, "wp-cli", "wp-cli-2.10.0.phar") : undefined;
 const NO_PHAR = SHARED_PHAR && existsSync(SHARED_PHAR) ? undefined : "needs WP_CODEBOX_TEST_SHARED with wp-cli/wp-cli-2.10.0.phar";
+
+/** A plugin with a PHPUnit suite (one test fails on purpose), mounted in every contract sandbox. */
+const PHPUNIT_DEMO = fileURLToPath(new URL("./fixtures/plugins/phpunit-demo", import.meta.url));
+/** Debian's PHPUnit (the phpunit package; .ci/run installs it). */
+const PHPUNIT = "/usr/bin/phpunit";
+const NO_PHPUNIT = existsSync(PHPUNIT) ? undefined : `needs Debian's phpunit at ${PHPUNIT}`;
+const WITHOUT_FAILING = "filter=/^(?!.*test_slug_keeps_underscores)/";
 
 const CASES: ContractCase[] = [
   {
@@ -197,6 +211,56 @@ const CASES: ContractCase[] = [
     },
   },
   {
+    name: "the state export lists the mounted plugin and an option a run-php wrote, sections as bundle files",
+    command: "wordpress.state-export",
+    before: "<?php update_option('wp_codebox_contract_state', 'exported');",
+    args: ["sections=summary,options", "option-names=wp_codebox_contract_state"],
+    check: async (r, _backend, runtime) => {
+      assert.equal(r.status, "ok", JSON.stringify(r.error));
+      const json = r.json as { schema: string; sections: { summary: { activePlugins: string[] }; options: unknown } };
+      assert.equal(json.schema, "wp-codebox/wordpress-state-export/v1");
+      assert.ok(json.sections.summary.activePlugins.includes("phpunit-demo/phpunit-demo.php"), JSON.stringify(json.sections.summary));
+      assert.deepEqual(json.sections.options, { keys: ["wp_codebox_contract_state"] });
+      assert.deepEqual(r.artifactRefs?.map((a) => a.path.replace(/-\d{4}\//, "-N/")), ["files/observations/state-export-N/summary.json", "files/observations/state-export-N/options.json"]);
+      const files = (await runtime.collectArtifacts({ executions: [r.id] })).files;
+      const options = files.find((f) => f.path.endsWith("/options.json"));
+      assert.match(String(options?.content), /"wp_codebox_contract_state":\s*"exported"/);
+    },
+  },
+  {
+    name: "inspect-mounted-inputs lists the mounted plugin folder",
+    command: "inspect-mounted-inputs",
+    check: (r) => {
+      assert.equal(r.status, "ok", JSON.stringify(r.error));
+      const mounts = (r.json as { mounts: { source: string; target: string; mode: string; kind: string }[] }).mounts;
+      assert.deepEqual(mounts.map((m) => [m.source, m.target, m.kind]), [[PHPUNIT_DEMO, "/wordpress/wp-content/plugins/phpunit-demo", "directory"]]);
+    },
+  },
+  {
+    name: "a passing PHPUnit suite is ok with its counts and JUnit log",
+    command: "wordpress.phpunit",
+    args: [`phpunit=${PHPUNIT}`, WITHOUT_FAILING],
+    ...(NO_PHPUNIT ? { unsupported: { playground: NO_PHPUNIT, native: NO_PHPUNIT } } : {}),
+    check: (r) => {
+      assert.equal(r.status, "ok", JSON.stringify(r.error));
+      const results = r.json as { tests: { tests: number; passed: number; failures: number }; phpunit: { version: string } };
+      assert.deepEqual([results.tests.tests, results.tests.passed, results.tests.failures], [4, 4, 0]);
+      assert.match(results.phpunit.version, /^9\./);
+      assert.deepEqual(r.artifactRefs?.map((a) => a.path), ["files/phpunit/junit.xml", "files/phpunit/test-results.json"]);
+    },
+  },
+  {
+    name: "a failing PHPUnit test is tests-failed, naming the test and its line",
+    command: "wordpress.phpunit",
+    args: [`phpunit=${PHPUNIT}`],
+    ...(NO_PHPUNIT ? { unsupported: { playground: NO_PHPUNIT, native: NO_PHPUNIT } } : {}),
+    check: (r) => {
+      assert.equal(r.status, "error");
+      assert.equal(r.error?.code, "tests-failed", JSON.stringify(r.error));
+      assert.match(r.error!.message, /^1 of 5 tests failed; first: SlugTest::test_slug_keeps_underscores \(tests\/SlugTest\.php:15\)/);
+    },
+  },
+  {
     name: "a failing WP-CLI command is wp-cli-failed",
     command: "wordpress.wp-cli",
     args: ["command=option get wp_codebox_contract_missing"],
@@ -222,16 +286,20 @@ for (const backend of BACKENDS) {
     let runtime: Runtime;
     const factory = createBackend(backend.name, { cwd: process.cwd() });
     before(async () => {
-      runtime = await factory.create(NO_PHAR ? {} : { wpCliPhar: SHARED_PHAR! });
+      runtime = await factory.create({ plugins: [PHPUNIT_DEMO], ...(NO_PHAR ? {} : { wpCliPhar: SHARED_PHAR! }) });
     });
     after(async () => runtime?.dispose());
 
     for (const c of CASES) {
       const reason = c.unsupported?.[backend.name];
       it(reason ? `${c.name} (skipped: ${reason})` : c.name, { skip: reason ?? false }, async () => {
+        if (c.before !== undefined) {
+          const before = await runtime.execute({ command: "wordpress.run-php", args: [`code=${c.before}`] });
+          assert.equal(before.status, "ok", JSON.stringify(before.error));
+        }
         const args = [...(c.code !== undefined ? [`code=${c.code}`] : []), ...(c.args ?? [])];
         const result = await runtime.execute({ command: c.command ?? "wordpress.run-php", args, ...(c.timeoutMs !== undefined ? { timeoutMs: c.timeoutMs } : {}) });
-        c.check(result, backend.name);
+        await c.check(result, backend.name, runtime);
       });
     }
 
@@ -263,6 +331,15 @@ for (const backend of BACKENDS) {
       }
     });
 
+    it("the wordpress-state observation reads an option a run-php wrote, its sections kept as bundle files", async () => {
+      await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php update_option('wp_codebox_contract_observed', 'seen');"] });
+      const observed = (await runtime.observe!({ type: "wordpress-state", sections: ["options"], optionNames: ["wp_codebox_contract_observed"] })) as { data: { sections: { options: unknown } }; artifactRefs: { path: string }[] };
+      assert.deepEqual(observed.data.sections.options, { keys: ["wp_codebox_contract_observed"] });
+      const collected = await runtime.collectArtifacts();
+      const file = collected.files.find((f) => f.path === observed.artifactRefs[0]?.path);
+      assert.match(String(file?.content), /"wp_codebox_contract_observed":\s*"seen"/);
+    });
+
     it("reset() forgets a database write and a wp-content file", async () => {
       const php = (code: string) => runtime.execute({ command: "wordpress.run-php", args: [`code=${code}`] });
       const written = await php("<?php update_option('wp_codebox_contract', 'written'); file_put_contents(WP_CONTENT_DIR . '/contract.txt', 'x'); echo get_option('wp_codebox_contract');");
@@ -270,6 +347,50 @@ for (const backend of BACKENDS) {
       await runtime.reset!();
       const read = await php("<?php echo json_encode([get_option('wp_codebox_contract'), file_exists(WP_CONTENT_DIR . '/contract.txt'), get_option('blogname')]);");
       assert.deepEqual(read.json, [false, false, "wp-codebox"]);
+    });
+  });
+}
+
+/** WordPress 6.9.4 (the first with the Abilities API) from the shared releases, served by a loopback mirror. */
+const ABILITIES_SKIP = sharedWordPressReleasesDir() ? false : WORDPRESS_MIRROR_SKIP;
+
+for (const backend of BACKENDS) {
+  describe(`the Abilities API on ${backend.name} (WordPress 6.9.4)`, { skip: backend.skip || ABILITIES_SKIP, timeout: 600_000 }, () => {
+    let runtime: Runtime;
+    let mirror: WordPressMirror;
+    const mirrorBefore = process.env.WP_CODEBOX_WORDPRESS_MIRROR;
+    before(async () => {
+      mirror = await serveWordPressMirror();
+      process.env.WP_CODEBOX_WORDPRESS_MIRROR = mirror.url;
+      runtime = await createBackend(backend.name, { cwd: process.cwd() }).create({ wordpress: { version: "6.9.4" } });
+    });
+    after(async () => {
+      await runtime?.dispose();
+      await mirror?.close();
+      if (mirrorBefore === undefined) delete process.env.WP_CODEBOX_WORDPRESS_MIRROR;
+      else process.env.WP_CODEBOX_WORDPRESS_MIRROR = mirrorBefore;
+    });
+
+    it("wordpress.ability runs core/get-site-info and returns the site's name and URL", async () => {
+      assert.equal(runtime.info().wordpressVersion, "6.9.4");
+      const r = await runtime.execute({ command: "wordpress.ability", args: ["name=core/get-site-info"] });
+      assert.equal(r.status, "ok", JSON.stringify(r.error ?? r.stderr));
+      assert.match(JSON.stringify(r.json), /"name":"wp-codebox"/);
+      assert.equal((r.json as { url?: string }).url, runtime.info().siteUrl);
+    });
+
+    it("the abilities observation lists core/get-site-info with its schemas", async () => {
+      const observed = (await runtime.observe!({ type: "abilities" })) as { data: { available: boolean; abilities: { name: string; inputSchema: unknown; outputSchema: unknown }[] } };
+      assert.equal(observed.data.available, true);
+      const info = observed.data.abilities.find((a) => a.name === "core/get-site-info");
+      assert.ok(info, JSON.stringify(observed.data.abilities.map((a) => a.name)));
+      assert.equal(typeof info.outputSchema, "object");
+    });
+
+    it("an ability that does not exist is refused, naming it", async () => {
+      const r = await runtime.execute({ command: "wordpress.ability", args: ["name=wp-codebox/no-such-ability"] });
+      assert.equal(r.status, "error");
+      assert.match(JSON.stringify(r.error), /no-such-ability/);
     });
   });
 }

@@ -25,9 +25,9 @@ const write = (name: string, value: unknown) => {
   writeFileSync(path, typeof value === "string" ? value : JSON.stringify(value));
   return path;
 };
-const RECIPE_STATE = write("recipe-state.json", { schema: "wp-codebox/workspace-recipe/v1", runtime: { backend: "native" }, steps: [{ command: "wordpress.state-export", args: {} }] });
-const RECIPE_OK = write("recipe-state-default.json", { schema: "wp-codebox/workspace-recipe/v1", steps: [{ command: "wordpress.state-export", args: {} }] });
-const EPISODE_HTTP = write("episode-http.json", { schema: "wp-codebox/episode-script/v1", runtime: { backend: "native" }, steps: [{ action: { command: "wordpress.run-php", args: { code: "<?php echo 1;" } } }, { observe: { type: "wordpress-state" } }] });
+const RECIPE_STATE = write("recipe-state.json", { schema: "wp-codebox/workspace-recipe/v1", runtime: { backend: "native" }, steps: [{ command: "wordpress.browser-probe", args: {} }] });
+const RECIPE_OK = write("recipe-state-default.json", { schema: "wp-codebox/workspace-recipe/v1", steps: [{ command: "wordpress.browser-probe", args: {} }] });
+const EPISODE_HTTP = write("episode-http.json", { schema: "wp-codebox/episode-script/v1", runtime: { backend: "native" }, steps: [{ action: { command: "wordpress.run-php", args: { code: "<?php echo 1;" } } }, { observe: { type: "http-response", path: "/" } }] });
 const PLUGIN = join(scratch, "plugin.php");
 writeFileSync(PLUGIN, "<?php\n/* Plugin Name: Flags */\n");
 
@@ -58,10 +58,10 @@ const ROWS: Row[] = [
     ["episode run", ["episode", "run", EPISODE_HTTP]],
   ].map(([name, argv]): Row => ({ name: `${name} --backend docker`, argv: [...(argv as string[]), "--backend", "docker"], code: "invalid-argument", message: /--backend "docker" is not a backend: use playground or native/ })),
   { name: "check --backend native (HTTP and browser surfaces)", argv: ["check", PLUGIN, "--backend", "native"], code: "backend-unsupported", message: /check --backend native: the native backend cannot do what it needs yet: a web server for the site/ },
-  { name: "run --backend native of a command it cannot run", argv: ["run", "--backend", "native", "--command", "wordpress.state-export"], code: "backend-unsupported", message: /The native backend cannot run wordpress\.state-export \(\/command\): it runs wordpress\.run-php, wordpress\.wp-cli, wordpress\.rest-request, wordpress\.http-request/, needsNative: true },
-  { name: "recipe run with runtime.backend native and a state-export step", argv: ["recipe", "run", RECIPE_STATE], code: "backend-unsupported", message: /The native backend cannot run wordpress\.state-export \(\/steps\/0\)/, needsNative: true },
-  { name: "recipe run --backend native overrides the recipe's default", argv: ["recipe", "run", RECIPE_OK, "--backend", "native"], code: "backend-unsupported", message: /cannot run wordpress\.state-export/, needsNative: true },
-  { name: "episode run with runtime.backend native and an observation it cannot make", argv: ["episode", "run", EPISODE_HTTP], code: "backend-unsupported", message: /cannot run observation wordpress-state \(\/steps\/1\/observe\)/, needsNative: true },
+  { name: "run --backend native of a command it cannot run", argv: ["run", "--backend", "native", "--command", "wordpress.browser-probe"], code: "backend-unsupported", message: /The native backend cannot run wordpress\.browser-probe \(\/command\): it runs wordpress\.run-php, wordpress\.wp-cli, wordpress\.rest-request, wordpress\.http-request, wordpress\.state-export, inspect-mounted-inputs, wordpress\.ability, wordpress\.phpunit/, needsNative: true },
+  { name: "recipe run with runtime.backend native and a browser-probe step", argv: ["recipe", "run", RECIPE_STATE], code: "backend-unsupported", message: /The native backend cannot run wordpress\.browser-probe \(\/steps\/0\)/, needsNative: true },
+  { name: "recipe run --backend native overrides the recipe's default", argv: ["recipe", "run", RECIPE_OK, "--backend", "native"], code: "backend-unsupported", message: /cannot run wordpress\.browser-probe/, needsNative: true },
+  { name: "episode run with runtime.backend native and an observation it cannot make", argv: ["episode", "run", EPISODE_HTTP], code: "backend-unsupported", message: /cannot run observation http-response \(\/steps\/1\/observe\)/, needsNative: true },
 ];
 
 describe("--backend refusals before boot (exit 2)", () => {
@@ -115,6 +115,7 @@ describe("runtime.backend in batch tasks", () => {
   });
 
   it("the native backend declares what it runs", () => {
-    assert.deepEqual([...NATIVE_SUPPORT.commands], ["wordpress.run-php", "wordpress.wp-cli", "wordpress.rest-request", "wordpress.http-request"]);
+    assert.deepEqual([...NATIVE_SUPPORT.commands], ["wordpress.run-php", "wordpress.wp-cli", "wordpress.rest-request", "wordpress.http-request", "wordpress.state-export", "inspect-mounted-inputs", "wordpress.ability", "wordpress.phpunit"]);
+    assert.deepEqual([...NATIVE_SUPPORT.observations], ["runtime-info", "mounts", "wordpress-state", "abilities"]);
   });
 });

@@ -48,19 +48,36 @@ function capture(capBytes: number): { push(chunk: Buffer): void; value(): Captur
 }
 
 /**
+ * Deadline of the host's own steps that run inside a sandbox (saving or restoring the clean
+ * database, snapshot facts, installing the cached site), in ms: the sandbox's PHP can leave a FIFO
+ * where such a step reads a file, which would otherwise hang `reset()` or a snapshot for good.
+ */
+export const HOST_STEP_DEADLINE_MS = 120_000;
+/** Deadline of a database dump or load (ms): they take as long as the database is big. */
+export const DB_TOOL_DEADLINE_MS = 600_000;
+
+/**
  * Starts a `confinedCommand` with stdin closed.
  * @param capBytes - bytes kept per stream; the rest is counted, not kept.
+ * @param deadlineMs - killed (SIGKILL) when still running after this many ms; 0 = never.
  */
-export function startConfined(command: ConfinedCommand, capBytes: number): ConfinedProcess {
+export function startConfined(command: ConfinedCommand, capBytes: number, deadlineMs = 0): ConfinedProcess {
   const [file, ...args] = command.argv;
   const child = spawn(file!, args, { stdio: ["ignore", "pipe", "pipe"], env: command.env });
   const out = capture(capBytes);
   const err = capture(capBytes);
   child.stdout!.on("data", (c: Buffer) => out.push(c));
   child.stderr!.on("data", (c: Buffer) => err.push(c));
+  const timer = deadlineMs > 0 ? setTimeout(() => child.kill("SIGKILL"), deadlineMs) : undefined;
   const done = new Promise<ProcessOutcome>((resolve, reject) => {
-    child.once("error", reject);
-    child.once("close", (code, signal) => resolve({ exitCode: code ?? (signal ? 128 : 1), signal, stdout: out.value(), stderr: err.value() }));
+    child.once("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ exitCode: code ?? (signal ? 128 : 1), signal, stdout: out.value(), stderr: err.value() });
+    });
   });
   return {
     child,

@@ -25,6 +25,7 @@ import {
   type WordPressChoiceRecord,
 } from "@wp-codebox/runtime-core";
 import { NativeRuntime } from "./native-runtime.js";
+import { NATIVE_OBSERVATION_TYPES, NATIVE_SHARED_COMMANDS } from "./native-command-context.js";
 import { pharFromSpec } from "./native-wp-cli.js";
 import { ensureNativeSite } from "./native-site-cache.js";
 import { DEFAULT_NATIVE_TOOLS, assertNativeTools, type NativeTools } from "./native-tools.js";
@@ -62,10 +63,16 @@ export interface NativeBackendOptions {
 }
 
 /**
- * What native sandboxes run: `wordpress.run-php`, `wordpress.wp-cli`, `wordpress.rest-request` and `wordpress.http-request`; an episode observes `runtime-info` and `mounts`
- * (which need no observer). Anything else is refused before boot (`backend-unsupported`).
+ * What native sandboxes run: its own `wordpress.run-php`, `wordpress.wp-cli`, `wordpress.rest-request`
+ * and `wordpress.http-request`, and the shared handlers `wordpress.state-export`,
+ * `inspect-mounted-inputs`, `wordpress.ability` and `wordpress.phpunit`; an episode observes
+ * `runtime-info`, `mounts`, `wordpress-state` and `abilities`. Anything else is refused before boot
+ * (`backend-unsupported`).
  */
-export const NATIVE_SUPPORT: BackendSupport = Object.freeze({ commands: Object.freeze(["wordpress.run-php", "wordpress.wp-cli", "wordpress.rest-request", "wordpress.http-request"]), observations: Object.freeze(["runtime-info", "mounts"]) });
+export const NATIVE_SUPPORT: BackendSupport = Object.freeze({
+  commands: Object.freeze(["wordpress.run-php", "wordpress.wp-cli", "wordpress.rest-request", "wordpress.http-request", ...NATIVE_SHARED_COMMANDS]),
+  observations: NATIVE_OBSERVATION_TYPES,
+});
 
 /** A WordPress directory given as `wordpress.path` (the source used when no resolver is given). */
 function directoryTree(cwd: string): WordPressTreeSource {

@@ -18,7 +18,8 @@ const SALTS = ["AUTH_KEY", "SECURE_AUTH_KEY", "LOGGED_IN_KEY", "NONCE_KEY", "AUT
 export function siteConstants(options: { policy?: RuntimePolicy; defines?: Record<string, WpDefineValue>; installing?: boolean; siteUrl?: string }): Record<string, string | number | boolean | null> {
   const constants: Record<string, string | number | boolean | null> = {
     DB_NAME: "wordpress",
-    DB_USER: "root",
+    // Rights on the `wordpress` database only (php/db-admin.php): root is the host's, for reset() and snapshots.
+    DB_USER: "wordpress",
     DB_PASSWORD: "",
     DB_HOST: `localhost:${SANDBOX_PATHS.socket}`,
     DB_CHARSET: "utf8mb4",

@@ -37,15 +37,19 @@ export interface PhpRun {
   env?: Record<string, string>;
   /** Bytes kept per output stream. */
   capBytes: number;
+  /** Killed after this many ms (0 or absent: never). */
+  deadlineMs?: number;
+  /** PHP settings after `PHP_INI` (they win). */
+  ini?: string[];
 }
 
 /** Starts a confined `php` run. */
 export function startPhp(run: PhpRun): ConfinedProcess {
-  const ini = PHP_INI.flatMap((setting) => ["-d", setting]);
+  const ini = [...PHP_INI, ...(run.ini ?? [])].flatMap((setting) => ["-d", setting]);
   const argv = confinedCommand(
     run.tools,
     { binds: [...phpBinds(run.layout, run.treeDir), ...(run.extraBinds ?? [])], chdir: SANDBOX_PATHS.wordpress, limits: PHP_LIMITS, uid: run.layout.uid, ...(run.env ? { env: run.env } : {}) },
     [run.tools.php, ...ini, run.script, ...(run.args ?? [])],
   );
-  return startConfined(argv, run.capBytes);
+  return startConfined(argv, run.capBytes, run.deadlineMs ?? 0);
 }

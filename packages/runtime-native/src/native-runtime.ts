@@ -6,9 +6,9 @@
  * command starts a new one); the database and the sandbox live on.
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, dirname, join, posix, relative, resolve } from "node:path";
+import { basename, join, posix, resolve } from "node:path";
 import {
   DEFAULT_OUTPUT_CAP_BYTES,
   DEFAULT_SITE_REQUEST_TIMEOUT_MS,
@@ -37,6 +37,7 @@ import {
   type ExecutionError,
   type ExecutionResult,
   type ExecutionSpec,
+  type ObservationSpec,
   type ResolvedMount,
   type Runtime,
   type RuntimeArtifacts,
@@ -47,10 +48,12 @@ import {
   type WordPressChoiceRecord,
   type WordPressRuntimeSnapshot,
 } from "@wp-codebox/runtime-core";
+import { COMMAND_HANDLERS, type CommandOutcome } from "@wp-codebox/commands";
 import { applyNativeSnapshot, captureNativeSnapshot, type NativeStateHost } from "./native-snapshots.js";
+import { NATIVE_SHARED_COMMANDS, NativeCommandContext, NativeCommandEvidence, observeNative, runConfinedPhp, runFatal, runSharedCommand } from "./native-command-context.js";
 import { pharFromSpec, runNativeWpCli, wpCliOutcome } from "./native-wp-cli.js";
 import { allocateSandboxUid, type Bind } from "./bubblewrap.js";
-import type { CapturedStream, ProcessOutcome } from "./confined-process.js";
+import { HOST_STEP_DEADLINE_MS, type CapturedStream, type ProcessOutcome } from "./confined-process.js";
 import { siteConstants } from "./native-config.js";
 import { PhpServer } from "./php-server.js";
 import { PhpCgi } from "./php-cgi.js";
@@ -58,7 +61,10 @@ import { SiteFiles, cgiParams, frontResponse, phpResponse, routeRequest, staticR
 import { syncTree } from "./tree-sync.js";
 import { listenUnix, networkPaths, prepareSandboxNetwork, startNativeEgressProxy, type SandboxNetwork } from "./native-network.js";
 import type { Server as NetServer } from "node:net";
-import { CLEAN_DB_SIGNATURES } from "./native-site-cache.js";
+import { SANDBOX_DIR_PREFIX, markSandboxOwner, sweepStaleSandboxes } from "./stale-sandboxes.js";
+import { readSandboxFile, removeSandboxPath, sandboxPathExists, writeSandboxFile } from "./sandbox-files.js";
+import { CLEAN_DB_SIGNATURES, readDbRootPassword } from "./native-site-cache.js";
+import { saveCleanDb } from "./clean-db.js";
 import { MariaDbServer, SANDBOX_PATHS, copyTree, createLayout, giveOneToSandbox, giveToSandbox, siteLayout, writeSiteConfig, type SiteLayout } from "./native-site.js";
 import type { NativeTools } from "./native-tools.js";
 
@@ -116,6 +122,11 @@ export interface NativeHttpResponse extends SiteResponse {
   stopped?: "site-limit" | "timeout" | "interrupted";
 }
 
+let sweptStale = false;
+
+/** Database errors read per run at most (bytes of `db-errors.jsonl`; a line cut there is dropped). */
+const DB_ERRORS_BYTES = 8 << 20;
+
 export class NativeRuntime implements Runtime {
   readonly id = `runtime-${randomUUID()}`;
   private readonly layout: SiteLayout;
@@ -128,6 +139,10 @@ export class NativeRuntime implements Runtime {
   private php!: PhpServer;
   private disposed = false;
   private bootDurationMs = 0;
+  /** The clean copy's table signatures (JSON), kept by the host and handed to each restore. */
+  private cleanSignatures: Buffer | undefined;
+  /** Password of MariaDB's root in this sandbox (the cache entry's): only the host's own steps use it. */
+  private readonly dbRootPassword: string;
   /** Snapshots taken, for the bundle (`includeRuntimeSnapshotBundles`). */
   private readonly taken = new Map<string, WordPressRuntimeSnapshot>();
   /** The sandbox's web server: php-cgi (started on the first PHP request), the path router, the loopback front. */
@@ -148,9 +163,13 @@ export class NativeRuntime implements Runtime {
   private selfCalls = 0;
   /** Secret of the one-click admin login URL (`loginUrl()`); undefined until asked for. */
   private loginSecret: string | undefined;
+  /** Files and test counts of the shared commands and observations (`native-command-context.ts`). */
+  private readonly evidence = new NativeCommandEvidence();
 
   private constructor(private readonly setup: NativeRuntimeSetup) {
-    this.layout = siteLayout(mkdtempSync(join(tmpdir(), "wp-codebox-native-")), allocateSandboxUid());
+    this.layout = siteLayout(mkdtempSync(join(tmpdir(), SANDBOX_DIR_PREFIX)), allocateSandboxUid());
+    markSandboxOwner(this.layout.root);
+    this.dbRootPassword = readDbRootPassword(setup.site);
     this.binds = setup.mounts.map((m) => ({ source: m.source, target: m.target, readOnly: m.mode === "readonly" }));
     this.php = new PhpServer({ tools: setup.tools, layout: this.layout, treeDir: setup.treeDir, extraBinds: this.binds, env: { ...setup.env, ...setup.secretEnv }, network: this.net });
     this.cgi = new PhpCgi({ tools: setup.tools, layout: this.layout, treeDir: setup.treeDir, extraBinds: this.binds, env: { ...setup.env, ...setup.secretEnv }, network: this.net });
@@ -175,6 +194,11 @@ export class NativeRuntime implements Runtime {
   private async start(): Promise<void> {
     const started = Date.now();
     this.setup.onProgress?.("Booting WordPress (native)");
+    // Once per process: folders of sandboxes whose process was killed before it could remove them.
+    if (!sweptStale) {
+      sweptStale = true;
+      sweepStaleSandboxes(tmpdir());
+    }
     createLayout(this.layout);
     // The front listens from boot (it costs a socket); php-cgi starts on the first PHP request.
     this.front = await startSandboxHttpServer(0);
@@ -253,9 +277,9 @@ export class NativeRuntime implements Runtime {
     this.php.warm();
     this.server = await starting;
     if (this.activates()) {
-      writeFileSync(join(this.layout.internal, "activate.json"), JSON.stringify({ plugins: this.setup.plugins, themes: this.setup.themes, siteOptions: this.setup.siteOptions }));
+      this.writeInternal("activate.json", JSON.stringify({ plugins: this.setup.plugins, themes: this.setup.themes, siteOptions: this.setup.siteOptions }));
       // Nothing preloaded after it: the clean copy saved next is the database as activation left it.
-      const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/activate.php`, "wordpress", "admin", 64 << 10, 0, undefined, "none");
+      const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/activate.php`, "wordpress", "admin", 64 << 10, HOST_STEP_DEADLINE_MS, undefined, "none");
       const outcome = this.outcome(run.process);
       if (outcome.status !== "ok") {
         throw new WpCodeboxError("boot-failed", `Activating the plugins and themes failed: ${outcome.error?.message ?? outcome.stderr.slice(0, 800)}`);
@@ -275,25 +299,34 @@ export class NativeRuntime implements Runtime {
   private async saveCleanDatabase(): Promise<void> {
     const cached = join(this.setup.site.root, CLEAN_DB_SIGNATURES);
     if (!this.activates() && existsSync(cached)) {
-      copyFileSync(cached, join(this.layout.internal, CLEAN_DB_SIGNATURES));
-      giveOneToSandbox(join(this.layout.internal, CLEAN_DB_SIGNATURES), this.layout.uid);
+      this.cleanSignatures = readFileSync(cached);
       return;
     }
     await this.cleanDatabase("save");
   }
 
   /**
-   * Saves the database as it is after boot into the server's `wp_codebox_clean` database, or puts
-   * it back from there (`php/clean-db.php`).
+   * Saves the database as it is after boot into the server's `wp_codebox_clean` database (as
+   * MariaDB's root, in a process of its own: `clean-db.ts`), or puts it back from there (in the
+   * warm process, as WordPress's account: `php/clean-db.php`). First the warm process drops what it
+   * preloaded and kills every process of the sandbox, so no PHP of the sandbox runs SQL or changes
+   * the handed-over files meanwhile.
    * @throws `boot-failed` with what PHP printed when that fails.
    */
   private async cleanDatabase(action: "save" | "restore"): Promise<{ restored: string[]; dropped: string[] }> {
-    writeFileSync(join(this.layout.internal, "clean-db.json"), JSON.stringify({ action }));
+    await this.dropPreloadedWordPress();
+    if (action === "save") {
+      this.cleanSignatures = await saveCleanDb(this.setup.tools, this.layout, this.setup.treeDir, this.dbRootPassword);
+      return { restored: [], dropped: [] };
+    }
+    if (!this.cleanSignatures) throw new WpCodeboxError("boot-failed", "The sandbox's clean database was never saved.");
+    this.writeInternal("clean-db.json", JSON.stringify({ action }));
+    this.writeInternal(CLEAN_DB_SIGNATURES, this.cleanSignatures);
     // No WordPress preloaded after it: loading writes to the database (WP-Cron's schedule), which
     // must wait for a command that loads WordPress, so the state right after reset() is the clean one.
-    const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/clean-db.php`, "none", 0, 64 << 10);
+    const run = await this.runPhpFile(`${SANDBOX_PATHS.programs}/clean-db.php`, "none", 0, 64 << 10, HOST_STEP_DEADLINE_MS);
     const outcome = this.outcome(run.process);
-    if (outcome.status !== "ok") throw new WpCodeboxError("boot-failed", `The sandbox's database could not be ${action === "save" ? "saved" : "restored"}: ${outcome.error?.message ?? ""} ${outcome.stderr.slice(0, 800)}`.trim());
+    if (outcome.status !== "ok") throw new WpCodeboxError("boot-failed", `The sandbox's database could not be restored: ${outcome.error?.message ?? ""} ${outcome.stderr.slice(0, 800)}`.trim());
     const done = outcome.json as { restored?: string[]; dropped?: string[] } | undefined;
     return { restored: done?.restored ?? [], dropped: done?.dropped ?? [] };
   }
@@ -303,17 +336,34 @@ export class NativeRuntime implements Runtime {
     return this.setup.mounts.filter((m) => m.target.startsWith(`${SANDBOX_PATHS.content}/`)).map((m) => posix.relative(SANDBOX_PATHS.content, m.target));
   }
 
-  /** Mount targets under wp-content exist in the sandbox's copy before bubblewrap binds over them. */
-  private createMountPoints(): void {
+  /**
+   * Mount targets under wp-content exist in the sandbox's copy before bubblewrap binds over them.
+   * wp-content is the sandbox's: a link (or anything else) the sandbox left on the way or at the
+   * mount point is replaced, never followed (a dangling link there would have the host create the
+   * file it points at).
+   * @returns how many folders or files were made (none when every mount point was in place).
+   */
+  private createMountPoints(): number {
+    let made = 0;
     for (const mount of this.setup.mounts) {
       if (!mount.target.startsWith(`${SANDBOX_PATHS.content}/`)) continue;
-      const path = join(this.layout.content, relative(SANDBOX_PATHS.content, mount.target));
-      const created = mkdirSync(mount.kind === "directory" ? path : dirname(path), { recursive: true });
-      if (mount.kind === "file" && !existsSync(path)) writeFileSync(path, "");
-      // Only what was created here: the copied wp-content already belongs to the sandbox uid.
-      if (created) giveToSandbox(created, this.layout.uid);
-      if (mount.kind === "file") giveOneToSandbox(path, this.layout.uid);
+      const rel = posix.relative(SANDBOX_PATHS.content, mount.target);
+      const parts = rel.split("/");
+      for (let i = 1; i <= parts.length; i++) {
+        const last = i === parts.length;
+        const path = join(this.layout.content, ...parts.slice(0, i));
+        const stat = lstatSync(path, { throwIfNoEntry: false });
+        const wanted = last && mount.kind === "file" ? "file" : "dir";
+        if (stat && (wanted === "file" ? stat.isFile() : stat.isDirectory())) continue;
+        if (stat) rmSync(path, { recursive: true, force: true });
+        if (wanted === "file") writeFileSync(path, "", { flag: "wx" });
+        else mkdirSync(path);
+        // Only what was created here: the copied wp-content already belongs to the sandbox uid.
+        giveOneToSandbox(path, this.layout.uid);
+        made++;
+      }
     }
+    return made;
   }
 
   info(): RuntimeInfo {
@@ -362,7 +412,17 @@ export class NativeRuntime implements Runtime {
       let dbErrors: DbErrorRecord[] = [];
       this.background = [];
       this.selfCalls = 0;
-      if (spec.command !== "wordpress.run-php" && spec.command !== "wordpress.wp-cli" && spec.command !== "wordpress.rest-request" && spec.command !== "wordpress.http-request") {
+      let wroteFiles = false;
+      const shared = NATIVE_SHARED_COMMANDS.includes(spec.command) ? COMMAND_HANDLERS[spec.command] : undefined;
+      if (shared) {
+        // One implementation for both backends (@wp-codebox/commands), through this runtime's context.
+        const ran = await runSharedCommand(this.commandContext(id), shared, spec.command, args, timeoutMs, spec.signal);
+        const { files: written, tests: _tests, assertions: _assertions, ...rest } = ran.outcome;
+        outcome = rest;
+        dbErrors = ran.dbErrors;
+        if (ran.outcome.status !== "timed-out") this.evidence.record(id, ran.outcome as CommandOutcome);
+        wroteFiles = (written?.length ?? 0) > 0;
+      } else if (spec.command !== "wordpress.run-php" && spec.command !== "wordpress.wp-cli" && spec.command !== "wordpress.rest-request" && spec.command !== "wordpress.http-request") {
         outcome = { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: "not-implemented", message: `${spec.command} does not run on the native backend yet (only wordpress.run-php, wordpress.wp-cli, wordpress.rest-request and wordpress.http-request do); use --backend playground.` } };
       } else {
         try {
@@ -400,6 +460,7 @@ export class NativeRuntime implements Runtime {
         finishedAt: new Date().toISOString(),
         durationMs: Date.now() - started,
         ...(dbErrors.length ? { dbErrors } : {}),
+        ...(wroteFiles ? { artifactRefs: this.evidence.collect(new Set([id])).files.map((f) => ({ path: f.path, kind: f.kind })) } : {}),
       };
       this.results.push(result);
       this.event("command-finished", { id, command: spec.command, status: result.status, durationMs: result.durationMs });
@@ -426,22 +487,19 @@ export class NativeRuntime implements Runtime {
       source = rest.startsWith("<?php") ? "<?php\n" + rest.slice(5) : rest;
     }
     if (!/^\s*<\?(php|=)?/.test(source)) source = `<?php\n${source}`;
-    mkdirSync(join(this.layout.internal, "code"), { recursive: true });
-    writeFileSync(join(this.layout.internal, "code", name), source);
-    giveOneToSandbox(join(this.layout.internal, "code"), this.layout.uid);
-    giveOneToSandbox(join(this.layout.internal, "code", name), this.layout.uid);
+    this.writeInternal(`code/${name}`, source);
     const bootstrap = args.bootstrap === "none" ? "none" : "wordpress";
     return this.runCommandFile(posix.join(SANDBOX_PATHS.internal, "code", name), "wordpress.run-php", this.actor(args.as), timeoutMs, signal, bootstrap);
   }
 
   /** Runs a command's PHP file with the command's deadline: a stopped run is `timed-out` (deadline or interrupt). */
   private async runCommandFile(file: string, command: string, user: number | "admin", timeoutMs: number, signal: AbortSignal | undefined, bootstrap: "wordpress" | "none" = "wordpress", next: "wordpress" | "none" = bootstrap): Promise<{ outcome: Outcome; dbErrors: DbErrorRecord[] }> {
-    const missingActor = join(this.layout.internal, "actor-missing");
-    rmSync(missingActor, { force: true });
+    removeSandboxPath(this.layout.internal, "actor-missing");
     const run = await this.runPhpFile(file, bootstrap, user, this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES, timeoutMs, signal, next);
     const dbErrors = this.takeDbErrors();
-    if (existsSync(missingActor)) {
-      rmSync(missingActor, { force: true });
+    // Only a run as a user id can miss its user (the runner then leaves this file).
+    if (typeof user === "number" && user !== 0 && sandboxPathExists(this.layout.internal, "actor-missing")) {
+      removeSandboxPath(this.layout.internal, "actor-missing");
       throw new WpCodeboxError("invalid-argument", `as=user:${String(user)}: no such WordPress user. Create it first (wp_insert_user) or use as=admin.`, { as: `user:${String(user)}` });
     }
     if (run.stopped) {
@@ -465,7 +523,7 @@ export class NativeRuntime implements Runtime {
       if (!(error instanceof WpCodeboxError)) throw error;
       return { outcome: { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: error.code, message: error.message, data: error.data } }, dbErrors: [] };
     }
-    rmSync(join(this.layout.internal, "last-error.json"), { force: true });
+    removeSandboxPath(this.layout.internal, "last-error.json");
     const run = await runNativeWpCli({
       tools: this.setup.tools,
       layout: this.layout,
@@ -507,7 +565,7 @@ export class NativeRuntime implements Runtime {
     if (params === null || typeof params !== "object" || Array.isArray(params)) {
       throw new WpCodeboxError("invalid-json-arg", "params-json must be a JSON object of query parameters.");
     }
-    writeFileSync(join(this.layout.internal, "rest-request.json"), JSON.stringify({ method, route, params, body }));
+    this.writeInternal("rest-request.json", JSON.stringify({ method, route, params, body }));
     const ran = await this.runCommandFile(`${SANDBOX_PATHS.programs}/rest-request.php`, "wordpress.rest-request", this.actor(args.as), timeoutMs, signal);
     const { outcome } = ran;
     if (outcome.status !== "ok") return ran;
@@ -527,7 +585,7 @@ export class NativeRuntime implements Runtime {
    * holds options and caches read before the change.
    */
   private async dropPreloadedWordPress(): Promise<void> {
-    await this.runPhpFile(`${SANDBOX_PATHS.programs}/noop.php`, "none", 0, 1024, 0, undefined, "none");
+    await this.runPhpFile(`${SANDBOX_PATHS.programs}/noop.php`, "none", 0, 1024, HOST_STEP_DEADLINE_MS, undefined, "none");
   }
 
   /** The site's origin: `http://wp-codebox.test`, or the loopback front's with `origin: "loopback"`. */
@@ -773,6 +831,58 @@ export class NativeRuntime implements Runtime {
     return { outcome: { ...base, status: "ok", exitCode: 0, json }, dbErrors };
   }
 
+  /** The shared handlers' view of this sandbox for one execution (`native-command-context.ts`). */
+  private commandContext(executionId: string): NativeCommandContext {
+    const runtime = this;
+    return new NativeCommandContext(
+      {
+        info: () => this.info(),
+        policy: this.setup.policy,
+        mounts: this.setup.mounts,
+        cwd: this.setup.cwd,
+        layout: this.layout,
+        treeDir: this.setup.treeDir,
+        binds: this.binds,
+        outputCapBytes: this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES,
+        secrets: Object.values(this.setup.secretEnv).filter((v) => v.length > 0),
+        // wordpress.wp-cli is this backend's own (native-wp-cli.ts); the shared handlers do not use it.
+        wpCli: {},
+        siteUrl: this.siteUrl,
+        get loopbackUrl() {
+          return runtime.loopbackUrl;
+        },
+        runFile: (file, capBytes, env, signal) => {
+          // The warm server's preloaded WordPress may hold options read before this run's writes.
+          this.pagesSincePreload = true;
+          return runConfinedPhp({ tools: this.setup.tools, layout: this.layout, treeDir: this.setup.treeDir, extraBinds: this.binds, script: file, env: { ...this.setup.env, ...this.setup.secretEnv, ...env }, capBytes }, signal);
+        },
+        http: (request, options) => this.http(request, options),
+        takeDbErrors: () => this.takeDbErrors(),
+        restartPhp: () => {
+          this.php.kill();
+          this.cgi.kill();
+        },
+        nextArtifactDirectory: (prefix) => this.evidence.nextDirectory(prefix),
+        reservedScreenshotNames: () => this.evidence.screenshotNames(),
+        event: (type, data) => this.event(type, data),
+      },
+      executionId,
+    );
+  }
+
+  /**
+   * Answers an observation after the commands called before it: `runtime-info`, `mounts`,
+   * `wordpress-state` (its sections become bundle files), `abilities` (`observeNative`).
+   * @throws `runtime-disposed`, `observation-unsupported`, `invalid-state-request`, `state-export-failed`.
+   */
+  async observe(spec: ObservationSpec): Promise<unknown> {
+    this.assertLive();
+    return this.order.run(async () => {
+      this.assertLive();
+      return observeNative(this.commandContext(`observe-${randomUUID()}`), this.evidence, spec);
+    });
+  }
+
   /** `as=`: admin (default), anonymous, or `user:<id>`. */
   private actor(as: string | undefined): number | "admin" {
     if (as === undefined || as === "admin") return "admin";
@@ -801,8 +911,8 @@ export class NativeRuntime implements Runtime {
       this.pagesSincePreload = false;
       await this.dropPreloadedWordPress();
     }
-    rmSync(join(this.layout.internal, "last-error.json"), { force: true });
-    writeFileSync(join(this.layout.internal, "request.json"), JSON.stringify({ file, bootstrap, user }));
+    removeSandboxPath(this.layout.internal, "last-error.json");
+    this.writeInternal("request.json", JSON.stringify({ file, bootstrap, user }));
     const child = this.php.run(capBytes, bootstrap, next);
     let stopped: "timeout" | "interrupted" | undefined;
     const timer = timeoutMs > 0 ? setTimeout(() => { stopped ??= "timeout"; child.kill(); }, timeoutMs) : undefined;
@@ -823,17 +933,7 @@ export class NativeRuntime implements Runtime {
     const stdout = text(run.stdout);
     const stderr = text(run.stderr);
     const base = { stdout, stderr, stdoutBytes: run.stdout.bytes, stderrBytes: run.stderr.bytes, truncated: { stdout: run.stdout.truncated, stderr: run.stderr.truncated } };
-    let fatal: { message: string; file: string; line: number; type: number } | undefined;
-    try {
-      fatal = JSON.parse(readFileSync(join(this.layout.internal, "last-error.json"), "utf8"));
-    } catch {
-      fatal = run.exitCode === 255 ? fatalFromPhpOutput(`${stderr}\n${stdout}`) : undefined;
-    }
-    // When the memory manager cannot map a chunk (the sandbox's address-space limit, hit before any
-    // memory_limit), PHP prints "Out of memory" and exits 1 without running a handler: still a fatal.
-    if (!fatal && run.exitCode === 1 && /(?:^|\n)Out of memory\n?$/.test(stderr)) {
-      fatal = { message: "Out of memory: PHP could not map more memory (the sandbox's memory limit) and stopped before any error handler ran, so there is no file and line", file: "", line: 0, type: 1 };
-    }
+    const fatal = runFatal(this.layout.internal, run, stdout, stderr, fatalFromPhpOutput);
     if (fatal) {
       const firstLine = (fatal.message.split("\n")[0] ?? fatal.message).replace(` in ${fatal.file}:${fatal.line}`, "");
       return {
@@ -863,10 +963,11 @@ export class NativeRuntime implements Runtime {
 
   /** The database errors the last run (or the web request `requestId`) recorded (db.php drop-in), then forgets them. */
   private takeDbErrors(requestId?: string): DbErrorRecord[] {
-    const path = join(this.layout.internal, requestId ? `db-errors-${requestId}.jsonl` : "db-errors.jsonl");
-    if (!existsSync(path)) return [];
-    const lines = readFileSync(path, "utf8").split("\n").filter(Boolean);
-    rmSync(path, { force: true });
+    const name = requestId ? `db-errors-${requestId}.jsonl` : "db-errors.jsonl";
+    const read = readSandboxFile(this.layout.internal, name, DB_ERRORS_BYTES);
+    removeSandboxPath(this.layout.internal, name);
+    if (!read) return [];
+    const lines = read.data.toString("utf8").split("\n").filter(Boolean);
     const records: DbErrorRecord[] = [];
     for (const line of lines) {
       try {
@@ -898,10 +999,14 @@ export class NativeRuntime implements Runtime {
       let how: "tables" | "restarted" = "tables";
       let changed: Record<string, number> = {};
       try {
+        // The database first: that run leaves no process of the sandbox behind (nothing preloaded
+        // after it), so no PHP of the sandbox changes wp-content while the host, as root, syncs it.
+        const tables = await this.cleanDatabase("restore");
         // Only what differs: the warm PHP process keeps wp-content (and the mounts in it) bound.
         const files = syncTree(this.setup.site.content, this.layout.content, { protect: this.contentMountPaths(), onCopied: (path) => giveToSandbox(path, this.layout.uid) });
-        this.createMountPoints();
-        const tables = await this.cleanDatabase("restore");
+        // A mount point made again: the sandbox moved the folder holding it (its mount went along,
+        // in the warm PHP process's view). A new PHP process binds the mounts where they belong.
+        if (this.createMountPoints() > 0) this.php.kill();
         changed = { tablesRestored: tables.restored.length, tablesDropped: tables.dropped.length, filesCopied: files.copied.length, filesRemoved: files.removed.length };
       } catch {
         how = "restarted";
@@ -923,6 +1028,8 @@ export class NativeRuntime implements Runtime {
     return this.order.run(async () => {
       this.assertLive();
       await this.selfCallsSettled();
+      // No process of the sandbox may change wp-content or the dump while the host reads them.
+      await this.dropPreloadedWordPress();
       const snapshot = await captureNativeSnapshot(this.stateHost());
       this.taken.set(snapshot.id, snapshot);
       this.event("snapshot-taken", { id: snapshot.id, sha256: snapshot.sha256, files: snapshot.files.length });
@@ -941,6 +1048,8 @@ export class NativeRuntime implements Runtime {
     assertRuntimeSnapshot(snapshot);
     await this.order.run(async () => {
       this.assertLive();
+      // No process of the sandbox may run meanwhile: the dump is loaded as MariaDB's root.
+      await this.dropPreloadedWordPress();
       await applyNativeSnapshot(this.stateHost(), snapshot);
       await this.dropPreloadedWordPress();
       this.event("snapshot-restored", { id: snapshot.id, sha256: snapshot.sha256 });
@@ -948,18 +1057,20 @@ export class NativeRuntime implements Runtime {
   }
 
   private stateHost(): NativeStateHost {
-    return { tools: this.setup.tools, layout: this.layout, treeDir: this.setup.treeDir, baseContent: this.setup.site.content, mounts: this.setup.mounts, wordpressVersion: this.setup.wordpressRelease, phpVersion: this.setup.phpVersion };
+    return { tools: this.setup.tools, layout: this.layout, treeDir: this.setup.treeDir, baseContent: this.setup.site.content, mounts: this.setup.mounts, dbRootPassword: this.dbRootPassword, wordpressVersion: this.setup.wordpressRelease, phpVersion: this.setup.phpVersion };
   }
 
   async collectArtifacts(spec?: ArtifactSpec): Promise<RuntimeArtifacts> {
     const wanted = spec?.executions ? new Set(spec.executions) : undefined;
     const bundled = spec?.includeRuntimeSnapshotBundles && !wanted ? [...this.taken.values()].map((s) => runtimeSnapshotBundleFiles(s)) : [];
+    const gathered = this.evidence.collect(wanted);
     return {
       info: this.info(),
       results: wanted ? this.results.filter((r) => wanted.has(r.id)) : [...this.results],
       events: [...this.events],
-      files: bundled.flatMap((b) => b.files),
+      files: [...gathered.files, ...bundled.flatMap((b) => b.files)],
       secrets: Object.values(this.setup.secretEnv).filter((v) => v.length > 0),
+      ...(gathered.tests ? { review: { tests: gathered.tests } } : {}),
       ...(bundled.length ? { snapshots: bundled.map((b) => b.ref) } : {}),
     };
   }
@@ -976,6 +1087,19 @@ export class NativeRuntime implements Runtime {
     this.server?.kill();
     await this.server?.exited;
     rmSync(this.layout.root, { recursive: true, force: true });
+  }
+
+  /**
+   * Writes a file the sandbox's PHP reads into its internal folder, never through a link, FIFO or
+   * folder the sandbox left at that name (`sandbox-files.ts`); the file is the sandbox uid's.
+   */
+  private writeInternal(relative: string, content: string | Uint8Array): void {
+    writeSandboxFile(this.layout.internal, relative, content, this.layout.uid);
+  }
+
+  /** A file the sandbox's PHP wrote into its internal folder, as text, if it is a regular file (at most `maxBytes` read). */
+  private readInternal(relative: string, maxBytes: number): string | undefined {
+    return readSandboxFile(this.layout.internal, relative, maxBytes)?.data.toString("utf8");
   }
 
   private assertLive(): void {

@@ -7,19 +7,33 @@
  */
 import { spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { cpSync, existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { WpCodeboxError, fatalFromPhpOutput } from "@wp-codebox/runtime-core";
 import { MariaDbServer, PHP_DIR, SANDBOX_PATHS, copyTree, createLayout, giveToSandbox, installDataDir, siteLayout, writeSiteConfig, type SiteLayout } from "./native-site.js";
 import { startPhp } from "./native-php.js";
+import { HOST_STEP_DEADLINE_MS } from "./confined-process.js";
 import { mariadbVersion, type NativeTools } from "./native-tools.js";
+import { writeSandboxFile } from "./sandbox-files.js";
+import { saveCleanDb } from "./clean-db.js";
 import { siteConstants } from "./native-config.js";
 
 /** Bumped when what an entry holds changes. */
-const CACHE_FORMAT = "native-site-v4";
+const CACHE_FORMAT = "native-site-v7";
 
-/** The signatures of the clean copy's tables (`php/clean-db.php`), in internal/ and in a cache entry's root. */
+/** The signatures of the clean copy's tables (`php/clean-db.php`), in a cache entry's root (the host's only). */
 export const CLEAN_DB_SIGNATURES = "clean-db-signatures.json";
+
+/**
+ * The file in a cache entry's root holding the password of its MariaDB's root (the same in every
+ * sandbox copied from it). Only the host reads it: no sandbox binds the cache.
+ */
+export const DB_ROOT_PASSWORD_FILE = "db-root-password";
+
+/** The password of a cache entry's MariaDB root (`DB_ROOT_PASSWORD_FILE`). */
+export function readDbRootPassword(site: SiteLayout): string {
+  return readFileSync(join(site.root, DB_ROOT_PASSWORD_FILE), "utf8");
+}
 
 /** A prepared site: its folder (a `SiteLayout` root) and whether this call installed it. */
 export interface NativeSite {
@@ -37,29 +51,39 @@ export async function ensureNativeSite(tools: NativeTools, tree: { dir: string; 
   const layout = siteLayout(root);
   if (existsSync(join(root, "complete.json"))) return { layout, installed: false };
   onProgress?.(`Installing WordPress ${tree.release} into a MariaDB data directory (once per release)`);
+  // A --wordpress tree is the caller's, maybe hostile: a wp-content that is a link would be copied as
+  // the link, and the host (root) would then write db.php, and bind, wherever it points.
+  const treeContent = join(tree.dir, "wp-content");
+  if (!lstatSync(treeContent, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new WpCodeboxError("wordpress-source-invalid", `${treeContent} is not a folder (a link or missing): a WordPress tree must hold its own wp-content folder.`, { path: treeContent });
+  }
   const staging = siteLayout(`${root}.staging-${randomBytes(6).toString("hex")}`);
   try {
     createLayout(staging);
-    copyTree(join(tree.dir, "wp-content"), staging.content);
-    cpSync(join(PHP_DIR, "db.php"), join(staging.content, "db.php"));
+    copyTree(treeContent, staging.content);
+    // Not through a db.php link the tree may hold.
+    writeSandboxFile(staging.content, "db.php", readFileSync(join(PHP_DIR, "db.php")), staging.uid);
     giveToSandbox(staging.content);
     writeSiteConfig(staging, siteConstants({ installing: true }));
     installDataDir(tools, staging);
     const server = await MariaDbServer.start(tools, staging);
+    const password = randomBytes(24).toString("hex");
+    writeFileSync(join(staging.root, DB_ROOT_PASSWORD_FILE), password, { mode: 0o600 });
     const php = (script: string, args: string[] = []) => runOrThrow(tools, staging, tree.dir, script, args);
+    // Runs as MariaDB's root get its password in their environment and no OPcache: the tree's own PHP
+    // (install.php loads it) could have left compiled code in the site's OPcache file cache.
+    const privileged = (script: string, args: string[] = []) => runOrThrow(tools, staging, tree.dir, script, args, password);
     try {
-      await php(`${SANDBOX_PATHS.programs}/db-admin.php`, ["create"]);
+      await privileged(`${SANDBOX_PATHS.programs}/db-admin.php`, ["create"]);
       await php(`${SANDBOX_PATHS.programs}/install.php`);
       // The clean copy reset() restores from, made once here: a sandbox with no plugins, themes or
       // site options to activate boots with it as it is.
-      writeFileSync(join(staging.internal, "clean-db.json"), JSON.stringify({ action: "save" }));
-      await php(`${SANDBOX_PATHS.programs}/clean-db.php`);
-      cpSync(join(staging.internal, CLEAN_DB_SIGNATURES), join(staging.root, CLEAN_DB_SIGNATURES));
+      writeFileSync(join(staging.root, CLEAN_DB_SIGNATURES), await saveCleanDb(tools, staging, tree.dir, password));
     } catch (error) {
       server.kill();
       throw error;
     }
-    await server.stop(() => php(`${SANDBOX_PATHS.programs}/db-admin.php`, ["shutdown"]));
+    await server.stop(() => privileged(`${SANDBOX_PATHS.programs}/db-admin.php`, ["shutdown"]));
     // InnoDB's system tablespace is mostly zero pages: as holes, every sandbox's copy (and reset) skips them.
     spawnSync("fallocate", ["--dig-holes", join(staging.data, "ibdata1")]);
     writeFileSync(join(staging.root, "complete.json"), JSON.stringify({ release: tree.release, php: phpVersion, format: CACHE_FORMAT }));
@@ -75,8 +99,10 @@ export async function ensureNativeSite(tools: NativeTools, tree: { dir: string; 
   return { layout, installed: true };
 }
 
-async function runOrThrow(tools: NativeTools, layout: SiteLayout, treeDir: string, script: string, args: string[]): Promise<void> {
-  const run = await startPhp({ tools, layout, treeDir, script, args, capBytes: 64 << 10 }).done;
+async function runOrThrow(tools: NativeTools, layout: SiteLayout, treeDir: string, script: string, args: string[], rootPassword?: string): Promise<void> {
+  // A --wordpress tree's own PHP runs here: it cannot hang the first boot for good.
+  const privileged = rootPassword !== undefined ? { env: { WP_CODEBOX_DB_ROOT_PASSWORD: rootPassword }, ini: ["opcache.enable_cli=0"] } : {};
+  const run = await startPhp({ tools, layout, treeDir, script, args, capBytes: 64 << 10, deadlineMs: HOST_STEP_DEADLINE_MS, ...privileged }).done;
   if (run.exitCode !== 0) {
     const stderr = run.stderr.data.toString("utf8");
     const stdout = run.stdout.data.toString("utf8");

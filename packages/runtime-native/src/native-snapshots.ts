@@ -8,8 +8,6 @@
  * made since are gone too) and makes wp-content equal to the listing. Every process runs confined
  * like the sandbox's PHP. Call these while no command runs.
  */
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import {
   RUNTIME_SNAPSHOT_KINDS,
   RUNTIME_STATE_ARTIFACT_SEMANTICS,
@@ -25,13 +23,13 @@ import {
   type WordPressRuntimeSnapshot,
   listSnapshotFiles,
   snapshotContentPath,
-  writeFileInside,
 } from "@wp-codebox/runtime-core";
 import { PHP_LIMITS, confinedCommand } from "./bubblewrap.js";
-import { startConfined } from "./confined-process.js";
+import { DB_TOOL_DEADLINE_MS, startConfined } from "./confined-process.js";
 import { startPhp } from "./native-php.js";
-import { SANDBOX_PATHS, giveOneToSandbox, type SiteLayout } from "./native-site.js";
+import { SANDBOX_PATHS, type SiteLayout } from "./native-site.js";
 import type { NativeTools } from "./native-tools.js";
+import { readSandboxFile, removeSandboxPath, writeSandboxFile } from "./sandbox-files.js";
 
 /** Path of the dump inside a snapshot (and under `files/runtime-snapshots/<id>/` in a bundle). */
 export const NATIVE_DUMP_PATH = "database/wordpress.sql";
@@ -39,6 +37,8 @@ export const NATIVE_DUMP_PATH = "database/wordpress.sql";
 const DUMP_FILE = "snapshot.sql";
 /** Cap on what the dump and load tools print (their output is only read on failure). */
 const TOOL_OUTPUT_BYTES = 64 << 10;
+/** Largest dump read back (bytes): the dump tool runs with PHP's file size limit, 1 GiB. */
+const MAX_DUMP_BYTES = 1 << 30;
 
 /** What snapshot capture and apply need from a native runtime. */
 export interface NativeStateHost {
@@ -49,6 +49,8 @@ export interface NativeStateHost {
   /** Host folder of the cached site's wp-content: the clean base. */
   baseContent: string;
   mounts: ResolvedMount[];
+  /** Password of the sandbox's MariaDB root (the dump and load need it; WordPress's account cannot). */
+  dbRootPassword: string;
   wordpressVersion: string;
   phpVersion: string;
 }
@@ -63,9 +65,6 @@ function baseListing(dir: string): RuntimeSnapshotFileEntry[] {
   return listing;
 }
 
-function hostPath(host: NativeStateHost, path: string): string {
-  return join(host.layout.content, ...snapshotContentPath(path).split("/"));
-}
 
 
 /** Runs a MariaDB client tool confined, with the sandbox's socket and internal folder bound. @throws `state-export-failed`. */
@@ -80,10 +79,12 @@ async function runDbTool(host: NativeStateHost, argv: string[], what: string): P
       chdir: "/",
       limits: PHP_LIMITS,
       uid: host.layout.uid,
+      // In the environment, not on the command line another host user could read.
+      env: { MYSQL_PWD: host.dbRootPassword },
     },
     argv,
   );
-  const run = await startConfined(command, TOOL_OUTPUT_BYTES).done;
+  const run = await startConfined(command, TOOL_OUTPUT_BYTES, DB_TOOL_DEADLINE_MS).done;
   if (run.exitCode !== 0) {
     const said = `${run.stderr.data.toString("utf8")}\n${run.stdout.data.toString("utf8")}`.trim().slice(-800);
     throw new WpCodeboxError("state-export-failed", `${what} failed (exit ${run.exitCode}${run.signal ? `, ${run.signal}` : ""}): ${said || "(no output)"}`, { exitCode: run.exitCode });
@@ -92,7 +93,7 @@ async function runDbTool(host: NativeStateHost, argv: string[], what: string): P
 
 /** Tables (row counts, content hashes) and active theme/plugins (`php/snapshot-facts.php`). @throws `state-export-failed`. */
 async function readDatabaseFacts(host: NativeStateHost): Promise<{ tables: { name: string; rows: number; sha256: string }[]; activeTheme: string; activePlugins: string[] }> {
-  const run = await startPhp({ tools: host.tools, layout: host.layout, treeDir: host.treeDir, script: `${SANDBOX_PATHS.programs}/snapshot-facts.php`, capBytes: 16 << 20 }).done;
+  const run = await startPhp({ tools: host.tools, layout: host.layout, treeDir: host.treeDir, script: `${SANDBOX_PATHS.programs}/snapshot-facts.php`, capBytes: 16 << 20, deadlineMs: DB_TOOL_DEADLINE_MS, env: { WP_CODEBOX_DB_ROOT_PASSWORD: host.dbRootPassword }, ini: ["opcache.enable_cli=0"] }).done;
   const stdout = run.stdout.data.toString("utf8");
   try {
     if (run.exitCode !== 0 || run.stdout.truncated) throw new Error();
@@ -111,8 +112,7 @@ async function readDatabaseFacts(host: NativeStateHost): Promise<{ tables: { nam
  * @throws `state-export-failed` (the dump or the facts could not be read).
  */
 export async function captureNativeSnapshot(host: NativeStateHost): Promise<WordPressRuntimeSnapshot> {
-  const dumpHost = join(host.layout.internal, DUMP_FILE);
-  rmSync(dumpHost, { force: true });
+  removeSandboxPath(host.layout.internal, DUMP_FILE);
   try {
     await runDbTool(host, [
       host.tools.mariadbDump,
@@ -130,7 +130,7 @@ export async function captureNativeSnapshot(host: NativeStateHost): Promise<Word
       "wordpress",
       `--result-file=${SANDBOX_PATHS.internal}/${DUMP_FILE}`,
     ], "mariadb-dump of the sandbox's database");
-    const dump = new Uint8Array(readFileSync(dumpHost));
+    const dump = readDump(host);
     const facts = await readDatabaseFacts(host);
     const listing = listSnapshotFiles(host.layout.content, "wp-content");
     const base = new Map(baseListing(host.baseContent).map((f) => [f.path, f.sha256]));
@@ -138,7 +138,7 @@ export async function captureNativeSnapshot(host: NativeStateHost): Promise<Word
     const files: RuntimeSnapshotCarriedFile[] = [{ path: NATIVE_DUMP_PATH, kind: RUNTIME_SNAPSHOT_KINDS.database, bytes: dump.byteLength, sha256: dumpSha, content: dump }];
     for (const entry of listing) {
       if (base.get(entry.path) === entry.sha256) continue;
-      files.push({ path: entry.path, kind: RUNTIME_SNAPSHOT_KINDS.file, bytes: entry.bytes, sha256: entry.sha256, content: new Uint8Array(readFileSync(hostPath(host, entry.path))) });
+      files.push({ path: entry.path, kind: RUNTIME_SNAPSHOT_KINDS.file, bytes: entry.bytes, sha256: entry.sha256, content: readListedFile(host, entry) });
     }
     return finalizeRuntimeSnapshot({
       schema: WORDPRESS_RUNTIME_SNAPSHOT_SCHEMA,
@@ -154,8 +154,24 @@ export async function captureNativeSnapshot(host: NativeStateHost): Promise<Word
       files,
     });
   } finally {
-    rmSync(dumpHost, { force: true });
+    removeSandboxPath(host.layout.internal, DUMP_FILE);
   }
+}
+
+/** The dump mariadb-dump wrote (as the sandbox's uid, in a folder the sandbox can write): a regular file, read without following a link. */
+function readDump(host: NativeStateHost): Uint8Array {
+  const read = readSandboxFile(host.layout.internal, DUMP_FILE, MAX_DUMP_BYTES);
+  if (!read || read.truncated) throw new WpCodeboxError("state-export-failed", `mariadb-dump's output ${read ? `is over ${MAX_DUMP_BYTES} bytes` : "is missing or not a regular file"}.`);
+  return new Uint8Array(read.data);
+}
+
+/** A listed wp-content file's bytes, read without following a link; it must still be the file listed. @throws `state-export-failed`. */
+function readListedFile(host: NativeStateHost, entry: RuntimeSnapshotFileEntry): Uint8Array {
+  const read = readSandboxFile(host.layout.content, snapshotContentPath(entry.path), entry.bytes + 1);
+  if (!read || read.truncated || sha256Hex(read.data) !== entry.sha256) {
+    throw new WpCodeboxError("state-export-failed", `${entry.path} changed or was replaced while the snapshot was taken.`, { path: entry.path });
+  }
+  return new Uint8Array(read.data);
 }
 
 /**
@@ -186,15 +202,14 @@ export async function applyNativeSnapshot(host: NativeStateHost, snapshot: WordP
     );
   }
   const listed = new Set(snapshot.wpContent.files.map((f) => f.path));
-  for (const path of current.keys()) if (!listed.has(path)) rmSync(hostPath(host, path), { force: true });
-  for (const file of carried.values()) writeFileInside(host.layout.content, snapshotContentPath(file.path), file.content!, (path) => giveOneToSandbox(path, host.layout.uid));
+  // Without following what the sandbox left in wp-content (these run as the host user).
+  for (const path of current.keys()) if (!listed.has(path)) removeSandboxPath(host.layout.content, snapshotContentPath(path));
+  for (const file of carried.values()) writeSandboxFile(host.layout.content, snapshotContentPath(file.path), file.content!, host.layout.uid);
   const dump = snapshot.files.find((f) => f.kind === RUNTIME_SNAPSHOT_KINDS.database && f.path === snapshot.database.path)!;
-  const dumpHost = join(host.layout.internal, DUMP_FILE);
-  writeFileSync(dumpHost, dump.content!);
-  giveOneToSandbox(dumpHost, host.layout.uid);
+  writeSandboxFile(host.layout.internal, DUMP_FILE, dump.content!, host.layout.uid);
   try {
     await runDbTool(host, [host.tools.mariadb, `--socket=${SANDBOX_PATHS.socket}`, "--user=root", `--execute=source ${SANDBOX_PATHS.internal}/${DUMP_FILE}`], "Loading the snapshot's database dump");
   } finally {
-    rmSync(dumpHost, { force: true });
+    removeSandboxPath(host.layout.internal, DUMP_FILE);
   }
 }

@@ -73,13 +73,15 @@ export function syncTree(from: string, to: string, options: TreeSyncOptions = {}
     result.removed.push(rel);
   };
   // `hasSource`: false inside a folder only the destination has (it holds a protected path).
+  // The destination is the sandbox's: only a real folder is looked into, never a link to one
+  // (a link in place of a folder holding a mount point would have this walk empty a host folder).
   const walk = (rel: string, hasSource: boolean) => {
     const sourceNames = hasSource ? readdirSync(join(from, rel)) : [];
     const sources = new Set(sourceNames);
     for (const name of readdirSync(join(to, rel))) {
       const path = rel ? `${rel}/${name}` : name;
       if (sources.has(name) || protectedPaths.has(path)) continue;
-      if (holders.has(path)) walk(path, false);
+      if (holders.has(path) && lstatSync(join(to, path)).isDirectory()) walk(path, false);
       else remove(path);
     }
     for (const name of sourceNames) {

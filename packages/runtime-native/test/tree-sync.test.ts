@@ -81,6 +81,29 @@ const cases: {
     removed: ["mu/other.php"],
     extra: { "mu/": "", "mu/inner/": "", "mu/inner/m.php": "host" },
   },
+  {
+    // The sandbox can rename the folder holding a mount point and leave a link to a host folder there.
+    name: "a link to a host folder in place of a mount point's holder the source lacks is removed; the host folder is not looked into",
+    change: (d) => symlinkSync(join(d, "..", "host"), join(d, "mu")),
+    protect: ["mu/inner"],
+    copied: [],
+    removed: ["mu"],
+  },
+  {
+    name: "a link to a host folder in place of a mount point's holder the source has is replaced by the source's folder",
+    change: (d) => { rmSync(join(d, "plugins"), { recursive: true }); symlinkSync(join(d, "..", "host"), join(d, "plugins")); },
+    protect: ["plugins/mine"],
+    copied: ["plugins"],
+    removed: ["plugins"],
+  },
+  {
+    name: "a link to a host folder inside a mount point's holder the source lacks is removed",
+    change: (d) => { make(d, { "mu/inner/m.php": "host" }); symlinkSync(join(d, "..", "host"), join(d, "mu", "deeper")); },
+    protect: ["mu/inner"],
+    copied: [],
+    removed: ["mu/deeper"],
+    extra: { "mu/": "", "mu/inner/": "", "mu/inner/m.php": "host" },
+  },
   { name: "a protected file mount stays as it is", change: (d) => writeFileSync(join(d, "index.php"), "host file"), protect: ["index.php"], copied: [], removed: [], extra: { "index.php": "host file" } },
 ];
 
@@ -93,6 +116,7 @@ describe("syncTree", () => {
         const to = join(tmp, "to");
         make(from, BASE);
         make(to, BASE);
+        make(join(tmp, "host"), { "keep.txt": "host file" });
         c.change(to);
         const rootInode = statSync(to).ino;
         const inodes = new Map((c.untouched ?? []).map((p) => [p, statSync(join(to, p)).ino]));
@@ -107,6 +131,7 @@ describe("syncTree", () => {
         // A second sync finds nothing left to do.
         assert.deepEqual(syncTree(from, to, c.protect ? { protect: c.protect } : {}), { copied: [], removed: [] });
         assert.ok(existsSync(to));
+        assert.deepEqual(read(join(tmp, "host")), { "keep.txt": "host file" }, "a host folder the destination linked to was changed");
       } finally {
         rmSync(tmp, { recursive: true, force: true });
       }

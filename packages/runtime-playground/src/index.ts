@@ -7,14 +7,13 @@ export { listWordPressBuilds, findWordPressBuild } from "./site/wordpress-builds
 export type { WordPressBuild } from "./site/wordpress-builds.js";
 export { resolveCacheDir } from "./site/cache-dir.js";
 export { availablePhpExtensions, resolvePhpExtensions, DEFAULT_PHP_EXTENSIONS } from "./site/php-extensions.js";
-export { findChromium, SYSTEM_CHROMIUM_PATHS } from "./browser/find-chromium.js";
-export type { ChromiumLocation, ChromiumSource, FindChromiumOptions } from "./browser/find-chromium.js";
-export { launchBrowser, CHROMIUM_LAUNCH_ARGS } from "./browser/launch-browser.js";
-export type { LaunchBrowserOptions } from "./browser/launch-browser.js";
-export { runBrowserInteractionScript } from "./browser/run-browser-script.js";
-export type { RunBrowserScriptOptions, BrowserCookie } from "./browser/run-browser-script.js";
-export type * from "./browser/browser-script-outcome.js";
-export { browserBaselinePath, browserDiffPath, browserScreenshotPath, PHP_FATAL_HEADER } from "./browser/browser-script-outcome.js";
+// The browser executor moved to @wp-codebox/commands; re-exported for existing importers.
+export { findChromium, SYSTEM_CHROMIUM_PATHS, launchBrowser, CHROMIUM_LAUNCH_ARGS, runBrowserInteractionScript, browserBaselinePath, browserDiffPath, browserScreenshotPath, PHP_FATAL_HEADER } from "@wp-codebox/commands";
+export type {
+  ChromiumLocation, ChromiumSource, FindChromiumOptions, LaunchBrowserOptions, RunBrowserScriptOptions, BrowserCookie,
+  BrowserStepErrorCode, BrowserPhpFatal, BrowserStepError, BrowserScriptError, BrowserStepRecord, BrowserScreenshotComparison,
+  BrowserAssertionResult, BrowserAssertions, BrowserScreenshot, BrowserConsoleEntry, BrowserPageError, BrowserNetworkEntry, BrowserScriptOutcome,
+} from "@wp-codebox/commands";
 export { resolveWpCliPhar, splitCommandLine } from "./commands/wp-cli.js";
 export type { WpCliPharSource } from "./commands/wp-cli.js";
 export { installWpCli, latestWpCliVersion, listCachedWpCli, newestCachedWpCli, wpCliMirror, wpCliPharUrl, DEFAULT_WP_CLI_MIRROR, WP_CLI_VERSION_PATTERN } from "./site/wp-cli-releases.js";
@@ -26,7 +25,7 @@ export { ensureWordPressRelease, isBundledWordPress, wordpressMirror, releaseZip
 export type { CachedReleaseEntry } from "./site/wordpress-releases.js";
 export { resolveDefaultWordPress, pinnedDefaultWordPress, MIRROR_CHECK_TIMEOUT_MS, BUNDLED_DEFAULT } from "./site/wordpress-default.js";
 export type { CachedRelease, WordPressReleaseOptions } from "./site/wordpress-releases.js";
-export { resolvePhpunit, summaryCounts } from "./commands/phpunit.js";
+export { resolvePhpunit, summaryCounts } from "@wp-codebox/commands";
 export { isSandboxSelf } from "./worker/sandbox-origin.js";
 export type { SandboxOrigin } from "./worker/sandbox-origin.js";
 export { resolveWordPressTree } from "./site/wordpress-source.js";

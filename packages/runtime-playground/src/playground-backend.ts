@@ -39,10 +39,10 @@ import { PlaygroundRuntime } from "./sandbox/playground-runtime.js";
 import type { PlaygroundRuntimeSetup } from "./sandbox/sandbox-boot.js";
 import { WORDPRESS_VERSION_PATTERN, assertWordPressReleaseObtainable, isBundledWordPress } from "./site/wordpress-releases.js";
 import { pinnedDefaultWordPress } from "./site/wordpress-default.js";
-import { assertPhpData } from "./php-source/php-value.js";
 import { resolvePhpExtensions } from "./site/php-extensions.js";
 import { DEFAULT_PHP_VERSION } from "./site/php-versions.js";
 import { prestartPhpWorker } from "./worker/php-worker-thread.js";
+import { assertPhpData } from "@wp-codebox/commands";
 
 /** PHP versions `@php-wasm/node` runs, newest first: the library's own list (`SupportedPHPVersions`). */
 export const SUPPORTED_PHP_VERSIONS: readonly string[] = SupportedPHPVersions;

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ArtifactFile, ExecutionResult, RuntimeInfo } from "@wp-codebox/runtime-core";
 import { EvidenceLedger } from "../src/evidence/evidence-ledger.js";
-import type { CommandOutcome } from "../src/commands/command-context.js";
+import type { CommandOutcome } from "@wp-codebox/commands";
 
 const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-spill-"));
 after(() => rmSync(scratch, { recursive: true, force: true }));

@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { SUPPORTED_PHP_VERSIONS, availablePhpExtensions, createPlaygroundBackend, resolvePhpExtensions } from "@wp-codebox/runtime-playground";
-import { missingExtensionHint } from "../src/site/php-extensions.js";
+import { missingExtensionHint } from "@wp-codebox/commands";
 
 test("every supported PHP version ships intl; xdebug is never offered", () => {
   for (const php of SUPPORTED_PHP_VERSIONS) {

@@ -2,15 +2,30 @@
 /**
  * The clean copy of a native sandbox's database, kept in the same MariaDB server: after boot the
  * `wordpress` database's tables are copied into `wp_codebox_clean` (action "save"), with a
- * signature per clean table (CHECKSUM TABLE, the definition and the next AUTO_INCREMENT) in
- * clean-db-signatures.json; `reset()` (action "restore") drops the tables of `wordpress` that the
- * clean copy does not have, and puts back only the tables whose signature changed (only the rows
- * when the definition is the same) or that are gone, with no server restart. The action comes
- * from clean-db.json. Prints what it did as JSON (`{"restored": [...], "dropped": [...]}`).
+ * signature per clean table (CHECKSUM TABLE, the definition and the next AUTO_INCREMENT), printed
+ * as `signatures`; `reset()` (action "restore") drops the tables of `wordpress` that the clean copy
+ * does not have, and puts back only the tables whose signature changed (only the rows when the
+ * definition is the same) or that are gone, with no server restart.
+ *
+ * A save writes `wp_codebox_clean`, which only MariaDB's root may: it runs in a PHP process of its
+ * own (action as the first argument, root's password in WP_CODEBOX_DB_ROOT_PASSWORD), never in the
+ * sandbox's warm PHP process, whose memory and OPcache the sandbox's own code can write. A restore
+ * needs only what WordPress's account `wordpress` has (its database, and reading the clean copy),
+ * so it runs in the warm process (action from clean-db.json, the signatures from
+ * clean-db-signatures.json, both written by the host just before). Prints what it did as JSON
+ * (`{"restored": [...], "dropped": [...]}`, and `signatures` after a save).
  */
-$wp_codebox_action = json_decode((string) file_get_contents('/internal/wp-codebox/clean-db.json'), true)['action'] ?? '';
+$wp_codebox_password = getenv('WP_CODEBOX_DB_ROOT_PASSWORD');
+$wp_codebox_action = $wp_codebox_password !== false ? ($argv[1] ?? '') : (json_decode((string) file_get_contents('/internal/wp-codebox/clean-db.json'), true)['action'] ?? '');
+if ($wp_codebox_action === 'save' && $wp_codebox_password === false) {
+	fwrite(STDERR, "a save needs MariaDB's root\n");
+	exit(2);
+}
 $wp_codebox_signatures_file = '/internal/wp-codebox/clean-db-signatures.json';
-$wp_codebox_db = new mysqli('localhost', 'root', '', '', 0, '/run/mysqld/mysqld.sock');
+$wp_codebox_db = $wp_codebox_password !== false
+	? new mysqli('localhost', 'root', (string) $wp_codebox_password, '', 0, '/run/mysqld/mysqld.sock')
+	: new mysqli('localhost', 'wordpress', '', '', 0, '/run/mysqld/mysqld.sock');
+unset($wp_codebox_password);
 $wp_codebox_db->query('SET FOREIGN_KEY_CHECKS = 0');
 $wp_codebox_name = static function ($name) {
 	return '`' . str_replace('`', '``', $name) . '`';
@@ -62,7 +77,7 @@ if ($wp_codebox_action === 'save') {
 		$wp_codebox_copy_table('wordpress', 'wp_codebox_clean', $wp_codebox_table);
 	}
 		// Of the clean copies: a table reset() copies back is made as they were (its next AUTO_INCREMENT too).
-	file_put_contents($wp_codebox_signatures_file, json_encode($wp_codebox_signatures('wp_codebox_clean', $wp_codebox_saved)));
+	$wp_codebox_done['signatures'] = (object) $wp_codebox_signatures('wp_codebox_clean', $wp_codebox_saved);
 } elseif ($wp_codebox_action === 'restore') {
 	$wp_codebox_clean = $wp_codebox_tables('wp_codebox_clean');
 	$wp_codebox_saved = json_decode((string) @file_get_contents($wp_codebox_signatures_file), true);

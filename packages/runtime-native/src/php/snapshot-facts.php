@@ -7,7 +7,7 @@
  * column's order for a table without one).
  */
 mysqli_report(MYSQLI_REPORT_ERROR | MYSQLI_REPORT_STRICT);
-$db = new mysqli('localhost', 'root', '', 'wordpress', 0, '/run/mysqld/mysqld.sock');
+$db = new mysqli('localhost', 'root', (string) getenv('WP_CODEBOX_DB_ROOT_PASSWORD'), 'wordpress', 0, '/run/mysqld/mysqld.sock');
 $db->set_charset('utf8mb4');
 $quote = static function ($name) {
 	return '`' . str_replace('`', '``', $name) . '`';

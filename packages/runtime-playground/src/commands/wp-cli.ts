@@ -7,11 +7,9 @@
 import { existsSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { WpCodeboxError, parseWpCliCommand, quoteValue, readInputFile, splitCommandLine, wpCliArgv } from "@wp-codebox/runtime-core";
-import type { CommandHandler, WpCliPharSource } from "./command-context.js";
-import { outcomeFromRun, withFatalRecorder } from "./run-php.js";
 import { phpProgram } from "../php-source/php-assets.js";
-import { phpValue } from "../php-source/php-value.js";
 import { newestCachedWpCli } from "../site/wp-cli-releases.js";
+import { type CommandHandler, type WpCliPharSource, outcomeFromRun, withFatalRecorder, phpValue } from "@wp-codebox/commands";
 
 export type { WpCliPharSource };
 /** Kept here too: the command line splitter moved to runtime-core with the other offline checks. */

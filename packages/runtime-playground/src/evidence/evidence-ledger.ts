@@ -17,10 +17,10 @@ import {
   type TestCounts,
   type WordPressRuntimeSnapshot,
 } from "@wp-codebox/runtime-core";
-import type { CommandOutcome } from "../commands/command-context.js";
 import { BackgroundErrors } from "./background-errors.js";
 import { EvidenceSpill } from "./evidence-spill.js";
 import type { DbError } from "../worker/php-worker-protocol.js";
+import { type CommandOutcome } from "@wp-codebox/commands";
 
 type Assertions = NonNullable<CommandOutcome["assertions"]>;
 

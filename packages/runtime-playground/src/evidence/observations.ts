@@ -17,11 +17,8 @@ import {
   type RuntimeEvent,
   type RuntimeInfo,
 } from "@wp-codebox/runtime-core";
-import type { CommandContext } from "../commands/command-context.js";
-import { httpRequest } from "../commands/http-request.js";
-import { listAbilities } from "../commands/ability.js";
 import type { WorkerRunResult } from "../worker/php-worker-protocol.js";
-import { exportWordPressState } from "../state-export/export-wordpress-state.js";
+import { type CommandContext, httpRequest, listAbilities, exportWordPressState } from "@wp-codebox/commands";
 
 /** Every observation type this backend answers. */
 export const PLAYGROUND_OBSERVATION_TYPES = OBSERVATION_TYPES;

@@ -17,35 +17,14 @@ import {
   type ExecutionSpec,
   type RuntimePolicy,
 } from "@wp-codebox/runtime-core";
-import { ability } from "../commands/ability.js";
-import { browserActions, browserProbe } from "../commands/browser-actions.js";
-import type { CommandContext, CommandHandler, CommandOutcome } from "../commands/command-context.js";
-import { httpRequest } from "../commands/http-request.js";
-import { inspectMountedInputs } from "../commands/inspect-mounted-inputs.js";
-import { phpunit } from "../commands/phpunit.js";
-import { pluginCheck } from "../commands/plugin-check.js";
-import { restRequest } from "../commands/rest-request.js";
-import { runPhp } from "../commands/run-php.js";
-import { stateExport } from "../state-export/state-export-command.js";
 import { wpCli } from "../commands/wp-cli.js";
 import { applyBackgroundErrors, type BackgroundErrorsMode } from "../evidence/background-errors.js";
 import type { EvidenceLedger } from "../evidence/evidence-ledger.js";
 import { WorkerGoneError, type PhpWorkerHost } from "../worker/php-worker-host.js";
+import { COMMAND_HANDLERS, type CommandContext, type CommandHandler, type CommandOutcome } from "@wp-codebox/commands";
 
-/** Handlers by command id; commands in the catalog without a handler here report so. */
-const HANDLERS: Record<string, CommandHandler> = {
-  "wordpress.run-php": runPhp,
-  "wordpress.http-request": httpRequest,
-  "wordpress.rest-request": restRequest,
-  "inspect-mounted-inputs": inspectMountedInputs,
-  "wordpress.browser-actions": browserActions,
-  "wordpress.browser-probe": browserProbe,
-  "wordpress.state-export": stateExport,
-  "wordpress.wp-cli": wpCli,
-  "wordpress.phpunit": phpunit,
-  "wordpress.check": pluginCheck,
-  "wordpress.ability": ability,
-};
+/** Handlers by command id: the shared ones and Playground's wp-cli; a catalog command without one reports so. */
+const HANDLERS: Record<string, CommandHandler> = { ...COMMAND_HANDLERS, "wordpress.wp-cli": wpCli };
 
 /** What dispatching a command uses of its runtime. */
 export interface DispatchHost {

@@ -34,9 +34,7 @@ import {
   type RuntimeInfo,
   type WordPressRuntimeSnapshot,
 } from "@wp-codebox/runtime-core";
-import { PHP_FATAL_HEADER } from "../browser/browser-script-outcome.js";
 import { dispatchCommand } from "./command-dispatch.js";
-import type { CommandContext } from "../commands/command-context.js";
 import { EvidenceLedger } from "../evidence/evidence-ledger.js";
 import { observePlayground, type PlaygroundObservation } from "../evidence/observations.js";
 import { PhpWorkerPool } from "../worker/php-worker-pool.js";
@@ -62,6 +60,13 @@ import { removeSandboxDir } from "./sandbox-dirs.js";
 import type { SandboxOrigin } from "../worker/sandbox-origin.js";
 import { SiteActors } from "./site-actors.js";
 import { WorkClock } from "../worker/work-clock.js";
+import { PHP_FATAL_HEADER, type CommandContext, type TestDatabase } from "@wp-codebox/commands";
+
+/**
+ * What the WordPress core test library's wp-tests-config.php names: the sandbox's database is
+ * SQLite through wp-content/db.php, which ignores these; they are the names the library expects.
+ */
+const PLAYGROUND_TEST_DATABASE: TestDatabase = Object.freeze({ name: "wordpress", user: "wordpress", password: "", host: "localhost", charset: "utf8" });
 
 /** The page WordPress shows for a fatal error (wp_die's default message), for empty fatal responses. */
 const CRITICAL_ERROR_PAGE = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>WordPress &rsaquo; Error</title></head><body><p>There has been a critical error on this website.</p></body></html>\n";
@@ -407,6 +412,7 @@ export class PlaygroundRuntime implements Runtime {
       wpCli: this.setup.wpCli ?? {},
       updateBaselines: this.setup.updateBaselines ?? false,
       outputCapBytes: this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES,
+      testDatabase: PLAYGROUND_TEST_DATABASE,
       siteUrl: this.siteOrigin,
       loopbackUrl: this.server.origin,
       browserClock: () => ({ nowMs: this.clock.nowMs(), seed: this.setup.determinism?.seed, key: this.clock.workCount }),

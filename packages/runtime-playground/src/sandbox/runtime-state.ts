@@ -27,10 +27,9 @@ import {
   writeFileInside,
 } from "@wp-codebox/runtime-core";
 import type { WorkerRunResult } from "../worker/php-worker-protocol.js";
-import { outcomeFromRun, withFatalRecorder } from "../commands/run-php.js";
 import { phpProgram } from "../php-source/php-assets.js";
-import { phpValue } from "../php-source/php-value.js";
 import type { ContentSync } from "./content-sync.js";
+import { outcomeFromRun, withFatalRecorder, phpValue } from "@wp-codebox/commands";
 
 /** Path of the SQLite database relative to `/wordpress/` (set by the SQLite integration). */
 export const DATABASE_PATH = "wp-content/database/.ht.sqlite";

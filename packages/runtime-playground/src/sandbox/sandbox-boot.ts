@@ -6,16 +6,14 @@
 import { cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { SELF_CALL_MIN_TIMEOUT_MS, WpCodeboxError, type ResolvedMount, type RuntimeDeterminism, type RuntimePolicy, type WordPressChoiceRecord } from "@wp-codebox/runtime-core";
-import type { WpCliPharSource } from "../commands/command-context.js";
-import { outcomeFromRun, withFatalRecorder } from "../commands/run-php.js";
 import type { PhpWorkerHost } from "../worker/php-worker-host.js";
 import type { WorkerBootOptions, WorkerMount, WorkerRunResult } from "../worker/php-worker-protocol.js";
 import { phpProgram } from "../php-source/php-assets.js";
-import { phpValue } from "../php-source/php-value.js";
 import { ContentSync } from "./content-sync.js";
 import { sandboxTempBase, sweepStaleSandboxDirs, trackSandboxDir } from "./sandbox-dirs.js";
 import { selfHostPorts, type SandboxOrigin } from "../worker/sandbox-origin.js";
 import { DEFERRED_REQUESTS_DIR, fastForwardCronPhp } from "../php-source/site-php.js";
+import { type WpCliPharSource, outcomeFromRun, withFatalRecorder, phpValue } from "@wp-codebox/commands";
 
 /** Everything the backend resolved before boot. */
 export interface PlaygroundRuntimeSetup {

@@ -5,13 +5,11 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { WpCodeboxError, quoteValue } from "@wp-codebox/runtime-core";
-import type { Actor, ActorAuth } from "../commands/command-context.js";
-import { outcomeFromRun, withFatalRecorder } from "../commands/run-php.js";
 import type { PhpWorkerHost } from "../worker/php-worker-host.js";
 import type { WorkerHttpResult, WorkerRunResult } from "../worker/php-worker-protocol.js";
 import { phpProgram } from "../php-source/php-assets.js";
-import { phpValue } from "../php-source/php-value.js";
 import type { RuntimeLock } from "./runtime-lock.js";
+import { type Actor, type ActorAuth, outcomeFromRun, withFatalRecorder, phpValue } from "@wp-codebox/commands";
 
 /** Path of the one-click login URL on the sandbox's own origin (see `loginUrl()`). */
 const LOGIN_PATH = "/__wp-codebox/login";

@@ -1,5 +1,6 @@
 import type { MessagePort } from "node:worker_threads";
 import type { WorkMark } from "./php-determinism.js";
+import type { DbError, PhpFatal, PhpHttpResult, PhpRunResult } from "@wp-codebox/commands";
 
 /**
  * Messages between a runtime (main thread) and its PHP worker thread. Plain data only, so values
@@ -103,26 +104,8 @@ export type WorkerRequest =
    */
   | { op: "restore-boot-fs"; id: number };
 
-/** Captured output of a stream, capped at `capBytes`; `bytes` is the total written. */
-export interface CappedStream {
-  data: Uint8Array;
-  bytes: number;
-  truncated: boolean;
-}
-
-/** A database error WordPress recorded during a request (`$EZSQL_ERROR`), message as plain text. */
-export interface DbError {
-  query: string;
-  message: string;
-}
-
-/** A fatal error as `error_get_last()` gives it. */
-export interface PhpFatal {
-  type: number;
-  message: string;
-  file: string;
-  line: number;
-}
+// The shapes handlers read are declared once in @wp-codebox/commands; the worker's add the clock.
+export type { CappedStream, DbError, PhpFatal } from "@wp-codebox/commands";
 
 /** How a script or HTTP request ended, from assets/runtime/request-report.php. */
 export interface RequestReport {
@@ -130,26 +113,12 @@ export interface RequestReport {
   dbErrors?: DbError[];
 }
 
-export interface WorkerRunResult {
-  exitCode: number;
-  stdout: CappedStream;
-  stderr: CappedStream;
-  /** `error_get_last()` of a fatal error, when the script died of one. */
-  fatal?: PhpFatal;
-  /** Database errors the script caused, in order. */
-  dbErrors?: DbError[];
+export interface WorkerRunResult extends PhpRunResult {
   /** Virtual clock when the run finished (µs since the epoch); absent with host time. */
   clockUs?: number;
 }
 
-export interface WorkerHttpResult {
-  status: number;
-  headers: Record<string, string[]>;
-  body: CappedStream;
-  /** The fatal error the request died of, if any (the status is then 500 when nothing was sent yet). */
-  fatal?: PhpFatal;
-  /** Database errors the request caused, in order. */
-  dbErrors?: DbError[];
+export interface WorkerHttpResult extends PhpHttpResult {
   /** Virtual clock when the request finished (µs since the epoch); absent with host time. */
   clockUs?: number;
 }

@@ -4,11 +4,10 @@
  * value into PHP source (a unit test scans the sources for the old patterns).
  *
  * Rule: a value is data, never code. `phpValue()` returns a PHP *expression* that evaluates to the
- * value; the value itself appears in the source only as base64 (`phpVar` from `@php-wasm/util`:
- * `json_decode(base64_decode('…'), true)`), so `$name`, `{${expr}}`, quotes, backslashes and NUL
+ * value; the value itself appears in the source only as base64 of its JSON
+ * (`json_decode(base64_decode('…'), true)`), so `$name`, `{${expr}}`, quotes, backslashes and NUL
  * are never interpreted by PHP's parser. Strings arrive byte-identical as UTF-8.
  */
-import { phpVar } from "@php-wasm/util";
 import { WpCodeboxError, jsonPointerToken, loneSurrogateIndex } from "@wp-codebox/runtime-core";
 
 /** A value `phpValue` accepts: the JSON data model (no undefined, functions, NaN or Infinity). */
@@ -26,7 +25,8 @@ export type PhpData = string | number | boolean | null | readonly PhpData[] | { 
  */
 export function phpValue(value: unknown, what = "value"): string {
   assertPhpData(value, what);
-  return phpVar(value);
+  // Base64 holds only [A-Za-z0-9+/=]: nothing in it can end the single-quoted PHP string.
+  return `json_decode(base64_decode('${Buffer.from(JSON.stringify(value), "utf8").toString("base64")}'), true)`;
 }
 
 /**

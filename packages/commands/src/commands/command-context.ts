@@ -1,5 +1,5 @@
 import type { ArtifactFile, ExecutionResult, ResolvedMount, RuntimeArtifacts, RuntimeInfo, RuntimePolicy, TestCounts } from "@wp-codebox/runtime-core";
-import type { WorkerHttpResult, WorkerRunResult } from "../worker/php-worker-protocol.js";
+import type { PhpHttpResult, PhpRunResult } from "./php-results.js";
 
 /** Where `wordpress.wp-cli` looks for wp-cli.phar, in this order: the flag, the env variable, the cache. */
 export interface WpCliPharSource {
@@ -20,7 +20,17 @@ export interface ActorAuth {
   restNonce: string;
 }
 
-/** What a command handler may use; implemented by the Playground runtime. */
+/** The database `wp-tests-config.php` names for the WordPress core test library (its `DB_*` constants). */
+export interface TestDatabase {
+  name: string;
+  user: string;
+  password: string;
+  /** `DB_HOST`: a host, or `localhost:/path/to/socket`. */
+  host: string;
+  charset: string;
+}
+
+/** What a command handler may use; implemented by each backend (Playground, native). */
 export interface CommandContext {
   info(): RuntimeInfo;
   policy: RuntimePolicy;
@@ -31,14 +41,19 @@ export interface CommandContext {
   /** `--update-baselines`: screenshot steps with `compare` write their baseline instead of comparing. */
   updateBaselines: boolean;
   outputCapBytes: number;
-  runPhp(code: string, options?: { env?: Record<string, string> }): Promise<WorkerRunResult>;
+  /**
+   * The database `wordpress.phpunit` points the WordPress core test library at: the sandbox's own
+   * (Playground's SQLite ignores the names; the native backend's MariaDB is reached over its socket).
+   */
+  testDatabase: TestDatabase;
+  runPhp(code: string, options?: { env?: Record<string, string> }): Promise<PhpRunResult>;
   /**
    * One HTTP request served by the primary worker. With `siteRequestLimit`, the site request limit
    * applies (as to a browser's request): past it the worker is replaced and the answer is a 504
    * with a fatal error that names the limit. Without it only the command's own deadline applies
    * (`wordpress.check` times its surfaces itself).
    */
-  http(request: { method: string; url: string; headers: Record<string, string>; body?: Uint8Array }, options?: { siteRequestLimit?: boolean }): Promise<WorkerHttpResult>;
+  http(request: { method: string; url: string; headers: Record<string, string>; body?: Uint8Array }, options?: { siteRequestLimit?: boolean }): Promise<PhpHttpResult>;
   /**
    * One HTTP request served by whichever PHP worker is idle, so requests a command makes at the
    * same time run in parallel on the workers `parallelWorkers` booted (on the primary alone until
@@ -47,7 +62,7 @@ export interface CommandContext {
    * serving it is stopped and replaced on the same files.
    * @throws WpCodeboxError `timeout` when the deadline passed.
    */
-  httpParallel(request: { method: string; url: string; headers: Record<string, string>; body?: Uint8Array }, options: { deadlineMs: number }): Promise<WorkerHttpResult>;
+  httpParallel(request: { method: string; url: string; headers: Record<string, string>; body?: Uint8Array }, options: { deadlineMs: number }): Promise<PhpHttpResult>;
   /**
    * Boots extra PHP workers in the background (about 150 MB each) so that `total` workers, the
    * primary included, serve `httpParallel`; capped at the machine's available cores.

@@ -19,7 +19,7 @@ import { basename, join, resolve } from "node:path";
 import { phpValue } from "../php-source/php-value.js";
 import { phpAsset } from "../php-source/php-assets.js";
 import { PHPUNIT_RESULTS_SCHEMA_ID, WpCodeboxError, quoteValue, readInputFile, type ArtifactFile, type PhpunitFailure, type PhpunitResults, type ResolvedMount, type TestCounts } from "@wp-codebox/runtime-core";
-import { text, type CommandContext, type CommandHandler, type CommandOutcome } from "./command-context.js";
+import { text, type CommandContext, type CommandHandler, type CommandOutcome, type TestDatabase } from "./command-context.js";
 import { FATAL_RECORDER, outcomeFromRun } from "./run-php.js";
 import { MULTISITE_ENV, multisiteFromConfig, readPhpunitConfig } from "./phpunit-config.js";
 
@@ -164,18 +164,18 @@ function outputTail(outcome: { stdout: string; stderr: string }, lines: number):
 }
 
 /** The `wp-tests-config.php` the WordPress core test library reads: this sandbox's database and site. */
-export function wpTestsConfig(siteUrl: string): string {
+export function wpTestsConfig(siteUrl: string, database: TestDatabase): string {
   const host = new URL(siteUrl).host;
   const constants: [string, unknown][] = [
     ["ABSPATH", "/wordpress/"],
     ["WP_DEFAULT_THEME", "default"],
     ["WP_DEBUG", true],
-    // The sandbox's database is SQLite through wp-content/db.php; these names are what the test library expects to find.
-    ["DB_NAME", "wordpress"],
-    ["DB_USER", "wordpress"],
-    ["DB_PASSWORD", ""],
-    ["DB_HOST", "localhost"],
-    ["DB_CHARSET", "utf8"],
+    // The backend's own database (on Playground SQLite through wp-content/db.php, which ignores the names).
+    ["DB_NAME", database.name],
+    ["DB_USER", database.user],
+    ["DB_PASSWORD", database.password],
+    ["DB_HOST", database.host],
+    ["DB_CHARSET", database.charset],
     ["DB_COLLATE", ""],
     ["WP_TESTS_DOMAIN", host],
     ["WP_TESTS_EMAIL", "admin@example.org"],
@@ -247,7 +247,7 @@ export const phpunit: CommandHandler = async (ctx, args) => {
   const bootstrap = args.bootstrap === "wordpress" ? "wordpress" : "plugin";
   for (const dir of source.mounts) await ctx.mountReadOnly(dir, dir);
   if (source.copy) await ctx.writeSandboxFile(source.entry, await readInputFile(source.copy, "phpunit-entry"));
-  await ctx.writeSandboxFile(TESTS_CONFIG, wpTestsConfig(ctx.siteUrl));
+  await ctx.writeSandboxFile(TESTS_CONFIG, wpTestsConfig(ctx.siteUrl, ctx.testDatabase));
   await ctx.writeSandboxFile(`${WORK}/driver.php`, phpAsset("phpunit/driver.php"));
   await ctx.writeSandboxFile(`${WORK}/results.php`, phpAsset("phpunit/results.php"));
   // bootstrap=wordpress: WordPress is loaded by the driver; PHPUnit's own bootstrap is then only the

@@ -17,7 +17,7 @@ import {
   type WordPressStateExport,
   type WordPressStateSection,
 } from "@wp-codebox/runtime-core";
-import type { WorkerRunResult } from "../worker/php-worker-protocol.js";
+import type { PhpRunResult } from "../commands/php-results.js";
 import { outcomeFromRun, withFatalRecorder } from "../commands/run-php.js";
 import { stateExportPhp } from "./state-export-php.js";
 
@@ -64,7 +64,7 @@ function sectionSummary(section: WordPressStateSection, data: unknown, abilities
  *   section's declared fields (`WORDPRESS_STATE_SECTION_DATA_SCHEMAS`; `data.issues`).
  */
 export async function exportWordPressState(
-  runPhp: (code: string) => Promise<WorkerRunResult>,
+  runPhp: (code: string) => Promise<PhpRunResult>,
   config: WordPressStateConfig,
   options: { directory: string; secrets: readonly string[] },
 ): Promise<WordPressStateExportResult> {

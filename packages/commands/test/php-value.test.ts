@@ -87,7 +87,7 @@ test("no source file splices a value into PHP source: every value goes through p
   assert.ok(files.length > 20, "the scan found the sources");
   let scanned = 0;
   for (const file of files) {
-    if (file.endsWith(join("runtime-playground", "src", "php-source", "php-value.ts"))) continue;
+    if (file.endsWith(join("commands", "src", "php-source", "php-value.ts"))) continue;
     const text = readFileSync(file, "utf8");
     text.split("\n").forEach((line, i) => {
       const where = `${relative(root, file)}:${i + 1}: ${line.trim()}`;
@@ -104,7 +104,7 @@ test("no source file splices a value into PHP source: every value goes through p
     }
   }
   assert.ok(scanned > 5, "the scan saw the PHP templates");
-  assert.deepEqual(offences, [], "splice values with phpValue() from runtime-playground/src/php-source/php-value.ts");
+  assert.deepEqual(offences, [], "splice values with phpValue() from commands/src/php-source/php-value.ts");
 });
 
 test("the scan itself catches the old splice patterns", () => {

@@ -4,13 +4,12 @@
  */
 import { existsSync } from "node:fs";
 import { basename, resolve } from "node:path";
-import { WpCodeboxError, readInputText } from "@wp-codebox/runtime-core";
+import { WpCodeboxError, fatalFromPhpOutput, readInputText } from "@wp-codebox/runtime-core";
 import { parseJsonMaybe, text, type CommandHandler, type CommandOutcome } from "./command-context.js";
-import type { PhpFatal, WorkerRunResult } from "../worker/php-worker-protocol.js";
+import type { PhpFatal, PhpRunResult } from "./php-results.js";
 import { phpValue } from "../php-source/php-value.js";
 import { phpAsset } from "../php-source/php-assets.js";
-import { fatalFromOutput } from "../worker/php-fatal.js";
-import { missingExtensionHint } from "../site/php-extensions.js";
+import { missingExtensionHint } from "../php-source/php-extension-hint.js";
 
 const FATAL_MASK = 1 | 4 | 16 | 64 | 256 | 4096; // E_ERROR | E_PARSE | E_CORE_ERROR | E_COMPILE_ERROR | E_USER_ERROR | E_RECOVERABLE_ERROR
 
@@ -64,7 +63,7 @@ export function phpFatalError(fatal: PhpFatal, extra: Record<string, unknown> = 
 }
 
 /** Converts a worker run into a command outcome: fatal → `php-fatal`, non-zero exit → `php-exit`. */
-export function outcomeFromRun(run: WorkerRunResult): CommandOutcome {
+export function outcomeFromRun(run: PhpRunResult): CommandOutcome {
   const stdout = text(run.stdout.data);
   const stderr = text(run.stderr.data);
   const base = {
@@ -75,7 +74,7 @@ export function outcomeFromRun(run: WorkerRunResult): CommandOutcome {
     truncated: { stdout: run.stdout.truncated, stderr: run.stderr.truncated },
   };
   // A fatal the shutdown recorder could not write (it died too) is still in PHP's own output.
-  const fatal = run.fatal ?? (run.exitCode === 255 ? fatalFromOutput(`${stderr}\n${stdout}`) : undefined);
+  const fatal = run.fatal ?? (run.exitCode === 255 ? fatalFromPhpOutput(`${stderr}\n${stdout}`) : undefined);
   if (fatal) {
     return {
       ...base,
