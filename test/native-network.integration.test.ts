@@ -164,3 +164,29 @@ describe("the native sandbox's own site on the loopback origin", { skip, timeout
     assert.equal(got.stdout, `${runtime.siteUrl}/ 200`, JSON.stringify(got.error));
   });
 });
+
+describe("the native sandbox with network: \"allow\"", { skip, timeout: 300_000 }, () => {
+  let runtime: NativeRuntime;
+  let outside: Server;
+  let port = 0;
+  before(async () => {
+    outside = createServer((_req, res) => res.writeHead(200).end("host service"));
+    await new Promise<void>((resolve) => outside.listen(0, "127.0.0.1", resolve));
+    port = (outside.address() as AddressInfo).port;
+    runtime = (await createBackend("native", { cwd: process.cwd() }).create({ policy: { commands: ["wordpress.run-php"], network: "allow" } })) as NativeRuntime;
+  });
+  after(async () => {
+    await runtime?.dispose();
+    outside?.close();
+  });
+
+  it("does not open the host's own loopback: the proxy refuses it (403) and records the denial", async () => {
+    const got = await runtime.execute({ command: "wordpress.run-php", args: [`code=<?php $r = wp_remote_get('http://127.0.0.1:${port}/'); echo is_wp_error($r) ? 'error: ' . $r->get_error_message() : wp_remote_retrieve_response_code($r) . ' ' . wp_remote_retrieve_body($r);`] });
+    assert.match(got.stdout, /^403 wp-codebox: the runtime policy does not allow network access to 127\.0\.0\.1/, JSON.stringify(got.error));
+    const events = (await runtime.collectArtifacts()).events;
+    assert.ok(events.some((e) => e.type === "network-denied" && e.data?.host === "127.0.0.1"));
+    // The site itself is still reached directly (never through the proxy).
+    const self = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo wp_remote_retrieve_response_code(wp_remote_get(home_url('/')));"] });
+    assert.equal(self.stdout, "200");
+  });
+});
