@@ -159,6 +159,8 @@ export class NativeRuntime implements Runtime {
   private readonly netServers: NetServer[] = [];
   /** PHP fatals of requests PHP made to its own site (WP-Cron, loopbacks) since the current command started. */
   private background: BackgroundErrorRecord[] = [];
+  /** Waits for the self-calls to settle (`selfCallsSettled`). */
+  private readonly settleWaiters = new Set<() => void>();
   /** Requests PHP made to its own site since the current command started. */
   private selfCalls = 0;
   /** Secret of the one-click admin login URL (`loginUrl()`); undefined until asked for. */
@@ -223,6 +225,10 @@ export class NativeRuntime implements Runtime {
     Object.assign(this.net, prepareSandboxNetwork(this.layout, this.origin, proxy));
     const paths = networkPaths(this.layout);
     this.netServers.push(await listenUnix(paths.siteSocket, (socket) => front.acceptSelfCall(socket)));
+    // One listener for the runtime's life: each wait adds a waiter here, not a listener there.
+    front.onSelfCallsChange(() => {
+      if (front.selfCallsSettled()) for (const done of [...this.settleWaiters]) done();
+    });
     if (proxy) {
       const site = new URL(this.origin).hostname;
       this.netServers.push(
@@ -247,13 +253,13 @@ export class NativeRuntime implements Runtime {
     await new Promise((resolve) => setTimeout(resolve, SELF_CALL_GRACE_MS));
     if (front.selfCallsSettled()) return;
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, SELF_CALL_SETTLE_TIMEOUT_MS);
-      front.onSelfCallsChange(() => {
-        if (front.selfCallsSettled()) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
+      const done = () => {
+        clearTimeout(timer);
+        this.settleWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, SELF_CALL_SETTLE_TIMEOUT_MS);
+      this.settleWaiters.add(done);
     });
   }
 
