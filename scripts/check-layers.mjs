@@ -35,6 +35,8 @@ export const FOLDER_RULES = {
     "browser": [],
     "commands": ["browser", "php-source"],
     "state-export": ["commands", "php-source"],
+    // The observations (runtime facts, results, state, HTTP, abilities) of every backend.
+    "observations": ["commands", "state-export"],
   },
   "packages/runtime-playground/src": {
     "php-source": [],

@@ -48,6 +48,8 @@ const PHPUNIT_DEMO = fileURLToPath(new URL("./fixtures/plugins/phpunit-demo", im
 const PHPUNIT = "/usr/bin/phpunit";
 const NO_PHPUNIT = existsSync(PHPUNIT) ? undefined : `needs Debian's phpunit at ${PHPUNIT}`;
 const WITHOUT_FAILING = "filter=/^(?!.*test_slug_keeps_underscores)/";
+/** A plugin with known faults (a fatal admin page, a REST route answering 500), mounted but not activated: `wordpress.check` activates it. */
+const CHECK_FAULTY = fileURLToPath(new URL("./fixtures/plugins/check-faulty", import.meta.url));
 
 const CASES: ContractCase[] = [
   {
@@ -233,13 +235,16 @@ const CASES: ContractCase[] = [
     check: (r) => {
       assert.equal(r.status, "ok", JSON.stringify(r.error));
       const mounts = (r.json as { mounts: { source: string; target: string; mode: string; kind: string }[] }).mounts;
-      assert.deepEqual(mounts.map((m) => [m.source, m.target, m.kind]), [[PHPUNIT_DEMO, "/wordpress/wp-content/plugins/phpunit-demo", "directory"]]);
+      assert.deepEqual(mounts.map((m) => [m.source, m.target, m.mode, m.kind]).sort(), [
+        [CHECK_FAULTY, "/wordpress/wp-content/plugins/check-faulty", "readonly", "directory"],
+        [PHPUNIT_DEMO, "/wordpress/wp-content/plugins/phpunit-demo", "readonly", "directory"],
+      ]);
     },
   },
   {
     name: "a passing PHPUnit suite is ok with its counts and JUnit log",
     command: "wordpress.phpunit",
-    args: [`phpunit=${PHPUNIT}`, WITHOUT_FAILING],
+    args: [`phpunit=${PHPUNIT}`, "plugin=phpunit-demo", WITHOUT_FAILING],
     ...(NO_PHPUNIT ? { unsupported: { playground: NO_PHPUNIT, native: NO_PHPUNIT } } : {}),
     check: (r) => {
       assert.equal(r.status, "ok", JSON.stringify(r.error));
@@ -252,12 +257,71 @@ const CASES: ContractCase[] = [
   {
     name: "a failing PHPUnit test is tests-failed, naming the test and its line",
     command: "wordpress.phpunit",
-    args: [`phpunit=${PHPUNIT}`],
+    args: [`phpunit=${PHPUNIT}`, "plugin=phpunit-demo"],
     ...(NO_PHPUNIT ? { unsupported: { playground: NO_PHPUNIT, native: NO_PHPUNIT } } : {}),
     check: (r) => {
       assert.equal(r.status, "error");
       assert.equal(r.error?.code, "tests-failed", JSON.stringify(r.error));
       assert.match(r.error!.message, /^1 of 5 tests failed; first: SlugTest::test_slug_keeps_underscores \(tests\/SlugTest\.php:15\)/);
+    },
+  },
+  {
+    name: "a browser probe of the front page loads it in Chromium (HTTP 200) and keeps a screenshot",
+    command: "wordpress.browser-probe",
+    args: ["url=/"],
+    check: (r) => {
+      assert.equal(r.status, "ok", JSON.stringify(r.error));
+      const json = r.json as { httpStatus: number; title: string; pageErrors: string[] };
+      assert.deepEqual([json.httpStatus, json.title, json.pageErrors], [200, "wp-codebox", []]);
+      assert.ok(r.artifactRefs?.some((a) => a.kind === "browser-screenshot"), JSON.stringify(r.artifactRefs));
+    },
+  },
+  {
+    name: "browser actions as admin fill and submit wp-admin's settings form, and an expect step is a passed assertion",
+    command: "wordpress.browser-actions",
+    args: [
+      `steps-json=${JSON.stringify([
+        { kind: "navigate", url: "/wp-admin/options-general.php" },
+        { kind: "fill", selector: "#blogdescription", value: "Set by a browser" },
+        { kind: "click", selector: "#submit" },
+        { kind: "expect", selector: "#setting-error-settings_updated", state: "visible" },
+      ])}`,
+      "step-timeout=60s",
+    ],
+    check: async (r, _backend, runtime) => {
+      assert.equal(r.status, "ok", JSON.stringify(r.error));
+      assert.deepEqual((r.json as { assertions: { total: number; passed: number } }).assertions, { ...(r.json as { assertions: object }).assertions, total: 1, passed: 1 });
+      const read = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo get_option('blogdescription');"] });
+      assert.equal(read.stdout, "Set by a browser");
+      const review = (await runtime.collectArtifacts({ executions: [r.id] })).review;
+      assert.deepEqual([review?.assertions?.total, review?.assertions?.passed], [1, 1]);
+    },
+  },
+  {
+    name: "wordpress.check finds the faulty plugin's fatal admin page and its REST route's 500",
+    command: "wordpress.check",
+    args: ["plugin=check-faulty"],
+    timeoutMs: 240_000,
+    check: (r) => {
+      assert.equal(r.status, "error");
+      assert.equal(r.error?.code, "check-failed", JSON.stringify(r.error));
+      const findings = (r.json as { findings: { severity: string; kind: string; surface: string }[] }).findings;
+      const errors = findings.filter((f) => f.severity === "error").map((f) => `${f.kind} ${f.surface}`);
+      assert.deepEqual(errors, ["php-fatal admin-page:/wp-admin/tools.php?page=check-faulty-fatal", "http-error rest-route:/check-faulty/v1/status"]);
+      assert.ok(r.artifactRefs?.some((a) => a.path === "files/check/report.json"), JSON.stringify(r.artifactRefs));
+    },
+  },
+  {
+    name: "a shared command past its deadline is timed-out, and the sandbox lives on",
+    command: "wordpress.state-export",
+    args: ["sections=summary,posts,options", "option-names=blogname"],
+    timeoutMs: 1,
+    check: async (r, _backend, runtime) => {
+      assert.equal(r.status, "timed-out", JSON.stringify(r.error));
+      assert.equal(r.exitCode, 124);
+      assert.equal(r.error?.code, "timeout");
+      const alive = await runtime.execute({ command: "wordpress.run-php", args: [`code=${ALIVE}`] });
+      assert.equal(alive.stdout, "alive");
     },
   },
   {
@@ -286,7 +350,7 @@ for (const backend of BACKENDS) {
     let runtime: Runtime;
     const factory = createBackend(backend.name, { cwd: process.cwd() });
     before(async () => {
-      runtime = await factory.create({ plugins: [PHPUNIT_DEMO], ...(NO_PHAR ? {} : { wpCliPhar: SHARED_PHAR! }) });
+      runtime = await factory.create({ plugins: [PHPUNIT_DEMO], mounts: [{ source: CHECK_FAULTY, target: "/wordpress/wp-content/plugins/check-faulty", mode: "readonly" }], ...(NO_PHAR ? {} : { wpCliPhar: SHARED_PHAR! }) });
     });
     after(async () => runtime?.dispose());
 
@@ -330,6 +394,25 @@ for (const backend of BACKENDS) {
         await restored.dispose();
       }
     });
+
+    // One observer for both backends (observeRuntime): each type answers the same shape.
+    const OBSERVATIONS: { spec: { type: string } & Record<string, unknown>; check(data: any): void }[] = [
+      { spec: { type: "runtime-info" }, check: (d) => assert.deepEqual([d.backend, d.siteUrl, d.mounts.length], [backend.name, runtime.info().siteUrl, 2]) },
+      { spec: { type: "http-response", path: "/wp-json/wp/v2/types/post" }, check: (d) => assert.deepEqual([d.status, d.body?.slug], [200, "post"]) },
+      { spec: { type: "http-response", path: "/wp-admin/", as: "anonymous" }, check: (d) => assert.deepEqual([d.status, /wp-login\.php/.test(String(d.headers?.location))], [302, true]) },
+      { spec: { type: "command-result" }, check: (d) => assert.equal(d.command, "wordpress.run-php") },
+      { spec: { type: "runtime-logs" }, check: (d) => assert.ok(Array.isArray(d.entries)) },
+      // Before WordPress 6.9 (the suite's bundled build) no Abilities API: an empty list, not an error.
+      { spec: { type: "abilities" }, check: (d) => assert.deepEqual(d.available ? "6.9+" : d, runtime.info().wordpressVersion >= "6.9" ? "6.9+" : { available: false, abilities: [] }) },
+    ];
+    for (const o of OBSERVATIONS) {
+      it(`the ${o.spec.type} observation (${JSON.stringify(o.spec)}) answers as on every backend`, async () => {
+        await runtime.execute({ command: "wordpress.run-php", args: [`code=${ALIVE}`] });
+        const observed = (await runtime.observe!(o.spec)) as { type: string; data: unknown };
+        assert.equal(observed.type, o.spec.type);
+        o.check(observed.data);
+      });
+    }
 
     it("the wordpress-state observation reads an option a run-php wrote, its sections kept as bundle files", async () => {
       await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php update_option('wp_codebox_contract_observed', 'seen');"] });

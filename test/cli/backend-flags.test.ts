@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { NATIVE_SUPPORT, nativeToolsStatus } from "@wp-codebox/runtime-native";
 import { SandboxLane, validateTaskLines } from "@wp-codebox/batch";
-import type { Runtime, RuntimeBackend } from "@wp-codebox/runtime-core";
+import { COMMAND_DEFINITIONS, OBSERVATION_TYPES, type Runtime, type RuntimeBackend } from "@wp-codebox/runtime-core";
 import { runCli, type CliIo } from "../../packages/cli/src/cli.js";
 
 const nativeReady = nativeToolsStatus().ok;
@@ -25,8 +25,7 @@ const write = (name: string, value: unknown) => {
   writeFileSync(path, typeof value === "string" ? value : JSON.stringify(value));
   return path;
 };
-const RECIPE_STATE = write("recipe-state.json", { schema: "wp-codebox/workspace-recipe/v1", runtime: { backend: "native" }, steps: [{ command: "wordpress.browser-probe", args: {} }] });
-const RECIPE_OK = write("recipe-state-default.json", { schema: "wp-codebox/workspace-recipe/v1", steps: [{ command: "wordpress.browser-probe", args: {} }] });
+const RECIPE_OK = write("recipe-state-default.json", { schema: "wp-codebox/workspace-recipe/v1", steps: [{ command: "wordpress.state-export", args: {} }] });
 const EPISODE_HTTP = write("episode-http.json", { schema: "wp-codebox/episode-script/v1", runtime: { backend: "native" }, steps: [{ action: { command: "wordpress.run-php", args: { code: "<?php echo 1;" } } }, { observe: { type: "http-response", path: "/" } }] });
 const PLUGIN = join(scratch, "plugin.php");
 writeFileSync(PLUGIN, "<?php\n/* Plugin Name: Flags */\n");
@@ -57,11 +56,6 @@ const ROWS: Row[] = [
     ["recipe run", ["recipe", "run", RECIPE_OK]],
     ["episode run", ["episode", "run", EPISODE_HTTP]],
   ].map(([name, argv]): Row => ({ name: `${name} --backend docker`, argv: [...(argv as string[]), "--backend", "docker"], code: "invalid-argument", message: /--backend "docker" is not a backend: use playground or native/ })),
-  { name: "check --backend native (HTTP and browser surfaces)", argv: ["check", PLUGIN, "--backend", "native"], code: "backend-unsupported", message: /check --backend native: the native backend cannot do what it needs yet: a web server for the site/ },
-  { name: "run --backend native of a command it cannot run", argv: ["run", "--backend", "native", "--command", "wordpress.browser-probe"], code: "backend-unsupported", message: /The native backend cannot run wordpress\.browser-probe \(\/command\): it runs wordpress\.run-php, wordpress\.wp-cli, wordpress\.rest-request, wordpress\.http-request, wordpress\.state-export, inspect-mounted-inputs, wordpress\.ability, wordpress\.phpunit/, needsNative: true },
-  { name: "recipe run with runtime.backend native and a browser-probe step", argv: ["recipe", "run", RECIPE_STATE], code: "backend-unsupported", message: /The native backend cannot run wordpress\.browser-probe \(\/steps\/0\)/, needsNative: true },
-  { name: "recipe run --backend native overrides the recipe's default", argv: ["recipe", "run", RECIPE_OK, "--backend", "native"], code: "backend-unsupported", message: /cannot run wordpress\.browser-probe/, needsNative: true },
-  { name: "episode run with runtime.backend native and an observation it cannot make", argv: ["episode", "run", EPISODE_HTTP], code: "backend-unsupported", message: /cannot run observation http-response \(\/steps\/1\/observe\)/, needsNative: true },
 ];
 
 describe("--backend refusals before boot (exit 2)", () => {
@@ -115,7 +109,9 @@ describe("runtime.backend in batch tasks", () => {
   });
 
   it("the native backend declares what it runs", () => {
-    assert.deepEqual([...NATIVE_SUPPORT.commands], ["wordpress.run-php", "wordpress.wp-cli", "wordpress.rest-request", "wordpress.http-request", "wordpress.state-export", "inspect-mounted-inputs", "wordpress.ability", "wordpress.phpunit"]);
-    assert.deepEqual([...NATIVE_SUPPORT.observations], ["runtime-info", "mounts", "wordpress-state", "abilities"]);
+    // Every runnable catalog command and every observation: the shared handlers run on both backends.
+    const runnable = COMMAND_DEFINITIONS.filter((d) => d.runnable).map((d) => d.id);
+    assert.deepEqual([...NATIVE_SUPPORT.commands].sort(), [...runnable].sort());
+    assert.deepEqual([...NATIVE_SUPPORT.observations], [...OBSERVATION_TYPES]);
   });
 });

@@ -18,6 +18,7 @@ import { spawnCli } from "./spawn-cli.js";
 import { imagesLoaded, launchOfflineBrowser } from "../support/offline-page.js";
 import { verifyArtifactBundle, type PluginCheckReport } from "@wp-codebox/runtime-core";
 import { scratchDir } from "../support/scratch-dir.js";
+import { nativeToolsStatus } from "@wp-codebox/runtime-native";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const scratch = scratchDir("wp-codebox-check-");
@@ -91,6 +92,27 @@ test("check on the faulty fixture: exit 1, exactly the planted findings, each at
   assert.equal((junit.match(/<testcase /g) ?? []).length, report.surfaces.length);
   assert.equal((junit.match(/<failure /g) ?? []).length, report.surfaces.filter((s) => s.status === "failed").length);
   assert.match(run.stderr, /FAILED \(fail on error\)/);
+  assert.equal((await verifyArtifactBundle(out)).valid, true);
+});
+
+test("check --backend native on the faulty fixture: the same planted findings but the SQLite-only db-error, browser surfaces included, a valid bundle", { skip: nativeToolsStatus().ok ? false : "the native backend's Debian packages are missing" }, async () => {
+  const out = join(scratch, "faulty-native");
+  const run = await cli(["check", "test/fixtures/plugins/check-faulty", "--backend", "native", "--browser", "--artifacts", out, "--json"]);
+  assert.equal(run.code, 1, run.show());
+  const report = JSON.parse(run.stdout) as PluginCheckReport;
+  const seen = report.findings.map((f) => `${f.kind} ${f.file ? basename(f.file.split("?")[0]!) : "-"}:${f.line ?? "-"}`).sort();
+  // MariaDB runs GROUP_CONCAT … SEPARATOR: the cron hook's query is no database error here.
+  const expected = [
+    `php-fatal check-faulty.php:${lineOf(FAULTY, "check_faulty_missing_function();")}`,
+    `php-warning check-faulty.php:${lineOf(FAULTY, "$totals['sum']")}`,
+    `http-error check-faulty.php:${lineOf(FAULTY, "function check_faulty_status()")}`,
+    `deprecated check-faulty.php:${lineOf(FAULTY, "get_page_by_title(")}`,
+    `leftover check-faulty.php:${lineOf(FAULTY, "add_option('check_faulty_settings'")}`,
+  ];
+  assert.deepEqual(seen.filter((x) => !x.startsWith("js-error")), expected.sort(), JSON.stringify(report.findings, null, 2));
+  assert.equal(report.findings.filter((f) => f.kind === "js-error").length, 1, JSON.stringify(report.findings, null, 2));
+  for (const f of report.findings) assert.ok(existsSync(join(out, f.evidence)), `evidence ${f.evidence} of ${f.kind} is in the bundle`);
+  assert.equal((JSON.parse(readFileSync(join(out, "metadata.json"), "utf8")) as { runtime: { backend: string } }).runtime.backend, "native");
   assert.equal((await verifyArtifactBundle(out)).valid, true);
 });
 

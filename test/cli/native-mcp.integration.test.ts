@@ -1,7 +1,7 @@
 /**
  * `wp-codebox mcp --backend native` through the MCP SDK's Client over stdio, on real parts
- * (Debian's PHP, a private MariaDB, bubblewrap): the tools the native backend cannot run are listed
- * UNAVAILABLE and refused; run-php runs on MariaDB; snapshot and restore (a MariaDB dump) bring a
+ * (Debian's PHP, a private MariaDB, bubblewrap): every catalog tool is available (the shared
+ * handlers run on native too) and the state export runs; run-php runs on MariaDB; snapshot and restore (a MariaDB dump) bring a
  * value back. Skipped, naming the packages, when the Debian packages are missing.
  */
 import assert from "node:assert/strict";
@@ -40,14 +40,14 @@ describe("wp-codebox mcp --backend native", { skip, timeout: 300_000 }, () => {
     rmSync(scratch, { recursive: true, force: true });
   });
 
-  it("lists run-php and http-request as available and state-export as UNAVAILABLE, and refuses the latter", async () => {
+  it("lists run-php, http-request and state-export as available, and runs the state export", async () => {
     const { tools } = await client.listTools();
-    assert.doesNotMatch(tools.find((t) => t.name === "wordpress_run_php")!.description ?? "", /UNAVAILABLE/);
-    assert.doesNotMatch(tools.find((t) => t.name === "wordpress_http_request")!.description ?? "", /UNAVAILABLE/);
-    assert.match(tools.find((t) => t.name === "wordpress_state_export")!.description ?? "", /UNAVAILABLE/);
-    const refused = await call("wordpress_state_export", {});
-    assert.equal(refused.isError, true);
-    assert.match(text(refused), /policy-denied/);
+    for (const name of ["wordpress_run_php", "wordpress_http_request", "wordpress_state_export"]) {
+      assert.doesNotMatch(tools.find((t) => t.name === name)?.description ?? "(missing)", /UNAVAILABLE|missing/, name);
+    }
+    const exported = await call("wordpress_state_export", {});
+    assert.notEqual(exported.isError, true, `${text(exported)}\n${stderr.slice(-2000)}`);
+    assert.equal(structured(exported).json.schema, "wp-codebox/wordpress-state-export/v1");
   });
 
   it("runs PHP on MariaDB, and restore brings back what a snapshot held", async () => {

@@ -63,11 +63,10 @@ export interface NativeBackendOptions {
 }
 
 /**
- * What native sandboxes run: its own `wordpress.run-php`, `wordpress.wp-cli`, `wordpress.rest-request`
- * and `wordpress.http-request`, and the shared handlers `wordpress.state-export`,
- * `inspect-mounted-inputs`, `wordpress.ability` and `wordpress.phpunit`; an episode observes
- * `runtime-info`, `mounts`, `wordpress-state` and `abilities`. Anything else is refused before boot
- * (`backend-unsupported`).
+ * What native sandboxes run: every catalog command (its own `wordpress.run-php`, `wordpress.wp-cli`,
+ * `wordpress.rest-request` and `wordpress.http-request`; the shared handlers of
+ * `@wp-codebox/commands` for the others) and every observation type. What a backend leaves out of
+ * its `supports` is refused before boot (`backend-unsupported`).
  */
 export const NATIVE_SUPPORT: BackendSupport = Object.freeze({
   commands: Object.freeze(["wordpress.run-php", "wordpress.wp-cli", "wordpress.rest-request", "wordpress.http-request", ...NATIVE_SHARED_COMMANDS]),

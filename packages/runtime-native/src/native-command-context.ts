@@ -1,6 +1,7 @@
 /**
  * The native backend's `CommandContext`: what the shared command handlers of `@wp-codebox/commands`
- * (state export, abilities, phpunit, inspect-mounted-inputs) use of a native sandbox. A handler's
+ * (state export, abilities, phpunit, inspect-mounted-inputs, browser actions and probes, the plugin
+ * check) and the observations use of a native sandbox. A handler's
  * PHP program runs through the warm PHP server's runner as a file of its own (it loads WordPress
  * itself); its HTTP requests go to the sandbox's web server; files are read and written through
  * the binds the sandbox's PHP sees, so a sandbox path means the same file inside and out.
@@ -8,25 +9,26 @@
 import { dirname, join, posix } from "node:path";
 import {
   WpCodeboxError,
+  OBSERVATION_TYPES,
   abortReasonText,
   fatalFromPhpOutput,
-  normalizeWordPressStateRequest,
   quoteValue,
-  runtimeRecord,
   serializeError,
   type ArtifactFile,
-  type ArtifactRef,
   type DbErrorRecord,
   type ExecutionError,
-  type ObservationSpec,
+  type ExecutionResult,
   type ResolvedMount,
   type RuntimeInfo,
   type RuntimePolicy,
   type TestCounts,
 } from "@wp-codebox/runtime-core";
 import {
-  exportWordPressState,
-  listAbilities,
+  actionSummaryFile,
+  assertionsBlock,
+  mergeBundleFiles,
+  testsBlock,
+  type AssertionsBlock,
   outcomeFromRun,
   phpProgram,
   phpValue,
@@ -47,13 +49,14 @@ import type { Bind } from "./bubblewrap.js";
 import type { CapturedStream, ProcessOutcome } from "./confined-process.js";
 import { SANDBOX_PATHS, giveOneToSandbox, phpBinds, type SiteLayout } from "./native-site.js";
 import { startPhp, type PhpRun } from "./native-php.js";
+import { SITE_DATABASE } from "./native-config.js";
 import { readSandboxFile, readSandboxFile as readFileInSandbox, removeSandboxPath, writeSandboxFile as writeFileInSandbox } from "./sandbox-files.js";
 
 /** The most a shared handler reads back of one file the sandbox wrote (bytes). */
 const SANDBOX_FILE_READ_BYTES = 512 << 20;
 
-/** The database the WordPress core test library is pointed at: the sandbox's MariaDB over its socket. */
-export const NATIVE_TEST_DATABASE: TestDatabase = Object.freeze({ name: "wordpress", user: "root", password: "", host: `localhost:${SANDBOX_PATHS.socket}`, charset: "utf8mb4" });
+/** The database the WordPress core test library is pointed at: WordPress's own (the sandbox's MariaDB, WordPress's account). */
+export const NATIVE_TEST_DATABASE: TestDatabase = SITE_DATABASE;
 
 /** One request to the site: absolute URL (only path and query count), lower-case header names. */
 export interface NativeSiteRequest {
@@ -90,6 +93,8 @@ export interface NativeContextHost {
   takeDbErrors(): DbErrorRecord[];
   /** Stops the warm PHP processes so the next run starts with the binds as they are now. */
   restartPhp(): void;
+  /** Kills php-cgi (every site request in it ends; the next request starts it again). */
+  stopSiteRequests(): void;
   /** Next free bundle folder `files/observations/<prefix>-<0001>`. */
   nextArtifactDirectory(prefix: string): string;
   /** Screenshot names already in the bundle. */
@@ -254,13 +259,17 @@ export class NativeCommandContext implements CommandContext {
 
   /**
    * One request to the site, like `http` (php-cgi serves requests side by side). Past `deadlineMs`
-   * the answer is given up with `timeout`.
+   * php-cgi is killed (the requests in it end; the next one starts it again) and the answer is
+   * given up.
    * @throws WpCodeboxError `timeout`.
    */
   async httpParallel(request: NativeSiteRequest, options: { deadlineMs: number }): Promise<PhpHttpResult> {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new WpCodeboxError("timeout", `${request.method} ${request.url}: no answer within ${options.deadlineMs} ms.`, { timeoutMs: options.deadlineMs })), options.deadlineMs);
+      timer = setTimeout(() => {
+        this.host.stopSiteRequests();
+        reject(new WpCodeboxError("timeout", `${request.method} ${request.url}: no answer within ${options.deadlineMs} ms.`, { timeoutMs: options.deadlineMs }));
+      }, options.deadlineMs);
     });
     try {
       return await Promise.race([this.http(request), deadline]);
@@ -341,9 +350,11 @@ export class NativeCommandContext implements CommandContext {
     try {
       const winner = await Promise.race([running.then((value) => ({ value })), limit]);
       if (winner !== "passed") return { done: true, value: winner.value };
-      // Kill what runs now and refuse the work's next runs: its promise ends with CommandStoppedError.
+      // Kill what runs now (a PHP run, or the site requests in php-cgi) and refuse the work's next
+      // runs: its promise ends with CommandStoppedError or the killed request's failure.
       this.windowClosed = true;
       this.current?.abort();
+      this.host.stopSiteRequests();
       try {
         await running.catch(() => undefined);
       } finally {
@@ -426,23 +437,24 @@ export class NativeCommandContext implements CommandContext {
 }
 
 /**
- * The shared catalog commands that run on the native backend through this context (the others in
- * `COMMAND_HANDLERS` need what it does not have yet, or the backend has its own).
+ * The shared catalog commands that run on the native backend through this context (for the rest of
+ * `COMMAND_HANDLERS` it has its own: run-php, http-request, rest-request; wp-cli is not shared).
  */
-export const NATIVE_SHARED_COMMANDS: readonly string[] = Object.freeze(["wordpress.state-export", "inspect-mounted-inputs", "wordpress.ability", "wordpress.phpunit"]);
+export const NATIVE_SHARED_COMMANDS: readonly string[] = Object.freeze(["wordpress.state-export", "inspect-mounted-inputs", "wordpress.ability", "wordpress.phpunit", "wordpress.browser-probe", "wordpress.browser-actions", "wordpress.check"]);
 
-/** Observation types the native runtime answers (`observeNative`). */
-export const NATIVE_OBSERVATION_TYPES: readonly string[] = Object.freeze(["runtime-info", "mounts", "wordpress-state", "abilities"]);
+/** Observation types the native runtime answers: all of them (`observeRuntime`, shared with Playground). */
+export const NATIVE_OBSERVATION_TYPES: readonly string[] = OBSERVATION_TYPES;
 
 /** What the shared commands and observations added to a native runtime's bundle, by execution id. */
 export class NativeCommandEvidence {
-  private readonly byExecution = new Map<string, { files: ArtifactFile[]; tests?: TestCounts }>();
+  private readonly byExecution = new Map<string, { files: ArtifactFile[]; tests?: TestCounts; assertions?: AssertionsBlock }>();
   private readonly observationFiles: ArtifactFile[] = [];
   private readonly directories = new Map<string, number>();
 
-  /** Keeps a command's files and test counts. */
+  /** Keeps a command's files, test counts and browser assertions. */
   record(executionId: string, outcome: CommandOutcome): void {
-    if (outcome.files?.length || outcome.tests) this.byExecution.set(executionId, { files: outcome.files ?? [], ...(outcome.tests ? { tests: outcome.tests } : {}) });
+    if (!outcome.files?.length && !outcome.tests && !outcome.assertions) return;
+    this.byExecution.set(executionId, { files: outcome.files ?? [], ...(outcome.tests ? { tests: outcome.tests } : {}), ...(outcome.assertions ? { assertions: outcome.assertions } : {}) });
   }
 
   /** Keeps files an observation wrote (WordPress state sections). */
@@ -462,17 +474,32 @@ export class NativeCommandEvidence {
     return [...this.byExecution.values()].flatMap((e) => e.files).filter((f) => f.kind === "browser-screenshot").map((f) => f.path.replace(/^files\/browser\/screenshot-/, "").replace(/\.png$/, ""));
   }
 
+  /** The files one execution wrote. */
+  filesOf(executionId: string): ArtifactFile[] {
+    return this.byExecution.get(executionId)?.files ?? [];
+  }
+
   /**
-   * The files and the summed test counts of `executions` (default: every command, and the
-   * observations' files).
+   * The bundle's part of `results` (every command's, or a selection's): their files (a `.jsonl`
+   * several wrote appended to; with no selection, the observations' files too), with browser
+   * assertions the action summary, and the review blocks.
    */
-  collect(executions?: ReadonlySet<string>): { files: ArtifactFile[]; tests?: TestCounts } {
-    const entries = [...this.byExecution.entries()].filter(([id]) => !executions || executions.has(id)).map(([, e]) => e);
-    const files = [...entries.flatMap((e) => e.files), ...(executions ? [] : this.observationFiles)];
-    const counts = entries.flatMap((e) => (e.tests ? [e.tests] : []));
-    if (!counts.length) return { files };
-    const sum = (key: keyof TestCounts) => counts.reduce((n, c) => n + c[key], 0);
-    return { files, tests: { tests: sum("tests"), passed: sum("passed"), assertions: sum("assertions"), failures: sum("failures"), errors: sum("errors"), skipped: sum("skipped"), incomplete: sum("incomplete"), risky: sum("risky"), warnings: sum("warnings") } };
+  collect(results: readonly ExecutionResult[], selection: boolean): { files: ArtifactFile[]; review?: { assertions?: AssertionsBlock; tests?: TestCounts } } {
+    const files: ArtifactFile[] = [];
+    const assertionList: AssertionsBlock[] = [];
+    const testList: TestCounts[] = [];
+    for (const result of results) {
+      const added = this.byExecution.get(result.id);
+      if (!added) continue;
+      mergeBundleFiles(files, added.files);
+      if (added.assertions) assertionList.push(added.assertions);
+      if (added.tests) testList.push(added.tests);
+    }
+    if (!selection) mergeBundleFiles(files, this.observationFiles);
+    const assertions = assertionsBlock(assertionList);
+    if (assertions) files.push(actionSummaryFile(results, assertions));
+    const tests = testsBlock(testList);
+    return { files, ...(assertions || tests ? { review: { ...(assertions ? { assertions } : {}), ...(tests ? { tests } : {}) } } : {}) };
   }
 }
 
@@ -524,30 +551,5 @@ export async function runSharedCommand(
   } finally {
     if (timer) clearTimeout(timer);
     if (onAbort) signal?.removeEventListener("abort", onAbort);
-  }
-}
-
-/**
- * Answers one observation request on a native runtime:
- * - `runtime-info`, `mounts`: the replay-relevant runtime facts (`runtimeRecord`).
- * - `wordpress-state`: the WordPress state export (sections as bundle files).
- * - `abilities`: the site's registered abilities (`available` false before WordPress 6.9).
- * @throws WpCodeboxError `observation-unsupported` (another type), `invalid-state-request`, `state-export-failed`.
- */
-export async function observeNative(ctx: NativeCommandContext, evidence: NativeCommandEvidence, spec: ObservationSpec): Promise<{ type: string; data: unknown; artifactRefs?: ArtifactRef[] }> {
-  switch (spec.type) {
-    case "runtime-info":
-      return { type: spec.type, data: runtimeRecord(ctx.info()) };
-    case "mounts":
-      return { type: spec.type, data: { mounts: runtimeRecord(ctx.info()).mounts } };
-    case "wordpress-state": {
-      const exported = await exportWordPressState((code) => ctx.runPhp(code), normalizeWordPressStateRequest(spec), { directory: evidence.nextDirectory("wordpress-state"), secrets: ctx.secrets });
-      evidence.addObservationFiles(exported.files);
-      return { type: spec.type, data: exported.data, artifactRefs: exported.artifactRefs };
-    }
-    case "abilities":
-      return { type: spec.type, data: await listAbilities(ctx) };
-    default:
-      throw new WpCodeboxError("observation-unsupported", `The native runtime cannot observe "${spec.type}". Use one of: ${NATIVE_OBSERVATION_TYPES.join(", ")}.`, { type: spec.type, supported: [...NATIVE_OBSERVATION_TYPES], backend: "native" });
   }
 }

@@ -7,6 +7,13 @@ import { randomBytes } from "node:crypto";
 import { STABLE_SITE_ORIGIN, type RuntimePolicy, type WpDefineValue } from "@wp-codebox/runtime-core";
 import { SANDBOX_PATHS } from "./native-site.js";
 
+/**
+ * WordPress's database connection: the sandbox's MariaDB over its socket, as an account with
+ * rights on the `wordpress` database only (php/db-admin.php); root is the host's, for reset() and
+ * snapshots. The WordPress core test library (`wordpress.phpunit`) is pointed at the same.
+ */
+export const SITE_DATABASE = Object.freeze({ name: "wordpress", user: "wordpress", password: "", host: `localhost:${SANDBOX_PATHS.socket}`, charset: "utf8mb4" });
+
 const SALTS = ["AUTH_KEY", "SECURE_AUTH_KEY", "LOGGED_IN_KEY", "NONCE_KEY", "AUTH_SALT", "SECURE_AUTH_SALT", "LOGGED_IN_SALT", "NONCE_SALT"];
 
 /**
@@ -17,12 +24,11 @@ const SALTS = ["AUTH_KEY", "SECURE_AUTH_KEY", "LOGGED_IN_KEY", "NONCE_KEY", "AUT
  */
 export function siteConstants(options: { policy?: RuntimePolicy; defines?: Record<string, WpDefineValue>; installing?: boolean; siteUrl?: string }): Record<string, string | number | boolean | null> {
   const constants: Record<string, string | number | boolean | null> = {
-    DB_NAME: "wordpress",
-    // Rights on the `wordpress` database only (php/db-admin.php): root is the host's, for reset() and snapshots.
-    DB_USER: "wordpress",
-    DB_PASSWORD: "",
-    DB_HOST: `localhost:${SANDBOX_PATHS.socket}`,
-    DB_CHARSET: "utf8mb4",
+    DB_NAME: SITE_DATABASE.name,
+    DB_USER: SITE_DATABASE.user,
+    DB_PASSWORD: SITE_DATABASE.password,
+    DB_HOST: SITE_DATABASE.host,
+    DB_CHARSET: SITE_DATABASE.charset,
     DB_COLLATE: "",
     WP_HOME: options.siteUrl ?? STABLE_SITE_ORIGIN,
     WP_SITEURL: options.siteUrl ?? STABLE_SITE_ORIGIN,

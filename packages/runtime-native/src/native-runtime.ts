@@ -48,9 +48,9 @@ import {
   type WordPressChoiceRecord,
   type WordPressRuntimeSnapshot,
 } from "@wp-codebox/runtime-core";
-import { COMMAND_HANDLERS, type CommandOutcome } from "@wp-codebox/commands";
+import { COMMAND_HANDLERS, observeRuntime, type CommandOutcome, type RuntimeObservation } from "@wp-codebox/commands";
 import { applyNativeSnapshot, captureNativeSnapshot, type NativeStateHost } from "./native-snapshots.js";
-import { NATIVE_SHARED_COMMANDS, NativeCommandContext, NativeCommandEvidence, observeNative, runConfinedPhp, runFatal, runSharedCommand } from "./native-command-context.js";
+import { NATIVE_SHARED_COMMANDS, NativeCommandContext, NativeCommandEvidence, runConfinedPhp, runFatal, runSharedCommand } from "./native-command-context.js";
 import { pharFromSpec, runNativeWpCli, wpCliOutcome } from "./native-wp-cli.js";
 import { allocateSandboxUid, type Bind } from "./bubblewrap.js";
 import { HOST_STEP_DEADLINE_MS, type CapturedStream, type ProcessOutcome } from "./confined-process.js";
@@ -58,7 +58,7 @@ import { siteConstants } from "./native-config.js";
 import { PhpServer } from "./php-server.js";
 import { PhpCgi } from "./php-cgi.js";
 import { SiteFiles, cgiParams, frontResponse, phpResponse, routeRequest, staticResponse, type SiteRequest, type SiteResponse } from "./native-web.js";
-import { syncTree } from "./tree-sync.js";
+import { ctimeStamp, syncTree } from "./tree-sync.js";
 import { listenUnix, networkPaths, prepareSandboxNetwork, startNativeEgressProxy, type SandboxNetwork } from "./native-network.js";
 import type { Server as NetServer } from "node:net";
 import { SANDBOX_DIR_PREFIX, markSandboxOwner, sweepStaleSandboxes } from "./stale-sandboxes.js";
@@ -124,6 +124,27 @@ export interface NativeHttpResponse extends SiteResponse {
 
 let sweptStale = false;
 
+/**
+ * Exit codes the warm PHP process reports for a command's process killed by a signal (128 + its
+ * number), with what that signal means in a sandbox.
+ */
+const SIGNAL_EXIT_CODES: Record<number, string> = {
+  137: "SIGKILL: killed, e.g. by the kernel when memory ran out",
+  139: "SIGSEGV: PHP crashed",
+  153: "SIGXFSZ: it wrote a file over the sandbox's file size limit (1 GiB)",
+};
+
+/**
+ * A file system error of the host's temporary directory (read-only, full, missing) as `boot-failed`
+ * naming it and what to do, instead of an unexpected error; anything else unchanged.
+ */
+function hostFolderError(error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (error instanceof WpCodeboxError || !code || !["ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "ENOENT", "ENOTDIR"].includes(code)) return error;
+  const why = code === "ENOSPC" || code === "EDQUOT" ? "is full" : code === "ENOENT" || code === "ENOTDIR" ? "does not exist" : "cannot be written";
+  return new WpCodeboxError("boot-failed", `The host's temporary directory ${tmpdir()} ${why} (${(error as Error).message}); a native sandbox needs about 60 MB there. Set TMPDIR to a writable folder with room.`, { tmpdir: tmpdir(), errno: code });
+}
+
 /** Database errors read per run at most (bytes of `db-errors.jsonl`; a line cut there is dropped). */
 const DB_ERRORS_BYTES = 8 << 20;
 
@@ -139,6 +160,11 @@ export class NativeRuntime implements Runtime {
   private php!: PhpServer;
   private disposed = false;
   private bootDurationMs = 0;
+  /**
+   * When wp-content was last made equal to the cache's (ns, the file system's clock): an entry whose
+   * ctime is later changed since, whatever its size and mtime say.
+   */
+  private contentCleanAtNs: bigint | undefined;
   /** The clean copy's table signatures (JSON), kept by the host and handed to each restore. */
   private cleanSignatures: Buffer | undefined;
   /** Password of MariaDB's root in this sandbox (the cache entry's): only the host's own steps use it. */
@@ -183,12 +209,17 @@ export class NativeRuntime implements Runtime {
    * @throws `boot-failed` (MariaDB did not start, or activating a plugin/theme failed).
    */
   static async boot(setup: NativeRuntimeSetup): Promise<NativeRuntime> {
-    const runtime = new NativeRuntime(setup);
+    let runtime: NativeRuntime;
+    try {
+      runtime = new NativeRuntime(setup);
+    } catch (error) {
+      throw hostFolderError(error);
+    }
     try {
       await runtime.start();
     } catch (error) {
       await runtime.dispose();
-      throw error;
+      throw hostFolderError(error);
     }
     return runtime;
   }
@@ -280,6 +311,7 @@ export class NativeRuntime implements Runtime {
     copyTree(this.setup.site.content, this.layout.content);
     giveToSandbox(this.layout.content, this.layout.uid);
     this.createMountPoints();
+    this.contentCleanAtNs = ctimeStamp(this.layout.root);
     this.php.warm();
     this.server = await starting;
     if (this.activates()) {
@@ -466,7 +498,7 @@ export class NativeRuntime implements Runtime {
         finishedAt: new Date().toISOString(),
         durationMs: Date.now() - started,
         ...(dbErrors.length ? { dbErrors } : {}),
-        ...(wroteFiles ? { artifactRefs: this.evidence.collect(new Set([id])).files.map((f) => ({ path: f.path, kind: f.kind })) } : {}),
+        ...(wroteFiles ? { artifactRefs: this.evidence.filesOf(id).map((f) => ({ path: f.path, kind: f.kind })) } : {}),
       };
       this.results.push(result);
       this.event("command-finished", { id, command: spec.command, status: result.status, durationMs: result.durationMs });
@@ -868,6 +900,7 @@ export class NativeRuntime implements Runtime {
           this.php.kill();
           this.cgi.kill();
         },
+        stopSiteRequests: () => this.cgi.kill(),
         nextArtifactDirectory: (prefix) => this.evidence.nextDirectory(prefix),
         reservedScreenshotNames: () => this.evidence.screenshotNames(),
         event: (type, data) => this.event(type, data),
@@ -877,15 +910,32 @@ export class NativeRuntime implements Runtime {
   }
 
   /**
-   * Answers an observation after the commands called before it: `runtime-info`, `mounts`,
-   * `wordpress-state` (its sections become bundle files), `abilities` (`observeNative`).
+   * Answers an observation after the commands called before it, as Playground does
+   * (`observeRuntime` of @wp-codebox/commands: runtime-info, mounts, command-result,
+   * wordpress-state, http-response, browser-result, runtime-events, runtime-logs, abilities).
+   * Section files of a `wordpress-state` observation join this runtime's bundle files.
+   * @returns `{ type, data, artifactRefs? }`.
    * @throws `runtime-disposed`, `observation-unsupported`, `invalid-state-request`, `state-export-failed`.
    */
-  async observe(spec: ObservationSpec): Promise<unknown> {
+  async observe(spec: ObservationSpec): Promise<Omit<RuntimeObservation, "files">> {
     this.assertLive();
     return this.order.run(async () => {
       this.assertLive();
-      return observeNative(this.commandContext(`observe-${randomUUID()}`), this.evidence, spec);
+      const ctx = this.commandContext(`observe-${randomUUID()}`);
+      const { files, ...observation } = await observeRuntime(
+        {
+          info: () => this.info(),
+          results: () => this.results,
+          events: () => this.events,
+          secrets: ctx.secrets,
+          runPhp: (code) => ctx.runPhp(code),
+          context: () => ctx,
+          nextDirectory: (prefix) => this.evidence.nextDirectory(prefix),
+        },
+        spec,
+      );
+      if (files) this.evidence.addObservationFiles(files);
+      return observation;
     });
   }
 
@@ -954,7 +1004,8 @@ export class NativeRuntime implements Runtime {
       return { ...base, status: "error", exitCode: 128, error: { code: "php-exit", message: `PHP was killed by ${run.signal}${why}.`, data: { signal: run.signal } } };
     }
     if (run.exitCode !== 0) {
-      return { ...base, status: "error", exitCode: run.exitCode, error: { code: "php-exit", message: `PHP exited with code ${run.exitCode}.${stderr ? ` stderr: ${stderr.slice(0, 500)}` : ""}`, data: { exitCode: run.exitCode } } };
+      const killedBy = SIGNAL_EXIT_CODES[run.exitCode];
+      return { ...base, status: "error", exitCode: run.exitCode, error: { code: "php-exit", message: `PHP exited with code ${run.exitCode}${killedBy ? ` (${killedBy}, unless the code itself exited with it)` : ""}.${stderr ? ` stderr: ${stderr.slice(0, 500)}` : ""}`, data: { exitCode: run.exitCode, ...(killedBy ? { signal: killedBy.split(":")[0] } : {}) } } };
     }
     let json: unknown;
     if (!run.stdout.truncated && /^\s*[[{]/.test(stdout)) {
@@ -1009,10 +1060,11 @@ export class NativeRuntime implements Runtime {
         // after it), so no PHP of the sandbox changes wp-content while the host, as root, syncs it.
         const tables = await this.cleanDatabase("restore");
         // Only what differs: the warm PHP process keeps wp-content (and the mounts in it) bound.
-        const files = syncTree(this.setup.site.content, this.layout.content, { protect: this.contentMountPaths(), onCopied: (path) => giveToSandbox(path, this.layout.uid) });
+        const files = syncTree(this.setup.site.content, this.layout.content, { protect: this.contentMountPaths(), onCopied: (path) => giveToSandbox(path, this.layout.uid), changedSinceNs: this.contentCleanAtNs });
         // A mount point made again: the sandbox moved the folder holding it (its mount went along,
         // in the warm PHP process's view). A new PHP process binds the mounts where they belong.
         if (this.createMountPoints() > 0) this.php.kill();
+        this.contentCleanAtNs = ctimeStamp(this.layout.root);
         changed = { tablesRestored: tables.restored.length, tablesDropped: tables.dropped.length, filesCopied: files.copied.length, filesRemoved: files.removed.length };
       } catch {
         how = "restarted";
@@ -1069,14 +1121,15 @@ export class NativeRuntime implements Runtime {
   async collectArtifacts(spec?: ArtifactSpec): Promise<RuntimeArtifacts> {
     const wanted = spec?.executions ? new Set(spec.executions) : undefined;
     const bundled = spec?.includeRuntimeSnapshotBundles && !wanted ? [...this.taken.values()].map((s) => runtimeSnapshotBundleFiles(s)) : [];
-    const gathered = this.evidence.collect(wanted);
+    const results = wanted ? this.results.filter((r) => wanted.has(r.id)) : [...this.results];
+    const gathered = this.evidence.collect(results, wanted !== undefined);
     return {
       info: this.info(),
-      results: wanted ? this.results.filter((r) => wanted.has(r.id)) : [...this.results],
+      results,
       events: [...this.events],
       files: [...gathered.files, ...bundled.flatMap((b) => b.files)],
       secrets: Object.values(this.setup.secretEnv).filter((v) => v.length > 0),
-      ...(gathered.tests ? { review: { tests: gathered.tests } } : {}),
+      ...(gathered.review ? { review: gathered.review } : {}),
       ...(bundled.length ? { snapshots: bundled.map((b) => b.ref) } : {}),
     };
   }

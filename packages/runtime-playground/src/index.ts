@@ -20,7 +20,7 @@ export { installWpCli, latestWpCliVersion, listCachedWpCli, newestCachedWpCli, w
 export type { CachedWpCli, WpCliInstallOptions } from "./site/wp-cli-releases.js";
 export { ensureWordPressTree } from "./site/wordpress-builds.js";
 export { ensureInstalledSite } from "./sandbox/installed-site.js";
-export { PLAYGROUND_OBSERVATION_TYPES } from "./evidence/observations.js";
+export { PLAYGROUND_OBSERVATION_TYPES } from "./sandbox/playground-runtime.js";
 export { ensureWordPressRelease, isBundledWordPress, wordpressMirror, releaseZipName, zipWordPressRelease, listCachedReleases, cachedLatestCheck, DEFAULT_WORDPRESS_MIRROR, WORDPRESS_VERSION_PATTERN } from "./site/wordpress-releases.js";
 export type { CachedReleaseEntry } from "./site/wordpress-releases.js";
 export { resolveDefaultWordPress, pinnedDefaultWordPress, MIRROR_CHECK_TIMEOUT_MS, BUNDLED_DEFAULT } from "./site/wordpress-default.js";

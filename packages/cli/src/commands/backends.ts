@@ -16,15 +16,15 @@ export const createBackend = createNamedBackend;
 
 /**
  * What each CLI command needs that a backend other than Playground does not have yet: checked
- * before anything boots. `mcp`, `serve` and the batch run on native (tools and tasks limited to what it runs).
+ * before anything boots. Every CLI command runs on native (`mcp`, `serve`, `check`, the batch): none is listed.
  */
 const NEEDS_PLAYGROUND: Record<string, string> = {
-  check: "a web server for the site (browser surfaces, WP-Cron and loopback requests) and the check's evidence recorder",
 };
 
 /**
- * Refuses, before boot, a CLI command the named backend cannot run (`check` on native).
- * @param cli - the CLI command (`"serve"`, `"check"`).
+ * Refuses, before boot, a CLI command the named backend cannot run (none on native now: the list
+ * above is empty).
+ * @param cli - the CLI command (`"serve"`, `"check"`, …).
  * @throws `invalid-argument` for an unknown backend name; `backend-unsupported` (exit 2) naming the
  *   backend and what is missing.
  */

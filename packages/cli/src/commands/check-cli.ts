@@ -37,7 +37,7 @@ export function registerCheckCommand(program: Command, ctx: CheckCliContext): vo
         .option("--coverage <kind>", "callbacks (default) or lines (line coverage needs Xdebug; where it cannot load, the report says why)")
         .option("--artifacts <dir>", "bundle directory, created; refused if it exists and is not empty (default ./wp-codebox-artifacts/<run id>)")
         .option("--json", "print the report (wp-codebox/plugin-check-report/v1) on stdout")
-        .option("--backend <name>", "playground (default); native is refused before boot: the check needs HTTP requests and browser surfaces (see docs/native-backend.md)"),
+        .option("--backend <name>", "playground (default) or native: Debian's PHP and a private MariaDB (see docs/native-backend.md)"),
     )
     .addHelpText(
       "after",
@@ -51,6 +51,7 @@ export function registerCheckCommand(program: Command, ctx: CheckCliContext): vo
       const { runPluginCheck } = await import("./check.js");
       const { outcome, report } = await ctx.withInterrupt((interrupt) => runPluginCheck({
         ...ctx.runtimeOptions(opts),
+        ...(opts.backend !== undefined ? { backendName: opts.backend as string } : {}),
         interrupt,
         pluginDir: plugin,
         browser: opts.browser === true,

@@ -19,7 +19,7 @@ export function registerEpisodeCommands(program: Command, ctx: CliContext): void
     .option("--json", 'print {"trace": {"id", "digest"}, "steps", "bundle": {"directory", "id", "valid"}} on stdout')
     .option("--clock <iso|real>", 'virtual clock start (ISO-8601 instant) or "real"; overrides runtime.clock (episode default: 2025-01-01T00:00:00Z)')
     .option("--seed <n>", "seed of every source of randomness; overrides runtime.seed (episode default: 0; refused with outbound network)")
-    .option("--backend <name>", "playground or native (Debian's PHP and a private MariaDB under bubblewrap; no virtual clock or seed, wordpress.run-php, wordpress.wp-cli, wordpress.rest-request and wordpress.http-request actions only); overrides runtime.backend (default playground)")
+    .option("--backend <name>", "playground or native (Debian's PHP and a private MariaDB under bubblewrap; every catalog command and observation, no virtual clock or seed); overrides runtime.backend (default playground)")
     .option("--attach <control-url>", "drive a live sandbox of wp-codebox serve (reset first; the script's runtime, inputs and policy are not used)")
     .option("--token <token>", "control token (default $WP_CODEBOX_TOKEN)")
     .addHelpText("after", "\nA failing step is recorded, not fatal. Exit codes: 0 every step ok; 1 a step failed or timed out (the bundle is still written); 2 invalid script (every issue listed)." + examples(["wp-codebox episode run episode.json --artifacts out-episode --json"]))

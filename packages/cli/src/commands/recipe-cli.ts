@@ -59,7 +59,7 @@ export function registerRecipeCommands(program: Command, ctx: RecipeCliContext):
     .option("--wp-cli-phar <path>", "wp-cli.phar for wordpress.wp-cli steps (default $WP_CODEBOX_WP_CLI_PHAR, then <cache>/wp-cli.phar)")
     .option("--clock <iso|real>", 'start the sandbox clock at this ISO-8601 instant (virtual: advances only with work done) or "real"; overrides runtime.clock')
     .option("--seed <n>", "seed every source of randomness (PHP and page Math.random); refused with outbound network; overrides runtime.seed")
-    .option("--backend <name>", "playground (default) or native (Debian's PHP and a private MariaDB under bubblewrap; wordpress.run-php, wordpress.wp-cli, wordpress.rest-request and wordpress.http-request steps only so far); overrides runtime.backend")
+    .option("--backend <name>", "playground (default) or native (Debian's PHP and a private MariaDB under bubblewrap; every catalog command); overrides runtime.backend")
     .option("--json", 'print {"report", "bundle": {"directory", "id", "valid"}, "error"?} on stdout')
     .option("--update-baselines", "browser scripts: write each compared screenshot as its baseline (the compare path, inside the script's folder) instead of comparing")
     .addHelpText(

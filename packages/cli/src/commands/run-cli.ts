@@ -19,7 +19,7 @@ export function registerRunCommand(program: Command, ctx: CliContext): void {
       .option("--timeout <duration>", 'wall-clock limit of the command, e.g. 30s, 500ms, 2m ("0" = none; default 60s)')
       .option("--artifacts <dir>", "bundle directory, created; refused if it exists and is not empty (default ./wp-codebox-artifacts/<run id>)")
       .option("--json", 'print {"result": ExecutionResult, "bundle": {"directory", "id", "valid"}} on stdout')
-      .option("--backend <name>", "playground (default: PHP in WebAssembly, SQLite) or native (Debian's PHP and a private MariaDB under bubblewrap; runs wordpress.run-php, wordpress.wp-cli, wordpress.rest-request and wordpress.http-request so far; see docs/native-backend.md)")
+      .option("--backend <name>", "playground (default: PHP in WebAssembly, SQLite) or native (Debian's PHP and a private MariaDB under bubblewrap; runs every catalog command; see docs/native-backend.md)")
       .option("--attach <control-url>", "run in a live sandbox of wp-codebox serve instead of booting one (no runtime flags then)")
       .option("--token <token>", "control token of the serve sandbox (default $WP_CODEBOX_TOKEN)")
       .option("--update-baselines", "browser scripts: write each compared screenshot as its baseline (the compare path, inside the script's folder) instead of comparing"),

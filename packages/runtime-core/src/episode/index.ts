@@ -57,6 +57,6 @@ export type { RuntimeEpisodeTraceValidation } from "./validate-runtime-episode-t
 export { findEpisodeDomainFields } from "./domain-fields.js";
 export { RUNTIME_EPISODE_EVENT, episodeEvents, episodeEventsJsonl } from "./episode-events.js";
 export type { RuntimeEpisodeEvent } from "./episode-events.js";
-export { createRuntimeEpisode, runtimeRecord } from "./runtime-episode.js";
+export { createRuntimeEpisode } from "./runtime-episode.js";
 export type { RuntimeEpisode, RuntimeEpisodeSpec, RuntimeEpisodeStepResult } from "./runtime-episode.js";
 export { registerEpisodeBundleValidators, validateEpisodeTraceFile, validateEpisodeEventsFile } from "./register-episode-bundle-validators.js";

@@ -102,11 +102,8 @@ interface TraceState {
   fullData: Map<string, unknown>;
 }
 
-/**
- * The replay-relevant, deterministic part of `RuntimeInfo` (no ids, timings or host paths): what
- * the `runtime-info` observation records (and `mounts` its mounts), on every backend.
- */
-export function runtimeRecord(info: RuntimeInfo): RuntimeEpisodeRuntime {
+/** The replay-relevant, deterministic part of `RuntimeInfo` (no ids, timings or host paths). */
+function runtimeRecord(info: RuntimeInfo): RuntimeEpisodeRuntime {
   return {
     backend: info.backend,
     wordpressVersion: info.wordpressVersion,

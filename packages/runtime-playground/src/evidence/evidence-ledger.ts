@@ -6,7 +6,6 @@
  * output and file contents live in files of the sandbox directory (`evidence-spill.ts`).
  */
 import {
-  isBrowserCommand,
   runtimeSnapshotBundleFiles,
   type ArtifactFile,
   type ArtifactSpec,
@@ -20,7 +19,7 @@ import {
 import { BackgroundErrors } from "./background-errors.js";
 import { EvidenceSpill } from "./evidence-spill.js";
 import type { DbError } from "../worker/php-worker-protocol.js";
-import { type CommandOutcome } from "@wp-codebox/commands";
+import { actionSummaryFile, assertionsBlock, mergeBundleFiles, testsBlock, type CommandOutcome } from "@wp-codebox/commands";
 
 type Assertions = NonNullable<CommandOutcome["assertions"]>;
 
@@ -132,41 +131,13 @@ export class EvidenceLedger {
     this.spill.clear();
   }
 
-  /** The browser assertions of the given commands (default every command so far), as one block. */
-  private assertionsBlock(list: Assertions[] = this.assertions): Assertions | undefined {
-    if (list.length === 0) return undefined;
-    return {
-      total: list.reduce((n, a) => n + a.total, 0),
-      passed: list.reduce((n, a) => n + a.passed, 0),
-      failed: list.reduce((n, a) => n + a.failed, 0),
-      results: list.flatMap((a) => a.results),
-    };
-  }
-
-  /** The test counts of the given wordpress.phpunit commands (default all so far), summed (review.json `tests`). */
-  private testsBlock(list: TestCounts[] = this.testCounts): TestCounts | undefined {
-    if (list.length === 0) return undefined;
-    const sum = (key: keyof TestCounts) => list.reduce((n, c) => n + c[key], 0);
-    return {
-      tests: sum("tests"),
-      assertions: sum("assertions"),
-      failures: sum("failures"),
-      errors: sum("errors"),
-      skipped: sum("skipped"),
-      incomplete: sum("incomplete"),
-      warnings: sum("warnings"),
-      risky: sum("risky"),
-      passed: sum("passed"),
-    };
-  }
-
   /**
    * Everything gathered so far, for `writeArtifactBundle`: with browser assertions, a
    * `files/browser/action-summary.json`; with `includeRuntimeSnapshotBundles`, every snapshot taken.
    */
   collect(info: RuntimeInfo, secrets: string[], snapshots: Iterable<WordPressRuntimeSnapshot>, spec?: ArtifactSpec): RuntimeArtifacts {
     if (spec?.executions) return this.collectExecutions(info, secrets, spec.executions);
-    const assertions = this.assertionsBlock();
+    const assertions = assertionsBlock(this.assertions);
     const files = [...this.files];
     const snapshotRefs = spec?.includeRuntimeSnapshotBundles
       ? [...snapshots].map((snapshot) => {
@@ -175,16 +146,8 @@ export class EvidenceLedger {
           return bundled.ref;
         })
       : [];
-    if (assertions) {
-      const browserResults = this.results.filter((r) => isBrowserCommand(r.command));
-      files.push({
-        path: "files/browser/action-summary.json",
-        kind: "browser-action-summary",
-        contentType: "application/json",
-        content: `${JSON.stringify({ executions: browserResults.map((r) => ({ id: r.id, command: r.command, status: r.status, ...(r.error ? { error: r.error } : {}) })), assertions }, null, 2)}\n`,
-      });
-    }
-    const tests = this.testsBlock();
+    if (assertions) files.push(actionSummaryFile(this.results, assertions));
+    const tests = testsBlock(this.testCounts);
     return {
       info,
       results: [...this.results],
@@ -211,23 +174,16 @@ export class EvidenceLedger {
     for (const result of results) {
       const added = this.byExecution.get(result.id);
       if (!added) continue;
-      mergeFiles(files, added.files);
+      mergeBundleFiles(files, added.files);
       if (added.assertions) assertionList.push(added.assertions);
       if (added.tests) testList.push(added.tests);
     }
     const from = results.reduce((min, r) => (r.startedAt < min ? r.startedAt : min), "\uffff");
     const to = results.reduce((max, r) => (r.finishedAt > max ? r.finishedAt : max), "");
     const events = this.events.filter((e) => BOOT_EVENTS.has(e.type) || (e.at >= from && e.at <= to));
-    const assertions = this.assertionsBlock(assertionList);
-    if (assertions) {
-      files.push({
-        path: "files/browser/action-summary.json",
-        kind: "browser-action-summary",
-        contentType: "application/json",
-        content: `${JSON.stringify({ executions: results.filter((r) => isBrowserCommand(r.command)).map((r) => ({ id: r.id, command: r.command, status: r.status, ...(r.error ? { error: r.error } : {}) })), assertions }, null, 2)}\n`,
-      });
-    }
-    const tests = this.testsBlock(testList);
+    const assertions = assertionsBlock(assertionList);
+    if (assertions) files.push(actionSummaryFile(results, assertions));
+    const tests = testsBlock(testList);
     return {
       info,
       results,
@@ -241,18 +197,3 @@ export class EvidenceLedger {
 
 /** Events that say how the sandbox started: every selection of a bundle keeps them. */
 const BOOT_EVENTS = new Set(["runtime-booted", "wordpress-release", "inputs-activated", "cron-fast-forwarded", "runtime-recycled"]);
-
-/** Adds files to a bundle file list; a `.jsonl` file that is there already is appended to, any other replaced. */
-function mergeFiles(list: ArtifactFile[], files: ArtifactFile[]): void {
-  for (const file of files) {
-    const existing = list.findIndex((f) => f.path === file.path);
-    if (existing >= 0 && file.path.endsWith(".jsonl")) {
-      const before = list[existing]!;
-      list[existing] = { ...before, content: `${String(before.content)}${String(file.content)}` };
-    } else if (existing >= 0) {
-      list[existing] = file;
-    } else {
-      list.push(file);
-    }
-  }
-}

@@ -30,13 +30,13 @@ import {
   type ExecutionSpec,
   type ObservationSpec,
   type Runtime,
+  OBSERVATION_TYPES,
   type RuntimeArtifacts,
   type RuntimeInfo,
   type WordPressRuntimeSnapshot,
 } from "@wp-codebox/runtime-core";
 import { dispatchCommand } from "./command-dispatch.js";
 import { EvidenceLedger } from "../evidence/evidence-ledger.js";
-import { observePlayground, type PlaygroundObservation } from "../evidence/observations.js";
 import { PhpWorkerPool } from "../worker/php-worker-pool.js";
 import type { DeferredRequest, WorkerHttpResult, WorkerMount, WorkerRunResult } from "../worker/php-worker-protocol.js";
 import { RuntimeLock } from "./runtime-lock.js";
@@ -48,6 +48,7 @@ import {
   createSandboxDir,
   fastForwardCron,
   populateSandboxDir,
+  readWriteWorkerMounts,
   resetWorkspaceDir,
   sandboxContentDir,
   sandboxEvidenceDir,
@@ -60,7 +61,10 @@ import { removeSandboxDir } from "./sandbox-dirs.js";
 import type { SandboxOrigin } from "../worker/sandbox-origin.js";
 import { SiteActors } from "./site-actors.js";
 import { WorkClock } from "../worker/work-clock.js";
-import { PHP_FATAL_HEADER, type CommandContext, type TestDatabase } from "@wp-codebox/commands";
+import { PHP_FATAL_HEADER, observeRuntime, type CommandContext, type RuntimeObservation, type TestDatabase } from "@wp-codebox/commands";
+
+/** Every observation type this backend answers (`observeRuntime`). */
+export const PLAYGROUND_OBSERVATION_TYPES = OBSERVATION_TYPES;
 
 /**
  * What the WordPress core test library's wp-tests-config.php names: the sandbox's database is
@@ -151,12 +155,16 @@ export class PlaygroundRuntime implements Runtime {
 
   /**
    * Boots a sandbox from a prepared setup.
-   * @throws `boot-failed` (WordPress did not boot, or a `--plugin`/`--theme` failed to activate).
+   * @param siteReady - given while `setup.siteDir` is still being installed (a first boot): the
+   *   sandbox's first PHP worker loads and starts PHP on the second core meanwhile, and the sandbox
+   *   folder is filled and WordPress booted once it resolves.
+   * @throws `boot-failed` (WordPress did not boot, or a `--plugin`/`--theme` failed to activate);
+   *   what `siteReady` rejects with.
    */
-  static async boot(setup: PlaygroundRuntimeSetup): Promise<PlaygroundRuntime> {
+  static async boot(setup: PlaygroundRuntimeSetup, siteReady?: Promise<void>): Promise<PlaygroundRuntime> {
     const runtime = new PlaygroundRuntime(setup);
     try {
-      await runtime.start();
+      await runtime.start(siteReady);
     } catch (error) {
       await runtime.dispose();
       throw error;
@@ -164,15 +172,22 @@ export class PlaygroundRuntime implements Runtime {
     return runtime;
   }
 
-  private async start(): Promise<void> {
+  private async start(siteReady?: Promise<void>): Promise<void> {
     const started = Date.now();
     this.sandboxDir = createSandboxDir();
     this.ledger.spillTo(sandboxEvidenceDir(this.sandboxDir), this.setup.evidenceMemoryBytes);
-    this.workerMounts.push(...populateSandboxDir(this.sandboxDir, this.setup));
-    this.contentSync = sandboxContentSync(this.sandboxDir, this.setup);
+    this.workerMounts.push(...readWriteWorkerMounts(this.setup.mounts));
+    const populate = (): void => {
+      populateSandboxDir(this.sandboxDir, this.setup);
+      this.contentSync = sandboxContentSync(this.sandboxDir, this.setup);
+      this.setup.onProgress?.("Booting WordPress");
+    };
+    if (!siteReady) populate();
+    const populated = siteReady?.then(populate);
+    // Handled below, after the server starts: a failed install must not be an unhandled rejection meanwhile.
+    populated?.catch(() => undefined);
     this.server = await startSandboxHttpServer();
-    this.setup.onProgress?.("Booting WordPress");
-    await this.pool.start();
+    await this.pool.start(populated);
     this.server.onSelfCallsChange(() => this.notifySettleWaiters());
     this.server.setHandler((request, meta) => this.forward(request, meta));
     const moved = await fastForwardCron(this.pool.primary);
@@ -531,15 +546,15 @@ export class PlaygroundRuntime implements Runtime {
   }
 
   /**
-   * Observes the runtime; see `observePlayground` for the types and their data.
+   * Observes the runtime; see `observeRuntime` (@wp-codebox/commands) for the types and their data.
    * Section files of a `wordpress-state` observation join this runtime's bundle files.
    * @returns `{ type, data, artifactRefs? }`.
    * @throws `runtime-disposed`, `observation-unsupported`, `invalid-state-request`, `state-export-failed`.
    */
-  async observe(spec: ObservationSpec): Promise<Omit<PlaygroundObservation, "files">> {
+  async observe(spec: ObservationSpec): Promise<Omit<RuntimeObservation, "files">> {
     this.assertLive();
     return this.lock.withShared(async () => {
-      const { files, ...observation } = await observePlayground(
+      const { files, ...observation } = await observeRuntime(
         {
           info: () => this.info(),
           results: () => this.ledger.results,

@@ -1,5 +1,5 @@
 /**
- * Observation types of the Playground backend: `runtime-info`, `mounts`,
+ * The observations, one implementation for every backend: `runtime-info`, `mounts`,
  * `command-result`, `wordpress-state`, `http-response`, `browser-result`, `runtime-events`,
  * `runtime-logs`, `abilities`. Each returns `{ type, data, artifactRefs? }`; payloads that belong in files
  * (WordPress state sections) are returned as `files` for the runtime to add to its bundle.
@@ -17,14 +17,14 @@ import {
   type RuntimeEvent,
   type RuntimeInfo,
 } from "@wp-codebox/runtime-core";
-import type { WorkerRunResult } from "../worker/php-worker-protocol.js";
-import { type CommandContext, httpRequest, listAbilities, exportWordPressState } from "@wp-codebox/commands";
-
-/** Every observation type this backend answers. */
-export const PLAYGROUND_OBSERVATION_TYPES = OBSERVATION_TYPES;
+import type { CommandContext } from "../commands/command-context.js";
+import type { PhpRunResult } from "../commands/php-results.js";
+import { httpRequest } from "../commands/http-request.js";
+import { listAbilities } from "../commands/ability.js";
+import { exportWordPressState } from "../state-export/export-wordpress-state.js";
 
 /** `{ type, data, artifactRefs? }` plus files the runtime must add to its bundle. */
-export interface PlaygroundObservation {
+export interface RuntimeObservation {
   type: string;
   data: unknown;
   artifactRefs?: Required<ArtifactRef>[];
@@ -37,7 +37,7 @@ export interface ObservationHost {
   results(): readonly ExecutionResult[];
   events(): readonly RuntimeEvent[];
   secrets: readonly string[];
-  runPhp(code: string): Promise<WorkerRunResult>;
+  runPhp(code: string): Promise<PhpRunResult>;
   /** A command context for helpers that need one (HTTP). */
   context(): CommandContext;
   /** Next free bundle folder `files/observations/<prefix>-<0001>`. */
@@ -82,7 +82,7 @@ function str(spec: ObservationSpec, key: string): string | undefined {
  * @throws WpCodeboxError `observation-unsupported` (unknown type), `invalid-state-request`,
  *   `invalid-argument`, `state-export-failed`.
  */
-export async function observePlayground(host: ObservationHost, spec: ObservationSpec): Promise<PlaygroundObservation> {
+export async function observeRuntime(host: ObservationHost, spec: ObservationSpec): Promise<RuntimeObservation> {
   switch (spec.type) {
     case "runtime-info":
       return { type: spec.type, data: runtimeFacts(host.info()) };
@@ -145,8 +145,8 @@ export async function observePlayground(host: ObservationHost, spec: Observation
     default:
       throw new WpCodeboxError(
         "observation-unsupported",
-        `The playground runtime cannot observe "${spec.type}". Use one of: ${PLAYGROUND_OBSERVATION_TYPES.join(", ")}.`,
-        { type: spec.type, supported: [...PLAYGROUND_OBSERVATION_TYPES] },
+        `The ${host.info().backend} runtime cannot observe "${spec.type}". Use one of: ${OBSERVATION_TYPES.join(", ")}.`,
+        { type: spec.type, supported: [...OBSERVATION_TYPES] },
       );
   }
 }
