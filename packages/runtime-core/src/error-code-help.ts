@@ -103,7 +103,7 @@ export const ERROR_CODE_HELP: { readonly [Code in ErrorCode]: string } = {
   "not-implemented": "The command is in the catalog but this backend does not run it; use another backend or command.",
   "booting": "The `serve` sandbox is still booting; try again in a moment (the answer carries `retry-after`).",
   "native-backend-unavailable": "`--backend native` without the Debian packages it runs (PHP, MariaDB, bubblewrap); install the packages the message names.",
-  "native-unsupported": "An option the native backend does not support yet (`--clock`, `--seed`, outbound network in the policy); drop it or use the Playground backend.",
+  "native-unsupported": "An option the native backend does not support yet (`--clock`, `--seed`); drop it or use the Playground backend.",
   "backend-unsupported": "A command, observation or CLI command the chosen `--backend` cannot run (a backend that declares only part of the catalog; both built-in backends run all of it); refused before boot. Use `--backend playground`, or drop the step.",
   "baseline-missing": "A screenshot step's `compare` baseline does not exist; run once with `--update-baselines` to write it, then commit it.",
   "abilities-unavailable": "`wordpress.ability` on WordPress before 6.9, which has no Abilities API; pass `--wp 6.9` or newer.",

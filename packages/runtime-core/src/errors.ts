@@ -40,7 +40,7 @@ export const ERROR_CODES = {
   "wordpress-build-missing": "environment",
   /** `--backend native` without the Debian packages it runs (PHP, MariaDB, bubblewrap): names them. */
   "native-backend-unavailable": "environment",
-  /** An option the native backend does not support yet (`--clock`, `--seed`, outbound network), refused before boot. */
+  /** An option the native backend does not support yet (`--clock`, `--seed`), refused before boot. */
   "native-unsupported": "input",
   /** A catalog command, observation or CLI command the chosen backend cannot run, refused before boot (names the backend). */
   "backend-unsupported": "input",

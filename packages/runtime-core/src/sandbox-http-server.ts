@@ -7,7 +7,7 @@
  * the one that made them waits, and a command is finished only once the requests it made are.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 
 /** What a handler answers: status, headers (each name's values, lower-case names), the body. */
 export interface SandboxHttpResponse {
@@ -25,6 +25,11 @@ export interface SandboxHttpServer {
   port: number;
   /** Listener for PHP's requests to its own site. */
   selfCallPort: number;
+  /**
+   * Takes a self-call connection that arrived elsewhere (native: the relay's unix socket in the
+   * sandbox folder): served and counted like one on `selfCallPort`.
+   */
+  acceptSelfCall(socket: Socket): void;
   /** Counts a connection PHP announced to its own site (from the worker's network guard). */
   expectSelfCall(): void;
   /**
@@ -156,6 +161,9 @@ export async function startSandboxHttpServer(port = 0, options: { maxBodyBytes?:
     origin,
     port: actualPort,
     selfCallPort,
+    acceptSelfCall: (socket) => {
+      selfServer.emit("connection", socket);
+    },
     expectSelfCall: () => {
       self.announced += 1;
     },

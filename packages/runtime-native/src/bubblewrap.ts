@@ -8,6 +8,7 @@
 import { randomInt } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { NativeTools } from "./native-tools.js";
+import type { RelayListener } from "./native-network.js";
 
 /** A host path made visible inside the sandbox. */
 export interface Bind {
@@ -62,6 +63,9 @@ export function allocateSandboxUid(): number {
   }
 }
 
+/** The relay processes of a sandbox run as its uid plus this (60000–79999, outside the sandbox range). */
+export const RELAY_UID_OFFSET = 20_000;
+
 /** True when processes must drop root (the host user is root). */
 export function dropsRoot(): boolean {
   return typeof process.getuid === "function" && process.getuid() === 0;
@@ -88,7 +92,7 @@ const SANDBOX_ROOT_DIRS = ["/etc", "/run", "/var", "/var/lib", "/opt", "/interna
  * no capabilities inside (the sandbox uid could not reach a cache under `/root` to bind it); run
  * by another user, bubblewrap uses a user namespace of its own.
  */
-export function confinedCommand(tools: NativeTools, options: { binds: Bind[]; chdir: string; limits: ResourceLimits; env?: Record<string, string>; uid?: number }, command: string[]): ConfinedCommand {
+export function confinedCommand(tools: NativeTools, options: { binds: Bind[]; chdir: string; limits: ResourceLimits; env?: Record<string, string>; uid?: number; relay?: RelayListener[] }, command: string[]): ConfinedCommand {
   const { limits } = options;
   const prlimit = [tools.prlimit, "--core=0"];
   if (limits.addressSpaceBytes > 0) prlimit.push(`--as=${limits.addressSpaceBytes}`);
@@ -97,7 +101,9 @@ export function confinedCommand(tools: NativeTools, options: { binds: Bind[]; ch
   prlimit.push("--");
   const root = dropsRoot();
   const namespaces = root ? ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"] : ["--unshare-all"];
-  const bwrap = [tools.bwrap, ...namespaces, "--die-with-parent", "--new-session"];
+  const relay = options.relay ?? [];
+  // Without root, the relay's low port (80) needs the capability inside bubblewrap's user namespace.
+  const bwrap = [tools.bwrap, ...namespaces, ...(!root && relay.length ? ["--cap-add", "CAP_NET_BIND_SERVICE"] : []), "--die-with-parent", "--new-session"];
   for (const dir of SANDBOX_ROOT_DIRS) bwrap.push("--perms", "0755", "--dir", dir);
   for (const path of SYSTEM_READ_ONLY) bwrap.push("--ro-bind-try", path, path);
   bwrap.push("--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64");
@@ -107,12 +113,25 @@ export function confinedCommand(tools: NativeTools, options: { binds: Bind[]; ch
   for (const dir of bindParents(options.binds)) bwrap.push("--perms", "0755", "--dir", dir);
   for (const bind of options.binds) bwrap.push(bind.readOnly ? "--ro-bind" : "--bind", bind.source, bind.target);
   bwrap.push("--chdir", options.chdir, "--");
+  const uid = options.uid ?? SANDBOX_UID;
   const setpriv = root
-    ? [tools.setpriv, `--reuid=${options.uid ?? SANDBOX_UID}`, `--regid=${options.uid ?? SANDBOX_UID}`, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+    ? [tools.setpriv, `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
     : [];
   // Only these variables reach the sandbox: the process is spawned with exactly this environment.
   const env = { PATH: "/usr/bin:/bin", HOME: "/tmp", LANG: "C.UTF-8", TMPDIR: "/tmp", ...(options.env ?? {}) };
-  return { argv: [...prlimit, ...bwrap, ...setpriv, ...command], env };
+  if (relay.length === 0) return { argv: [...prlimit, ...bwrap, ...setpriv, ...command], env };
+  // The relays start first, in the background, as the sandbox's uid with only the capability to
+  // bind a low port (root drops to it with setpriv); then the command replaces the shell.
+  // A uid of their own: the warm PHP server ends every run by killing all its uid's processes
+  // (in this PID namespace), which must not take the relays with it.
+  const relayUid = uid + RELAY_UID_OFFSET;
+  const relaySetpriv = root
+    ? [tools.setpriv, `--reuid=${relayUid}`, `--regid=${relayUid}`, "--clear-groups", "--inh-caps=-all,+net_bind_service", "--ambient-caps=-all,+net_bind_service", "--bounding-set=-all,+net_bind_service", "--no-new-privs", "--"]
+    : [];
+  const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
+  const relays = relay.map((l) => [...relaySetpriv, tools.socat, `TCP4-LISTEN:${l.port},bind=127.0.0.1,fork,reuseaddr`, `UNIX-CONNECT:${l.socket}`].map(quote).join(" ") + " </dev/null >/dev/null 2>&1 &");
+  const script = `${relays.join("\n")}\nexec "$@"`;
+  return { argv: [...prlimit, ...bwrap, "/bin/sh", "-c", script, "sh", ...setpriv, ...command], env };
 }
 
 /**

@@ -128,8 +128,6 @@ export function createNativeBackend(options: NativeBackendOptions = {}): Runtime
       };
       if (spec.clock !== undefined && spec.clock !== "real") unsupported("A virtual clock (--clock)", "clock");
       if (spec.seed !== undefined) unsupported("Seeded randomness (--seed)", "seed");
-      const network = spec.policy?.network;
-      if (network !== undefined && network !== "deny") unsupported("A policy that allows outbound network", "policy.network");
       if (spec.extensions !== undefined && spec.extensions.length > 0) {
         const missing = spec.extensions.filter((e) => !(status.phpExtensions ?? []).includes(e.toLowerCase()));
         if (missing.length) {

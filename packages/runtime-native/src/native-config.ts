@@ -36,16 +36,17 @@ export function siteConstants(options: { policy?: RuntimePolicy; defines?: Recor
     FS_METHOD: "direct",
     AUTOMATIC_UPDATER_DISABLED: true,
     WP_AUTO_UPDATE_CORE: false,
-    WP_HTTP_BLOCK_EXTERNAL: true,
-    // PHP has no network (not even to the sandbox's own web server, which listens on the host's
-    // loopback): spawning WP-Cron would only fail.
-    DISABLE_WP_CRON: true,
   };
   for (const salt of SALTS) constants[salt] = randomBytes(32).toString("base64");
-  if (options.installing) return constants;
+  // The installer runs with no network at all (no relay): spawning WP-Cron would only fail.
+  if (options.installing) return { ...constants, WP_HTTP_BLOCK_EXTERNAL: true, DISABLE_WP_CRON: true };
   constants.WP_DEBUG = true;
   constants.WP_DEBUG_DISPLAY = false;
   const network = options.policy?.network ?? "deny";
+  // Outside the site, PHP's requests go through the policy proxy (native-network.ts), which
+  // forwards the hosts the policy allows; WordPress refuses the others before they leave.
+  if (network !== "deny") Object.assign(constants, { WP_PROXY_HOST: "127.0.0.1", WP_PROXY_PORT: "3128", WP_PROXY_BYPASS_HOSTS: "localhost" });
+  if (network === "deny" || typeof network === "object") constants.WP_HTTP_BLOCK_EXTERNAL = true;
   if (typeof network === "object") constants.WP_ACCESSIBLE_HOSTS = network.allowHosts.join(",");
   return { ...constants, ...(options.defines ?? {}) };
 }

@@ -32,6 +32,7 @@ import {
   readJsonArg,
   serializeError,
   type ArtifactSpec,
+  type BackgroundErrorRecord,
   type DbErrorRecord,
   type ExecutionError,
   type ExecutionResult,
@@ -58,6 +59,8 @@ import { PhpServer } from "./php-server.js";
 import { PhpCgi } from "./php-cgi.js";
 import { SiteFiles, cgiParams, frontResponse, phpResponse, routeRequest, staticResponse, type SiteRequest, type SiteResponse } from "./native-web.js";
 import { ctimeStamp, syncTree } from "./tree-sync.js";
+import { listenUnix, networkPaths, prepareSandboxNetwork, startNativeEgressProxy, type SandboxNetwork } from "./native-network.js";
+import type { Server as NetServer } from "node:net";
 import { SANDBOX_DIR_PREFIX, markSandboxOwner, sweepStaleSandboxes } from "./stale-sandboxes.js";
 import { makeSandboxPath, readSandboxFile, removeSandboxPath, sandboxPathExists, writeSandboxFile } from "./sandbox-files.js";
 import { CLEAN_DB_SIGNATURES, readDbRootPassword } from "./native-site-cache.js";
@@ -103,6 +106,11 @@ const text = (stream: CapturedStream) => stream.data.toString("utf8");
 
 /** The page WordPress shows for a fatal error, sent instead of an empty fatal response (a browser aborts on an empty 500). */
 const CRITICAL_ERROR_PAGE = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>WordPress &rsaquo; Error</title></head><body><p>There has been a critical error on this website.</p></body></html>\n";
+
+/** Longest a command waits for the requests it set off (WP-Cron, loopbacks) after its own PHP ended (ms). */
+const SELF_CALL_SETTLE_TIMEOUT_MS = 60_000;
+/** How long a just-ended run's last non-blocking request may take to reach the relay's socket (ms). */
+const SELF_CALL_GRACE_MS = 50;
 
 /** Path of the one-click login URL on the loopback front (as on Playground). */
 const LOGIN_PATH = "/__wp-codebox/login";
@@ -171,6 +179,16 @@ export class NativeRuntime implements Runtime {
   /** A page ran since the warm server preloaded WordPress: the preloaded child may hold options read before its writes. */
   private pagesSincePreload = false;
   private lastActivity = Date.now();
+  /** PHP's network: hosts file, relay ports, proxy environment (filled at boot, read when PHP starts). */
+  private readonly net: SandboxNetwork = { binds: [], listeners: [], env: {} };
+  /** The unix sockets of the relay (the site, the policy proxy). */
+  private readonly netServers: NetServer[] = [];
+  /** PHP fatals of requests PHP made to its own site (WP-Cron, loopbacks) since the current command started. */
+  private background: BackgroundErrorRecord[] = [];
+  /** Waits for the self-calls to settle (`selfCallsSettled`). */
+  private readonly settleWaiters = new Set<() => void>();
+  /** Requests PHP made to its own site since the current command started. */
+  private selfCalls = 0;
   /** Secret of the one-click admin login URL (`loginUrl()`); undefined until asked for. */
   private loginSecret: string | undefined;
   /** Files and test counts of the shared commands and observations (`native-command-context.ts`). */
@@ -181,8 +199,8 @@ export class NativeRuntime implements Runtime {
     markSandboxOwner(this.layout.root);
     this.dbRootPassword = readDbRootPassword(setup.site);
     this.binds = setup.mounts.map((m) => ({ source: m.source, target: m.target, readOnly: m.mode === "readonly" }));
-    this.php = new PhpServer({ tools: setup.tools, layout: this.layout, treeDir: setup.treeDir, extraBinds: this.binds, env: { ...setup.env, ...setup.secretEnv } });
-    this.cgi = new PhpCgi({ tools: setup.tools, layout: this.layout, treeDir: setup.treeDir, extraBinds: this.binds, env: { ...setup.env, ...setup.secretEnv } });
+    this.php = new PhpServer({ tools: setup.tools, layout: this.layout, treeDir: setup.treeDir, extraBinds: this.binds, env: { ...setup.env, ...setup.secretEnv }, network: this.net });
+    this.cgi = new PhpCgi({ tools: setup.tools, layout: this.layout, treeDir: setup.treeDir, extraBinds: this.binds, env: { ...setup.env, ...setup.secretEnv }, network: this.net });
     this.files = new SiteFiles(setup.treeDir, this.layout.content, setup.mounts);
   }
 
@@ -217,13 +235,63 @@ export class NativeRuntime implements Runtime {
     createLayout(this.layout);
     // The front listens from boot (it costs a socket); php-cgi starts on the first PHP request.
     this.front = await startSandboxHttpServer(0);
-    this.front.setHandler((request) => this.serveFront(request));
+    this.front.setHandler((request, meta) => this.serveFront(request, meta.fromSandbox));
     this.origin = this.setup.origin === "loopback" ? this.front.origin : STABLE_SITE_ORIGIN;
+    await this.startNetwork(this.front);
     writeSiteConfig(this.layout, siteConstants({ policy: this.setup.policy, siteUrl: this.origin, ...(this.setup.defines ? { defines: this.setup.defines } : {}) }));
     await this.restoreSite();
     await this.saveCleanDatabase();
     this.bootDurationMs = Date.now() - started;
     this.event("runtime-booted", { durationMs: this.bootDurationMs, bootMode: this.setup.bootMode, siteUrl: this.info().siteUrl, backend: "native" });
+  }
+
+  /**
+   * PHP's network: the site's host name and port lead to the loopback front through the relay's
+   * unix socket; with a policy that allows outbound network, the proxy port leads to the policy
+   * proxy, which records each refusal as event `network-denied` `{ host, url, method }`.
+   */
+  private async startNetwork(front: SandboxHttpServer): Promise<void> {
+    const network = this.setup.policy.network ?? "deny";
+    const proxy = network !== "deny";
+    Object.assign(this.net, prepareSandboxNetwork(this.layout, this.origin, proxy));
+    const paths = networkPaths(this.layout);
+    this.netServers.push(await listenUnix(paths.siteSocket, (socket) => front.acceptSelfCall(socket)));
+    // One listener for the runtime's life: each wait adds a waiter here, not a listener there.
+    front.onSelfCallsChange(() => {
+      if (front.selfCallsSettled()) for (const done of [...this.settleWaiters]) done();
+    });
+    if (proxy) {
+      const site = new URL(this.origin).hostname;
+      this.netServers.push(
+        await startNativeEgressProxy(
+          paths.proxySocket,
+          (host) => host !== site && isHostAllowed(this.setup.policy, host) && (!isLoopbackHost(host) || listsHost(this.setup.policy, host)),
+          (denial) => this.event("network-denied", { ...denial }),
+        ),
+      );
+    }
+  }
+
+  /**
+   * Waits until the requests PHP made to its own site (WP-Cron, loopbacks, `blocking => false`
+   * ones included) have ended, or `SELF_CALL_SETTLE_TIMEOUT_MS` passed, so no background request
+   * races the next command, `reset()` or a snapshot.
+   */
+  private async selfCallsSettled(): Promise<void> {
+    const front = this.front;
+    if (!front) return;
+    // A request sent just before the run ended may still be on its way through the relay.
+    await new Promise((resolve) => setTimeout(resolve, SELF_CALL_GRACE_MS));
+    if (front.selfCallsSettled()) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.settleWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, SELF_CALL_SETTLE_TIMEOUT_MS);
+      this.settleWaiters.add(done);
+    });
   }
 
   /** Copies the cached database and wp-content, starts MariaDB, activates inputs and site options. */
@@ -367,6 +435,8 @@ export class NativeRuntime implements Runtime {
       this.event("command-started", { id, command: spec.command });
       let outcome: Outcome;
       let dbErrors: DbErrorRecord[] = [];
+      this.background = [];
+      this.selfCalls = 0;
       let wroteFiles = false;
       const shared = NATIVE_SHARED_COMMANDS.includes(spec.command) ? COMMAND_HANDLERS[spec.command] : undefined;
       if (shared) {
@@ -396,6 +466,16 @@ export class NativeRuntime implements Runtime {
           outcome = { status: "error", exitCode: 1, stdout: "", stderr: "", error: { code: serialized.code, message: serialized.message } };
         }
       }
+      await this.selfCallsSettled();
+      if (this.selfCalls > 0 && this.pagesSincePreload) {
+        // The command's WP-Cron run or loopback wrote to the database after WordPress was preloaded
+        // for the next command: load it again now, while nobody waits for it.
+        this.pagesSincePreload = false;
+        await this.runPhpFile(`${SANDBOX_PATHS.programs}/noop.php`, "none", 0, 1024, 0, undefined, "wordpress");
+      }
+      const background = this.background;
+      this.background = [];
+      if (background.length) outcome = withBackgroundErrors(spec.command, outcome, background, args["background-errors"] === "record" ? "record" : "fail");
       const result: ExecutionResult = {
         id,
         command: spec.command,
@@ -609,12 +689,17 @@ export class NativeRuntime implements Runtime {
   }
 
   /** A request from the loopback front (a browser): a fatal page with no body gets WordPress's error page. */
-  private async serveFront(request: SiteRequest): Promise<SiteResponse> {
+  private async serveFront(request: SiteRequest, fromSandbox = false): Promise<SiteResponse> {
     if (this.disposed) return frontResponse(503, "wp-codebox: this sandbox was disposed\n");
     try {
       const url = new URL(request.url);
       if (this.loginSecret !== undefined && url.pathname === LOGIN_PATH) return await this.login(url);
+      if (fromSandbox) this.selfCalls += 1;
       const response = await this.http(request);
+      if (fromSandbox && response.fatal) {
+        const url = new URL(request.url);
+        this.background.push({ kind: "php-fatal", message: response.fatal.message, file: response.fatal.file, line: response.fatal.line, method: request.method.toUpperCase(), url: `${url.pathname}${url.search}`, status: response.status });
+      }
       if (response.fatal && response.body.bytes === 0) {
         const page = new TextEncoder().encode(CRITICAL_ERROR_PAGE);
         return { ...response, headers: { ...response.headers, "content-type": ["text/html; charset=utf-8"] }, body: { data: page, bytes: page.length, truncated: false } };
@@ -689,7 +774,7 @@ export class NativeRuntime implements Runtime {
    * a status of 400 or more (or other than `expect-status`) is `http-error`; a fatal error in the
    * page is `php-fatal` with its file and line; past the command's deadline `timed-out`.
    * @throws `policy-denied` (another origin the policy does not allow), `invalid-argument` (another
-   * origin: native has no outbound network; a bad `expect-status`), `invalid-json-arg` (headers-json).
+   * origin: the command reaches only the sandbox; a bad `expect-status`), `invalid-json-arg` (headers-json).
    */
   private async httpRequestCommand(args: Record<string, string>, timeoutMs: number, signal: AbortSignal | undefined): Promise<{ outcome: Outcome; dbErrors: DbErrorRecord[] }> {
     const started = Date.now();
@@ -702,7 +787,7 @@ export class NativeRuntime implements Runtime {
     // The site answers on its own origin and on the loopback front's.
     if (target.origin !== origin.origin && target.origin !== this.front?.origin) {
       if (!isHostAllowed(this.setup.policy, target.hostname)) throw new PolicyDeniedError(`network:${target.hostname}`, `The runtime policy does not allow network access to ${target.hostname}. Use a sandbox path (path=/…) or allow the host in the policy's network rule.`);
-      throw new WpCodeboxError("invalid-argument", `wordpress.http-request only reaches the sandbox (${origin.origin}); ${target.origin} is outside it, and the native backend has no outbound network.`);
+      throw new WpCodeboxError("invalid-argument", `wordpress.http-request only reaches the sandbox (${origin.origin}); ${target.origin} is outside it (PHP's own requests reach the origins the policy allows, through the policy proxy).`);
     }
     const expected = args["expect-status"];
     if (expected !== undefined && !Number.isInteger(Number(expected))) throw new WpCodeboxError("invalid-argument", `expect-status must be an HTTP status code such as 200, got "${expected}".`);
@@ -952,6 +1037,8 @@ export class NativeRuntime implements Runtime {
     this.assertLive();
     await this.order.run(async () => {
       this.assertLive();
+      // A background request (a WP-Cron run a page set off) must not write after the restore.
+      await this.selfCallsSettled();
       const started = Date.now();
       let how: "tables" | "restarted" = "tables";
       let changed: Record<string, number> = {};
@@ -989,6 +1076,7 @@ export class NativeRuntime implements Runtime {
     this.assertLive();
     return this.order.run(async () => {
       this.assertLive();
+      await this.selfCallsSettled();
       // No process of the sandbox may change wp-content or the dump while the host reads them.
       await this.dropPreloadedWordPress();
       const snapshot = await captureNativeSnapshot(this.stateHost());
@@ -1045,6 +1133,7 @@ export class NativeRuntime implements Runtime {
     this.php.kill();
     this.cgi.kill();
     await this.front?.close();
+    for (const server of this.netServers) server.close();
     this.server?.kill();
     await this.server?.exited;
     rmSync(this.layout.root, { recursive: true, force: true });
@@ -1070,4 +1159,41 @@ export class NativeRuntime implements Runtime {
   private event(type: string, data?: Record<string, unknown>): void {
     this.events.push({ at: new Date().toISOString(), type, ...(data ? { data } : {}) });
   }
+}
+
+/** The host's own loopback names: `network: "allow"` does not open the host's local services to PHP. */
+function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, "");
+  return h === "localhost" || h.endsWith(".localhost") || h === "::1" || /^127\./.test(h) || h === "0.0.0.0";
+}
+
+/** True when the policy's allow-list names `host` itself. */
+function listsHost(policy: RuntimePolicy, host: string): boolean {
+  const network = policy.network;
+  return typeof network === "object" && network.allowHosts.some((h) => h.toLowerCase() === host.toLowerCase());
+}
+
+/**
+ * A command's outcome with the PHP fatals of the background requests it set off: with mode `fail`
+ * an `ok` outcome becomes `php-fatal` naming the first one's message, file:line and request
+ * (`data: { background: true, url, file, line, count }`), as on Playground; an outcome that
+ * already failed keeps its own error. The records go in the result's `backgroundErrors`.
+ */
+function withBackgroundErrors(command: string, outcome: Outcome, errors: BackgroundErrorRecord[], mode: "fail" | "record"): Outcome & { backgroundErrors: BackgroundErrorRecord[] } {
+  const listed = { ...outcome, backgroundErrors: errors };
+  if (mode === "record" || outcome.status !== "ok") return listed;
+  const first = errors[0]!;
+  const firstLine = (first.message.split("\n")[0] ?? first.message).replace(` in ${first.file}:${first.line}`, "");
+  const where = first.file ? ` (${first.file}:${first.line})` : "";
+  const more = errors.length > 1 ? ` (and ${errors.length - 1} more; see backgroundErrors)` : "";
+  return {
+    ...listed,
+    status: "error",
+    exitCode: 1,
+    error: {
+      code: "php-fatal",
+      message: `${command}: a background request it set off (${first.method} ${first.url}) ended in a PHP fatal error: ${firstLine}${where}${more}. Fix the code, or pass background-errors=record to only list it.`,
+      data: { background: true, url: first.url, file: first.file, line: first.line, count: errors.length },
+    },
+  };
 }

@@ -19,6 +19,8 @@ export interface NativeTools {
   bwrap: string;
   prlimit: string;
   setpriv: string;
+  /** The relay between PHP's network namespace and the sandbox's sockets (`native-network.ts`). */
+  socat: string;
 }
 
 /** Where Debian installs them. */
@@ -32,6 +34,7 @@ export const DEFAULT_NATIVE_TOOLS: Readonly<NativeTools> = Object.freeze({
   bwrap: "/usr/bin/bwrap",
   prlimit: "/usr/bin/prlimit",
   setpriv: "/usr/bin/setpriv",
+  socat: "/usr/bin/socat",
 });
 
 /** The Debian package of each program (`apt-get install -y …`). */
@@ -45,6 +48,7 @@ const PACKAGE_OF: Record<keyof NativeTools, string> = {
   bwrap: "bubblewrap",
   prlimit: "util-linux",
   setpriv: "util-linux",
+  socat: "socat",
 };
 
 /**
@@ -65,6 +69,8 @@ export const NATIVE_DEBIAN_PACKAGES: readonly string[] = [
   // mariadb-dump and the mariadb client (snapshots); Debian's mariadb-server pulls it in anyway.
   "mariadb-client",
   "bubblewrap",
+  // The relay that gives PHP its own site (and the policy proxy) inside its empty network.
+  "socat",
 ];
 
 /** What `doctor` and the backend's preflight learn about the host. */

@@ -14,6 +14,7 @@ import { fastCgiRequest, waitForSocket, type FastCgiRequest, type FastCgiRespons
 import { PHP_INI } from "./native-php.js";
 import { SANDBOX_PATHS, giveOneToSandbox, phpBinds, type SiteLayout } from "./native-site.js";
 import type { NativeTools } from "./native-tools.js";
+import type { SandboxNetwork } from "./native-network.js";
 
 /** Where the socket folder is bound inside the sandbox. */
 const SOCKET_DIR = "/run/wp-codebox-fcgi";
@@ -29,6 +30,8 @@ export interface PhpCgiSetup {
   treeDir: string;
   extraBinds: Bind[];
   env: Record<string, string>;
+  /** The sandbox's network (hosts file, relay ports, proxy environment), read when the process starts. */
+  network?: SandboxNetwork;
 }
 
 export class PhpCgi {
@@ -72,11 +75,12 @@ export class PhpCgi {
     const { argv, env } = confinedCommand(
       this.setup.tools,
       {
-        binds: [...phpBinds(this.setup.layout, this.setup.treeDir), ...this.setup.extraBinds, { source: this.socketDir, target: SOCKET_DIR, readOnly: false }],
+        binds: [...phpBinds(this.setup.layout, this.setup.treeDir), ...this.setup.extraBinds, ...(this.setup.network?.binds ?? []), { source: this.socketDir, target: SOCKET_DIR, readOnly: false }],
         chdir: SANDBOX_PATHS.wordpress,
         limits: PHP_LIMITS,
-        env: { ...this.setup.env, PHP_FCGI_CHILDREN: String(PHP_CGI_CHILDREN), PHP_FCGI_MAX_REQUESTS: "0" },
+        env: { ...this.setup.env, ...(this.setup.network?.env ?? {}), PHP_FCGI_CHILDREN: String(PHP_CGI_CHILDREN), PHP_FCGI_MAX_REQUESTS: "0" },
         uid: this.setup.layout.uid,
+        relay: this.setup.network?.listeners ?? [],
       },
       // OPcache in shared memory (the children share it); the path PHP runs is SCRIPT_FILENAME
       // exactly (no guessing from PATH_TRANSLATED).

@@ -15,6 +15,7 @@ import { PHP_INI } from "./native-php.js";
 import { SANDBOX_PATHS, phpBinds, type SiteLayout } from "./native-site.js";
 import type { Bind } from "./bubblewrap.js";
 import type { NativeTools } from "./native-tools.js";
+import type { SandboxNetwork } from "./native-network.js";
 
 /** One stream of the current run: bytes kept up to the cap, total bytes, and the search for the marker. */
 export class RunStream {
@@ -82,6 +83,8 @@ export interface PhpServerSetup {
   treeDir: string;
   extraBinds: Bind[];
   env: Record<string, string>;
+  /** The sandbox's network (hosts file, relay ports, proxy environment), read when the process starts. */
+  network?: SandboxNetwork;
 }
 
 export class PhpServer {
@@ -99,7 +102,14 @@ export class PhpServer {
     const ini = PHP_INI.flatMap((setting) => ["-d", setting]);
     const { argv, env } = confinedCommand(
       this.setup.tools,
-      { binds: [...phpBinds(this.setup.layout, this.setup.treeDir), ...this.setup.extraBinds], chdir: SANDBOX_PATHS.wordpress, limits: PHP_LIMITS, env: this.setup.env, uid: this.setup.layout.uid },
+      {
+        binds: [...phpBinds(this.setup.layout, this.setup.treeDir), ...this.setup.extraBinds, ...(this.setup.network?.binds ?? [])],
+        chdir: SANDBOX_PATHS.wordpress,
+        limits: PHP_LIMITS,
+        env: { ...this.setup.env, ...(this.setup.network?.env ?? {}) },
+        uid: this.setup.layout.uid,
+        relay: this.setup.network?.listeners ?? [],
+      },
       // OPcache's shared memory lives in this process and its forks: that is what stays warm. The
       // realpath cache the server fills once at start is kept for an hour instead of 2 minutes.
       [this.setup.tools.php, ...ini, "-d", "opcache.file_cache_only=0", "-d", "realpath_cache_ttl=3600", `${SANDBOX_PATHS.programs}/server.php`],

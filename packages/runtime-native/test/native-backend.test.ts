@@ -6,7 +6,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { WpCodeboxError, type RuntimeCreateSpec } from "@wp-codebox/runtime-core";
 import { DEFAULT_NATIVE_TOOLS, PHP_LIMITS, createNativeBackend, nativeToolsStatus } from "@wp-codebox/runtime-native";
-import { confinedCommand } from "../src/bubblewrap.js";
+import { RELAY_UID_OFFSET, confinedCommand } from "../src/bubblewrap.js";
 
 const wordpress = { preflight: () => "6.5.5", tree: async () => ({ dir: "/nonexistent", release: "6.5.5" }) };
 const installed = nativeToolsStatus().ok;
@@ -35,8 +35,6 @@ describe("native backend preflight", () => {
   const cases: { name: string; spec: RuntimeCreateSpec; code: string; option?: string }[] = [
     { name: "a virtual clock", spec: { clock: "2025-01-01T00:00:00Z" }, code: "native-unsupported", option: "clock" },
     { name: "a seed", spec: { seed: 1 }, code: "native-unsupported", option: "seed" },
-    { name: "outbound network", spec: { policy: { network: "allow" } }, code: "native-unsupported", option: "policy.network" },
-    { name: "an allow-list", spec: { policy: { network: { allowHosts: ["example.org"] } } }, code: "native-unsupported", option: "policy.network" },
     { name: "another PHP version", spec: { php: "7.4" }, code: "php-version-unavailable" },
     { name: "an extension Debian's PHP lacks", spec: { extensions: ["wp_codebox_nope"] }, code: "php-extension-unavailable" },
   ];
@@ -93,8 +91,31 @@ describe("confinedCommand", () => {
   });
 });
 
+describe("confinedCommand with relays", () => {
+  const relay = [{ port: 80, socket: "/run/wp-codebox-net/site.sock" }];
+  const { argv } = confinedCommand(DEFAULT_NATIVE_TOOLS, { binds: [], chdir: "/", limits: PHP_LIMITS, uid: 41000, relay }, ["/usr/bin/php", "x.php"]);
+  const script = argv[argv.indexOf("-c") + 1] ?? "";
+
+  it("starts socat on 127.0.0.1 of the sandbox's own network, forwarding to the socket, then runs the command", () => {
+    assert.ok(argv.includes("--unshare-net") || argv.includes("--unshare-all"));
+    assert.match(script, /'TCP4-LISTEN:80,bind=127\.0\.0\.1,fork,reuseaddr' 'UNIX-CONNECT:\/run\/wp-codebox-net\/site\.sock' .*&\nexec "\$@"$/);
+    assert.deepEqual(argv.slice(-2), ["/usr/bin/php", "x.php"]);
+  });
+
+  it("runs the relay as a uid of its own with only the capability to bind a low port", { skip: process.getuid?.() === 0 ? false : "not run as root" }, () => {
+    assert.match(script, new RegExp(`'--reuid=${41000 + RELAY_UID_OFFSET}'.*'--bounding-set=-all,\\+net_bind_service'.*'--no-new-privs'`));
+    // The command itself still drops every capability.
+    assert.ok(argv.includes("--reuid=41000") && argv.includes("--bounding-set=-all"));
+  });
+});
+
 describe("native backend preflight accepts", () => {
   const installed = nativeToolsStatus().ok;
+  for (const [name, network] of [["outbound network", "allow"], ["an allow-list", { allowHosts: ["example.org"] }]] as const) {
+    it(`a policy with ${name} (the policy proxy forwards what it allows)`, { skip: installed ? false : "the native backend's Debian packages are missing" }, () => {
+      assert.doesNotThrow(() => createNativeBackend({ wordpress }).preflight({ policy: { commands: [], network } }));
+    });
+  }
   it("a loopback origin (the web server answers it)", { skip: installed ? false : "the native backend's Debian packages are missing" }, () => {
     const backend = createNativeBackend({ wordpress });
     assert.doesNotThrow(() => backend.preflight({ origin: "loopback" }));

@@ -92,6 +92,12 @@ if ($wp_codebox_preloading) {
 	$wp_codebox_since = (int) floor(microtime(true)) - 1;
 	$wp_codebox_log = '/tmp/wp-codebox-preload.log';
 	ini_set('error_log', $wp_codebox_log);
+	// WP-Cron belongs to the command this child will run: loading WordPress before it comes must not
+	// spawn it (no jobs look due until then; the run spawns it as a page load would).
+	$GLOBALS['wp_filter']['pre_get_ready_cron_jobs'][10][] = array('function' => 'wp_codebox_no_cron_yet', 'accepted_args' => 1);
+	function wp_codebox_no_cron_yet() {
+		return array();
+	}
 	ob_start();
 	require_once '/wordpress/wp-load.php';
 	require_once ABSPATH . 'wp-admin/includes/admin.php';
@@ -123,6 +129,10 @@ if ($wp_codebox_preloading) {
 	}
 	fwrite(wp_codebox_channel(), "run\n");
 	$wp_codebox_holding = false;
+	remove_filter('pre_get_ready_cron_jobs', 'wp_codebox_no_cron_yet', 10);
+	if (function_exists('_wp_cron')) {
+		_wp_cron();
+	}
 	unset($wp_codebox_preloading);
 	// The request starts now, as far as WordPress's timers can tell.
 	$_SERVER['REQUEST_TIME_FLOAT'] = microtime(true);
