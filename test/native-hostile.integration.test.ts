@@ -154,6 +154,27 @@ describe("what a sandbox's PHP can do to its MariaDB is refused or undone by res
     });
   }
 
+  it("a wp-content file rewritten with its size and mtime kept (touch -d) is put back by reset()", async () => {
+    // touch -r keeps the nanoseconds too (PHP's touch() sets whole seconds).
+    const code = "$f = WP_CONTENT_DIR . '/index.php'; $was = file_get_contents($f); $t = filemtime($f); copy($f, '/tmp/ref'); shell_exec('touch -r ' . escapeshellarg($f) . ' /tmp/ref'); file_put_contents($f, strrev($was)); shell_exec('touch -r /tmp/ref ' . escapeshellarg($f)); clearstatcache(); echo json_encode([strlen($was) === filesize($f), $t === filemtime($f), $was]);";
+    const changed = await runtime.execute({ command: "wordpress.run-php", args: [`code=<?php ${code}`] });
+    const [sameSize, sameTime, original] = changed.json as [boolean, boolean, string];
+    assert.deepEqual([sameSize, sameTime], [true, true], JSON.stringify(changed.error ?? changed.stdout));
+    await runtime.reset!();
+    const read = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo file_get_contents('/wordpress/wp-content/index.php');", "bootstrap=none"] });
+    assert.equal(read.stdout, original);
+  });
+
+  it("a file written past the size limit is php-exit naming SIGXFSZ and the limit; reset() removes it", async () => {
+    const ran = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php $f = fopen('/wordpress/wp-content/big.bin', 'w'); $c = str_repeat('x', 8 << 20); for ($i = 0; $i < 130; $i++) { fwrite($f, $c); }", "bootstrap=none"] });
+    assert.equal(ran.status, "error");
+    assert.equal(ran.error?.code, "php-exit", JSON.stringify(ran.error));
+    assert.match(ran.error!.message, /SIGXFSZ: it wrote a file over the sandbox's file size limit \(1 GiB\)/);
+    await runtime.reset!();
+    const gone = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php var_export(file_exists('/wordpress/wp-content/big.bin'));", "bootstrap=none"] });
+    assert.equal(gone.stdout, "false");
+  });
+
   it("MariaDB's root cannot be reached without its password", async () => {
     const ran = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php mysqli_report(MYSQLI_REPORT_OFF); $m = @new mysqli('localhost', 'root', '', '', 0, '/run/mysqld/mysqld.sock'); echo json_encode([$m->connect_errno !== 0, (bool) getenv('WP_CODEBOX_DB_ROOT_PASSWORD')]);", "bootstrap=none"] });
     assert.deepEqual(ran.json, [true, false], JSON.stringify(ran.error ?? ran.stdout));
@@ -195,4 +216,65 @@ describe("a hostile WordPress tree leaves the host's files alone while the cache
       }
     });
   }
+});
+
+describe("a host temporary directory the sandbox cannot be made in", { skip, timeout: 120_000 }, () => {
+  const cases: { name: string; dir: string; why: RegExp }[] = [
+    { name: "read-only (a kernel file system)", dir: "/sys/kernel", why: /cannot be written/ },
+    { name: "missing", dir: "/nonexistent/wp-codebox-tmp", why: /does not exist/ },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: boot-failed naming it and TMPDIR, not an unexpected error`, async () => {
+      const saved = process.env.TMPDIR;
+      process.env.TMPDIR = c.dir;
+      try {
+        await assert.rejects(createBackend("native", { cwd: process.cwd() }).create({}), (error: Error & { code?: string }) => {
+          assert.equal(error.code, "boot-failed", error.message);
+          assert.match(error.message, c.why);
+          assert.match(error.message, /TMPDIR/);
+          return true;
+        });
+      } finally {
+        if (saved === undefined) delete process.env.TMPDIR;
+        else process.env.TMPDIR = saved;
+      }
+    });
+  }
+});
+
+describe("a damaged native site cache", { skip, timeout: 600_000 }, () => {
+  // Each removes a part every boot needs; the entry still says it is complete.
+  const damages: { name: string; path: string }[] = [
+    { name: "the WordPress database's folder deleted", path: "data/wordpress" },
+    { name: "MariaDB's system tables deleted", path: "data/mysql" },
+    { name: "the clean copy's signatures deleted", path: "clean-db-signatures.json" },
+  ];
+  it(`is made again before a boot uses it (${damages.map((d) => d.name).join("; ")})`, async () => {
+    const root = mkdtempSync(join(tmpdir(), "wp-codebox-damaged-cache-"));
+    try {
+      const tree = join(root, "wordpress");
+      extractZip(findWordPressBuild().zipPath, tree);
+      const backend = createNativeBackend({ cacheDir: join(root, "cache") });
+      const boot = async () => {
+        const runtime = await backend.create({ wordpress: { path: tree } });
+        try {
+          const r = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo get_option('blogname');"] });
+          assert.equal(r.stdout, "wp-codebox", JSON.stringify(r.error ?? r.stdout.slice(0, 300)));
+          return runtime.info().bootMode;
+        } finally {
+          await runtime.dispose();
+        }
+      };
+      assert.equal(await boot(), "installed");
+      const sites = join(root, "cache", "native-sites");
+      for (const damage of damages) {
+        const [entry] = readdirSync(sites);
+        rmSync(join(sites, entry!, damage.path), { recursive: true, force: true });
+        assert.equal(await boot(), "installed", damage.name);
+        assert.equal(readdirSync(sites).length, 1, "the damaged entry is gone");
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
 });

@@ -27,7 +27,7 @@ function getAjv(): AjvType {
     const formatsModule = require("ajv-formats") as { default?: unknown };
     const Ajv = (AjvModule.default ?? AjvModule) as new (o: object) => AjvType;
     const addFormats = (formatsModule.default ?? formatsModule) as (a: unknown) => void;
-    ajv = new Ajv({ allErrors: true, strict: false });
+    ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
     addFormats(ajv);
   }
   return ajv;
@@ -274,7 +274,7 @@ function choiceText(choices: readonly string[]): string {
  * value given: `must be "readonly" or "readwrite" (got "ro")`. A union the value is of no branch
  * of is one issue naming each branch's literal or type (`must be one of "deny", "allow", or an
  * object (got 5)`); where the value is of some branches' type, only their errors are reported.
- * Type, pattern and range errors say what was given too.
+ * Type, pattern and range errors say what was given too, except for a schema marked `writeOnly`.
  */
 export function validateAgainstSchema(schema: TSchema | object, value: unknown): SchemaIssue[] {
   if (certainlyValid(schema, value)) return [];
@@ -333,7 +333,8 @@ export function validateAgainstSchema(schema: TSchema | object, value: unknown):
         path = `${path}/${(e.params as { missingProperty: string }).missingProperty}`;
         return { path, message: "is required" };
       }
-      const got = gotText(valueAt(value, e.instancePath));
+      // A `writeOnly` value (the name of a secret, where a secret's value is the likeliest slip) is never repeated.
+      const got = (e.parentSchema as { writeOnly?: unknown } | undefined)?.writeOnly === true ? " (the value given is not shown)" : gotText(valueAt(value, e.instancePath));
       const union = unionText.get(e);
       if (union) return { path: path || "/", message: union };
       if (isLiteral(e)) return { path: path || "/", message: `${choiceText(allowedOf(e).map((a) => JSON.stringify(a)))}${got}` };

@@ -60,6 +60,8 @@ interface Case {
   path?: string;
   env?: NodeJS.ProcessEnv;
   artifactsDir?: string;
+  /** A value the error (message and data) must never contain: a secret the input carried. */
+  hides?: string;
 }
 
 const CASES: Case[] = [
@@ -95,6 +97,8 @@ const CASES: Case[] = [
   { name: "WordPress version the backend lacks", request: run({ wp: "4.0" }), code: "wordpress-version-unavailable" },
   { name: "PHP extension the backend lacks", request: run({ extensions: ["intl", "imagick"] }), code: "php-extension-unavailable" },
   { name: "bad env name", request: run({ env: ["1BAD=x"] }), code: "invalid-argument" },
+  { name: "secret given as NAME=value", request: run({ secretEnv: ["API_TOKEN=Zq7-s3cret/Token+42"] }), code: "invalid-argument", hides: "Zq7-s3cret" },
+  { name: "secret given as NAME=value with a bad name", request: run({ secretEnv: ["BAD NAME=Zq7-s3cret/Token+42"] }), code: "invalid-argument", hides: "Zq7-s3cret" },
   { name: "unset secret env", request: run({ secretEnv: ["WP_CODEBOX_TEST_UNSET"] }), code: "invalid-argument", env: {} },
   { name: "secret value too short to redact", request: run({ secretEnv: ["WP_CODEBOX_TEST_SHORT"] }), code: "secret-unsafe", env: { WP_CODEBOX_TEST_SHORT: "1" } },
   { name: "secret value the bundle spells", request: run({ secretEnv: ["WP_CODEBOX_TEST_WORD"] }), code: "secret-unsafe", env: { WP_CODEBOX_TEST_WORD: "wp-codebox/artifact" } },
@@ -117,6 +121,7 @@ const CASES: Case[] = [
   { name: "recipe: missing plugin", request: recipe({ inputs: { plugins: ["./no-plugin"] }, steps: [php()] }), code: "invalid-recipe", path: "/inputs/plugins/0" },
   { name: "recipe: env value with NUL", request: recipe({ inputs: { runtimeEnv: { NOTE: "a\0b" } }, steps: [php()] }), code: "invalid-recipe", path: "/inputs/runtimeEnv/NOTE" },
   { name: "recipe: secret value with NUL", request: recipe({ inputs: { secretEnv: ["WP_CODEBOX_TEST_NUL"] }, steps: [php()] }), code: "invalid-recipe", path: "/inputs/secretEnv/0", env: { WP_CODEBOX_TEST_NUL: "a\0b" } },
+  { name: "recipe: secret given as NAME=value", request: recipe({ inputs: { secretEnv: ["API_TOKEN=Zq7-s3cret/Token+42"] }, steps: [php()] }), code: "invalid-recipe", path: "/inputs/secretEnv/0", hides: "Zq7-s3cret" },
   { name: "recipe: unset secret", request: recipe({ inputs: { secretEnv: ["WP_CODEBOX_TEST_UNSET"] }, steps: [php()] }), code: "invalid-recipe", path: "/inputs/secretEnv/0", env: {} },
   { name: "recipe: secret value too short to redact", request: recipe({ inputs: { secretEnv: ["WP_CODEBOX_TEST_SHORT"] }, steps: [php()] }), code: "invalid-recipe", path: "/inputs/secretEnv/0", env: { WP_CODEBOX_TEST_SHORT: "v1" } },
 
@@ -141,6 +146,7 @@ const CASES: Case[] = [
   { name: "episode: env value with a lone surrogate", request: episode({ env: { NOTE: "a\udc00" }, steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/env/NOTE" },
   { name: "episode: env name that is not one", request: episode({ env: { "1X": "a" }, steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/env/1X" },
   { name: "episode: unset secret", request: episode({ secretEnv: ["WP_CODEBOX_TEST_UNSET"], steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/secretEnv/0", env: {} },
+  { name: "episode: secret given as NAME=value", request: episode({ secretEnv: ["API_TOKEN=Zq7-s3cret/Token+42"], steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/secretEnv/0", hides: "Zq7-s3cret" },
   { name: "episode: secret value the bundle spells", request: episode({ secretEnv: ["WP_CODEBOX_TEST_WORD"], steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/secretEnv/0", env: { WP_CODEBOX_TEST_WORD: "Timed-Out" } },
   { name: "episode: PHP the backend lacks", request: episode({ runtime: { php: "5.6" }, steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/runtime/php" },
   { name: "episode: PHP extension the backend lacks", request: episode({ runtime: { extensions: ["imagick"] }, steps: [{ action: php() }] }), code: "invalid-episode-script", path: "/runtime/extensions" },
@@ -157,6 +163,7 @@ describe("planRun refuses invalid input before boot", () => {
         (error: unknown) => {
           assert.ok(error instanceof WpCodeboxError, String(error));
           assert.equal(error.code, c.code, error.message);
+          if (c.hides) assert.ok(!`${error.message}${JSON.stringify(error.data)}`.includes(c.hides), `the error repeats the secret: ${error.message}`);
           if (c.path) {
             const paths = ((error.data.issues as { path: string }[] | undefined) ?? []).map((i) => i.path);
             assert.ok(paths.includes(c.path), `${c.path} not in ${JSON.stringify(paths)}: ${error.message}`);

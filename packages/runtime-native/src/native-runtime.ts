@@ -6,7 +6,7 @@
  * command starts a new one); the database and the sandbox live on.
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
-import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join, posix, resolve } from "node:path";
 import {
@@ -57,12 +57,12 @@ import { siteConstants } from "./native-config.js";
 import { PhpServer } from "./php-server.js";
 import { PhpCgi } from "./php-cgi.js";
 import { SiteFiles, cgiParams, frontResponse, phpResponse, routeRequest, staticResponse, type SiteRequest, type SiteResponse } from "./native-web.js";
-import { syncTree } from "./tree-sync.js";
+import { ctimeStamp, syncTree } from "./tree-sync.js";
 import { SANDBOX_DIR_PREFIX, markSandboxOwner, sweepStaleSandboxes } from "./stale-sandboxes.js";
-import { readSandboxFile, removeSandboxPath, sandboxPathExists, writeSandboxFile } from "./sandbox-files.js";
+import { makeSandboxPath, readSandboxFile, removeSandboxPath, sandboxPathExists, writeSandboxFile } from "./sandbox-files.js";
 import { CLEAN_DB_SIGNATURES, readDbRootPassword } from "./native-site-cache.js";
 import { saveCleanDb } from "./clean-db.js";
-import { MariaDbServer, SANDBOX_PATHS, copyTree, createLayout, giveOneToSandbox, giveToSandbox, siteLayout, writeSiteConfig, type SiteLayout } from "./native-site.js";
+import { MariaDbServer, SANDBOX_PATHS, copyTree, createLayout, giveToSandbox, siteLayout, writeSiteConfig, type SiteLayout } from "./native-site.js";
 import type { NativeTools } from "./native-tools.js";
 
 /** Everything a native sandbox boots from (resolved and validated by the backend). */
@@ -116,6 +116,27 @@ export interface NativeHttpResponse extends SiteResponse {
 
 let sweptStale = false;
 
+/**
+ * Exit codes the warm PHP process reports for a command's process killed by a signal (128 + its
+ * number), with what that signal means in a sandbox.
+ */
+const SIGNAL_EXIT_CODES: Record<number, string> = {
+  137: "SIGKILL: killed, e.g. by the kernel when memory ran out",
+  139: "SIGSEGV: PHP crashed",
+  153: "SIGXFSZ: it wrote a file over the sandbox's file size limit (1 GiB)",
+};
+
+/**
+ * A file system error of the host's temporary directory (read-only, full, missing) as `boot-failed`
+ * naming it and what to do, instead of an unexpected error; anything else unchanged.
+ */
+function hostFolderError(error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (error instanceof WpCodeboxError || !code || !["ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "ENOENT", "ENOTDIR"].includes(code)) return error;
+  const why = code === "ENOSPC" || code === "EDQUOT" ? "is full" : code === "ENOENT" || code === "ENOTDIR" ? "does not exist" : "cannot be written";
+  return new WpCodeboxError("boot-failed", `The host's temporary directory ${tmpdir()} ${why} (${(error as Error).message}); a native sandbox needs about 60 MB there. Set TMPDIR to a writable folder with room.`, { tmpdir: tmpdir(), errno: code });
+}
+
 /** Database errors read per run at most (bytes of `db-errors.jsonl`; a line cut there is dropped). */
 const DB_ERRORS_BYTES = 8 << 20;
 
@@ -131,6 +152,11 @@ export class NativeRuntime implements Runtime {
   private php!: PhpServer;
   private disposed = false;
   private bootDurationMs = 0;
+  /**
+   * When wp-content was last made equal to the cache's (ns, the file system's clock): an entry whose
+   * ctime is later changed since, whatever its size and mtime say.
+   */
+  private contentCleanAtNs: bigint | undefined;
   /** The clean copy's table signatures (JSON), kept by the host and handed to each restore. */
   private cleanSignatures: Buffer | undefined;
   /** Password of MariaDB's root in this sandbox (the cache entry's): only the host's own steps use it. */
@@ -165,12 +191,17 @@ export class NativeRuntime implements Runtime {
    * @throws `boot-failed` (MariaDB did not start, or activating a plugin/theme failed).
    */
   static async boot(setup: NativeRuntimeSetup): Promise<NativeRuntime> {
-    const runtime = new NativeRuntime(setup);
+    let runtime: NativeRuntime;
+    try {
+      runtime = new NativeRuntime(setup);
+    } catch (error) {
+      throw hostFolderError(error);
+    }
     try {
       await runtime.start();
     } catch (error) {
       await runtime.dispose();
-      throw error;
+      throw hostFolderError(error);
     }
     return runtime;
   }
@@ -212,6 +243,7 @@ export class NativeRuntime implements Runtime {
     copyTree(this.setup.site.content, this.layout.content);
     giveToSandbox(this.layout.content, this.layout.uid);
     this.createMountPoints();
+    this.contentCleanAtNs = ctimeStamp(this.layout.root);
     this.php.warm();
     this.server = await starting;
     if (this.activates()) {
@@ -285,21 +317,8 @@ export class NativeRuntime implements Runtime {
     let made = 0;
     for (const mount of this.setup.mounts) {
       if (!mount.target.startsWith(`${SANDBOX_PATHS.content}/`)) continue;
-      const rel = posix.relative(SANDBOX_PATHS.content, mount.target);
-      const parts = rel.split("/");
-      for (let i = 1; i <= parts.length; i++) {
-        const last = i === parts.length;
-        const path = join(this.layout.content, ...parts.slice(0, i));
-        const stat = lstatSync(path, { throwIfNoEntry: false });
-        const wanted = last && mount.kind === "file" ? "file" : "dir";
-        if (stat && (wanted === "file" ? stat.isFile() : stat.isDirectory())) continue;
-        if (stat) rmSync(path, { recursive: true, force: true });
-        if (wanted === "file") writeFileSync(path, "", { flag: "wx" });
-        else mkdirSync(path);
-        // Only what was created here: the copied wp-content already belongs to the sandbox uid.
-        giveOneToSandbox(path, this.layout.uid);
-        made++;
-      }
+      // Only what is made here is given to the uid: the copied wp-content already is the sandbox's.
+      made += makeSandboxPath(this.layout.content, posix.relative(SANDBOX_PATHS.content, mount.target), mount.kind === "file" ? "file" : "dir", this.layout.uid);
     }
     return made;
   }
@@ -618,7 +637,7 @@ export class NativeRuntime implements Runtime {
     const route = routeRequest(this.files, url.pathname, query);
     if (route.kind === "refuse") return { ...frontResponse(route.status, `wp-codebox: ${route.status === 400 ? "bad request path" : route.status === 403 ? "forbidden" : "not found"}\n`), dbErrors: [] };
     if (route.kind === "redirect") return { ...frontResponse(301, "", { location: [route.location] }), dbErrors: [] };
-    if (route.kind === "static") return { ...staticResponse(route.hostPath, request.method.toUpperCase(), options.capBytes), dbErrors: [] };
+    if (route.kind === "static") return { ...staticResponse(route, request.method.toUpperCase(), options.capBytes), dbErrors: [] };
     const id = randomUUID();
     const body = request.body ?? new Uint8Array(0);
     const params = { ...cgiParams({ method: request.method.toUpperCase(), rawPath: url.pathname, query, headers: request.headers, bodyBytes: body.length }, route, this.origin), WP_CODEBOX_REQUEST: id };
@@ -887,7 +906,8 @@ export class NativeRuntime implements Runtime {
       return { ...base, status: "error", exitCode: 128, error: { code: "php-exit", message: `PHP was killed by ${run.signal}${why}.`, data: { signal: run.signal } } };
     }
     if (run.exitCode !== 0) {
-      return { ...base, status: "error", exitCode: run.exitCode, error: { code: "php-exit", message: `PHP exited with code ${run.exitCode}.${stderr ? ` stderr: ${stderr.slice(0, 500)}` : ""}`, data: { exitCode: run.exitCode } } };
+      const killedBy = SIGNAL_EXIT_CODES[run.exitCode];
+      return { ...base, status: "error", exitCode: run.exitCode, error: { code: "php-exit", message: `PHP exited with code ${run.exitCode}${killedBy ? ` (${killedBy}, unless the code itself exited with it)` : ""}.${stderr ? ` stderr: ${stderr.slice(0, 500)}` : ""}`, data: { exitCode: run.exitCode, ...(killedBy ? { signal: killedBy.split(":")[0] } : {}) } } };
     }
     let json: unknown;
     if (!run.stdout.truncated && /^\s*[[{]/.test(stdout)) {
@@ -940,14 +960,19 @@ export class NativeRuntime implements Runtime {
         // after it), so no PHP of the sandbox changes wp-content while the host, as root, syncs it.
         const tables = await this.cleanDatabase("restore");
         // Only what differs: the warm PHP process keeps wp-content (and the mounts in it) bound.
-        const files = syncTree(this.setup.site.content, this.layout.content, { protect: this.contentMountPaths(), onCopied: (path) => giveToSandbox(path, this.layout.uid) });
-        // A mount point made again: the sandbox moved the folder holding it (its mount went along,
-        // in the warm PHP process's view). A new PHP process binds the mounts where they belong.
-        if (this.createMountPoints() > 0) this.php.kill();
+        // php-cgi too stays stopped meanwhile: a page from the loopback front is not queued behind reset().
+        const files = await this.cgi.whileStopped(() => {
+          const synced = syncTree(this.setup.site.content, this.layout.content, { protect: this.contentMountPaths(), onCopied: (path) => giveToSandbox(path, this.layout.uid), changedSinceNs: this.contentCleanAtNs });
+          // A mount point made again: the sandbox moved the folder holding it (its mount went along,
+          // in the warm PHP process's view). A new PHP process binds the mounts where they belong.
+          if (this.createMountPoints() > 0) this.php.kill();
+          this.contentCleanAtNs = ctimeStamp(this.layout.root);
+          return synced;
+        });
         changed = { tablesRestored: tables.restored.length, tablesDropped: tables.dropped.length, filesCopied: files.copied.length, filesRemoved: files.removed.length };
       } catch {
         how = "restarted";
-        await this.restoreSite();
+        await this.cgi.whileStopped(() => this.restoreSite());
         await this.saveCleanDatabase();
       }
       this.event("runtime-reset", { durationMs: Date.now() - started, how, ...changed });

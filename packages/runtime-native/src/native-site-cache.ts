@@ -49,7 +49,19 @@ export async function ensureNativeSite(tools: NativeTools, tree: { dir: string; 
   const key = createHash("sha256").update(JSON.stringify([CACHE_FORMAT, tree.dir, tree.release, phpVersion, mariadbVersion(tools)])).digest("hex").slice(0, 16);
   const root = join(cacheDir, "native-sites", `${tree.release}-${key}`);
   const layout = siteLayout(root);
-  if (existsSync(join(root, "complete.json"))) return { layout, installed: false };
+  if (existsSync(join(root, "complete.json"))) {
+    if (cacheEntryIntact(root)) return { layout, installed: false };
+    // A damaged entry (a folder deleted, a cleanup that stopped half-way) would fail every boot:
+    // set aside and made again.
+    onProgress?.(`The cached native site ${root} is damaged; making it again`);
+    const aside = `${root}.damaged-${randomBytes(6).toString("hex")}`;
+    try {
+      renameSync(root, aside);
+    } catch {
+      // another process set it aside first
+    }
+    rmSync(aside, { recursive: true, force: true });
+  }
   onProgress?.(`Installing WordPress ${tree.release} into a MariaDB data directory (once per release)`);
   // A --wordpress tree is the caller's, maybe hostile: a wp-content that is a link would be copied as
   // the link, and the host (root) would then write db.php, and bind, wherever it points.
@@ -97,6 +109,31 @@ export async function ensureNativeSite(tools: NativeTools, tree: { dir: string; 
     rmSync(staging.root, { recursive: true, force: true });
   }
   return { layout, installed: true };
+}
+
+/** What a complete cache entry holds; a missing piece means it was damaged after it was made. */
+const ENTRY_PARTS: { path: string; kind: "file" | "dir" }[] = [
+  { path: "complete.json", kind: "file" },
+  { path: DB_ROOT_PASSWORD_FILE, kind: "file" },
+  { path: CLEAN_DB_SIGNATURES, kind: "file" },
+  { path: "data/ibdata1", kind: "file" },
+  { path: "data/mysql", kind: "dir" },
+  { path: "data/wordpress", kind: "dir" },
+  { path: "data/wp_codebox_clean", kind: "dir" },
+  { path: "wp-content/db.php", kind: "file" },
+];
+
+/** True when a cache entry has every part it was made with, and was made by this format. */
+function cacheEntryIntact(root: string): boolean {
+  for (const part of ENTRY_PARTS) {
+    const stat = lstatSync(join(root, part.path), { throwIfNoEntry: false });
+    if (!stat || (part.kind === "file" ? !stat.isFile() : !stat.isDirectory())) return false;
+  }
+  try {
+    return (JSON.parse(readFileSync(join(root, "complete.json"), "utf8")) as { format?: unknown }).format === CACHE_FORMAT;
+  } catch {
+    return false;
+  }
 }
 
 async function runOrThrow(tools: NativeTools, layout: SiteLayout, treeDir: string, script: string, args: string[], rootPassword?: string): Promise<void> {

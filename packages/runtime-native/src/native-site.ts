@@ -5,7 +5,8 @@
  * (one installed site per WordPress release) and each sandbox (a copy of it).
  */
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chownSandboxTree } from "./sandbox-files.js";
+import { cpSync, existsSync, lchownSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
@@ -53,14 +54,13 @@ export function siteLayout(root: string, uid: number = SANDBOX_UID): SiteLayout 
   return { root, data: join(root, "data"), content: join(root, "wp-content"), config: join(root, "config"), internal: join(root, "internal"), run: join(root, "run"), uid };
 }
 
-/** Makes a folder (and what it holds, symlinks themselves not their targets) `uid`'s, when sandboxed processes drop root. */
+/**
+ * Makes a folder (and what it holds, symlinks themselves not their targets) `uid`'s, when sandboxed
+ * processes drop root. The walk goes through folder descriptors (`chownSandboxTree`): a folder the
+ * sandbox swaps for a link meanwhile never hands it the host file the link names.
+ */
 export function giveToSandbox(path: string, uid: number = SANDBOX_UID): void {
-  if (!dropsRoot()) return;
-  const walk = (p: string) => {
-    lchownSync(p, uid, uid);
-    if (lstatSync(p, { throwIfNoEntry: false })?.isDirectory()) for (const name of readdirSync(p)) walk(join(p, name));
-  };
-  walk(path);
+  if (dropsRoot()) chownSandboxTree(path, uid);
 }
 
 /** Makes one file or folder (not what it holds) `uid`'s, when sandboxed processes drop root. */

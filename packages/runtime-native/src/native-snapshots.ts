@@ -136,8 +136,9 @@ export async function captureNativeSnapshot(host: NativeStateHost): Promise<Word
     const base = new Map(baseListing(host.baseContent).map((f) => [f.path, f.sha256]));
     const dumpSha = sha256Hex(dump);
     const files: RuntimeSnapshotCarriedFile[] = [{ path: NATIVE_DUMP_PATH, kind: RUNTIME_SNAPSHOT_KINDS.database, bytes: dump.byteLength, sha256: dumpSha, content: dump }];
-    for (const entry of listing) {
-      if (base.get(entry.path) === entry.sha256) continue;
+    const carried = listing.filter((entry) => base.get(entry.path) !== entry.sha256);
+    assertCarriedWithin(dump.byteLength, carried);
+    for (const entry of carried) {
       files.push({ path: entry.path, kind: RUNTIME_SNAPSHOT_KINDS.file, bytes: entry.bytes, sha256: entry.sha256, content: readListedFile(host, entry) });
     }
     return finalizeRuntimeSnapshot({
@@ -156,6 +157,21 @@ export async function captureNativeSnapshot(host: NativeStateHost): Promise<Word
   } finally {
     removeSandboxPath(host.layout.internal, DUMP_FILE);
   }
+}
+
+/** Most bytes a snapshot holds in memory (the dump and the carried wp-content files), 2 GiB. */
+export const MAX_SNAPSHOT_BYTES = 2 * (1 << 30);
+
+/**
+ * Refuses a snapshot that would hold more than `maxBytes` in memory: a sandbox may write up to
+ * 1 GiB per file and any number of files, and the host reads every carried file.
+ * @throws `state-export-failed` naming the total and the biggest files.
+ */
+export function assertCarriedWithin(dumpBytes: number, carried: readonly RuntimeSnapshotFileEntry[], maxBytes = MAX_SNAPSHOT_BYTES): void {
+  const total = carried.reduce((sum, f) => sum + f.bytes, dumpBytes);
+  if (total <= maxBytes) return;
+  const biggest = [...carried].sort((a, b) => b.bytes - a.bytes).slice(0, 3).map((f) => `${f.path} (${f.bytes} bytes)`);
+  throw new WpCodeboxError("state-export-failed", `The snapshot would hold ${total} bytes (the database dump and the changed wp-content files), over the limit of ${maxBytes}; the biggest: ${biggest.join(", ")}. Remove large files before taking it.`, { bytes: total, limit: maxBytes });
 }
 
 /** The dump mariadb-dump wrote (as the sandbox's uid, in a folder the sandbox can write): a regular file, read without following a link. */

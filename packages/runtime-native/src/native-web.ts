@@ -11,7 +11,8 @@
  * code under another extension (`.phtml`, `.inc`…); a file is served or run only when its real
  * path, symlinks resolved, lies inside the folder its bind maps from.
  */
-import { lstatSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
+import { readSandboxFile } from "./sandbox-files.js";
 import { extname, join, posix } from "node:path";
 import type { ResolvedMount } from "@wp-codebox/runtime-core";
 import type { FastCgiResponse } from "./fastcgi-client.js";
@@ -53,7 +54,7 @@ export interface SiteResponse {
 export type Route =
   | { kind: "refuse"; status: 400 | 403 | 404 }
   | { kind: "redirect"; location: string }
-  | { kind: "static"; hostPath: string }
+  | { kind: "static"; hostPath: string; root: string; relative: string }
   | { kind: "php"; scriptName: string; pathInfo: string };
 
 /** Content types of the static files WordPress sites serve. */
@@ -114,7 +115,7 @@ export class SiteFiles {
    * The host path of a sandbox path and what it is, or undefined when it does not exist or its real
    * path (symlinks resolved) leaves the folder its bind maps from.
    */
-  lookup(sandboxPath: string): { hostPath: string; kind: "file" | "dir" } | undefined {
+  lookup(sandboxPath: string): { hostPath: string; root: string; relative: string; kind: "file" | "dir" } | undefined {
     const bind = this.binds.find((b) => sandboxPath === b.target || sandboxPath.startsWith(`${b.target}/`));
     if (!bind) return undefined;
     const hostPath = join(bind.source, sandboxPath.slice(bind.target.length));
@@ -129,8 +130,9 @@ export class SiteFiles {
     if (real !== root && !real.startsWith(`${root}/`)) return undefined;
     const stat = statSync(real, { throwIfNoEntry: false });
     if (!stat) return undefined;
-    if (stat.isDirectory()) return { hostPath: real, kind: "dir" };
-    return stat.isFile() ? { hostPath: real, kind: "file" } : undefined;
+    const relative = real === root ? "" : real.slice(root.length + 1);
+    if (stat.isDirectory()) return { hostPath: real, root, relative, kind: "dir" };
+    return stat.isFile() ? { hostPath: real, root, relative, kind: "file" } : undefined;
   }
 
   /** True when the sandbox path exists as a folder bind target (a mount point). */
@@ -178,7 +180,7 @@ export function routeRequest(files: SiteFiles, rawPath: string, query: string): 
     // The site's root folder always runs WordPress; another folder without an index is not listed.
     return path === "/" ? { kind: "php", scriptName: "/index.php", pathInfo: "" } : { kind: "refuse", status: 403 };
   }
-  if (found?.kind === "file") return { kind: "static", hostPath: found.hostPath };
+  if (found?.kind === "file") return { kind: "static", hostPath: found.hostPath, root: found.root, relative: found.relative };
   return { kind: "php", scriptName: "/index.php", pathInfo: "" };
 }
 
@@ -233,15 +235,20 @@ export function fatalFromLog(log: string): PageFatal | undefined {
   return { type: m[1] === "Parse" ? 4 : 1, message: message.trim(), file: m[3]!, line: Number(m[4]) };
 }
 
-/** A static file as an answer (body cut at `capBytes`; HEAD gets none). */
-export function staticResponse(hostPath: string, method: string, capBytes: number): SiteResponse {
-  const size = lstatSync(hostPath).size;
-  const type = CONTENT_TYPES[extname(hostPath).toLowerCase()] ?? "application/octet-stream";
-  const headers = { "content-type": [type], "content-length": [String(size)], "x-content-type-options": ["nosniff"] };
+/**
+ * A static file as an answer (body cut at `capBytes` bytes; HEAD gets none), or a 404 when it is no
+ * longer a regular file. PHP can swap the file (or a folder on its way) for a link or a FIFO
+ * between the router's check and this read, so the file is opened again below its bind's root
+ * without following links and only a regular file is read.
+ * @param file - `root` (the bind's host folder, links resolved) and `relative` (below it) from the router.
+ */
+export function staticResponse(file: { root: string; relative: string }, method: string, capBytes: number): SiteResponse {
+  const read = file.relative === "" ? undefined : readSandboxFile(file.root, file.relative, method === "HEAD" ? 0 : capBytes);
+  if (!read) return frontResponse(404, "wp-codebox: not found\n");
+  const type = CONTENT_TYPES[extname(file.relative).toLowerCase()] ?? "application/octet-stream";
+  const headers = { "content-type": [type], "content-length": [String(read.size)], "x-content-type-options": ["nosniff"] };
   if (method === "HEAD") return { status: 200, headers, body: { data: new Uint8Array(0), bytes: 0, truncated: false }, stderr: "", servedBy: "static" };
-  const data = readFileSync(hostPath);
-  const kept = data.length > capBytes ? data.subarray(0, capBytes) : data;
-  return { status: 200, headers, body: { data: kept, bytes: data.length, truncated: kept.length < data.length }, stderr: "", servedBy: "static" };
+  return { status: 200, headers, body: { data: read.data, bytes: read.size, truncated: read.truncated }, stderr: "", servedBy: "static" };
 }
 
 /** A FastCGI answer as a site answer, with the fatal error its log names, if any. */

@@ -6,9 +6,10 @@
  * OPcache (WordPress compiled once). Started on the first request that needs it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, rmSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fchownSync, lstatSync, mkdirSync, openSync } from "node:fs";
+import { removeSandboxPath } from "./sandbox-files.js";
 import { join } from "node:path";
-import { PHP_LIMITS, confinedCommand, type Bind } from "./bubblewrap.js";
+import { PHP_LIMITS, confinedCommand, dropsRoot, type Bind } from "./bubblewrap.js";
 import { fastCgiRequest, waitForSocket, type FastCgiRequest, type FastCgiResponse } from "./fastcgi-client.js";
 import { PHP_INI } from "./native-php.js";
 import { SANDBOX_PATHS, giveOneToSandbox, phpBinds, type SiteLayout } from "./native-site.js";
@@ -56,6 +57,7 @@ export class PhpCgi {
    * @throws Error when php-cgi exits or does not open its socket within 15 s.
    */
   ensure(): Promise<void> {
+    if (this.held) return this.held.then(() => this.ensure());
     if (this.child && !this.starting) return Promise.resolve();
     this.starting ??= this.start().finally(() => (this.starting = undefined));
     return this.starting;
@@ -65,7 +67,7 @@ export class PhpCgi {
     const started = Date.now();
     mkdirSync(this.socketDir, { recursive: true });
     giveOneToSandbox(this.socketDir, this.setup.layout.uid);
-    rmSync(this.socketPath, { force: true });
+    removeSandboxPath(this.socketDir, "php.sock");
     const ini = PHP_INI.flatMap((setting) => ["-d", setting]);
     const { argv, env } = confinedCommand(
       this.setup.tools,
@@ -98,7 +100,32 @@ export class PhpCgi {
       if (this.child === child) this.kill();
       throw new Error(`${(error as Error).message} ${exitCode === undefined ? stderr.trim().slice(0, 800) : ""}`.trim());
     }
+    try {
+      this.lockSocketDir();
+    } catch (error) {
+      if (this.child === child) this.kill();
+      throw error;
+    }
     this.lastStartMs = Date.now() - started;
+  }
+
+  /**
+   * Once php-cgi listens, its socket folder becomes root's again (read-only to the sandbox), and its
+   * socket must be a socket: the host connects by path, and connecting follows a link, so PHP must
+   * not be able to swap `php.sock` for a link to another socket on the host.
+   * @throws Error when something other than php-cgi's socket has the name.
+   */
+  private lockSocketDir(): void {
+    if (!dropsRoot()) return;
+    const fd = openSync(this.socketDir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    try {
+      fchownSync(fd, 0, 0);
+      fchmodSync(fd, 0o755);
+    } finally {
+      closeSync(fd);
+    }
+    const stat = lstatSync(this.socketPath, { throwIfNoEntry: false });
+    if (!stat?.isSocket() || stat.uid !== this.setup.layout.uid) throw new Error(`php-cgi's socket ${this.socketPath} was replaced (not its socket): refused to connect through it`);
   }
 
   /**
@@ -108,6 +135,29 @@ export class PhpCgi {
   async request(request: FastCgiRequest, options: { capBytes: number; signal?: AbortSignal }): Promise<FastCgiResponse> {
     await this.ensure();
     return fastCgiRequest(this.socketPath, request, options);
+  }
+
+  private held: Promise<void> | undefined;
+
+  /**
+   * Runs `step` with php-cgi stopped and not started again until it ends (requests arriving
+   * meanwhile wait): for host steps, as root, on folders PHP can write (reset's wp-content sync).
+   * @returns what `step` returns; throws what it throws.
+   */
+  async whileStopped<T>(step: () => Promise<T> | T): Promise<T> {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const before = this.held;
+    this.held = held;
+    try {
+      await before;
+      await this.starting?.catch(() => undefined);
+      this.kill();
+      return await step();
+    } finally {
+      if (this.held === held) this.held = undefined;
+      release();
+    }
   }
 
   /** Kills php-cgi and its children (bubblewrap's PID namespace dies with it); the next request starts a new one. */

@@ -8,7 +8,7 @@
  * fresh name and renamed into place, and only regular files are read, up to a cap.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fchownSync, fstatSync, lstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, constants, fchownSync, fstatSync, lchownSync, lstatSync, mkdirSync, openSync, readSync, readdirSync, renameSync, rmSync, writeSync } from "node:fs";
 import { dropsRoot } from "./bubblewrap.js";
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY, O_NONBLOCK } = constants;
@@ -88,10 +88,11 @@ export function writeSandboxFile(root: string, relative: string, content: string
   }
 }
 
-/** A regular file read from a sandbox folder: its first `maxBytes` bytes, and whether it had more. */
+/** A regular file read from a sandbox folder: its first `maxBytes` bytes, whether it had more, and its size (bytes) when opened. */
 export interface SandboxFileContent {
   data: Buffer;
   truncated: boolean;
+  size: number;
 }
 
 /**
@@ -148,7 +149,7 @@ export function readSandboxFile(root: string, relative: string, maxBytes: number
       if (n === 0) break;
       done += n;
     }
-    return { data: data.subarray(0, done), truncated: stat.size > maxBytes };
+    return { data: data.subarray(0, done), truncated: stat.size > maxBytes, size: stat.size };
   } finally {
     closeSync(fd);
   }
@@ -172,4 +173,99 @@ export function sandboxPathExists(root: string, relative: string): boolean {
   } finally {
     closeSync(dirFd);
   }
+}
+
+/**
+ * Gives `path` and everything below it to `uid` (owner and group) without following a link: each
+ * folder is opened without following links and changed through its descriptor, entries are
+ * changed with lchown through their folder's descriptor. A folder swapped for a link while the
+ * walk runs is then only the link, never the host file or folder it points at.
+ * @param path - a host path whose folders on the way the sandbox cannot replace (a layout folder).
+ * @throws the file system's error for `path` itself; entries vanishing during the walk are skipped.
+ */
+export function chownSandboxTree(path: string, uid: number): void {
+  let fd: number;
+  try {
+    fd = openSync(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "ENOTDIR" && code !== "ELOOP") throw error;
+    lchownSync(path, uid, uid);
+    return;
+  }
+  const walk = (dirFd: number) => {
+    fchownSync(dirFd, uid, uid);
+    for (const name of readdirSync(`/proc/self/fd/${dirFd}`)) {
+      let child: number | undefined;
+      try {
+        child = openSync(at(dirFd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === "ENOTDIR" || code === "ELOOP") {
+          try {
+            lchownSync(at(dirFd, name), uid, uid);
+          } catch (e) {
+            if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+          }
+        } else if (code !== "ENOENT") throw error;
+      }
+      if (child === undefined) continue;
+      try {
+        walk(child);
+      } finally {
+        closeSync(child);
+      }
+    }
+  };
+  try {
+    walk(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Makes `root/relative` a folder (or, with `kind` "file", an empty regular file when it is not one
+ * already), with each folder on the way a real folder: a link, file or FIFO in the place of one is
+ * removed and a folder made, all through folder descriptors, never following a link. What is made
+ * is given to `uid` when sandboxed processes drop root.
+ * @returns how many folders or files were made (0 when everything was in place).
+ * @throws Error for a path with empty, `.` or `..` segments; the file system's error otherwise.
+ */
+export function makeSandboxPath(root: string, relative: string, kind: "file" | "dir", uid: number): number {
+  const names = parts(relative);
+  let made = 0;
+  let fd = openSync(root, O_RDONLY | O_DIRECTORY);
+  try {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]!;
+      const wanted = i === names.length - 1 ? kind : "dir";
+      const stat = lstatSync(at(fd, name), { throwIfNoEntry: false });
+      if (stat && (wanted === "file" ? stat.isFile() : stat.isDirectory())) {
+        if (wanted === "file") break;
+      } else {
+        if (stat) rmSync(at(fd, name), { recursive: true, force: true });
+        if (wanted === "file") {
+          const file = openSync(at(fd, name), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644);
+          try {
+            if (dropsRoot()) fchownSync(file, uid, uid);
+          } finally {
+            closeSync(file);
+          }
+          made++;
+          break;
+        }
+        mkdirSync(at(fd, name), { mode: 0o755 });
+        made++;
+      }
+      // Opened without following: a link swapped in after the check fails here (ELOOP/ENOTDIR).
+      const next = openSync(at(fd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+      if (!stat?.isDirectory() && dropsRoot()) fchownSync(next, uid, uid);
+      closeSync(fd);
+      fd = next;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return made;
 }

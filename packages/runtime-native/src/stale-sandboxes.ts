@@ -4,7 +4,7 @@
  * Every sandbox folder records the process that made it; a later boot removes the folders whose
  * process is gone. Folders without that record are left alone.
  */
-import { lstatSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** Prefix of every sandbox folder in the temporary directory. */
@@ -22,12 +22,22 @@ function processStart(pid: number): string | undefined {
   }
 }
 
+/** This process's PID namespace (`pid:[4026531836]`): pids mean something only within one. */
+function pidNamespace(): string | null {
+  try {
+    return readlinkSync("/proc/self/ns/pid");
+  } catch {
+    return null;
+  }
+}
+
 /**
- * Records the current process as the owner of a sandbox folder (`owner.json`: pid and start time,
- * so a pid reused by another process does not count as the owner).
+ * Records the current process as the owner of a sandbox folder (`owner.json`: pid, start time, so a
+ * pid reused by another process does not count as the owner, and PID namespace, so a process of
+ * another container sharing the temporary directory is never judged by a pid it cannot see).
  */
 export function markSandboxOwner(root: string): void {
-  writeFileSync(join(root, OWNER_FILE), JSON.stringify({ pid: process.pid, start: processStart(process.pid) ?? null }));
+  writeFileSync(join(root, OWNER_FILE), JSON.stringify({ pid: process.pid, start: processStart(process.pid) ?? null, pidns: pidNamespace() }));
 }
 
 /**
@@ -48,8 +58,9 @@ export function sweepStaleSandboxes(dir: string): string[] {
     try {
       const file = join(root, OWNER_FILE);
       if (!lstatSync(file).isFile()) continue;
-      const owner = JSON.parse(readFileSync(file, "utf8")) as { pid?: unknown; start?: unknown };
+      const owner = JSON.parse(readFileSync(file, "utf8")) as { pid?: unknown; start?: unknown; pidns?: unknown };
       if (typeof owner.pid !== "number" || !Number.isInteger(owner.pid) || owner.pid <= 0) continue;
+      if (owner.pidns !== pidNamespace()) continue;
       const start = processStart(owner.pid);
       if (start !== undefined && (owner.start === null || start === owner.start)) continue;
       rmSync(root, { recursive: true, force: true });

@@ -5,7 +5,7 @@
  * protected paths (mount points of the caller's mounts) or the folders holding them.
  */
 import { spawnSync } from "node:child_process";
-import { cpSync, lstatSync, readdirSync, readlinkSync, rmSync, type BigIntStats } from "node:fs";
+import { cpSync, lstatSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync, type BigIntStats } from "node:fs";
 import { join } from "node:path";
 
 /** What a sync changed: entries copied from the source, and entries removed from the destination. */
@@ -22,6 +22,12 @@ export interface TreeSyncOptions {
   protect?: readonly string[];
   /** Called with each destination path the sync copied, e.g. to give it to the sandbox's uid. */
   onCopied?: (path: string) => void;
+  /**
+   * The destination's entries whose status changed at or after this time (ctime, ns since the
+   * epoch) are copied again even when size, mtime and mode match: a write that keeps the size and
+   * sets the mtime back (`touch -d`) still moves the ctime, which no unprivileged process can set.
+   */
+  changedSinceNs?: bigint;
 }
 
 type Kind = "file" | "dir" | "link" | "other";
@@ -30,9 +36,26 @@ function kindOf(stat: BigIntStats): Kind {
   return stat.isFile() ? "file" : stat.isDirectory() ? "dir" : stat.isSymbolicLink() ? "link" : "other";
 }
 
+/**
+ * A time (ns, the file system's clock) after every change made so far in `dir`'s file system and
+ * before any later one: the ctime of a marker file in `dir`, written again until it is past the
+ * first write's (timestamps move in clock ticks of a few ms). For `changedSinceNs`.
+ */
+export function ctimeStamp(dir: string): bigint {
+  const marker = join(dir, ".ctime-stamp");
+  writeFileSync(marker, "");
+  const first = statSync(marker, { bigint: true }).ctimeNs;
+  for (;;) {
+    writeFileSync(marker, "");
+    const now = statSync(marker, { bigint: true }).ctimeNs;
+    if (now > first) return now;
+  }
+}
+
 /** Same version: a file's size, mtime (ns) and mode; a link's target; a folder's mode (its entries are compared one by one). */
-function same(from: string, to: string, a: BigIntStats, b: BigIntStats): boolean {
+function same(from: string, to: string, a: BigIntStats, b: BigIntStats, changedSinceNs: bigint | undefined): boolean {
   const kind = kindOf(a);
+  if (changedSinceNs !== undefined && kind !== "dir" && b.ctimeNs >= changedSinceNs) return false;
   if (kind !== kindOf(b)) return false;
   if (kind === "link") return readlinkSync(from) === readlinkSync(to);
   if (a.mode !== b.mode) return false;
@@ -102,7 +125,7 @@ export function syncTree(from: string, to: string, options: TreeSyncOptions = {}
         } else {
           walk(path, true);
         }
-      } else if (!same(join(from, path), join(to, path), a, b)) {
+      } else if (!same(join(from, path), join(to, path), a, b, options.changedSinceNs)) {
         remove(path);
         copy(path);
       }

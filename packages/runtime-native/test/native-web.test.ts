@@ -6,11 +6,12 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ResolvedMount } from "@wp-codebox/runtime-core";
-import { SiteFiles, cgiParams, fatalFromLog, routeRequest, type Route } from "../src/native-web.js";
+import { SiteFiles, cgiParams, fatalFromLog, routeRequest, staticResponse, type Route } from "../src/native-web.js";
 
 describe("routeRequest", () => {
   let root: string;
@@ -76,6 +77,46 @@ describe("routeRequest", () => {
       else assert.deepEqual(got, want);
       if (got.kind === "static") assert.ok(got.hostPath.startsWith(root) && !got.hostPath.includes("outside"), got.hostPath);
     });
+  }
+});
+
+describe("staticResponse after PHP swapped the routed file", () => {
+  // What PHP can put at the file's name (or its folder's) between the router's check and the read.
+  const SWAPS: [string, (dir: string, host: string) => void][] = [
+    ["a link to a host file", (dir, host) => (rmSync(join(dir, "a.css")), symlinkSync(join(host, "secret.txt"), join(dir, "a.css")))],
+    ["a FIFO", (dir) => (rmSync(join(dir, "a.css")), execFileSync("mkfifo", [join(dir, "a.css")]))],
+    ["a link to /dev/zero", (dir) => (rmSync(join(dir, "a.css")), symlinkSync("/dev/zero", join(dir, "a.css")))],
+    ["a folder", (dir) => (rmSync(join(dir, "a.css")), mkdirSync(join(dir, "a.css")))],
+    ["its folder swapped for a link to a host folder", (dir, host) => (renameSync(dir, `${dir}-away`), symlinkSync(host, dir))],
+  ];
+  for (const [name, swap] of SWAPS) {
+    for (const method of ["GET", "HEAD"]) {
+      it(`${name} (${method}): a 404, the host file unread`, () => {
+        const root = mkdtempSync(join(tmpdir(), "wp-codebox-static-swap-"));
+        try {
+          const tree = join(root, "tree");
+          const content = join(root, "content");
+          const host = join(root, "host");
+          for (const d of [tree, join(content, "d"), host]) mkdirSync(d, { recursive: true });
+          writeFileSync(join(content, "d", "a.css"), "css");
+          // Same name in the host folder: a read through the swapped folder would find it.
+          writeFileSync(join(host, "a.css"), "HOST-SECRET");
+          writeFileSync(join(host, "secret.txt"), "HOST-SECRET");
+          const route = routeRequest(new SiteFiles(tree, content, []), "/wp-content/d/a.css", "");
+          assert.equal(route.kind, "static");
+          if (route.kind !== "static") return;
+          const before = staticResponse(route, "GET", 1000);
+          assert.equal(new TextDecoder().decode(before.body.data), "css");
+          swap(join(content, "d"), host);
+          const got = staticResponse(route, method, 1000);
+          assert.equal(got.status, 404);
+          assert.doesNotMatch(JSON.stringify({ ...got, body: new TextDecoder().decode(got.body.data) }), /HOST-SECRET|"3"|css/);
+          assert.equal(readFileSync(join(host, "secret.txt"), "utf8"), "HOST-SECRET");
+        } finally {
+          rmSync(root, { recursive: true, force: true });
+        }
+      });
+    }
   }
 });
 

@@ -8,10 +8,10 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, statSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readSandboxFile, removeSandboxPath, sandboxPathExists, writeSandboxFile } from "../src/sandbox-files.js";
+import { chownSandboxTree, makeSandboxPath, readSandboxFile, removeSandboxPath, sandboxPathExists, writeSandboxFile } from "../src/sandbox-files.js";
 
 interface Plant {
   name: string;
@@ -119,4 +119,51 @@ describe("writeSandboxFile / readSandboxFile against what a sandbox leaves behin
     }
     assert.equal(existsSync("/nonexistent"), false);
   });
+});
+
+describe("chownSandboxTree against links a sandbox leaves", () => {
+  const asRoot = process.getuid?.() === 0;
+  it("gives the tree and its links to the uid, never the host file or folder a link names", { skip: asRoot ? false : "changing owners needs root" }, () => {
+    const { root, box, host } = setup();
+    try {
+      mkdirSync(join(box, "a", "b"), { recursive: true });
+      writeFileSync(join(box, "a", "b", "f"), "x");
+      symlinkSync(join(host, "secret.txt"), join(box, "a", "to-file"));
+      symlinkSync(host, join(box, "a", "to-folder"));
+      execFileSync("mkfifo", [join(box, "a", "fifo")]);
+      chownSandboxTree(box, 4242);
+      for (const p of ["", "a", "a/b", "a/b/f", "a/to-file", "a/to-folder", "a/fifo"]) assert.equal(lstatSync(join(box, p)).uid, 4242, p);
+      assert.equal(statSync(host).uid, 0);
+      assert.equal(statSync(join(host, "secret.txt")).uid, 0);
+      hostUnchanged(host);
+      // The tree's root itself a link: only the link changes.
+      symlinkSync(host, join(root, "link-root"));
+      chownSandboxTree(join(root, "link-root"), 4243);
+      assert.equal(lstatSync(join(root, "link-root")).uid, 4243);
+      assert.equal(statSync(host).uid, 0);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("makeSandboxPath against what a sandbox leaves on a mount point's way", () => {
+  for (const plant of PLANTS) {
+    for (const [kind, path] of [["dir", "plugins/mine"], ["file", "plugins/one.php"]] as const) {
+      it(`${plant.name} in place of plugins/: a real folder and ${kind} are made, the host untouched`, () => {
+        const { root, box, host } = setup();
+        try {
+          plant.plant(box, "plugins", host);
+          assert.ok(makeSandboxPath(box, path, kind, 4244) >= 1);
+          assert.ok(lstatSync(join(box, "plugins")).isDirectory());
+          const made = lstatSync(join(box, path));
+          assert.ok(kind === "dir" ? made.isDirectory() : made.isFile() && made.size === 0);
+          hostUnchanged(host);
+          assert.equal(makeSandboxPath(box, path, kind, 4244), 0, "everything in place: nothing made");
+        } finally {
+          rmSync(root, { recursive: true, force: true });
+        }
+      });
+    }
+  }
 });

@@ -5,10 +5,12 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SANDBOX_DIR_PREFIX, markSandboxOwner, sweepStaleSandboxes } from "../src/stale-sandboxes.js";
+
+const PIDNS = readlinkSync("/proc/self/ns/pid");
 
 /** A pid no process has now: a child that has exited. */
 function deadPid(): number {
@@ -19,8 +21,9 @@ function deadPid(): number {
 describe("sweepStaleSandboxes", () => {
   const cases: { name: string; make(root: string): void; kept: boolean }[] = [
     { name: "this live process's folder is kept", make: (root) => markSandboxOwner(root), kept: true },
-    { name: "a folder whose process is gone is removed", make: (root) => writeFileSync(join(root, "owner.json"), JSON.stringify({ pid: deadPid(), start: "1" })), kept: false },
-    { name: "a folder whose pid now names another process (other start time) is removed", make: (root) => writeFileSync(join(root, "owner.json"), JSON.stringify({ pid: process.pid, start: "-1" })), kept: false },
+    { name: "a folder whose process is gone is removed", make: (root) => writeFileSync(join(root, "owner.json"), JSON.stringify({ pid: deadPid(), start: "1", pidns: PIDNS })), kept: false },
+    { name: "a folder of a process in another PID namespace is kept, whatever its pid says here", make: (root) => writeFileSync(join(root, "owner.json"), JSON.stringify({ pid: deadPid(), start: "1", pidns: "pid:[1]" })), kept: true },
+    { name: "a folder whose pid now names another process (other start time) is removed", make: (root) => writeFileSync(join(root, "owner.json"), JSON.stringify({ pid: process.pid, start: "-1", pidns: PIDNS })), kept: false },
     { name: "a folder without an owner record is kept", make: () => undefined, kept: true },
     { name: "a folder whose owner record is not JSON is kept", make: (root) => writeFileSync(join(root, "owner.json"), "{"), kept: true },
     { name: "a folder whose owner record is a link is kept", make: (root) => symlinkSync("/etc/hostname", join(root, "owner.json")), kept: true },

@@ -5,10 +5,10 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { syncTree } from "../src/tree-sync.js";
+import { ctimeStamp, syncTree } from "../src/tree-sync.js";
 
 /** A folder tree as { path: content } (a trailing "/" is a folder, "-> x" a symlink to x). */
 type Tree = Record<string, string>;
@@ -132,6 +132,36 @@ describe("syncTree", () => {
         assert.deepEqual(syncTree(from, to, c.protect ? { protect: c.protect } : {}), { copied: [], removed: [] });
         assert.ok(existsSync(to));
         assert.deepEqual(read(join(tmp, "host")), { "keep.txt": "host file" }, "a host folder the destination linked to was changed");
+      } finally {
+        rmSync(tmp, { recursive: true, force: true });
+      }
+    });
+  }
+});
+
+describe("syncTree with changedSinceNs (ctime)", () => {
+  // Changes that keep size, mtime and mode as they were: only the ctime tells.
+  const evasions: { name: string; change: (dest: string) => void; copied: string[] }[] = [
+    { name: "nothing changed after the stamp: nothing copied", change: () => undefined, copied: [] },
+    { name: "same-size rewrite with the mtime set back (touch -d)", change: (d) => { writeFileSync(join(d, "index.php"), "<?PHP"); utimesSync(join(d, "index.php"), 1_700_000_000, 1_700_000_000); }, copied: ["index.php"] },
+    { name: "a mode changed and changed back", change: (d) => { chmodSync(join(d, "plugins/a/a.php"), 0o600); chmodSync(join(d, "plugins/a/a.php"), 0o644); }, copied: ["plugins/a/a.php"] },
+    { name: "a same-size file with the same mtime renamed over the original", change: (d) => { writeFileSync(join(d, "x.tmp"), "A2"); utimesSync(join(d, "x.tmp"), 1_700_000_000, 1_700_000_000); renameSync(join(d, "x.tmp"), join(d, "plugins/a/a.php")); }, copied: ["plugins/a/a.php"] },
+  ];
+  for (const c of evasions) {
+    it(c.name, () => {
+      const tmp = mkdtempSync(join(tmpdir(), "wp-codebox-tree-sync-"));
+      try {
+        const from = join(tmp, "from");
+        const to = join(tmp, "to");
+        make(from, BASE);
+        make(to, BASE);
+        chmodSync(join(to, "plugins/a/a.php"), statSync(join(from, "plugins/a/a.php")).mode);
+        const stamp = ctimeStamp(tmp);
+        c.change(to);
+        const result = syncTree(from, to, { changedSinceNs: stamp });
+        assert.deepEqual(result.copied, c.copied);
+        assert.deepEqual(read(to), read(from));
+        assert.equal(readFileSync(join(to, "plugins/a/a.php"), "utf8"), "a1");
       } finally {
         rmSync(tmp, { recursive: true, force: true });
       }

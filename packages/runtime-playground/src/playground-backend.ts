@@ -31,8 +31,8 @@ import { existsSync } from "node:fs";
 import { resolveCacheDir } from "./site/cache-dir.js";
 import { findWordPressBuild } from "./site/wordpress-builds.js";
 import { resolveWordPressTree } from "./site/wordpress-source.js";
-import { ensureInstalledSite, opcacheDirFor } from "./sandbox/installed-site.js";
-import { ensureSeedPack } from "./site/opcache-seed.js";
+import { ensureInstalledSite, hasInstalledSite, installedSiteDir, isInstalledSiteComplete, opcacheDirFor, startInstallerWorker } from "./sandbox/installed-site.js";
+import { ensureSeedPack, seedPackPath } from "./site/opcache-seed.js";
 import { sqliteIntegrationZipPath } from "./site/sqlite-integration.js";
 import { DEVELOPER_SITE_CONSTANTS, baseConstants } from "./site/wordpress-constants.js";
 import { PlaygroundRuntime } from "./sandbox/playground-runtime.js";
@@ -208,32 +208,49 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
       // Waiting for another process that fills the cache ends when the caller's signal aborts.
       const lockOptions = spec.signal ? { signal: spec.signal } : {};
       const version = spec.wordpress?.version ?? pinnedDefaultWordPress();
-      const resolved = await resolveWordPressTree(spec, {
-        cwd,
-        cacheDir,
-        ...(options.wordpressMirror !== undefined ? { wordpressMirror: options.wordpressMirror } : {}),
-        ...(options.offline !== undefined ? { offline: options.offline } : {}),
-        ...(spec.onProgress ? { onProgress: spec.onProgress } : {}),
-        ...lockOptions,
-      });
-      const tree = { dir: resolved.dir, release: resolved.release };
-      const wordpressSource: PlaygroundRuntimeSetup["wordpressSource"] = resolved.source;
-      const chosen = resolved.chosen;
-      // `latest` and custom builds are known only now: their inputs' requirements are checked before the boot.
-      if (!isConcreteVersion(version)) {
-        assertRequirementsMet({ plugins: (spec.plugins ?? []).map((p) => resolve(cwd, p)), themes: (spec.themes ?? []).map((t) => resolve(cwd, t)) }, { wordpress: tree.release, php, phpVersions: SUPPORTED_PHP_VERSIONS });
+      // No site installed for this PHP version yet (a machine's first run): the installer's worker
+      // loads and starts PHP on the second core while the release is found and unpacked. It takes
+      // the thread prestarted above.
+      const installer = hasInstalledSite(php, cacheDir) ? undefined : startInstallerWorker(php);
+      let tree: { dir: string; release: string };
+      let wordpressSource: PlaygroundRuntimeSetup["wordpressSource"];
+      let chosen: Omit<WordPressChoiceRecord, "version">;
+      try {
+        const resolved = await resolveWordPressTree(spec, {
+          cwd,
+          cacheDir,
+          ...(options.wordpressMirror !== undefined ? { wordpressMirror: options.wordpressMirror } : {}),
+          ...(options.offline !== undefined ? { offline: options.offline } : {}),
+          ...(spec.onProgress ? { onProgress: spec.onProgress } : {}),
+          ...lockOptions,
+        });
+        tree = { dir: resolved.dir, release: resolved.release };
+        wordpressSource = resolved.source;
+        chosen = resolved.chosen;
+        // `latest` and custom builds are known only now: their inputs' requirements are checked before the boot.
+        if (!isConcreteVersion(version)) {
+          assertRequirementsMet({ plugins: (spec.plugins ?? []).map((p) => resolve(cwd, p)), themes: (spec.themes ?? []).map((t) => resolve(cwd, t)) }, { wordpress: tree.release, php, phpVersions: SUPPORTED_PHP_VERSIONS });
+        }
+      } catch (error) {
+        await installer?.terminate();
+        throw error;
       }
-      const site = await ensureInstalledSite(tree, php, cacheDir, spec.onProgress, lockOptions);
-      const opcacheSeedPack = ensureSeedPack(opcacheDirFor(site.dir));
-      return PlaygroundRuntime.boot({
-        siteDir: site.dir,
-        opcacheSeedPack,
+      const siteDir = installedSiteDir(tree, php, cacheDir);
+      // A first boot of the release: the sandbox's first PHP worker loads and starts PHP on the
+      // second core while the installer runs on the first (PlaygroundRuntime.boot's `siteReady`).
+      const installOptions = { ...lockOptions, ...(installer ? { installer } : {}) };
+      const installing = isInstalledSiteComplete(siteDir) ? undefined : ensureInstalledSite(tree, php, cacheDir, spec.onProgress, installOptions);
+      const site = installing ? undefined : await ensureInstalledSite(tree, php, cacheDir, spec.onProgress, installOptions);
+      const setup: PlaygroundRuntimeSetup = {
+        siteDir,
+        // Written by the installer; the worker reads it only once the site is ready.
+        opcacheSeedPack: installing ? seedPackPath(opcacheDirFor(siteDir)) : ensureSeedPack(opcacheDirFor(siteDir)),
         wordpressRelease: tree.release,
         ...(wordpressSource ? { wordpressSource } : {}),
         wordpress: { version: tree.release, ...chosen },
         phpVersion: php,
         phpExtensions: resolvePhpExtensions(spec.extensions, php),
-        bootMode: site.installed ? "installed" : "cached",
+        bootMode: site?.installed === false ? "cached" : "installed",
         policy,
         mounts,
         plugins: (spec.plugins ?? []).map((p) => basename(resolve(cwd, p))),
@@ -254,7 +271,16 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
         ...(options.evidenceMemoryBytes !== undefined ? { evidenceMemoryBytes: options.evidenceMemoryBytes } : {}),
         determinism,
         onProgress: spec.onProgress,
+      };
+      const siteReady = installing?.then((installed) => {
+        // Another process may have installed it while this one waited for the lock.
+        setup.bootMode = installed.installed ? "installed" : "cached";
+        // A site installed by an older wp-codebox has its seed as a folder only.
+        setup.opcacheSeedPack = ensureSeedPack(opcacheDirFor(installed.dir));
       });
+      // Awaited by the boot once its worker is started; handled here so a failure is never unhandled meanwhile.
+      siteReady?.catch(() => undefined);
+      return PlaygroundRuntime.boot(setup, siteReady);
     },
   };
   return backend;

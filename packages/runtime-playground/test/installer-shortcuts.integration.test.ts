@@ -2,17 +2,23 @@
  * The installer's must-use plugin (assets/site/installer-mu-plugin.php) only leaves out work whose
  * result an installed site does not keep: the same release installed with it and without it has
  * the same database, row for row, apart from what every install makes anew (times, password hashes,
- * keys), and nothing of the plugin stays in the site or its OPcache seed.
+ * keys), and nothing of the plugin stays in the site or its OPcache seed; also with wp-codebox
+ * sending the installer's request itself instead of Playground's boot. Neither install changes
+ * the WordPress tree the sites link their files to.
  */
-import { after, before, test } from "node:test";
+import { after, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { ensureWordPressTree, findWordPressBuild } from "@wp-codebox/runtime-playground";
+import { ensureCustomWordPressTree } from "../src/site/wordpress-builds.js";
+import { sharedWordPressReleasesDir, WORDPRESS_MIRROR_SKIP } from "../../../test/support/wordpress-mirror.js";
 import { installInto, opcacheDirFor } from "../src/sandbox/installed-site.js";
 import { PhpWorkerHost } from "../src/worker/php-worker-host.js";
 import { sqliteIntegrationZipPath } from "../src/site/sqlite-integration.js";
+import { seedPackPath, unpackSeed } from "../src/site/opcache-seed.js";
 import type { WorkerRunResult } from "../src/worker/php-worker-protocol.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-shortcuts-"));
@@ -65,21 +71,53 @@ function walk(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
 }
 
-let tree: string;
-before(async () => {
-  tree = await ensureWordPressTree(findWordPressBuild(), join(scratch, "cache"));
-});
+/** Path, size and SHA-256 of every file of a folder, and nothing else in it. */
+function treeDigest(dir: string): string[] {
+  return walk(dir).map((path) => `${path.slice(dir.length)} ${createHash("sha256").update(readFileSync(path)).digest("hex")}`).sort();
+}
 
-test("a release installed with the installer's shortcuts has the database of a plain install; nothing of them stays", { timeout: 600_000 }, async () => {
-  const fast = join(scratch, "with-shortcuts");
-  const plain = join(scratch, "without-shortcuts");
-  await installInto(fast, { dir: tree }, "8.3");
-  await installInto(plain, { dir: tree }, "8.3", { shortcuts: false });
-  const [a, b] = [normalise(await dumpDatabase(fast)), normalise(await dumpDatabase(plain))];
-  assert.ok((a.wp_options?.length ?? 0) > 100, "the dump holds the options");
-  assert.ok(a.wp_options?.some((row) => row.includes('"option_name":"siteurl"')), "siteurl is stored");
-  assert.ok(a.wp_options?.some((row) => row.includes('"option_name":"permalink_structure","option_value":"/%postname%/"')), "the post-install permalinks are set");
-  assert.deepEqual(a, b);
-  const leftovers = [...walk(fast), ...walk(opcacheDirFor(fast))].filter((path) => path.slice(scratch.length).includes("wp-codebox-installer"));
-  assert.deepEqual(leftovers, [], "the installer's plugin is neither in the site nor in its OPcache seed");
-});
+const releases = sharedWordPressReleasesDir();
+const newestRelease = releases
+  ? readdirSync(releases)
+      .filter((f) => /^wordpress-\d+\.\d+(?:\.\d+)?\.zip$/.test(f))
+      .sort((x, y) => x.localeCompare(y, "en", { numeric: true }))
+      .pop()
+  : undefined;
+
+/**
+ * The trees installed: a release zip as the mirror serves it (no database: WordPress's installer
+ * runs, in the request wp-codebox sends itself) and a bundled build (it brings an installed
+ * database: Playground's boot only checks it).
+ */
+const cases: { name: string; tree: (cache: string) => Promise<string>; skip?: string }[] = [
+  {
+    name: "a release zip",
+    tree: async (cache) => (await ensureCustomWordPressTree(join(releases ?? "", newestRelease ?? ""), cache)).dir,
+    ...(newestRelease ? {} : { skip: WORDPRESS_MIRROR_SKIP }),
+  },
+  { name: "a bundled build", tree: (cache) => ensureWordPressTree(findWordPressBuild(), cache) },
+];
+
+for (const c of cases) {
+  test(`${c.name} installed with the installer's shortcuts has the database of a plain install; nothing of them stays`, { timeout: 600_000, ...(c.skip ? { skip: c.skip } : {}) }, async () => {
+    const dir = mkdtempSync(join(scratch, "case-"));
+    const tree = await c.tree(join(dir, "cache"));
+    const fast = join(dir, "with-shortcuts");
+    const plain = join(dir, "without-shortcuts");
+    const before = treeDigest(tree);
+    await installInto(fast, { dir: tree }, "8.3");
+    await installInto(plain, { dir: tree }, "8.3", { shortcuts: false });
+    // The sites hard-link most of their files to the tree: no install may change it through them.
+    assert.deepEqual(treeDigest(tree), before, "the WordPress tree is unchanged by the installs");
+    const [a, b] = [normalise(await dumpDatabase(fast)), normalise(await dumpDatabase(plain))];
+    assert.ok((a.wp_options?.length ?? 0) > 100, "the dump holds the options");
+    assert.ok(a.wp_options?.some((row) => row.includes('"option_name":"siteurl"')), "siteurl is stored");
+    assert.ok(a.wp_options?.some((row) => row.includes('"option_name":"permalink_structure","option_value":"/%postname%/"')), "the post-install permalinks are set");
+    assert.ok(a.wp_users?.some((row) => row.includes('"user_login":"admin"') && row.includes('"user_email":"admin@localhost.com"')), "the administrator is the one Playground's installer makes");
+    assert.deepEqual(a, b);
+    const seeded = unpackSeed(readFileSync(seedPackPath(opcacheDirFor(fast)))).map((file) => file.path);
+    assert.ok(seeded.some((path) => path.includes("wp-includes")), "the OPcache seed holds compiled core");
+    const leftovers = [...walk(fast).map((path) => path.slice(dir.length)), ...seeded].filter((path) => path.includes("wp-codebox-installer"));
+    assert.deepEqual(leftovers, [], "the installer's plugin is neither in the site nor in its OPcache seed");
+  });
+}

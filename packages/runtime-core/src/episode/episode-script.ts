@@ -84,7 +84,7 @@ export const EpisodeScriptSchema = Type.Object(
     ),
     policy: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     env: Type.Optional(Type.Record(Type.String({ pattern: ENV_NAME_PATTERN }), Type.String())),
-    secretEnv: Type.Optional(Type.Array(Type.String({ pattern: ENV_NAME_PATTERN }))),
+    secretEnv: Type.Optional(Type.Array(Type.String({ pattern: ENV_NAME_PATTERN, writeOnly: true }))),
     resetObservations: Type.Optional(Type.Array(EpisodeScriptObservationSchema)),
     steps: Type.Array(Type.Union([EpisodeScriptActionStepSchema, EpisodeScriptSnapshotStepSchema, EpisodeScriptObserveStepSchema]), { minItems: 1 }),
     artifacts: Type.Optional(Type.Object({ directory: Type.Optional(Type.String()), includeRuntimeSnapshotBundles: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),

@@ -134,7 +134,7 @@ export const WORKSPACE_RECIPE_SCHEMA = Type.Object(
           mounts: Type.Optional(Type.Array(RECIPE_MOUNT_SCHEMA)),
           runtimeEnv: Type.Optional(Type.Record(Type.String({ pattern: ENV_NAME_PATTERN }), Type.String(), { description: "Environment variables visible to PHP." })),
           secretEnv: Type.Optional(
-            Type.Array(Type.String({ pattern: ENV_NAME_PATTERN }), { description: "Names of the caller's environment variables passed to PHP and redacted from every artifact." }),
+            Type.Array(Type.String({ pattern: ENV_NAME_PATTERN, writeOnly: true }), { description: "Names of the caller's environment variables passed to PHP and redacted from every artifact." }),
           ),
         },
         { additionalProperties: false },

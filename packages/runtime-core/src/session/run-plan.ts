@@ -366,7 +366,13 @@ function planCommandRun(request: CommandRunRequest, cwd: string, processEnv: Nod
   }
   for (const name of request.secretEnv ?? []) {
     if (!isEnvName(name)) {
-      problems.push(new WpCodeboxError("invalid-argument", `--secret-env ${quoteValue(name)}: expected an environment variable name (letters, digits and _).`, { name }));
+      // `NAME=value` is the likeliest slip: the value after "=" is a secret, never repeated.
+      const eq = name.indexOf("=");
+      problems.push(
+        eq >= 0
+          ? new WpCodeboxError("invalid-argument", `--secret-env ${quoteValue(name.slice(0, eq))}=…: takes only a variable name; its value is read from your environment (export ${isEnvName(name.slice(0, eq)) ? name.slice(0, eq) : "NAME"}=... first). What followed "=" is not shown.`, { name: name.slice(0, eq) })
+          : new WpCodeboxError("invalid-argument", `--secret-env ${quoteValue(name)}: expected an environment variable name (letters, digits and _).`, { name }),
+      );
     }
   }
   const secrets = readSecretEnv((request.secretEnv ?? []).filter(isEnvName), processEnv);

@@ -14,6 +14,8 @@
  *   loading the HTTP library.
  * - The "new site" e-mail to the administrator cannot be sent from the sandbox (there is no mail
  *   transport): it is not composed.
+ *
+ * It also sets the site's final permalink structure as the install ends (below).
  */
 if (!defined('WP_INSTALLING') || !WP_INSTALLING) {
 	return;
@@ -32,3 +34,12 @@ add_filter('pre_http_request', function () {
 	return new WP_Error('http_request_failed', 'The installer makes no HTTP requests.');
 });
 add_filter('pre_wp_mail', '__return_false');
+/*
+ * The permalink structure the post-install setup gives the site (installed-site.ts), set as the
+ * install ends. The first load of WordPress after it then registers the taxonomies' rewrite rules,
+ * which it does only on a site with pretty permalinks, and the post-install flush keeps them, as
+ * it does after Playground's boot, which sets pretty permalinks itself once the installer is done.
+ */
+add_action('wp_install', function () {
+	update_option('permalink_structure', '/%postname%/');
+});

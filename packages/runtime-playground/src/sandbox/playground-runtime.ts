@@ -48,6 +48,7 @@ import {
   createSandboxDir,
   fastForwardCron,
   populateSandboxDir,
+  readWriteWorkerMounts,
   resetWorkspaceDir,
   sandboxContentDir,
   sandboxEvidenceDir,
@@ -154,12 +155,16 @@ export class PlaygroundRuntime implements Runtime {
 
   /**
    * Boots a sandbox from a prepared setup.
-   * @throws `boot-failed` (WordPress did not boot, or a `--plugin`/`--theme` failed to activate).
+   * @param siteReady - given while `setup.siteDir` is still being installed (a first boot): the
+   *   sandbox's first PHP worker loads and starts PHP on the second core meanwhile, and the sandbox
+   *   folder is filled and WordPress booted once it resolves.
+   * @throws `boot-failed` (WordPress did not boot, or a `--plugin`/`--theme` failed to activate);
+   *   what `siteReady` rejects with.
    */
-  static async boot(setup: PlaygroundRuntimeSetup): Promise<PlaygroundRuntime> {
+  static async boot(setup: PlaygroundRuntimeSetup, siteReady?: Promise<void>): Promise<PlaygroundRuntime> {
     const runtime = new PlaygroundRuntime(setup);
     try {
-      await runtime.start();
+      await runtime.start(siteReady);
     } catch (error) {
       await runtime.dispose();
       throw error;
@@ -167,15 +172,22 @@ export class PlaygroundRuntime implements Runtime {
     return runtime;
   }
 
-  private async start(): Promise<void> {
+  private async start(siteReady?: Promise<void>): Promise<void> {
     const started = Date.now();
     this.sandboxDir = createSandboxDir();
     this.ledger.spillTo(sandboxEvidenceDir(this.sandboxDir), this.setup.evidenceMemoryBytes);
-    this.workerMounts.push(...populateSandboxDir(this.sandboxDir, this.setup));
-    this.contentSync = sandboxContentSync(this.sandboxDir, this.setup);
+    this.workerMounts.push(...readWriteWorkerMounts(this.setup.mounts));
+    const populate = (): void => {
+      populateSandboxDir(this.sandboxDir, this.setup);
+      this.contentSync = sandboxContentSync(this.sandboxDir, this.setup);
+      this.setup.onProgress?.("Booting WordPress");
+    };
+    if (!siteReady) populate();
+    const populated = siteReady?.then(populate);
+    // Handled below, after the server starts: a failed install must not be an unhandled rejection meanwhile.
+    populated?.catch(() => undefined);
     this.server = await startSandboxHttpServer();
-    this.setup.onProgress?.("Booting WordPress");
-    await this.pool.start();
+    await this.pool.start(populated);
     this.server.onSelfCallsChange(() => this.notifySettleWaiters());
     this.server.setHandler((request, meta) => this.forward(request, meta));
     const moved = await fastForwardCron(this.pool.primary);

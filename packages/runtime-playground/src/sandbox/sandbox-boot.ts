@@ -103,18 +103,21 @@ export function populateSandboxDir(sandboxDir: string, setup: Pick<PlaygroundRun
   // plugin's filemtime() cache-buster, would otherwise depend on when the sandbox booted).
   cpSync(join(setup.siteDir, "wp-content"), contentDir, { recursive: true, preserveTimestamps: true });
   mkdirSync(workspaceDir, { recursive: true });
-  const workerMounts: WorkerMount[] = [];
   for (const mount of setup.mounts) {
     const hostTarget = hostPathFor(mount.target, contentDir, workspaceDir);
     if (mount.mode === "readonly") {
       cpSync(mount.source, hostTarget, { recursive: true, dereference: false, preserveTimestamps: true });
-    } else {
+    } else if (mount.kind === "directory" && mount.target !== "/workspace") {
       // A mount of the whole /workspace takes the place of the sandbox's own workspace folder.
-      if (mount.kind === "directory" && mount.target !== "/workspace") mkdirSync(hostTarget, { recursive: true });
-      workerMounts.push({ hostPath: mount.source, vfsPath: mount.target });
+      mkdirSync(hostTarget, { recursive: true });
     }
   }
-  return workerMounts;
+  return readWriteWorkerMounts(setup.mounts);
+}
+
+/** The worker mounts of the read-write mounts: the host folders themselves (known before the sandbox folder is filled). */
+export function readWriteWorkerMounts(mounts: readonly ResolvedMount[]): WorkerMount[] {
+  return mounts.filter((mount) => mount.mode !== "readonly").map((mount) => ({ hostPath: mount.source, vfsPath: mount.target }));
 }
 
 /**

@@ -35,7 +35,11 @@ function listFiles(dir: string, prefix = ""): string[] {
 
 /** Packs the files under `seedDir` into one buffer (see the module comment). */
 export function packSeed(seedDir: string): Buffer {
-  const files = listFiles(seedDir).map((path) => ({ path, data: readFileSync(join(seedDir, path)) }));
+  return packSeedFiles(listFiles(seedDir).map((path) => ({ path, data: readFileSync(join(seedDir, path)) })));
+}
+
+/** Packs `files` (paths relative to the seed folder, `/`-separated) into one buffer, in the order given. */
+export function packSeedFiles(files: SeedFile[]): Buffer {
   const index = Buffer.from(JSON.stringify(files.map((f) => [f.path, f.data.byteLength])), "utf8");
   const header = Buffer.alloc(4);
   header.writeUInt32LE(index.byteLength, 0);
@@ -69,16 +73,15 @@ export function unpackSeed(pack: Uint8Array): SeedFile[] {
 }
 
 /**
- * The pack of `seedDir`, written first when it is missing (the first boot after an install, or a
- * site installed before packs existed; the installer deletes the pack when it replaces the
- * folder). Written beside it under a unique temporary name and renamed (`writeFileAtomic`), so a
+ * The pack of `seedDir`. The installer writes it (a site's folder is then never written); a site
+ * installed before that has only the folder, packed here on its first boot. Written beside it under a unique temporary name and renamed (`writeFileAtomic`), so a
  * concurrent boot never reads half a pack; two writers write the same bytes.
  * @returns its path, or undefined when there is no seed folder.
  */
 export function ensureSeedPack(seedDir: string): string | undefined {
-  if (!existsSync(seedDir)) return undefined;
   const pack = seedPackPath(seedDir);
   if (existsSync(pack)) return pack;
+  if (!existsSync(seedDir)) return undefined;
   writeFileAtomic(pack, packSeed(seedDir));
   return pack;
 }

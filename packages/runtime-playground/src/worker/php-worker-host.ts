@@ -5,7 +5,7 @@
 import type { Worker } from "node:worker_threads";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
 import { cutAtCharacter } from "./utf8-cut.js";
-import type { CappedStream, DeferredRequest, WorkerBootOptions, WorkerEvent, WorkerRequest, WorkerResponse, WorkerRunResult } from "./php-worker-protocol.js";
+import type { CappedStream, DeferredRequest, SiteReadyOptions, WorkerBootOptions, WorkerEvent, WorkerRequest, WorkerResponse, WorkerRunResult } from "./php-worker-protocol.js";
 import type { WorkClock } from "./work-clock.js";
 import type { WorkMark } from "./php-determinism.js";
 import { startPhpWorkerThread } from "./php-worker-thread.js";
@@ -244,6 +244,14 @@ export class PhpWorkerHost {
         // already closed
       }
     }
+  }
+
+  /**
+   * Lets a worker booted with `awaitSite` mount the site and boot WordPress: its files are ready.
+   * @param late - boot options known only now (where the site is, how to install it), replacing the ones it was booted with.
+   */
+  releaseSite(late: SiteReadyOptions = {}): void {
+    if (!this.gone) this.worker.postMessage({ op: "site-ready", late });
   }
 
   /** Kills the thread at once (≈20 ms), whatever PHP is doing. */

@@ -75,15 +75,21 @@ export class PhpWorkerPool {
 
   /**
    * Boots the primary worker and waits until WordPress is booted in it.
-   * @throws `boot-failed` when WordPress does not boot or the worker stops.
+   * @param siteReady - given when the site's files are still being made (a first boot installing
+   *   the site): the worker loads and starts PHP meanwhile and boots WordPress once it resolves.
+   * @throws `boot-failed` when WordPress does not boot or the worker stops; what `siteReady` rejects with.
    */
-  async start(): Promise<void> {
-    this.primaryHost = await this.spawn();
+  async start(siteReady?: Promise<void>): Promise<void> {
+    this.primaryHost = await this.spawn(siteReady !== undefined);
+    if (siteReady) {
+      await siteReady;
+      this.primaryHost.releaseSite();
+    }
     await this.primaryHost.ready;
   }
 
-  private async spawn(): Promise<PhpWorkerHost> {
-    const options: WorkerBootOptions = { ...this.options.bootOptions(), mounts: this.options.mounts, processId: this.nextProcessId++ };
+  private async spawn(awaitSite = false): Promise<PhpWorkerHost> {
+    const options: WorkerBootOptions = { ...this.options.bootOptions(), mounts: this.options.mounts, processId: this.nextProcessId++, ...(awaitSite ? { awaitSite } : {}) };
     const owned: { close(): void }[] = [];
     // One lock manager for every worker, the primary of a one-worker sandbox included: a worker
     // booted later (for a self-call, or for a command's parallel requests) shares the same SQLite

@@ -76,7 +76,17 @@ export interface WorkerBootOptions {
   determinism?: import("./php-determinism.js").WorkerDeterminism;
   /** Clock instant and entropy stream of the boot itself. */
   bootMark?: import("./php-determinism.js").WorkMark;
+  /**
+   * The site's files are not there yet (a first boot installs the site, or unpacks the release to
+   * install, meanwhile): the worker loads PHP and starts it, then waits for a `site-ready` message
+   * (`PhpWorkerHost.releaseSite`, which may also name `SiteReadyOptions`) before it mounts
+   * anything and boots WordPress.
+   */
+  awaitSite?: boolean;
 }
+
+/** Boot options a worker booted with `awaitSite` may be given only when the site is ready. */
+export type SiteReadyOptions = Partial<Pick<WorkerBootOptions, "coreDir" | "installMode">>;
 
 export type WorkerRequest =
   | { op: "run"; id: number; code: string; env?: Record<string, string>; capBytes: number; mark?: WorkMark }
@@ -92,7 +102,8 @@ export type WorkerRequest =
     }
   | { op: "read-file"; id: number; path: string }
   | { op: "mount"; id: number; mount: WorkerMount }
-  | { op: "export-opcache"; id: number; hostDir: string }
+  /** Writes OPcache's file cache, packed (opcache-seed.ts), to the host file `hostPath`; answers the number of files. */
+  | { op: "export-opcache"; id: number; hostPath: string }
   /** Forgets cached filesystem nodes under `vfsPath` after the host changed the files (reset, restore). */
   | { op: "forget-cached-files"; id: number; vfsPath: string }
   | { op: "write-file"; id: number; path: string; data: Uint8Array | string }

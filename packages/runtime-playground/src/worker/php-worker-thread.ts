@@ -44,6 +44,8 @@ function workerOptions(phpVersion: string | undefined) {
 /** `workerData` of a prestarted worker: it waits for its boot options as its first message. */
 export interface AwaitOptionsData {
   awaitOptions: true;
+  /** The PHP version whose WebAssembly the thread compiles while it waits (php-worker.ts). */
+  phpVersion: string;
 }
 
 let spare: { worker: Worker; exited: boolean; stackMb: number } | undefined;
@@ -59,7 +61,7 @@ let spare: { worker: Worker; exited: boolean; stackMb: number } | undefined;
 export function prestartPhpWorker(phpVersion?: string): void {
   if (spare || fromSource) return;
   const options = workerOptions(phpVersion);
-  const worker = new Worker(workerUrl, { ...options, workerData: { awaitOptions: true } satisfies AwaitOptionsData });
+  const worker = new Worker(workerUrl, { ...options, workerData: { awaitOptions: true, phpVersion: phpVersion ?? DEFAULT_PHP_VERSION } satisfies AwaitOptionsData });
   worker.unref();
   const entry = { worker, exited: false, stackMb: options.resourceLimits.stackSizeMb };
   // A thread that failed to start is not handed out; the host then starts a fresh one.

@@ -5,10 +5,11 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { createHash } from "node:crypto";
 import { setFlagsFromString } from "node:v8";
-import { loadNodeRuntime, createNodeFsMountHandler } from "@php-wasm/node";
+import { loadNodeRuntime, createNodeFsMountHandler, getPHPLoaderModule } from "@php-wasm/node";
 import { logger as phpWasmLogger, type LogHandler } from "@php-wasm/logger";
 import { __private__dont__use, consumeAPISync, type FileLockManager, type PHP, type PHPRequestHandler } from "@php-wasm/universal";
 import { bootWordPressAndRequestHandler } from "@wp-playground/wordpress";
@@ -16,9 +17,9 @@ import { createConfinedNodeFsMountHandler } from "../fs/confined-node-fs.js";
 import { createReadOnlyNodeFsMountHandler } from "../fs/read-only-node-fs.js";
 import { bootFailureMessage, engineCrashFatal, fatalFromOutput } from "./php-fatal.js";
 import { createCopyOnWriteMountHandler } from "../fs/copy-on-write-fs.js";
-import { unpackSeed } from "../site/opcache-seed.js";
+import { packSeedFiles, unpackSeed, type SeedFile } from "../site/opcache-seed.js";
 import { nativeStackMbFor, type AwaitOptionsData } from "./php-worker-thread.js";
-import type { CappedStream, DeferredRequest, PhpFatal, RequestReport, WorkerBootOptions, WorkerMount, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
+import type { CappedStream, DeferredRequest, PhpFatal, RequestReport, SiteReadyOptions, WorkerBootOptions, WorkerMount, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
 import { phpNetworkGuardPreRun } from "./php-network-guard.js";
 import { installDeterminism, markWork, replaceRandomDevices, virtualClockUs } from "./php-determinism.js";
 import { DEFERRED_REQUESTS_DIR, selfCallMuPlugin, sqliteGrammarPreload, themePatternsMuPlugin, debugDisplayMuPlugin } from "../php-source/site-php.js";
@@ -31,11 +32,45 @@ import { MemoryFsBootState, type EmscriptenFs, type MemoryFsRestore } from "../f
 // measured no faster with it. Process-wide; WP_CODEBOX_WASM_TIERUP=1 restores V8's default.
 if (process.env.WP_CODEBOX_WASM_TIERUP !== "1") setFlagsFromString("--liftoff-only");
 
+/**
+ * PHP's main WebAssembly module for `phpVersion`, compiled (the same file php-wasm would load),
+ * or undefined when it cannot be found or compiled (php-wasm then loads it itself). Liftoff
+ * compiles php-wasm's 23 MB module in ~130-290 ms on a 2-core machine; started before the boot
+ * options arrive, that happens while the process that prestarted this thread still prepares the
+ * site (unpacking, installing), instead of in the boot.
+ */
+async function compilePhpWasm(phpVersion: string): Promise<WebAssembly.Module | undefined> {
+  try {
+    const loader = (await getPHPLoaderModule(phpVersion as "8.3")) as { dependencyFilename?: unknown };
+    if (typeof loader.dependencyFilename !== "string") return undefined;
+    return await WebAssembly.compile((await readFile(loader.dependencyFilename)) as Uint8Array<ArrayBuffer>);
+  } catch {
+    return undefined;
+  }
+}
+
 // A prestarted worker (php-worker-thread.ts) has imported everything above by now and gets its
-// options as its first message; requests come only after it posts `ready`.
-const options: WorkerBootOptions = (workerData as Partial<AwaitOptionsData> | undefined)?.awaitOptions
-  ? await new Promise<WorkerBootOptions>((resolve) => parentPort!.once("message", resolve))
-  : (workerData as WorkerBootOptions);
+// options as its first message; requests come only after it posts `ready`. It compiles PHP's
+// WebAssembly meanwhile.
+const prestart = workerData as Partial<AwaitOptionsData> | undefined;
+const compiling = prestart?.awaitOptions && prestart.phpVersion ? { phpVersion: prestart.phpVersion, module: compilePhpWasm(prestart.phpVersion) } : undefined;
+const options: WorkerBootOptions = prestart?.awaitOptions ? await new Promise<WorkerBootOptions>((resolve) => parentPort!.once("message", resolve)) : (workerData as WorkerBootOptions);
+/** The compiled module when it is the one this worker's PHP version needs. */
+const precompiledPhpWasm = compiling?.phpVersion === options.phpVersion ? await compiling.module : undefined;
+
+/**
+ * Emscripten's hook that instantiates the main module itself: from the module compiled while the
+ * thread waited for its options. The glue passes the imports and takes the instance back.
+ */
+function instantiatePrecompiled(module: WebAssembly.Module) {
+  return (imports: WebAssembly.Imports, receive: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void): Record<string, never> => {
+    WebAssembly.instantiate(module, imports).then(
+      (instance) => receive(instance, module),
+      (error: unknown) => post({ event: "boot-failed", error: { message: `PHP's WebAssembly could not be instantiated: ${errorMessage(error)}` } }),
+    );
+    return {};
+  };
+}
 // Before PHP loads: the glue binds the time and entropy sources when it instantiates.
 installDeterminism(options.determinism, options.bootMark);
 const port = parentPort!;
@@ -244,20 +279,28 @@ function seedFromPack(instance: PHP, packPath: string, vfsDir: string): void {
     // when they had this mtime (assets/site/sqlite-grammar-preload.php sets it).
     if (file.path.startsWith("wp-codebox/")) node.atime = node.mtime = node.ctime = SEEDED_ENTRY_MTIME_MS;
   }
-}/** Copies a directory tree of PHP's filesystem to the host. */
-function exportToHost(instance: PHP, vfsDir: string, hostDir: string): number {
-  mkdirSync(hostDir, { recursive: true });
-  let n = 0;
-  for (const name of instance.listFiles(vfsDir)) {
-    const from = `${vfsDir}/${name}`;
-    const to = join(hostDir, name);
-    if (instance.isDir(from)) n += exportToHost(instance, from, to);
-    else {
-      writeFileSync(to, instance.readFileAsBuffer(from));
-      n++;
+}
+
+/**
+ * Writes the files under `vfsDir` of PHP's filesystem to the host file `hostPath` as one pack
+ * (opcache-seed.ts): one host write, instead of one per compiled script and a second pass that
+ * read them back to pack them (~0.3 s of a first boot).
+ * @returns how many files it packed.
+ */
+function exportPackToHost(instance: PHP, vfsDir: string, hostPath: string): number {
+  const files: SeedFile[] = [];
+  const walk = (rel: string): void => {
+    // Sorted by name, as packSeed lists a folder: the same cache packs to the same bytes.
+    for (const name of instance.listFiles(rel ? `${vfsDir}/${rel}` : vfsDir).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
+      const path = rel ? `${rel}/${name}` : name;
+      if (instance.isDir(`${vfsDir}/${path}`)) walk(path);
+      else files.push({ path, data: instance.readFileAsBuffer(`${vfsDir}/${path}`) });
     }
-  }
-  return n;
+  };
+  if (instance.isDir(vfsDir)) walk("");
+  mkdirSync(dirname(hostPath), { recursive: true });
+  writeFileSync(hostPath, packSeedFiles(files));
+  return files.length;
 }
 
 /**
@@ -415,6 +458,10 @@ async function restoreBootFs(): Promise<MemoryFsRestore> {
   }
   return result;
 }
+/** Resolves when the runtime sends `site-ready` (boot option `awaitSite`), with the boot options known only then. */
+let releaseSite: (late: SiteReadyOptions) => void = () => undefined;
+const siteReady = new Promise<SiteReadyOptions>((resolve) => (releaseSite = resolve));
+
 // One operation at a time: PHP is single-threaded and the runtime relies on ordering.
 let queue: Promise<unknown> = Promise.resolve();
 
@@ -497,7 +544,7 @@ async function handle(request: WorkerRequest): Promise<unknown> {
     case "forget-cached-files":
       return forgetCachedNodes(php, request.vfsPath);
     case "export-opcache":
-      return exportToHost(php, OPCACHE_DIR, request.hostDir);
+      return exportPackToHost(php, OPCACHE_DIR, request.hostPath);
     case "mount":
       await mountOne(php, request.mount);
       return true;
@@ -519,7 +566,7 @@ async function boot(): Promise<void> {
     siteUrl: options.siteUrl,
     phpVersion: options.phpVersion,
     createPhpRuntime: async () =>
-      loadNodeRuntime(options.phpVersion as "8.3", { fileLockManager, extensions: (options.extensions ?? []) as "intl"[], emscriptenOptions: { processId: options.processId, postRun: [moveCStack], printErr: (text: string) => post({ event: "engine-message", text }), preRun: [
+      loadNodeRuntime(options.phpVersion as "8.3", { fileLockManager, extensions: (options.extensions ?? []) as "intl"[], emscriptenOptions: { processId: options.processId, ...(precompiledPhpWasm ? { instantiateWasm: instantiatePrecompiled(precompiledPhpWasm) } : {}), postRun: [moveCStack], printErr: (text: string) => post({ event: "engine-message", text }), preRun: [
             phpNetworkGuardPreRun(
               options.network,
               (denied) => post({ event: "network-denied", ...denied }),
@@ -530,6 +577,12 @@ async function boot(): Promise<void> {
     sapiName: "cli",
     cookieStore: false,
     onPHPInstanceCreated: async (instance) => {
+      if (options.awaitSite) {
+        // PHP starts (its extensions, intl's ICU data among them, load) while the site installs.
+        // Not on a virtual clock: there every clock read of the boot belongs to its fixed sequence.
+        if (options.determinism?.clockOriginUs === undefined) await instance.run({ code: "<?php " });
+        Object.assign(options, await siteReady);
+      }
       await mountAll(instance);
       if (options.installerMuPlugin) {
         instance.mkdir(INSTALLER_MU_PLUGIN.slice(0, INSTALLER_MU_PLUGIN.lastIndexOf("/")));
@@ -538,7 +591,10 @@ async function boot(): Promise<void> {
       if (options.opcacheSeedPack && existsSync(options.opcacheSeedPack)) seedFromPack(instance, options.opcacheSeedPack, OPCACHE_DIR);
     },
     sqliteIntegrationPluginZip: new File([readFileSync(options.sqliteZipPath)], "sqlite-database-integration.zip"),
-    wordpressInstallMode: options.installMode,
+    // Read once the PHP instance is created and the site mounted: `awaitSite` may set it only then.
+    get wordpressInstallMode() {
+      return options.installMode;
+    },
     constants: options.constants,
     phpIniEntries: {
       display_errors: "stderr",
@@ -648,7 +704,8 @@ function closeLeakedRequestStreams(): void {
   }
 }
 
-port.on("message", (request: WorkerRequest) => {
+port.on("message", (request: WorkerRequest | { op: "site-ready"; late?: SiteReadyOptions }) => {
+  if (request.op === "site-ready") return releaseSite(request.late ?? {});
   queue = queue.then(async () => {
     // Never run anything on a crashed engine: the runtime moves this request to a replacement.
     if (engineCrashed) return;
