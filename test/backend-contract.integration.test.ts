@@ -10,9 +10,11 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { chmodSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { scratchDir } from "./support/scratch-dir.js";
+import { writeLibraryPlugin } from "./support/phpunit-library.js";
 import { DEFAULT_OUTPUT_CAP_BYTES, restoreRuntime, WpCodeboxError, type ExecutionResult, type Runtime, type WordPressRuntimeSnapshot } from "@wp-codebox/runtime-core";
 import { NATIVE_DEBIAN_PACKAGES, nativeToolsStatus } from "@wp-codebox/runtime-native";
 import { createBackend } from "../packages/cli/src/commands/backends.js";
@@ -48,6 +50,15 @@ const PHPUNIT_DEMO = fileURLToPath(new URL("./fixtures/plugins/phpunit-demo", im
 const PHPUNIT = "/usr/bin/phpunit";
 const NO_PHPUNIT = existsSync(PHPUNIT) ? undefined : `needs Debian's phpunit at ${PHPUNIT}`;
 const WITHOUT_FAILING = "filter=/^(?!.*test_slug_keeps_underscores)/";
+/**
+ * A plugin whose suite runs on WordPress's core test library (a stand-in with the library's
+ * contract, in its vendor/wp-phpunit/wp-phpunit): the library installs its own site, in `wptests_`
+ * tables of the database wp-tests-config.php names, so on native it reaches MariaDB as configured.
+ */
+const LIBRARY_SCRATCH = scratchDir("wp-codebox-contract-");
+// Readable by the native sandbox's own uid too (mkdtemp makes the folder its owner's only).
+chmodSync(LIBRARY_SCRATCH, 0o755);
+const LIBRARY_DEMO = writeLibraryPlugin(LIBRARY_SCRATCH, "wp-phpunit-demo", true);
 /** A plugin with known faults (a fatal admin page, a REST route answering 500), mounted but not activated: `wordpress.check` activates it. */
 const CHECK_FAULTY = fileURLToPath(new URL("./fixtures/plugins/check-faulty", import.meta.url));
 
@@ -235,9 +246,11 @@ const CASES: ContractCase[] = [
     check: (r) => {
       assert.equal(r.status, "ok", JSON.stringify(r.error));
       const mounts = (r.json as { mounts: { source: string; target: string; mode: string; kind: string }[] }).mounts;
-      assert.deepEqual(mounts.map((m) => [m.source, m.target, m.mode, m.kind]).sort(), [
+      const byTarget = (a: string[], b: string[]) => a[1]!.localeCompare(b[1]!);
+      assert.deepEqual(mounts.map((m) => [m.source, m.target, m.mode, m.kind]).sort(byTarget), [
         [CHECK_FAULTY, "/wordpress/wp-content/plugins/check-faulty", "readonly", "directory"],
         [PHPUNIT_DEMO, "/wordpress/wp-content/plugins/phpunit-demo", "readonly", "directory"],
+        [LIBRARY_DEMO, "/wordpress/wp-content/plugins/wp-phpunit-demo", "readonly", "directory"],
       ]);
     },
   },
@@ -263,6 +276,20 @@ const CASES: ContractCase[] = [
       assert.equal(r.status, "error");
       assert.equal(r.error?.code, "tests-failed", JSON.stringify(r.error));
       assert.match(r.error!.message, /^1 of 5 tests failed; first: SlugTest::test_slug_keeps_underscores \(tests\/SlugTest\.php:15\)/);
+    },
+  },
+  {
+    name: "phpunit on the core test library: wp-tests-config.php names this backend's database, the library installs its wptests_ site there, the tests pass, the site is untouched",
+    command: "wordpress.phpunit",
+    args: [`phpunit=${PHPUNIT}`, "plugin=wp-phpunit-demo"],
+    ...(NO_PHPUNIT ? { unsupported: { playground: NO_PHPUNIT, native: NO_PHPUNIT } } : {}),
+    check: async (r, _backend, runtime) => {
+      assert.equal(r.status, "ok", `${JSON.stringify(r.error)}\n${r.stdout}\n${r.stderr}`);
+      assert.match(r.stdout, /^Installing\.\.\.\n[\s\S]*OK \(3 tests, \d+ assertions\)/);
+      const json = r.json as { testsLibrary: { from: string; installed: boolean } };
+      assert.deepEqual([json.testsLibrary.from, json.testsLibrary.installed], ["vendor", true]);
+      const site = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo json_encode([$GLOBALS['table_prefix'], get_option('blogname')]);"] });
+      assert.deepEqual(site.json, ["wp_", "wp-codebox"]);
     },
   },
   {
@@ -350,7 +377,7 @@ for (const backend of BACKENDS) {
     let runtime: Runtime;
     const factory = createBackend(backend.name, { cwd: process.cwd() });
     before(async () => {
-      runtime = await factory.create({ plugins: [PHPUNIT_DEMO], mounts: [{ source: CHECK_FAULTY, target: "/wordpress/wp-content/plugins/check-faulty", mode: "readonly" }], ...(NO_PHAR ? {} : { wpCliPhar: SHARED_PHAR! }) });
+      runtime = await factory.create({ plugins: [PHPUNIT_DEMO, LIBRARY_DEMO], mounts: [{ source: CHECK_FAULTY, target: "/wordpress/wp-content/plugins/check-faulty", mode: "readonly" }], ...(NO_PHAR ? {} : { wpCliPhar: SHARED_PHAR! }) });
     });
     after(async () => runtime?.dispose());
 
@@ -397,7 +424,7 @@ for (const backend of BACKENDS) {
 
     // One observer for both backends (observeRuntime): each type answers the same shape.
     const OBSERVATIONS: { spec: { type: string } & Record<string, unknown>; check(data: any): void }[] = [
-      { spec: { type: "runtime-info" }, check: (d) => assert.deepEqual([d.backend, d.siteUrl, d.mounts.length], [backend.name, runtime.info().siteUrl, 2]) },
+      { spec: { type: "runtime-info" }, check: (d) => assert.deepEqual([d.backend, d.siteUrl, d.mounts.length], [backend.name, runtime.info().siteUrl, 3]) },
       { spec: { type: "http-response", path: "/wp-json/wp/v2/types/post" }, check: (d) => assert.deepEqual([d.status, d.body?.slug], [200, "post"]) },
       { spec: { type: "http-response", path: "/wp-admin/", as: "anonymous" }, check: (d) => assert.deepEqual([d.status, /wp-login\.php/.test(String(d.headers?.location))], [302, true]) },
       { spec: { type: "command-result" }, check: (d) => assert.equal(d.command, "wordpress.run-php") },

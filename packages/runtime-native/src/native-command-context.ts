@@ -143,6 +143,20 @@ export async function runConfinedPhp(run: PhpRun, signal: AbortSignal): Promise<
   }
 }
 
+/** How long a stopped command's handler may take to end before its sandbox's PHP processes are stopped (ms). */
+export const STOP_GRACE_MS = 5_000;
+
+/** True when `promise` settles (either way) within `ms`. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([promise.then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Thrown into a handler whose command was stopped (deadline, interrupt): nothing more runs for it. */
 export class CommandStoppedError extends Error {
   constructor() {
@@ -196,10 +210,17 @@ export class NativeCommandContext implements CommandContext {
     return this.host.loopbackUrl;
   }
 
-  /** Kills the run in flight and refuses later ones; resolves when the killed run has ended. */
+  /**
+   * Kills the run in flight and refuses later ones; resolves when the killed run has ended, or
+   * after `STOP_GRACE_MS`, when every PHP process of the sandbox (warm server, php-cgi) is stopped.
+   */
   async stop(): Promise<void> {
     this.stopper.abort();
-    await this.running.catch(() => undefined);
+    this.current?.abort();
+    if (!(await settlesWithin(this.running, STOP_GRACE_MS))) {
+      this.host.restartPhp();
+      this.host.stopSiteRequests();
+    }
   }
 
   /** What the run in flight (or the last one) printed, for a result stopped at its deadline. */
@@ -221,6 +242,8 @@ export class NativeCommandContext implements CommandContext {
     const name = `ctx-${this.executionId}.php`;
     const file = `${SANDBOX_PATHS.internal}/code/${name}`;
     await this.writeSandboxFile(file, code);
+    // Stopped while the file was written: the abort listener below would never fire.
+    this.assertRunning();
     removeSandboxPath(this.host.layout.internal, "last-error.json");
     const controller = new AbortController();
     this.current = controller;
@@ -534,7 +557,8 @@ export async function runSharedCommand(
     const winner = await Promise.race([work, stop]);
     if (winner === "stopped") {
       await ctx.stop();
-      await work;
+      // Its next PHP run is refused; a handler waiting on something else gets a grace period, not forever.
+      await settlesWithin(work, STOP_GRACE_MS);
       const printed = ctx.printed();
       const out = (s: CapturedStream | undefined) => (s ? s.data.toString("utf8") : "");
       const error: ExecutionError = stopped === "interrupted"
