@@ -13,6 +13,8 @@ function wp_codebox_mark($name) {
 		'wallMs' => microtime(true) * 1000,
 		'cpuMs' => ($r['ru_utime.tv_sec'] + $r['ru_stime.tv_sec']) * 1000 + ($r['ru_utime.tv_usec'] + $r['ru_stime.tv_usec']) / 1000,
 		'queries' => $GLOBALS['wp_codebox_queries'],
+		// Whether the SQLite driver has a transaction open (the installer plugin's one).
+		'inTransaction' => isset($GLOBALS['wpdb']->dbh) && is_object($GLOBALS['wpdb']->dbh) && method_exists($GLOBALS['wpdb']->dbh, 'inTransaction') ? $GLOBALS['wpdb']->dbh->inTransaction() : null,
 	];
 }
 if (isset($_SERVER['REQUEST_TIME_FLOAT'])) {
@@ -39,8 +41,7 @@ $wp_codebox_once = function ($hook, $name, $priority = -1000) {
 	add_filter($hook, $cb, $priority, 1);
 };
 $wp_codebox_once('wp_loaded', 'WordPress loaded');
-$wp_codebox_once('dbdelta_queries', 'wp_install: dbDelta starts');
-$wp_codebox_once('populate_options', 'dbDelta done (make_db_current_silent)');
+$wp_codebox_once('populate_options', 'tables made (wp_install start, sqlite_make_db_sqlite)', 1000);
 add_action('add_option', function ($option) {
 	if ($option === 'wp_user_roles') wp_codebox_mark('populate_options done');
 });

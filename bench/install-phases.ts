@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runBenchChild } from "./bench-child.js";
 
-type Phase = { name: string; wallMs: number; cpuMs: number | null; queries: number };
+type Phase = { name: string; wallMs: number; cpuMs: number | null; queries: number; inTransaction?: boolean | null };
 type Figures = { t0Ms: number; steps: { step: string; wallMs: number; cpuMs: number }[]; phases: Phase[] };
 
 const PROFILER = fileURLToPath(new URL("./install-phases.php", import.meta.url));
@@ -105,10 +105,12 @@ async function main(): Promise<void> {
     for (const [plugin, figures] of results) {
       console.log(`\n${plugin} (medians of ${figures.length}; load average now ${loadavg()[0]!.toFixed(1)})`);
       console.log("installer step (cumulative)   wall ms   process CPU ms");
+      const install = figures.map((f) => f.steps.find((s) => s.step === "install")!.cpuMs - f.steps.find((s) => s.step === "worker-ready")!.cpuMs);
+      console.log(`install request, process CPU ms per run: ${install.join(", ")}`);
       for (const [i, s] of figures[0]!.steps.entries()) {
         console.log(`  ${s.step.padEnd(28)}${String(median(figures.map((f) => f.steps[i]!.wallMs))).padStart(7)}${String(median(figures.map((f) => f.steps[i]!.cpuMs))).padStart(16)}`);
       }
-      console.log("install request phase (ends at)  wall ms  PHP CPU ms  queries");
+      console.log("install request phase (ends at)  wall ms  PHP CPU ms  queries  in transaction at its end");
       const names = figures[0]!.phases.map((p) => p.name);
       for (const [i, name] of names.entries()) {
         const d = (f: Figures, key: "wallMs" | "cpuMs"): number => {
@@ -118,7 +120,7 @@ async function main(): Promise<void> {
           return at[key] !== null && prev[key] !== null ? at[key]! - prev[key]! : NaN;
         };
         const q = median(figures.map((f) => f.phases[i]!.queries - (i ? f.phases[i - 1]!.queries : 0)));
-        console.log(`  ${name.padEnd(36)}${median(figures.map((f) => d(f, "wallMs"))).toFixed(0).padStart(6)}${median(figures.map((f) => d(f, "cpuMs"))).toFixed(0).padStart(11)}${String(q).padStart(9)}`);
+        console.log(`  ${name.padEnd(36)}${median(figures.map((f) => d(f, "wallMs"))).toFixed(0).padStart(6)}${median(figures.map((f) => d(f, "cpuMs"))).toFixed(0).padStart(11)}${String(q).padStart(9)}  ${figures[0]!.phases[i]!.inTransaction ?? ""}`);
       }
     }
   } finally {
