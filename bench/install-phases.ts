@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 import { runBenchChild } from "./bench-child.js";
 
 type Phase = { name: string; wallMs: number; cpuMs: number | null; queries: number; inTransaction?: boolean | null };
-type Figures = { t0Ms: number; steps: { step: string; wallMs: number; cpuMs: number }[]; phases: Phase[] };
+type Figures = { t0Ms: number; bootMarks: [string, number][]; steps: { step: string; wallMs: number; cpuMs: number }[]; phases: Phase[] };
 
 const PROFILER = fileURLToPath(new URL("./install-phases.php", import.meta.url));
 const DEFAULT_PLUGIN = fileURLToPath(new URL("../packages/runtime-playground/assets/site/installer-mu-plugin.php", import.meta.url));
@@ -55,10 +55,12 @@ async function child(treeDir: string, pluginPath: string, scratch: string): Prom
   const w0 = performance.now();
   const c0 = process.cpuUsage();
   const steps: Figures["steps"] = [];
+  let bootMarks: [string, number][] = [];
   await installInto(join(staging, "s"), { dir: treeDir }, "8.3", {
     installerPlugin: plugin,
     onStep: async (step, host) => {
       // A preload (before wp-load.php) that marks when the install request's PHP code starts.
+      if (step === "worker-ready") bootMarks = host.bootMarks;
       if (step === "worker-ready") await host.call({ op: "write-file", path: "/internal/shared/preload/zz-wp-codebox-phases.php", data: new TextEncoder().encode(PRELOAD_MARK) });
       const c = process.cpuUsage(c0);
       steps.push({ step, wallMs: Math.round(performance.now() - w0), cpuMs: Math.round((c.user + c.system) / 1000) });
@@ -66,7 +68,7 @@ async function child(treeDir: string, pluginPath: string, scratch: string): Prom
   });
   const phases = JSON.parse(readFileSync(join(staging, "s", "wp-content", "wp-codebox-phases.json"), "utf8")) as Phase[];
   rmSync(staging, { recursive: true, force: true });
-  return { t0Ms, steps, phases };
+  return { t0Ms, bootMarks, steps, phases };
 }
 
 const median = (xs: number[]): number => {
@@ -109,6 +111,11 @@ async function main(): Promise<void> {
       console.log(`install request, process CPU ms per run: ${install.join(", ")}`);
       for (const [i, s] of figures[0]!.steps.entries()) {
         console.log(`  ${s.step.padEnd(28)}${String(median(figures.map((f) => f.steps[i]!.wallMs))).padStart(7)}${String(median(figures.map((f) => f.steps[i]!.cpuMs))).padStart(16)}`);
+      }
+      console.log("worker boot step (ends at)     ms after the previous (the first: after the install began)");
+      for (const [i, [name]] of figures[0]!.bootMarks.entries()) {
+        const d = median(figures.map((f) => f.bootMarks[i]![1] - (i ? f.bootMarks[i - 1]![1] : f.t0Ms)));
+        console.log(`  ${name.padEnd(48)}${String(d).padStart(6)}`);
       }
       console.log("install request phase (ends at)  wall ms  PHP CPU ms  queries  in transaction at its end");
       const names = figures[0]!.phases.map((p) => p.name);
