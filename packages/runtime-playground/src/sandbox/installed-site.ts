@@ -150,10 +150,12 @@ export function startInstallerWorker(php: string): PhpWorkerHost {
  * @param options - `shortcuts: false` installs without the installer's must-use plugin
  *   (`installerMuPlugin`), for tests that compare the two sites; default true. `host`: a worker
  *   from `startInstallerWorker` to install with (it has the shortcuts); terminated at the end like
- *   one started here.
+ *   one started here. `installerPlugin`: PHP source of the installer's must-use plugin instead of
+ *   `installerMuPlugin()` (a bench's profiling hooks). `onStep` is called (and awaited) as each step
+ *   ends ("worker-ready", "install", "post-install", "warm", "export"), for benches that time them.
  * @throws `boot-failed` when the installer or the post-install setup fails.
  */
-export async function installInto(staging: string, tree: { dir: string }, php: string, options: { shortcuts?: boolean; host?: PhpWorkerHost } = {}): Promise<void> {
+export async function installInto(staging: string, tree: { dir: string }, php: string, options: { shortcuts?: boolean; host?: PhpWorkerHost; installerPlugin?: string; onStep?: (step: string, host: PhpWorkerHost) => void | Promise<void> } = {}): Promise<void> {
   mkdirSync(dirname(staging), { recursive: true });
   linkCoreCopyRest(tree.dir, staging);
   const bringsDatabase = existsSync(join(staging, "wp-content", "database", ".ht.sqlite"));
@@ -166,11 +168,16 @@ export async function installInto(staging: string, tree: { dir: string }, php: s
   // A fresh copy of a release has no database: nothing to ask WordPress before installing it. A
   // custom tree that brings its own database is asked first, as before.
   const site = { coreDir: staging, installMode: ownRequest ? "do-not-attempt-installing" : bringsDatabase ? "install-from-existing-files-if-needed" : "install-from-existing-files" } as const;
-  const host = options.host ?? new PhpWorkerHost({ ...installerBootOptions(php, shortcuts), ...site });
+  const bootOptions = installerBootOptions(php, shortcuts);
+  if (shortcuts && options.installerPlugin !== undefined) bootOptions.installerMuPlugin = options.installerPlugin;
+  const host = options.host ?? new PhpWorkerHost({ ...bootOptions, ...site });
+  const step = async (name: string): Promise<void> => options.onStep?.(name, host);
   options.host?.releaseSite(site);
   try {
     await host.ready;
+    await step("worker-ready");
     if (ownRequest) await installRequest(host);
+    await step("install");
     const result = await host.call<WorkerRunResult>({
       op: "run",
       capBytes: 65536,
@@ -185,10 +192,13 @@ echo json_encode(['version' => get_bloginfo('version'), 'admin' => (bool) get_us
     if (result.exitCode !== 0 || !text.includes('"admin":true')) {
       throw new WpCodeboxError("boot-failed", `The post-install setup of WordPress failed (exit ${result.exitCode}): ${text}${new TextDecoder().decode(result.stderr.data)}`, { exitCode: result.exitCode });
     }
+    await step("post-install");
     // Warm OPcache with what most commands load, then save the compiled core for later boots.
     await host.call({ op: "http", method: "GET", url: "http://127.0.0.1/wp-login.php", headers: {}, capBytes: 0 });
     await host.call({ op: "http", method: "GET", url: "http://127.0.0.1/?rest_route=/", headers: {}, capBytes: 0 });
+    await step("warm");
     await host.call({ op: "export-opcache", hostPath: seedPackPath(opcacheDirFor(staging)) });
+    await step("export");
   } finally {
     await host.terminate();
   }

@@ -52,6 +52,8 @@ export class PhpWorkerHost {
   readonly prestarted: boolean;
   /** Resolves with the boot duration in ms once WordPress is booted in the worker. */
   readonly ready: Promise<number>;
+  /** The worker's boot steps as they ended, `[step, epoch ms]` (empty until ready), for benches. */
+  bootMarks: [string, number][] = [];
 
   /**
    * @param ownedPorts - main-thread ports that serve only this worker (its end of the file-lock
@@ -76,6 +78,7 @@ export class PhpWorkerHost {
             this.clock?.finished(message.clockUs);
             this.printed = new Float64Array(message.printed);
             this.booted = true;
+            this.bootMarks = message.bootMarks ?? [];
             resolve(message.bootMs);
             queueMicrotask(() => this.onSettled?.());
           } else if (message.event === "self-call") onSelfCall?.();

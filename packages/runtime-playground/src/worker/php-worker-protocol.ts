@@ -154,7 +154,8 @@ export interface DeferredRequest {
 
 export type WorkerEvent =
   /** `printed`: `[run id, stdout bytes, stderr bytes]` of the running `run`, updated as PHP prints. */
-  | { event: "ready"; bootMs: number; clockUs?: number; printed: SharedArrayBuffer }
+  /** `bootMarks`: the boot's steps as they ended, `[step, epoch ms]`, for benches. */
+  | { event: "ready"; bootMs: number; bootMarks?: [string, number][]; clockUs?: number; printed: SharedArrayBuffer }
   | { event: "boot-failed"; error: { message: string; stack?: string } }
   | { event: "progress"; message: string }
   /**

@@ -53,10 +53,14 @@ async function compilePhpWasm(phpVersion: string): Promise<WebAssembly.Module | 
 // options as its first message; requests come only after it posts `ready`. It compiles PHP's
 // WebAssembly meanwhile.
 const prestart = workerData as Partial<AwaitOptionsData> | undefined;
+/** Boot steps as they end, [step, epoch ms] (`bootMarks` of the ready event, for benches). */
+const bootMarks: [string, number][] = [["thread loaded", Date.now()]];
 const compiling = prestart?.awaitOptions && prestart.phpVersion ? { phpVersion: prestart.phpVersion, module: compilePhpWasm(prestart.phpVersion) } : undefined;
 const options: WorkerBootOptions = prestart?.awaitOptions ? await new Promise<WorkerBootOptions>((resolve) => parentPort!.once("message", resolve)) : (workerData as WorkerBootOptions);
 /** The compiled module when it is the one this worker's PHP version needs. */
+bootMarks.push(["options received", Date.now()]);
 const precompiledPhpWasm = compiling?.phpVersion === options.phpVersion ? await compiling.module : undefined;
+bootMarks.push(["PHP WebAssembly compiled", Date.now()]);
 
 /**
  * Emscripten's hook that instantiates the main module itself: from the module compiled while the
@@ -577,11 +581,14 @@ async function boot(): Promise<void> {
     sapiName: "cli",
     cookieStore: false,
     onPHPInstanceCreated: async (instance) => {
+      bootMarks.push(["PHP runtime ready", Date.now()]);
       if (options.awaitSite) {
         // PHP starts (its extensions, intl's ICU data among them, load) while the site installs.
         // Not on a virtual clock: there every clock read of the boot belongs to its fixed sequence.
         if (options.determinism?.clockOriginUs === undefined) await instance.run({ code: "<?php " });
+        bootMarks.push(["PHP started (first request)", Date.now()]);
         Object.assign(options, await siteReady);
+        bootMarks.push(["site released", Date.now()]);
       }
       await mountAll(instance);
       if (options.installerMuPlugin) {
@@ -628,6 +635,7 @@ async function boot(): Promise<void> {
     createFiles: { "/internal/shared/opcache-blacklist.txt": `/wordpress/wp-content/*\n/workspace/*\n/internal/eval.php\n/internal/wp-codebox/code/*\n${INSTALLER_MU_PLUGIN}\n` },
   });
   php = await handler.getPrimaryPhp();
+  bootMarks.push(["WordPress boot done (SQLite integration set up)", Date.now()]);
   // php-wasm swaps in a new PHP runtime on the request after any that exited non-zero (every PHP
   // fatal error) and after every 400 requests. That cost ~1.2 s on the next request, threw away
   // OPcache's shared memory, and left this worker watching the old runtime's file system (a
@@ -650,7 +658,8 @@ async function boot(): Promise<void> {
     bootFs.capture();
   }
   const clockUs = virtualClockUs();
-  post({ event: "ready", bootMs: Date.now() - started, printed: printedCounters.buffer as SharedArrayBuffer, ...(clockUs !== undefined ? { clockUs } : {}) });
+  bootMarks.push(["ready", Date.now()]);
+  post({ event: "ready", bootMs: Date.now() - started, bootMarks, printed: printedCounters.buffer as SharedArrayBuffer, ...(clockUs !== undefined ? { clockUs } : {}) });
 }
 
 /**
