@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { PHP_LIMITS, confinedCommand, type Bind } from "./bubblewrap.js";
+import { killConfined } from "./confined-process.js";
 import { fastCgiRequest, waitForSocket, type FastCgiRequest, type FastCgiResponse } from "./fastcgi-client.js";
 import { PHP_INI } from "./native-php.js";
 import { SANDBOX_PATHS, giveOneToSandbox, phpBinds, type SiteLayout } from "./native-site.js";
@@ -114,6 +115,6 @@ export class PhpCgi {
   kill(): void {
     const child = this.child;
     this.child = undefined;
-    if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    if (child) killConfined(child);
   }
 }
