@@ -1,24 +1,28 @@
 /**
  * Native vs Playground, side by side: each backend is measured in a child process of its own (so
- * one's memory does not count for the other). Boot first (fills the cache when empty) and from the
- * cache, a WordPress-loading run-php back to back and after a pause (`wpRunIdleMs`: a caller that
- * reads each result before the next command; native has WordPress loaded for it by then), a bare
- * run-php, `reset()` with nothing to undo and after a command that wrote an option, a post and a
- * wp-content file; the site's pages through `wordpress.http-request` (native: its web server,
- * php-cgi over FastCGI): the first page of a sandbox (`firstPageMs`: on native it starts php-cgi),
- * the front page as anonymous and `/wp-admin/` as admin back to back; a block-editor publish
- * through `wordpress.browser-actions` (examples/browser/block-editor-publish.json as admin; the
- * whole command: Chromium's start, the login, the editor; checked afterwards that the post is
- * published with its paragraph, then `reset()`); and the sandbox's peak memory while all that
- * runs (`peakMemMB`; see `MemoryMeter`). Prints figures (medians over BENCH_SAMPLES, the publish
- * over at most 3) and the machine's load average; never passes or fails on time. Needs the native
- * backend's Debian packages (`wp-codebox doctor`) and Chromium.
+ * one's memory does not count for the other), with an empty cache of its own (BENCH_KEEP_CACHE=1:
+ * the usual one). Boot first (`firstBootMs`: installs WordPress into the cache; with a kept cache,
+ * only the process's first boot) and from the cache, a WordPress-loading run-php back to back and
+ * after a pause (`wpRunIdleMs`: a caller that reads each result before the next command; native has
+ * WordPress loaded for it by then), a bare run-php, `reset()` with nothing to undo and after a
+ * command that wrote an option, a post and a wp-content file; the site's pages through
+ * `wordpress.http-request` (native: its web server, php-cgi over FastCGI): the first page of a
+ * sandbox (`firstPageMs`: on native it starts php-cgi), the front page as anonymous and
+ * `/wp-admin/` as admin back to back; a block-editor publish through `wordpress.browser-actions`
+ * (examples/browser/block-editor-publish.json as admin; the whole command: Chromium's start, the
+ * admin's login cookies, the editor; `editorStepsMs` is the script's steps alone; checked
+ * afterwards that the post is published with its paragraph, then `reset()`); and the sandbox's peak
+ * memory while all that runs (`peakMemMB`; see `MemoryMeter`). Prints figures (medians over
+ * BENCH_SAMPLES, the publish over at most 3) and the machine's load average; never passes or fails
+ * on time. Needs the native backend's Debian packages (`wp-codebox doctor`) and Chromium.
  *
  *   npm run bench:native
  *   BENCH_SAMPLES=20 npm run bench:native
+ *   BENCH_KEEP_CACHE=1 npm run bench:native   # boots from the usual cache (~/.cache/wp-codebox)
  */
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { cpus, loadavg } from "node:os";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Runtime, RuntimeBackend } from "@wp-codebox/runtime-core";
 import { createBackend } from "../packages/cli/src/commands/backends.js";
 import { runBenchChild } from "./bench-child.js";
@@ -174,16 +178,19 @@ async function measure(name: string, backend: RuntimeBackend): Promise<Figures> 
     const resetAfterWriteMs = median(dirtyResets);
     // The block editor publishes a post; each sample checks it is there, then resets (not timed).
     const publishes: number[] = [];
+    const editorSteps: number[] = [];
     for (let i = 0; i < PUBLISH_SAMPLES; i++) {
       const t = performance.now();
-      await execute("wordpress.browser-actions", [`steps-json=${EDITOR_STEPS}`, "timeout=300s", "step-timeout=60s"]);
+      const r = await execute("wordpress.browser-actions", [`steps-json=${EDITOR_STEPS}`, "timeout=300s", "step-timeout=60s"]);
       publishes.push(performance.now() - t);
+      editorSteps.push((JSON.parse(r.stdout) as { steps: { durationMs: number }[] }).steps.reduce((n, s) => n + s.durationMs, 0));
       const check = await run(PUBLISHED_CODE)();
       if (check.stdout.trim() !== "published") throw new Error(`${name}: the block editor's post is ${check.stdout.trim() || "not there"} after the publish`);
       await runtime.reset!();
     }
     const editorPublishMs = median(publishes);
-    return { backend: name, firstBootMs, cachedBootMs, wpRunMs, wpRunIdleMs, bareRunMs, resetMs, resetAfterWriteMs, firstPageMs, frontPageMs, adminPageMs, editorPublishMs, ...meter.stop() };
+    const editorStepsMs = median(editorSteps);
+    return { backend: name, firstBootMs, cachedBootMs, wpRunMs, wpRunIdleMs, bareRunMs, resetMs, resetAfterWriteMs, firstPageMs, frontPageMs, adminPageMs, editorPublishMs, editorStepsMs, ...meter.stop() };
   } finally {
     await runtime.dispose();
   }
@@ -200,14 +207,21 @@ if (process.env.BENCH_CHILD) {
   const loadBefore = load();
   console.error(`bench: ${cpus().length} cores, load ${loadBefore}; native, then Playground, each in a child process …`);
   const rows = (["native", "playground"] as const).map((name) => {
-    const r = runBenchChild<Figures>(import.meta.url, [name], 900_000);
-    return "error" in r && typeof r.error === "string" ? { backend: name, error: r.error } : r;
+    // An empty cache of its own unless BENCH_KEEP_CACHE: the first boot then installs WordPress.
+    const cache = process.env.BENCH_KEEP_CACHE ? undefined : mkdtempSync(join(tmpdir(), "wp-codebox-bench-cache-"));
+    if (cache) process.env.WP_CODEBOX_CACHE_DIR = cache;
+    try {
+      const r = runBenchChild<Figures>(import.meta.url, [name], 900_000);
+      return "error" in r && typeof r.error === "string" ? { backend: name, error: r.error } : r;
+    } finally {
+      if (cache) rmSync(cache, { recursive: true, force: true });
+    }
   });
   console.log(`cores ${cpus().length}, load average ${loadBefore} before, ${load()} after; ${SAMPLES} samples, ${PUBLISH_SAMPLES} publishes (medians, ms; memory MB)`);
   console.table(rows);
   const [native, playground] = rows as [Record<string, number>, Record<string, number>];
   const ratio = (key: string) => (native[key] && playground[key] ? `${(playground[key] / native[key]).toFixed(2)}x` : "n/a");
   console.log(`WordPress-loading run-php: native is ${ratio("wpRunMs")} Playground's speed back to back, ${ratio("wpRunIdleMs")} after a ${IDLE_MS} ms pause`);
-  console.log(`Front page over HTTP: ${ratio("frontPageMs")}; /wp-admin/ as admin ${ratio("adminPageMs")}; block-editor publish ${ratio("editorPublishMs")}; cached boot ${ratio("cachedBootMs")}`);
+  console.log(`Front page over HTTP: ${ratio("frontPageMs")}; /wp-admin/ as admin ${ratio("adminPageMs")}; block-editor publish ${ratio("editorPublishMs")} (its steps alone ${ratio("editorStepsMs")}); cached boot ${ratio("cachedBootMs")}`);
   console.log(`Peak memory per sandbox: native ${native.peakMemMB ?? "n/a"} MB (PSS summed over its processes, sampled every ${MEMORY_SAMPLE_MS} ms; RSS summed ${native.rssSumMB ?? "n/a"} MB), Playground ${playground.peakMemMB ?? "n/a"} MB (growth of the process's peak RSS)`);
 }
