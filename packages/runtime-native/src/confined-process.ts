@@ -3,6 +3,7 @@
  * (with everything it started: bubblewrap's PID namespace dies with it) when asked.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import type { ConfinedCommand } from "./bubblewrap.js";
 
 /** What one stream printed: the first `capBytes` bytes, how many there were, and whether it was cut. */
@@ -47,6 +48,54 @@ function capture(capBytes: number): { push(chunk: Buffer): void; value(): Captur
   };
 }
 
+/** The pids a process has started (all its threads'), from /proc; none when it is gone. */
+function childPids(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) => readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").split(" ").filter(Boolean).map(Number));
+  } catch {
+    return [];
+  }
+}
+
+/** Whether a process has stopped (or is gone) after a SIGSTOP: field 3 of /proc/<pid>/stat. */
+function stoppedOrGone(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return /^[TtZX]$/.test(stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3));
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Kills a spawned `confinedCommand` (bubblewrap) with everything it started; does nothing when it
+ * has exited. SIGKILL to bubblewrap alone is not enough: the process it cloned as PID 1 of the
+ * sandbox's PID namespace survives it when killed early (it still waits for bubblewrap's go-ahead,
+ * before `--die-with-parent` is set up), orphaned for good and holding the streams Node reads, so
+ * the caller's process never exits. So bubblewrap is stopped first (it clones nothing more), the
+ * processes it started are killed (killing a namespace's PID 1 kills the whole namespace), then
+ * bubblewrap itself.
+ */
+export function killConfined(child: ChildProcess): void {
+  const pid = child.pid;
+  if (pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(pid, "SIGSTOP");
+    // The stop takes effect asynchronously; a clone under way finishes first.
+    for (let i = 0; i < 10_000 && !stoppedOrGone(pid); i++);
+    for (const inner of childPids(pid)) {
+      try {
+        process.kill(inner, "SIGKILL");
+      } catch {
+        // gone already
+      }
+    }
+  } catch {
+    // gone already
+  }
+  child.kill("SIGKILL");
+}
+
 /**
  * Deadline of the host's own steps that run inside a sandbox (saving or restoring the clean
  * database, snapshot facts, installing the cached site), in ms: the sandbox's PHP can leave a FIFO
@@ -68,7 +117,7 @@ export function startConfined(command: ConfinedCommand, capBytes: number, deadli
   const err = capture(capBytes);
   child.stdout!.on("data", (c: Buffer) => out.push(c));
   child.stderr!.on("data", (c: Buffer) => err.push(c));
-  const timer = deadlineMs > 0 ? setTimeout(() => child.kill("SIGKILL"), deadlineMs) : undefined;
+  const timer = deadlineMs > 0 ? setTimeout(() => killConfined(child), deadlineMs) : undefined;
   const done = new Promise<ProcessOutcome>((resolve, reject) => {
     child.once("error", (error) => {
       clearTimeout(timer);
@@ -83,8 +132,6 @@ export function startConfined(command: ConfinedCommand, capBytes: number, deadli
     child,
     done,
     partial: () => ({ stdout: out.value(), stderr: err.value() }),
-    kill: () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    },
+    kill: () => killConfined(child),
   };
 }

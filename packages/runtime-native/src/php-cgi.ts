@@ -10,6 +10,7 @@ import { closeSync, constants, fchmodSync, fchownSync, lstatSync, mkdirSync, ope
 import { removeSandboxPath } from "./sandbox-files.js";
 import { join } from "node:path";
 import { PHP_LIMITS, confinedCommand, dropsRoot, type Bind } from "./bubblewrap.js";
+import { killConfined } from "./confined-process.js";
 import { fastCgiRequest, waitForSocket, type FastCgiRequest, type FastCgiResponse } from "./fastcgi-client.js";
 import { PHP_INI } from "./native-php.js";
 import { SANDBOX_PATHS, giveOneToSandbox, phpBinds, type SiteLayout } from "./native-site.js";
@@ -168,6 +169,6 @@ export class PhpCgi {
   kill(): void {
     const child = this.child;
     this.child = undefined;
-    if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    if (child) killConfined(child);
   }
 }

@@ -10,7 +10,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { PHP_LIMITS, confinedCommand } from "./bubblewrap.js";
-import type { CapturedStream, ProcessOutcome } from "./confined-process.js";
+import { killConfined, type CapturedStream, type ProcessOutcome } from "./confined-process.js";
 import { PHP_INI } from "./native-php.js";
 import { SANDBOX_PATHS, phpBinds, type SiteLayout } from "./native-site.js";
 import type { Bind } from "./bubblewrap.js";
@@ -191,6 +191,6 @@ export class PhpServer {
   kill(): void {
     const child = this.child;
     this.child = undefined;
-    if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    if (child) killConfined(child);
   }
 }
