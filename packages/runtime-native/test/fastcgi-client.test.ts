@@ -97,11 +97,18 @@ describe("FastCGI client against php-cgi", { skip }, () => {
     dir = mkdtempSync(join(tmpdir(), "wp-codebox-fcgi-test-"));
     for (const [name, source] of Object.entries(SCRIPTS)) writeFileSync(join(dir, name), source);
     socket = join(dir, "php.sock");
-    child = spawn(PHP_CGI, ["-d", "display_errors=0", "-d", "log_errors=1", "-d", "html_errors=0", "-d", "cgi.fix_pathinfo=0", "-b", socket], { stdio: "ignore", env: { PATH: "/usr/bin:/bin", PHP_FCGI_CHILDREN: "2" } });
+    child = spawn(PHP_CGI, ["-d", "display_errors=0", "-d", "log_errors=1", "-d", "html_errors=0", "-d", "cgi.fix_pathinfo=0", "-b", socket], { stdio: "ignore", detached: true, env: { PATH: "/usr/bin:/bin", PHP_FCGI_CHILDREN: "2" } });
     await waitForSocket(socket, 10_000);
   });
   after(() => {
-    child?.kill("SIGKILL");
+    // php-cgi's children outlive a killed parent: the whole process group goes.
+    if (child?.pid) {
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
     rmSync(dir, { recursive: true, force: true });
   });
   for (const c of CASES) {
