@@ -105,7 +105,7 @@ describe("wp-codebox serve --backend native --pool 1", { skip, timeout: 240_000 
       assert.equal(read.code, 0, show(read));
       assert.equal(read.stdout, '["clean",false]');
       const home = await fetch(`${pooled.address.url}/`);
-      assert.equal(home.status, 200);
+      assert.equal(home.status, 200, await home.text());
     } finally {
       await pooled.stop();
     }

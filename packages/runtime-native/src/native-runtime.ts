@@ -1045,16 +1045,17 @@ export class NativeRuntime implements Runtime {
       try {
         // The database first: that run leaves no process of the sandbox behind (nothing preloaded
         // after it), so no PHP of the sandbox changes wp-content while the host, as root, syncs it.
-        const tables = await this.cleanDatabase("restore");
-        // Only what differs: the warm PHP process keeps wp-content (and the mounts in it) bound.
-        // php-cgi too stays stopped meanwhile: a page from the loopback front is not queued behind reset().
-        const files = await this.cgi.whileStopped(() => {
+        // php-cgi stays stopped for the whole restore (a page from the loopback front is not queued
+        // behind reset()), and starts afresh after it: no page runs on the half-restored site.
+        const { tables, files } = await this.cgi.whileStopped(async () => {
+          const tables = await this.cleanDatabase("restore");
+          // Only what differs: the warm PHP process keeps wp-content (and the mounts in it) bound.
           const synced = syncTree(this.setup.site.content, this.layout.content, { protect: this.contentMountPaths(), onCopied: (path) => giveToSandbox(path, this.layout.uid), changedSinceNs: this.contentCleanAtNs });
           // A mount point made again: the sandbox moved the folder holding it (its mount went along,
           // in the warm PHP process's view). A new PHP process binds the mounts where they belong.
           if (this.createMountPoints() > 0) this.php.kill();
           this.contentCleanAtNs = ctimeStamp(this.layout.root);
-          return synced;
+          return { tables, files: synced };
         });
         changed = { tablesRestored: tables.restored.length, tablesDropped: tables.dropped.length, filesCopied: files.copied.length, filesRemoved: files.removed.length };
       } catch {
