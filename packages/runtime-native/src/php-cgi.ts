@@ -35,9 +35,15 @@ export interface PhpCgiSetup {
   network?: SandboxNetwork;
 }
 
+/** How long `whileStopped` lets the pages in flight finish before stopping php-cgi (ms; the default site request limit). */
+const DRAIN_LIMIT_MS = 30_000;
+
 export class PhpCgi {
   private child: ChildProcess | undefined;
   private starting: Promise<void> | undefined;
+  /** Requests php-cgi is answering now, and who waits for them to end (`whileStopped`). */
+  private inflight = 0;
+  private drainWaiters: (() => void)[] = [];
   private readonly socketDir: string;
   /** Milliseconds the last start took (for events and the docs' figures). */
   lastStartMs = 0;
@@ -139,14 +145,32 @@ export class PhpCgi {
    */
   async request(request: FastCgiRequest, options: { capBytes: number; signal?: AbortSignal }): Promise<FastCgiResponse> {
     await this.ensure();
-    return fastCgiRequest(this.socketPath, request, options);
+    this.inflight += 1;
+    try {
+      return await fastCgiRequest(this.socketPath, request, options);
+    } finally {
+      this.inflight -= 1;
+      if (this.inflight === 0) for (const wake of this.drainWaiters.splice(0)) wake();
+    }
+  }
+
+  /** Resolves once no request is in flight, or after `limitMs` (ms) whichever comes first. */
+  private drained(limitMs: number): Promise<void> {
+    if (this.inflight === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, limitMs);
+      this.drainWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   private held: Promise<void> | undefined;
 
   /**
    * Runs `step` with php-cgi stopped and not started again until it ends (requests arriving
-   * meanwhile wait): for host steps, as root, on folders PHP can write (reset's wp-content sync).
+   * meanwhile wait; requests already running are let finish first, for up to 30 s): for host steps, as root, on folders PHP can write (reset's wp-content sync).
    * @returns what `step` returns; throws what it throws.
    */
   async whileStopped<T>(step: () => Promise<T> | T): Promise<T> {
@@ -157,6 +181,9 @@ export class PhpCgi {
     try {
       await before;
       await this.starting?.catch(() => undefined);
+      // Pages already running end first (a browser's page during a pool's recycle), up to the
+      // site request limit's default; new ones wait above.
+      await this.drained(DRAIN_LIMIT_MS);
       this.kill();
       return await step();
     } finally {
