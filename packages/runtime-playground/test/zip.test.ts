@@ -4,12 +4,12 @@
  * no end record) go to fflate; a corrupt entry or an escaping path is refused.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { unzipSync, zipSync } from "fflate";
-import { extractZip, readZipEntries } from "../src/site/zip.js";
+import { dosDateTimeMs, extractZip, readZipEntries } from "../src/site/zip.js";
 import { findWordPressBuild } from "../src/site/wordpress-builds.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-zip-"));
@@ -95,6 +95,42 @@ test("extractZip writes every file and refuses an entry that leaves the destinat
     const zip = zipSync({ [name]: text("x") });
     assert.throws(() => extractZip(writeZip("bad.zip", zip), join(scratch, "bad")), /zip entry escapes the destination/, name);
   }
+});
+
+// [MS-DOS date, MS-DOS time, ms since the epoch or undefined]; "now" is 2026-12-01T00:00:00Z.
+const NOW = Date.UTC(2026, 11, 1);
+const DOS_CASES: [number, number, number | undefined][] = [
+  [((2024 - 1980) << 9) | (4 << 5) | 16, (13 << 11) | (45 << 5) | (58 / 2), Date.UTC(2024, 3, 16, 13, 45, 58)],
+  [(0 << 9) | (1 << 5) | 1, 0, Date.UTC(1980, 0, 1)],
+  // Later than a minute before now (a clock ahead, a zip made just now): a minute before now.
+  [((2030 - 1980) << 9) | (1 << 5) | 1, 0, NOW - 60_000],
+  [((2026 - 1980) << 9) | (12 << 5) | 1, 0, NOW - 60_000],
+  // Unset or out of range: no time.
+  [0, 0, undefined],
+  [((2024 - 1980) << 9) | (13 << 5) | 1, 0, undefined],
+  [((2024 - 1980) << 9) | (1 << 5) | 0, 0, undefined],
+  [((2024 - 1980) << 9) | (1 << 5) | 1, 24 << 11, undefined],
+  [((2024 - 1980) << 9) | (1 << 5) | 1, 60 << 5, undefined],
+];
+
+test("an entry's MS-DOS date and time read as UTC, never later than a minute ago", () => {
+  for (const [date, time, expected] of DOS_CASES) {
+    assert.equal(dosDateTimeMs(date, time, NOW), expected, `date ${date} time ${time}`);
+  }
+});
+
+test("extractZip gives each file the modification time its entry records", () => {
+  // fflate's zipSync records `mtime` as the entry's MS-DOS date and time (local time; read here as UTC).
+  const when = new Date(2024, 3, 16, 13, 45, 58);
+  const zip = zipSync({ "wp-includes/load.php": [text("<?php"), { mtime: when }], "readme.html": [text("x"), { mtime: when }] });
+  const dir = join(scratch, "dated");
+  extractZip(writeZip("dated.zip", zip), dir);
+  const expected = Date.UTC(2024, 3, 16, 13, 45, 58);
+  for (const file of ["wp-includes/load.php", "readme.html"]) assert.equal(statSync(join(dir, file)).mtimeMs, expected, file);
+  // A real release: every PHP file is older than OPcache's two seconds, so it is cached at once.
+  const build = findWordPressBuild();
+  const entries = readZipEntries(readFileSync(build.zipPath)).filter((e) => !e.name.endsWith("/"));
+  assert.ok(entries.length > 1000 && entries.every((e) => e.mtimeMs !== undefined && e.mtimeMs < Date.now() - 2_000), "every entry is dated in the past");
 });
 
 function writeZip(name: string, zip: Uint8Array): string {

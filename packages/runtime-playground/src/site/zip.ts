@@ -1,10 +1,14 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join, normalize, sep } from "node:path";
 import { inflateRawSync } from "node:zlib";
 import { unzipSync } from "fflate";
 
 /**
- * Extracts every file of the zip at `zipPath` into `destination` (created if needed).
+ * Extracts every file of the zip at `zipPath` into `destination` (created if needed), each with
+ * the modification time the zip records (`ZipEntry.mtimeMs`) where it records one, as `unzip`
+ * does. That matters to PHP: OPcache does not cache a script whose mtime is under two seconds old
+ * (`opcache.file_update_protection`), so a release stamped with the time it was unpacked would be
+ * compiled again at every request of a first boot.
  * Entries whose path would leave `destination` (`..`, absolute) are refused.
  * @returns the number of files written.
  * @throws Error on a corrupt zip or an escaping entry.
@@ -18,7 +22,7 @@ export function extractZip(zipPath: string, destination: string): number {
     made.add(dir);
   };
   let count = 0;
-  for (const { name, data } of entries) {
+  for (const { name, data, mtimeMs } of entries) {
     const rel = normalize(name);
     if (rel.startsWith("..") || rel.startsWith(sep) || /^[a-zA-Z]:/.test(rel)) {
       throw new Error(`zip entry escapes the destination: ${name}`);
@@ -30,6 +34,7 @@ export function extractZip(zipPath: string, destination: string): number {
     }
     mkdir(dirname(out));
     writeFileSync(out, data);
+    if (mtimeMs !== undefined) utimesSync(out, mtimeMs / 1000, mtimeMs / 1000);
     count++;
   }
   return count;
@@ -39,6 +44,26 @@ export function extractZip(zipPath: string, destination: string): number {
 export interface ZipEntry {
   name: string;
   data: Uint8Array;
+  /**
+   * Its modification time (ms since the epoch), from the zip's MS-DOS date and time read as UTC,
+   * never later than a minute ago; absent when the zip records none (or fflate read the zip).
+   */
+  mtimeMs?: number;
+}
+
+/** Entries dated later than this before now are dated this far back (`ZipEntry.mtimeMs`), so OPcache caches them at once. */
+const NEWEST_ENTRY_AGE_MS = 60_000;
+
+/** The MS-DOS `date` and `time` fields of a zip entry as ms since the epoch (read as UTC), or undefined when unset or invalid. */
+export function dosDateTimeMs(date: number, time: number, now = Date.now()): number | undefined {
+  const year = 1980 + (date >> 9);
+  const month = (date >> 5) & 0xf;
+  const day = date & 0x1f;
+  const hours = time >> 11;
+  const minutes = (time >> 5) & 0x3f;
+  const seconds = (time & 0x1f) * 2;
+  if (month < 1 || month > 12 || day < 1 || hours > 23 || minutes > 59 || seconds > 59) return undefined;
+  return Math.min(Date.UTC(year, month - 1, day, hours, minutes, seconds), now - NEWEST_ENTRY_AGE_MS);
 }
 
 /**
@@ -81,6 +106,7 @@ function readPlainZip(zip: Uint8Array): ZipEntry[] | undefined {
     if (p + 46 > eocd || buf.readUInt32LE(p) !== CENTRAL) return undefined;
     const flags = buf.readUInt16LE(p + 8);
     const method = buf.readUInt16LE(p + 10);
+    const mtimeMs = dosDateTimeMs(buf.readUInt16LE(p + 14), buf.readUInt16LE(p + 12));
     const compressedSize = buf.readUInt32LE(p + 20);
     const size = buf.readUInt32LE(p + 24);
     const nameLength = buf.readUInt16LE(p + 28);
@@ -99,7 +125,7 @@ function readPlainZip(zip: Uint8Array): ZipEntry[] | undefined {
     // Never inflate past the recorded size: a bomb stops there (a RangeError).
     const data = method === 0 ? stored : inflateRawSync(stored, { maxOutputLength: Math.max(size, 1) });
     if (data.byteLength !== size) throw new Error(`zip entry ${name}: ${data.byteLength} bytes inflated, ${size} recorded`);
-    out.push({ name, data });
+    out.push(mtimeMs === undefined ? { name, data } : { name, data, mtimeMs });
     p += 46 + nameLength + extraLength + commentLength;
   }
   return out;
