@@ -7,6 +7,8 @@
  * the process's CPU time per installer step (worker start, install request, post-install setup,
  * OPcache warm-up, seed export). Several plugin sources (paths) given as arguments are measured in
  * alternating pairs (BENCH_RUNS rounds, default 3), to compare installer changes on a shared machine.
+ * The installer skips the warm-up and seed export, as on a first boot (the sandbox makes the seed);
+ * BENCH_SEED=1 installs as with a virtual clock, where the installer makes it.
  *
  *   WP_CODEBOX_TEST_SHARED=/path/to/shared node --conditions=source --import tsx bench/install-phases.ts [plugin.php ...]
  */
@@ -59,6 +61,8 @@ async function child(treeDir: string, pluginPath: string, scratch: string): Prom
   let bootMarks: [string, number][] = [];
   await installInto(join(staging, "s"), { dir: treeDir }, "8.3", {
     installerPlugin: plugin,
+    // As a first boot installs (its sandbox saves the seed); BENCH_SEED=1: as with a virtual clock.
+    seed: process.env.BENCH_SEED === "1",
     onStep: async (step, host) => {
       // A preload (before wp-load.php) that marks when the install request's PHP code starts.
       if (step === "worker-ready") bootMarks = host.bootMarks;

@@ -33,6 +33,7 @@ import { findWordPressBuild } from "./site/wordpress-builds.js";
 import { resolveWordPressTree } from "./site/wordpress-source.js";
 import { ensureInstalledSite, hasInstalledSite, installedSiteDir, isInstalledSiteComplete, opcacheDirFor, startInstallerWorker } from "./sandbox/installed-site.js";
 import { ensureSeedPack, seedPackPath } from "./site/opcache-seed.js";
+import { coreScriptsToPrecompile } from "./site/core-scripts.js";
 import { sqliteIntegrationZipPath } from "./site/sqlite-integration.js";
 import { DEVELOPER_SITE_CONSTANTS, baseConstants } from "./site/wordpress-constants.js";
 import { PlaygroundRuntime } from "./sandbox/playground-runtime.js";
@@ -211,7 +212,11 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
       // No site installed for this PHP version yet (a machine's first run): the installer's worker
       // loads and starts PHP on the second core while the release is found and unpacked. It takes
       // the thread prestarted above.
-      const installer = hasInstalledSite(php, cacheDir) ? undefined : startInstallerWorker(php);
+      // The sandbox's own first worker compiles core and saves the site's OPcache seed, so the
+      // installer compiles without optimising (a third less CPU) and saves none. Not with a virtual
+      // clock: every PHP run of the boot reads it, in a fixed sequence.
+      const sandboxSeeds = determinism.clock !== "virtual";
+      const installer = hasInstalledSite(php, cacheDir) ? undefined : startInstallerWorker(php, { quickCompile: sandboxSeeds });
       let tree: { dir: string; release: string };
       let wordpressSource: PlaygroundRuntimeSetup["wordpressSource"];
       let chosen: Omit<WordPressChoiceRecord, "version">;
@@ -238,13 +243,17 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
       const siteDir = installedSiteDir(tree, php, cacheDir);
       // A first boot of the release: the sandbox's first PHP worker loads and starts PHP on the
       // second core while the installer runs on the first (PlaygroundRuntime.boot's `siteReady`).
-      const installOptions = { ...lockOptions, ...(installer ? { installer } : {}) };
+      const installOptions = { ...lockOptions, ...(installer ? { installer } : {}), seedBySandbox: sandboxSeeds };
       const installing = isInstalledSiteComplete(siteDir) ? undefined : ensureInstalledSite(tree, php, cacheDir, spec.onProgress, installOptions);
       const site = installing ? undefined : await ensureInstalledSite(tree, php, cacheDir, spec.onProgress, installOptions);
+      const seed = installing ? undefined : ensureSeedPack(opcacheDirFor(siteDir));
       const setup: PlaygroundRuntimeSetup = {
         siteDir,
-        // Written by the installer; the worker reads it only once the site is ready.
-        opcacheSeedPack: installing ? seedPackPath(opcacheDirFor(siteDir)) : ensureSeedPack(opcacheDirFor(siteDir)),
+        // Written by the installer (the worker reads it only once the site is ready), or by this sandbox.
+        opcacheSeedPack: installing && !sandboxSeeds ? seedPackPath(opcacheDirFor(siteDir)) : seed,
+        ...(sandboxSeeds && seed === undefined
+          ? { seedOpcache: { pack: seedPackPath(opcacheDirFor(siteDir)), precompile: { treeDir: installing ? tree.dir : siteDir, scripts: coreScriptsToPrecompile(tree.dir) } } }
+          : {}),
         wordpressRelease: tree.release,
         ...(wordpressSource ? { wordpressSource } : {}),
         wordpress: { version: tree.release, ...chosen },

@@ -1,17 +1,20 @@
 /**
  * A first boot on an empty cache starts the installer's worker before the release is unpacked and
  * the sandbox's first worker while WordPress installs (both wait for the site: `awaitSite`). The
- * sandbox boots on the installed site and says it installed it; a failing install fails the boot
- * with the installer's answer and leaves no sandbox folder behind.
+ * sandbox boots on the installed site and says it installed it; its worker compiled core while the
+ * site installed and saved the site's OPcache seed, which holds core and none of the sandbox's own
+ * (its secret environment, wp-content), and which the next boot's first WordPress load runs from.
+ * A failing install fails the boot with the installer's answer and leaves no sandbox folder behind.
  */
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
 import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
 import { extractZip } from "../src/site/zip.js";
+import { unpackSeed } from "../src/site/opcache-seed.js";
 import { sharedWordPressReleasesDir, WORDPRESS_MIRROR_SKIP } from "../../../test/support/wordpress-mirror.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-first-boot-"));
@@ -46,17 +49,42 @@ function sandboxTemp(name: string): string {
 test("a first boot installs the site, boots on it and says so; the next boot reuses it", { timeout: 600_000, ...skip }, async () => {
   const root = releaseTree("good");
   const temp = sandboxTemp("good-sandboxes");
-  const backend = createPlaygroundBackend({ cacheDir: join(scratch, "good-cache"), offline: true });
-  const code = "<?php require_once '/wordpress/wp-load.php'; echo get_option('blogname'), ' ', get_option('permalink_structure');";
+  const cacheDir = join(scratch, "good-cache");
+  const backend = createPlaygroundBackend({ cacheDir, offline: true });
+  const secret = "wpcb-seed-secret-7f3a9c";
+  // OPcache's counters over the WordPress load alone (the worker's own compiling before it counts too).
+  const code =
+    "<?php $a = opcache_get_status(false)['opcache_statistics']; require_once '/wordpress/wp-load.php'; $b = opcache_get_status(false)['opcache_statistics'];" +
+    " echo json_encode(['site' => get_option('blogname') . ' ' . get_option('permalink_structure'), 'hits' => $b['hits'] - $a['hits'], 'misses' => $b['misses'] - $a['misses'], 'files' => count(get_included_files())]);";
+  const firstLoads: Record<string, { site: string; hits: number; misses: number; files: number }> = {};
   for (const expected of ["installed", "cached"]) {
-    const runtime = await backend.create({ wordpress: { path: root } });
+    const runtime = await backend.create({ wordpress: { path: root }, secretEnv: { SEED_SECRET: secret } });
     try {
       assert.equal(runtime.info().bootMode, expected);
       const result = await runtime.execute({ command: "wordpress.run-php", args: [`code=${code}`, "bootstrap=none"] });
-      assert.equal(result.stdout, "wp-codebox /%postname%/", result.stderr);
+      assert.equal(result.status, "ok", result.stderr);
+      firstLoads[expected] = JSON.parse(result.stdout);
+      assert.equal(firstLoads[expected]!.site, "wp-codebox /%postname%/");
     } finally {
       await runtime.dispose();
     }
+    if (expected === "installed") {
+      const packs = readdirSync(join(cacheDir, "sites")).filter((name) => name.endsWith(".opcache.pack"));
+      assert.equal(packs.length, 1, `the first boot saved the site's seed: ${readdirSync(join(cacheDir, "sites")).join(", ")}`);
+      const bytes = readFileSync(join(cacheDir, "sites", packs[0]!));
+      const paths = unpackSeed(bytes).map((file) => file.path);
+      assert.ok(paths.some((path) => path.endsWith("/wordpress/wp-includes/load.php.bin")), "core is in the seed");
+      assert.ok(paths.some((path) => path.includes("/internal/shared/")), "the sandbox's shared scripts are in the seed");
+      for (const path of paths) {
+        assert.ok(!path.includes("/wp-content/") && !path.endsWith("/wp-config.php.bin") && !path.endsWith("/0-wp-codebox.php.bin"), `not core or shared: ${path}`);
+      }
+      assert.ok(!bytes.includes(Buffer.from(secret)), "the secret environment is not in the seed");
+    }
+  }
+  // Each boot's first WordPress load ran core from OPcache: compiled while the site installed, then from the seed.
+  for (const [boot, load] of Object.entries(firstLoads)) {
+    assert.ok(load.files > 300, `${boot}: WordPress loaded (${load.files} files)`);
+    assert.ok(load.hits > load.files * 0.8 && load.misses < 50, `${boot}: most scripts came from OPcache: ${JSON.stringify(load)}`);
   }
   assert.deepEqual(readdirSync(temp), [], "no sandbox folder is left");
 });

@@ -70,3 +70,11 @@ export function installerMuPlugin(): string {
 export function fastForwardCronPhp(): string {
   return phpAsset("site/fast-forward-cron.php");
 }
+
+/**
+ * Compiles the scripts and folders named in `/internal/wp-codebox/opcache-compile.json`
+ * (`{"files": [...], "dirs": [...]}`) into OPcache without running them; prints how many compiled.
+ */
+export function opcacheCompilePhp(): string {
+  return phpAsset("site/opcache-compile.php");
+}

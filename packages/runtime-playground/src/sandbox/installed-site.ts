@@ -63,7 +63,8 @@ export function isInstalledSiteComplete(dir: string): boolean {
  * (cache-entry.ts) and never see a half-installed site.
  * @param options - `signal` interrupts the wait for another installer (not an install in progress);
  *   `installer`, a worker started early (`startInstallerWorker`), installs the site if an install
- *   is needed and is terminated otherwise.
+ *   is needed and is terminated otherwise. `seedBySandbox`: the installer saves no OPcache seed; the
+ *   sandbox booted from the site makes it (`PlaygroundRuntimeSetup.seedOpcache`).
  * @throws `boot-failed` when the installer fails; `interrupted` when `options.signal` aborts the wait.
  */
 export async function ensureInstalledSite(
@@ -71,11 +72,11 @@ export async function ensureInstalledSite(
   php: string,
   cacheDir: string,
   onProgress?: (message: string) => void,
-  options: CacheLockOptions & { installer?: PhpWorkerHost } = {},
+  options: CacheLockOptions & { installer?: PhpWorkerHost; seedBySandbox?: boolean } = {},
 ): Promise<InstalledSite> {
   const dir = installedSiteDir(tree, php, cacheDir);
   const complete = (): boolean => isInstalledSiteComplete(dir);
-  const { installer, ...lockOptions } = options;
+  const { installer, seedBySandbox, ...lockOptions } = options;
   const unused = (): void => void installer?.terminate();
   if (complete()) {
     unused();
@@ -92,7 +93,7 @@ export async function ensureInstalledSite(
       onProgress?.(`Installing WordPress ${tree.release} for PHP ${php} (first run only; later boots reuse it)`);
       const staging = siblingTempPath(dir, "staging");
       try {
-        await installInto(staging, tree, php, installer ? { host: installer } : {});
+        await installInto(staging, tree, php, { ...(installer ? { host: installer } : {}), ...(seedBySandbox ? { seed: false } : {}) });
         writeFileSync(join(staging, STAMP), JSON.stringify({ release: tree.release, php, createdAt: new Date().toISOString() }));
         // A seed folder of the site replaced here (sites installed before the installer packed its seed).
         rmSync(opcacheDirFor(dir), { recursive: true, force: true });
@@ -138,10 +139,11 @@ function installerBootOptions(php: string, shortcuts: boolean): Omit<WorkerBootO
  * Starts the installer's worker before the release is unpacked (a first run): it loads and
  * starts PHP on the second core meanwhile, and `ensureInstalledSite` (option `installer`) gives it
  * the site once the files are there. The caller must pass it to `ensureInstalledSite`, which
- * terminates it when no install is needed.
+ * terminates it when no install is needed. `quickCompile`: OPcache does not optimise the scripts it
+ * compiles and keeps no file cache (worker boot option), for an install whose seed the sandbox makes.
  */
-export function startInstallerWorker(php: string): PhpWorkerHost {
-  return new PhpWorkerHost({ ...installerBootOptions(php, true), coreDir: "", installMode: "do-not-attempt-installing", awaitSite: true });
+export function startInstallerWorker(php: string, options: { quickCompile?: boolean } = {}): PhpWorkerHost {
+  return new PhpWorkerHost({ ...installerBootOptions(php, true), coreDir: "", installMode: "do-not-attempt-installing", awaitSite: true, ...(options.quickCompile ? { quickCompile: true } : {}) });
 }
 
 /**
@@ -151,11 +153,12 @@ export function startInstallerWorker(php: string): PhpWorkerHost {
  *   (`installerMuPlugin`), for tests that compare the two sites; default true. `host`: a worker
  *   from `startInstallerWorker` to install with (it has the shortcuts); terminated at the end like
  *   one started here. `installerPlugin`: PHP source of the installer's must-use plugin instead of
- *   `installerMuPlugin()` (a bench's profiling hooks). `onStep` is called (and awaited) as each step
+ *   `installerMuPlugin()` (a bench's profiling hooks). `seed: false` skips warming OPcache and
+ *   saving the seed (the sandbox makes it). `onStep` is called (and awaited) as each step
  *   ends ("worker-ready", "install", "post-install", "warm", "export"), for benches that time them.
  * @throws `boot-failed` when the installer or the post-install setup fails.
  */
-export async function installInto(staging: string, tree: { dir: string }, php: string, options: { shortcuts?: boolean; host?: PhpWorkerHost; installerPlugin?: string; onStep?: (step: string, host: PhpWorkerHost) => void | Promise<void> } = {}): Promise<void> {
+export async function installInto(staging: string, tree: { dir: string }, php: string, options: { shortcuts?: boolean; host?: PhpWorkerHost; installerPlugin?: string; seed?: boolean; onStep?: (step: string, host: PhpWorkerHost) => void | Promise<void> } = {}): Promise<void> {
   mkdirSync(dirname(staging), { recursive: true });
   linkCoreCopyRest(tree.dir, staging);
   const bringsDatabase = existsSync(join(staging, "wp-content", "database", ".ht.sqlite"));
@@ -170,6 +173,7 @@ export async function installInto(staging: string, tree: { dir: string }, php: s
   const site = { coreDir: staging, installMode: ownRequest ? "do-not-attempt-installing" : bringsDatabase ? "install-from-existing-files-if-needed" : "install-from-existing-files" } as const;
   const bootOptions = installerBootOptions(php, shortcuts);
   if (shortcuts && options.installerPlugin !== undefined) bootOptions.installerMuPlugin = options.installerPlugin;
+  if (options.seed === false) bootOptions.quickCompile = true;
   const host = options.host ?? new PhpWorkerHost({ ...bootOptions, ...site });
   const step = async (name: string): Promise<void> => options.onStep?.(name, host);
   options.host?.releaseSite(site);
@@ -193,6 +197,8 @@ echo json_encode(['version' => get_bloginfo('version'), 'admin' => (bool) get_us
       throw new WpCodeboxError("boot-failed", `The post-install setup of WordPress failed (exit ${result.exitCode}): ${text}${new TextDecoder().decode(result.stderr.data)}`, { exitCode: result.exitCode });
     }
     await step("post-install");
+    // The sandbox booted from this site compiles core itself while the install runs, and saves the seed.
+    if (options.seed === false) return;
     // Warm OPcache with what most commands load, then save the compiled core for later boots.
     await host.call({ op: "http", method: "GET", url: "http://127.0.0.1/wp-login.php", headers: {}, capBytes: 0 });
     await host.call({ op: "http", method: "GET", url: "http://127.0.0.1/?rest_route=/", headers: {}, capBytes: 0 });

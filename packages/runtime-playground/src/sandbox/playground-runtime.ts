@@ -11,6 +11,7 @@
  * (`evidence-ledger.ts`) and snapshots (`runtime-snapshots.ts`).
  */
 import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import {
   DEFAULT_OUTPUT_CAP_BYTES,
@@ -188,6 +189,7 @@ export class PlaygroundRuntime implements Runtime {
     populated?.catch(() => undefined);
     this.server = await startSandboxHttpServer();
     await this.pool.start(populated);
+    await this.saveOpcacheSeed();
     this.server.onSelfCallsChange(() => this.notifySettleWaiters());
     this.server.setHandler((request, meta) => this.forward(request, meta));
     const moved = await fastForwardCron(this.pool.primary);
@@ -205,6 +207,29 @@ export class PlaygroundRuntime implements Runtime {
       ...(this.siteOrigin !== this.server.origin ? { loopbackUrl: this.server.origin } : {}),
       ...(this.pool.primary.prestarted ? { workerPrestarted: true } : {}),
     });
+  }
+
+  /**
+   * Saves the primary worker's OPcache as the installed site's seed when the site has none
+   * (`setup.seedOpcache`): core compiled from the release while the site installed, and the
+   * integration and preload scripts under `/internal/shared` (the environment's must-use plugin is
+   * never cached). It runs right after the worker booted, before the caller's inputs are activated
+   * or any command runs, so the seed holds only what came from the release and this package. A seed
+   * that cannot be saved is not an error: later boots compile core themselves, and save it then.
+   */
+  private async saveOpcacheSeed(): Promise<void> {
+    const seed = this.setup.seedOpcache;
+    if (!seed) return;
+    delete this.setup.seedOpcache;
+    if (!existsSync(seed.pack)) {
+      try {
+        await this.pool.primary.call({ op: "export-opcache", hostPath: seed.pack, compileDirs: ["/internal/shared"] });
+      } catch {
+        return;
+      }
+    }
+    // Workers booted later (for HTTP, or to replace one) start from it.
+    this.setup.opcacheSeedPack = seed.pack;
   }
 
   /**

@@ -20,6 +20,13 @@ export interface PlaygroundRuntimeSetup {
   siteDir: string;
   /** The installed site's packed OPcache seed (opcache-seed.ts), when it has one. */
   opcacheSeedPack?: string;
+  /**
+   * The installed site has no seed yet (its first boot; the installer saved none): the sandbox's
+   * first worker compiles core from `precompile` (while the site installs, on a first boot), and
+   * the sandbox saves its OPcache as the seed at `pack` once booted, before any of the caller's
+   * code runs. Cleared once done.
+   */
+  seedOpcache?: { pack: string; precompile: { treeDir: string; scripts: string[] } };
   wordpressRelease: string;
   /** Set when WordPress came from a release mirror (`--wp` beyond the bundled builds). */
   wordpressSource?: { requested: string; release: string; checksum: { algorithm: string; value: string; url: string }; fetched: boolean };
@@ -186,6 +193,7 @@ export function workerBootOptions(
     contentDir: sandboxContentDir(sandboxDir),
     workspaceDir: sandboxWorkspaceDir(sandboxDir),
     opcacheSeedPack: setup.opcacheSeedPack,
+    ...(setup.seedOpcache ? { precompile: setup.seedOpcache.precompile } : {}),
     installMode: "do-not-attempt-installing",
     sqliteZipPath: setup.sqliteZipPath,
     // Through Playground's constants file (JSON), never spliced into PHP source.

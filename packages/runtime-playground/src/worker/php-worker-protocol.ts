@@ -40,6 +40,20 @@ export interface WorkerBootOptions {
    * compilation.
    */
   opcacheSeedPack?: string;
+  /**
+   * Scripts to compile into OPcache before the site is mounted (`core-scripts.ts`): the WordPress
+   * tree at host folder `treeDir`, whose files the site's core links to (same paths under
+   * `/wordpress`, same mtimes), is mounted read-only at `/wordpress` for it and unmounted after.
+   * With `awaitSite` this runs while the site installs, on a core the installer leaves idle. A
+   * script that does not compile is skipped (it fails again, with its message, when included).
+   */
+  precompile?: { treeDir: string; scripts: string[] };
+  /**
+   * OPcache compiles without its optimiser and keeps no file cache: the installer's worker when
+   * the sandbox's worker makes the seed (`precompile`). An install loads core once, and optimising
+   * each script as it is compiled cost about a third of the install request's CPU.
+   */
+  quickCompile?: boolean;
   /** Extra NODEFS mounts applied after the core mounts, in order. */
   mounts: WorkerMount[];
   /**
@@ -102,8 +116,12 @@ export type WorkerRequest =
     }
   | { op: "read-file"; id: number; path: string }
   | { op: "mount"; id: number; mount: WorkerMount }
-  /** Writes OPcache's file cache, packed (opcache-seed.ts), to the host file `hostPath`; answers the number of files. */
-  | { op: "export-opcache"; id: number; hostPath: string }
+  /**
+   * Writes OPcache's file cache, packed (opcache-seed.ts), to the host file `hostPath` (a
+   * temporary file renamed into place); answers the number of files. `compileDirs`: folders of
+   * PHP's filesystem whose `.php` files are compiled into the cache first (never run).
+   */
+  | { op: "export-opcache"; id: number; hostPath: string; compileDirs?: string[] }
   /** Forgets cached filesystem nodes under `vfsPath` after the host changed the files (reset, restore). */
   | { op: "forget-cached-files"; id: number; vfsPath: string }
   | { op: "write-file"; id: number; path: string; data: Uint8Array | string }

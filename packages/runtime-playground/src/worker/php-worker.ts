@@ -4,7 +4,7 @@
  * `max_execution_time`, do not fire under php-wasm), then starts a fresh one on the same host files.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { createHash } from "node:crypto";
@@ -22,7 +22,7 @@ import { nativeStackMbFor, type AwaitOptionsData } from "./php-worker-thread.js"
 import type { CappedStream, DeferredRequest, PhpFatal, RequestReport, SiteReadyOptions, WorkerBootOptions, WorkerMount, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
 import { phpNetworkGuardPreRun } from "./php-network-guard.js";
 import { installDeterminism, markWork, replaceRandomDevices, virtualClockUs } from "./php-determinism.js";
-import { DEFERRED_REQUESTS_DIR, selfCallMuPlugin, sqliteGrammarPreload, themePatternsMuPlugin, debugDisplayMuPlugin } from "../php-source/site-php.js";
+import { DEFERRED_REQUESTS_DIR, opcacheCompilePhp, selfCallMuPlugin, sqliteGrammarPreload, themePatternsMuPlugin, debugDisplayMuPlugin } from "../php-source/site-php.js";
 import { errorMessage } from "@wp-codebox/runtime-core";
 import { cutAtCharacter } from "./utf8-cut.js";
 import { MemoryFsBootState, type EmscriptenFs, type MemoryFsRestore } from "../fs/memory-fs-boot-state.js";
@@ -181,6 +181,8 @@ async function readCapped(stream: ReadableStream<Uint8Array>, capBytes: number, 
 const OPCACHE_DIR = "/internal/shared/opcache";
 /** Where `installerMuPlugin` goes (kept out of OPcache: it must not travel in the installed site's seed). */
 const INSTALLER_MU_PLUGIN = "/internal/shared/mu-plugins/0-wp-codebox-installer.php";
+/** Where boot option `muPlugin` goes (the sandbox's environment, secrets included: kept out of OPcache). */
+const ENV_MU_PLUGIN = "/internal/shared/mu-plugins/0-wp-codebox.php";
 const S_IFREG = 0o100000;
 const S_IFDIR = 0o040000;
 /** mtime of the PHP files wp-codebox keeps in OPcache's folder (2001-09-09, old enough for OPcache to cache them at once). */
@@ -303,8 +305,45 @@ function exportPackToHost(instance: PHP, vfsDir: string, hostPath: string): numb
   };
   if (instance.isDir(vfsDir)) walk("");
   mkdirSync(dirname(hostPath), { recursive: true });
-  writeFileSync(hostPath, packSeedFiles(files));
+  // Renamed into place: another process may boot from this seed while it is written.
+  const partial = `${hostPath}.partial-${process.pid}-${options.processId}`;
+  try {
+    writeFileSync(partial, packSeedFiles(files));
+    renameSync(partial, hostPath);
+  } finally {
+    rmSync(partial, { force: true });
+  }
   return files.length;
+}
+
+/**
+ * Compiles `files` and the `.php` files under `dirs` (paths of PHP's filesystem) into OPcache
+ * without running them (assets/site/opcache-compile.php).
+ * @returns how many scripts compiled.
+ */
+async function compileIntoOpcache(instance: PHP, list: { files?: string[]; dirs?: string[] }): Promise<number> {
+  instance.mkdir("/internal/wp-codebox");
+  instance.writeFile("/internal/wp-codebox/opcache-compile.json", JSON.stringify(list));
+  const result = await instance.run({ code: opcacheCompilePhp() });
+  instance.unlink("/internal/wp-codebox/opcache-compile.json");
+  return Number(result.text) || 0;
+}
+
+/**
+ * Compiles the release's scripts a WordPress load includes (boot option `precompile`) before the
+ * site is mounted: the release folder is mounted read-only at `/wordpress` meanwhile. The site's
+ * core links to those files, so OPcache finds them compiled, under the same paths and mtimes,
+ * once the site replaces the mount.
+ */
+async function precompileCore(instance: PHP, precompile: NonNullable<WorkerBootOptions["precompile"]>): Promise<void> {
+  instance.mkdir("/wordpress");
+  const unmount = await instance.mount("/wordpress", createReadOnlyNodeFsMountHandler(precompile.treeDir));
+  try {
+    const compiled = await compileIntoOpcache(instance, { files: precompile.scripts.map((rel) => `/wordpress/${rel}`) });
+    bootMarks.push([`core precompiled (${compiled} of ${precompile.scripts.length} scripts)`, Date.now()]);
+  } finally {
+    await unmount();
+  }
 }
 
 /**
@@ -548,6 +587,7 @@ async function handle(request: WorkerRequest): Promise<unknown> {
     case "forget-cached-files":
       return forgetCachedNodes(php, request.vfsPath);
     case "export-opcache":
+      if (request.compileDirs?.length) await compileIntoOpcache(php, { dirs: request.compileDirs });
       return exportPackToHost(php, OPCACHE_DIR, request.hostPath);
     case "mount":
       await mountOne(php, request.mount);
@@ -587,9 +627,10 @@ async function boot(): Promise<void> {
         // Not on a virtual clock: there every clock read of the boot belongs to its fixed sequence.
         if (options.determinism?.clockOriginUs === undefined) await instance.run({ code: "<?php " });
         bootMarks.push(["PHP started (first request)", Date.now()]);
+        if (options.precompile) await precompileCore(instance, options.precompile);
         Object.assign(options, await siteReady);
         bootMarks.push(["site released", Date.now()]);
-      }
+      } else if (options.precompile) await precompileCore(instance, options.precompile);
       await mountAll(instance);
       if (options.installerMuPlugin) {
         instance.mkdir(INSTALLER_MU_PLUGIN.slice(0, INSTALLER_MU_PLUGIN.lastIndexOf("/")));
@@ -623,6 +664,7 @@ async function boot(): Promise<void> {
       // the sandbox rewrote a moment ago (a generated include, a core file) from its old bytecode.
       // It costs a stat per included file: measured 20-40 ms CPU per WordPress load of ~430 files.
       "opcache.revalidate_freq": "0",
+      ...(options.quickCompile ? { "opcache.optimization_level": "0", "opcache.file_cache": "" } : {}),
       "zend.max_allowed_stack_size": PHP_STACK_LIMIT,
       // With a virtual clock every clock read moves time on. PHP's realpath cache reads the clock
       // on each path lookup to expire its entries, so how much of it a worker had warmed (a fresh
@@ -632,7 +674,9 @@ async function boot(): Promise<void> {
     },
     // /internal/wp-codebox/code holds the file each run-php or REST call writes and runs: rewritten
     // per call, it must never come from a cache (two calls within one second share an mtime).
-    createFiles: { "/internal/shared/opcache-blacklist.txt": `/wordpress/wp-content/*\n/workspace/*\n/internal/eval.php\n/internal/wp-codebox/code/*\n${INSTALLER_MU_PLUGIN}\n` },
+    // The environment's must-use plugin holds the sandbox's secrets: never compiled into a cache
+    // that a sandbox's worker may save as the installed site's seed.
+    createFiles: { "/internal/shared/opcache-blacklist.txt": `/wordpress/wp-content/*\n/workspace/*\n/internal/eval.php\n/internal/wp-codebox/code/*\n${INSTALLER_MU_PLUGIN}\n${ENV_MU_PLUGIN}\n` },
   });
   php = await handler.getPrimaryPhp();
   bootMarks.push(["WordPress boot done (SQLite integration set up)", Date.now()]);
@@ -649,7 +693,7 @@ async function boot(): Promise<void> {
   php.writeFile("/internal/shared/mu-plugins/0-wp-codebox-theme-patterns.php", themePatternsMuPlugin());
   php.writeFile("/internal/shared/mu-plugins/0-wp-codebox-debug-display.php", debugDisplayMuPlugin());
   php.writeFile("/internal/shared/preload/0-wp-codebox-sqlite-grammar.php", sqliteGrammarPreload());
-  if (options.muPlugin) php.writeFile("/internal/shared/mu-plugins/0-wp-codebox.php", options.muPlugin);
+  if (options.muPlugin) php.writeFile(ENV_MU_PLUGIN, options.muPlugin);
   stabiliseMtimes(php, "/internal/shared");
   const fs = (php as unknown as Record<symbol, { FS?: EmscriptenFs }>)[__private__dont__use]?.FS;
   if (fs) {

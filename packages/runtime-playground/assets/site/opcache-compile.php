@@ -1,0 +1,39 @@
+<?php
+/**
+ * Compiles scripts into OPcache without running them (a worker's `precompile`, and the seed a
+ * sandbox's worker saves): the paths listed in /internal/wp-codebox/opcache-compile.json, and the
+ * `.php` files under each folder listed there. Prints how many compiled. A script that does not
+ * compile is skipped: including it later reports its error where it belongs.
+ */
+$wp_codebox_list = json_decode((string) file_get_contents('/internal/wp-codebox/opcache-compile.json'), true);
+$wp_codebox_compiled = 0;
+$wp_codebox_compile = static function ($path) use (&$wp_codebox_compiled) {
+	// A script that ran in this request (a preload) is cached already, and compiling it again
+	// would declare its functions a second time, a fatal error.
+	if (opcache_is_script_cached($path)) {
+		++$wp_codebox_compiled;
+		return;
+	}
+	try {
+		if (@opcache_compile_file($path)) {
+			++$wp_codebox_compiled;
+		}
+	} catch (Throwable $e) {
+		// A parse error: left for the include that needs the script.
+	}
+};
+foreach ((array) ($wp_codebox_list['files'] ?? array()) as $wp_codebox_path) {
+	$wp_codebox_compile((string) $wp_codebox_path);
+}
+foreach ((array) ($wp_codebox_list['dirs'] ?? array()) as $wp_codebox_dir) {
+	if (!is_dir((string) $wp_codebox_dir)) {
+		continue;
+	}
+	$wp_codebox_files = new RecursiveIteratorIterator(new RecursiveDirectoryIterator((string) $wp_codebox_dir, FilesystemIterator::SKIP_DOTS));
+	foreach ($wp_codebox_files as $wp_codebox_file) {
+		if ($wp_codebox_file->isFile() && substr($wp_codebox_file->getFilename(), -4) === '.php') {
+			$wp_codebox_compile($wp_codebox_file->getPathname());
+		}
+	}
+}
+echo $wp_codebox_compiled;
