@@ -333,7 +333,8 @@ async function compileIntoOpcache(instance: PHP, list: { files?: string[]; dirs?
  * Compiles the release's scripts a WordPress load includes (boot option `precompile`) before the
  * site is mounted: the release folder is mounted read-only at `/wordpress` meanwhile. The site's
  * core links to those files, so OPcache finds them compiled, under the same paths and mtimes,
- * once the site replaces the mount.
+ * once the site replaces the mount. Never throws: a script that stops the compiling (a fatal
+ * error at compile time) leaves the rest to be compiled when first included.
  */
 async function precompileCore(instance: PHP, precompile: NonNullable<WorkerBootOptions["precompile"]>): Promise<void> {
   instance.mkdir("/wordpress");
@@ -341,6 +342,9 @@ async function precompileCore(instance: PHP, precompile: NonNullable<WorkerBootO
   try {
     const compiled = await compileIntoOpcache(instance, { files: precompile.scripts.map((rel) => `/wordpress/${rel}`) });
     bootMarks.push([`core precompiled (${compiled} of ${precompile.scripts.length} scripts)`, Date.now()]);
+  } catch (error) {
+    // Only time is lost: each script is compiled when WordPress first includes it, as without a list.
+    bootMarks.push([`core not precompiled: ${errorMessage(error).slice(0, 200)}`, Date.now()]);
   } finally {
     await unmount();
   }
