@@ -31,7 +31,7 @@ import { existsSync } from "node:fs";
 import { resolveCacheDir } from "./site/cache-dir.js";
 import { findWordPressBuild } from "./site/wordpress-builds.js";
 import { resolveWordPressTree } from "./site/wordpress-source.js";
-import { ensureInstalledSite, hasInstalledSite, installedSiteDir, isInstalledSiteComplete, opcacheDirFor, startInstallerWorker } from "./sandbox/installed-site.js";
+import { ensureInstalledSite, hasInstalledSite, installedSiteDir, isInstalledSiteComplete, opcacheDirFor, startInstallerWorker, type InstalledSite } from "./sandbox/installed-site.js";
 import { ensureSeedPack, seedPackPath } from "./site/opcache-seed.js";
 import { coreScriptsToPrecompile } from "./site/core-scripts.js";
 import { sqliteIntegrationZipPath } from "./site/sqlite-integration.js";
@@ -217,49 +217,15 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
       // clock: every PHP run of the boot reads it, in a fixed sequence.
       const sandboxSeeds = determinism.clock !== "virtual";
       const installer = hasInstalledSite(php, cacheDir) ? undefined : startInstallerWorker(php, { quickCompile: sandboxSeeds });
-      let tree: { dir: string; release: string };
-      let wordpressSource: PlaygroundRuntimeSetup["wordpressSource"];
-      let chosen: Omit<WordPressChoiceRecord, "version">;
-      try {
-        const resolved = await resolveWordPressTree(spec, {
-          cwd,
-          cacheDir,
-          ...(options.wordpressMirror !== undefined ? { wordpressMirror: options.wordpressMirror } : {}),
-          ...(options.offline !== undefined ? { offline: options.offline } : {}),
-          ...(spec.onProgress ? { onProgress: spec.onProgress } : {}),
-          ...lockOptions,
-        });
-        tree = { dir: resolved.dir, release: resolved.release };
-        wordpressSource = resolved.source;
-        chosen = resolved.chosen;
-        // `latest` and custom builds are known only now: their inputs' requirements are checked before the boot.
-        if (!isConcreteVersion(version)) {
-          assertRequirementsMet({ plugins: (spec.plugins ?? []).map((p) => resolve(cwd, p)), themes: (spec.themes ?? []).map((t) => resolve(cwd, t)) }, { wordpress: tree.release, php, phpVersions: SUPPORTED_PHP_VERSIONS });
-        }
-      } catch (error) {
-        await installer?.terminate();
-        throw error;
-      }
-      const siteDir = installedSiteDir(tree, php, cacheDir);
-      // A first boot of the release: the sandbox's first PHP worker loads and starts PHP on the
-      // second core while the installer runs on the first (PlaygroundRuntime.boot's `siteReady`).
-      const installOptions = { ...lockOptions, ...(installer ? { installer } : {}), seedBySandbox: sandboxSeeds };
-      const installing = isInstalledSiteComplete(siteDir) ? undefined : ensureInstalledSite(tree, php, cacheDir, spec.onProgress, installOptions);
-      const site = installing ? undefined : await ensureInstalledSite(tree, php, cacheDir, spec.onProgress, installOptions);
-      const seed = installing ? undefined : ensureSeedPack(opcacheDirFor(siteDir));
+      // The sandbox's setup; the fields that depend on the WordPress tree (which release, where its
+      // site is installed) are filled in by `prepareSite` (placeholders until then).
       const setup: PlaygroundRuntimeSetup = {
-        siteDir,
-        // Written by the installer (the worker reads it only once the site is ready), or by this sandbox.
-        opcacheSeedPack: installing && !sandboxSeeds ? seedPackPath(opcacheDirFor(siteDir)) : seed,
-        ...(sandboxSeeds && seed === undefined
-          ? { seedOpcache: { pack: seedPackPath(opcacheDirFor(siteDir)), precompile: { treeDir: installing ? tree.dir : siteDir, scripts: coreScriptsToPrecompile(tree.dir) } } }
-          : {}),
-        wordpressRelease: tree.release,
-        ...(wordpressSource ? { wordpressSource } : {}),
-        wordpress: { version: tree.release, ...chosen },
+        siteDir: "",
+        wordpressRelease: "",
+        wordpress: { version: "", source: "bundled", chosenBy: "named" },
+        bootMode: "installed",
         phpVersion: php,
         phpExtensions: resolvePhpExtensions(spec.extensions, php),
-        bootMode: site?.installed === false ? "cached" : "installed",
         policy,
         mounts,
         plugins: (spec.plugins ?? []).map((p) => basename(resolve(cwd, p))),
@@ -281,12 +247,81 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
         determinism,
         onProgress: spec.onProgress,
       };
-      const siteReady = installing?.then((installed) => {
-        // Another process may have installed it while this one waited for the lock.
-        setup.bootMode = installed.installed ? "installed" : "cached";
-        // A site installed by an older wp-codebox has its seed as a folder only.
-        setup.opcacheSeedPack = ensureSeedPack(opcacheDirFor(installed.dir));
-      });
+      /**
+       * Finds the WordPress tree (downloading and unpacking a release if needed), fills in the
+       * setup's site fields, and installs the site if needed.
+       * @returns the install under way (wrapped: an async function would wait for it), or none
+       *   when the site was installed already.
+       */
+      const prepareSite = async (): Promise<{ installing?: Promise<InstalledSite> }> => {
+        let tree: { dir: string; release: string };
+        let wordpressSource: PlaygroundRuntimeSetup["wordpressSource"];
+        let chosen: Omit<WordPressChoiceRecord, "version">;
+        try {
+          const resolved = await resolveWordPressTree(spec, {
+            cwd,
+            cacheDir,
+            ...(options.wordpressMirror !== undefined ? { wordpressMirror: options.wordpressMirror } : {}),
+            ...(options.offline !== undefined ? { offline: options.offline } : {}),
+            ...(spec.onProgress ? { onProgress: spec.onProgress } : {}),
+            ...lockOptions,
+          });
+          tree = { dir: resolved.dir, release: resolved.release };
+          wordpressSource = resolved.source;
+          chosen = resolved.chosen;
+          // `latest` and custom builds are known only now: their inputs' requirements are checked before the boot.
+          if (!isConcreteVersion(version)) {
+            assertRequirementsMet({ plugins: (spec.plugins ?? []).map((p) => resolve(cwd, p)), themes: (spec.themes ?? []).map((t) => resolve(cwd, t)) }, { wordpress: tree.release, php, phpVersions: SUPPORTED_PHP_VERSIONS });
+          }
+        } catch (error) {
+          await installer?.terminate();
+          throw error;
+        }
+        const siteDir = installedSiteDir(tree, php, cacheDir);
+        // A first boot of the release: the sandbox's first PHP worker loads and starts PHP on the
+        // second core while the installer runs on the first (PlaygroundRuntime.boot's `siteReady`).
+        const installOptions = { ...lockOptions, ...(installer ? { installer } : {}), seedBySandbox: sandboxSeeds };
+        const installing = isInstalledSiteComplete(siteDir) ? undefined : ensureInstalledSite(tree, php, cacheDir, spec.onProgress, installOptions);
+        const site = installing ? undefined : await ensureInstalledSite(tree, php, cacheDir, spec.onProgress, installOptions);
+        const seed = installing ? undefined : ensureSeedPack(opcacheDirFor(siteDir));
+        Object.assign(setup, {
+          siteDir,
+          // Written by the installer (the worker reads it only once the site is ready), or by this sandbox.
+          opcacheSeedPack: installing && !sandboxSeeds ? seedPackPath(opcacheDirFor(siteDir)) : seed,
+          ...(sandboxSeeds && seed === undefined
+            ? { seedOpcache: { pack: seedPackPath(opcacheDirFor(siteDir)), precompile: { treeDir: installing ? tree.dir : siteDir, scripts: coreScriptsToPrecompile(tree.dir) } } }
+            : {}),
+          wordpressRelease: tree.release,
+          ...(wordpressSource ? { wordpressSource } : {}),
+          wordpress: { version: tree.release, ...chosen },
+          bootMode: site?.installed === false ? "cached" : "installed",
+        } satisfies Partial<PlaygroundRuntimeSetup>);
+        return installing ? { installing } : {};
+      };
+      const installed = (installing: Promise<InstalledSite>): Promise<void> =>
+        installing.then((done) => {
+          // Another process may have installed it while this one waited for the lock.
+          setup.bootMode = done.installed ? "installed" : "cached";
+          // A site installed by an older wp-codebox has its seed as a folder only.
+          setup.opcacheSeedPack = ensureSeedPack(opcacheDirFor(done.dir));
+        });
+      if (installer && sandboxSeeds) {
+        // A machine's first run: the sandbox's first worker is started now too, and loads and
+        // starts PHP while the release is unpacked; it compiles core once the tree is there
+        // (`coreReady`) and boots WordPress once the site is installed.
+        // Called by the boot once that worker is started: unpacking blocks this thread.
+        return PlaygroundRuntime.boot(setup, () => {
+          const prepared = prepareSite();
+          const coreReady = prepared.then(() => undefined);
+          const siteReady = prepared.then(({ installing }) => (installing ? installed(installing) : undefined));
+          // Awaited by the boot; handled here so a failure is never unhandled meanwhile.
+          coreReady.catch(() => undefined);
+          siteReady.catch(() => undefined);
+          return { siteReady, coreReady };
+        });
+      }
+      const { installing } = await prepareSite();
+      const siteReady = installing ? installed(installing) : undefined;
       // Awaited by the boot once its worker is started; handled here so a failure is never unhandled meanwhile.
       siteReady?.catch(() => undefined);
       return PlaygroundRuntime.boot(setup, siteReady);

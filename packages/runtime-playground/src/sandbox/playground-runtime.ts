@@ -92,6 +92,12 @@ function siteRequestTimeoutResponse(limitMs: number): WorkerHttpResult {
   return { status: 504, headers: { "content-type": ["text/plain; charset=utf-8"], "cache-control": ["no-store"] }, body: { data: text, bytes: text.byteLength, truncated: false }, fatal };
 }
 
+/** A site still being made (`PlaygroundRuntime.boot`): installed once `siteReady` resolves, its WordPress tree there once `coreReady` does. */
+export interface SiteStages {
+  siteReady: Promise<void>;
+  coreReady?: Promise<void>;
+}
+
 export class PlaygroundRuntime implements Runtime {
   readonly id = `runtime-${randomUUID()}`;
   private readonly pool: PhpWorkerPool;
@@ -156,16 +162,21 @@ export class PlaygroundRuntime implements Runtime {
 
   /**
    * Boots a sandbox from a prepared setup.
-   * @param siteReady - given while `setup.siteDir` is still being installed (a first boot): the
-   *   sandbox's first PHP worker loads and starts PHP on the second core meanwhile, and the sandbox
-   *   folder is filled and WordPress booted once it resolves.
+   * @param site - given while `setup.siteDir` is still being installed (a first boot): resolves
+   *   once it is; the sandbox's first PHP worker loads and starts PHP on the second core meanwhile,
+   *   and the sandbox folder is filled and WordPress booted then. The setup's site fields
+   *   (`siteDir`, `opcacheSeedPack`, `seedOpcache`, the WordPress release and `bootMode`) may be
+   *   filled in until then: the worker is given them when the site is released. A function
+   *   (a machine's first run, the WordPress tree not there yet) is called once that worker is
+   *   started and starts finding the tree: its `coreReady` resolves once `setup.seedOpcache` is
+   *   final, and the worker compiles core meanwhile.
    * @throws `boot-failed` (WordPress did not boot, or a `--plugin`/`--theme` failed to activate);
-   *   what `siteReady` rejects with.
+   *   what the site promises reject with.
    */
-  static async boot(setup: PlaygroundRuntimeSetup, siteReady?: Promise<void>): Promise<PlaygroundRuntime> {
+  static async boot(setup: PlaygroundRuntimeSetup, site?: Promise<void> | (() => SiteStages)): Promise<PlaygroundRuntime> {
     const runtime = new PlaygroundRuntime(setup);
     try {
-      await runtime.start(siteReady);
+      await runtime.start(site);
     } catch (error) {
       await runtime.dispose();
       throw error;
@@ -173,7 +184,7 @@ export class PlaygroundRuntime implements Runtime {
     return runtime;
   }
 
-  private async start(siteReady?: Promise<void>): Promise<void> {
+  private async start(site?: Promise<void> | (() => SiteStages)): Promise<void> {
     const started = Date.now();
     this.sandboxDir = createSandboxDir();
     this.ledger.spillTo(sandboxEvidenceDir(this.sandboxDir), this.setup.evidenceMemoryBytes);
@@ -183,12 +194,18 @@ export class PlaygroundRuntime implements Runtime {
       this.contentSync = sandboxContentSync(this.sandboxDir, this.setup);
       this.setup.onProgress?.("Booting WordPress");
     };
-    if (!siteReady) populate();
-    const populated = siteReady?.then(populate);
-    // Handled below, after the server starts: a failed install must not be an unhandled rejection meanwhile.
-    populated?.catch(() => undefined);
+    if (!site) populate();
+    let coreReady: Promise<void> | undefined;
+    const populated = (): Promise<void> => {
+      const stages = typeof site === "function" ? site() : { siteReady: site! };
+      coreReady = stages.coreReady;
+      return stages.siteReady.then(populate);
+    };
     this.server = await startSandboxHttpServer();
-    await this.pool.start(populated);
+    await this.pool.start(site ? populated : undefined, {
+      coreReady: () => coreReady?.then(() => this.setup.seedOpcache?.precompile),
+      site: () => ({ coreDir: this.setup.siteDir, ...(this.setup.opcacheSeedPack ? { opcacheSeedPack: this.setup.opcacheSeedPack } : {}) }),
+    });
     await this.saveOpcacheSeed();
     this.server.onSelfCallsChange(() => this.notifySettleWaiters());
     this.server.setHandler((request, meta) => this.forward(request, meta));

@@ -5,7 +5,7 @@
 import type { Worker } from "node:worker_threads";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
 import { cutAtCharacter } from "./utf8-cut.js";
-import type { CappedStream, DeferredRequest, SiteReadyOptions, WorkerBootOptions, WorkerEvent, WorkerRequest, WorkerResponse, WorkerRunResult } from "./php-worker-protocol.js";
+import type { CappedStream, CorePrecompile, DeferredRequest, SiteReadyOptions, WorkerBootOptions, WorkerEvent, WorkerRequest, WorkerResponse, WorkerRunResult } from "./php-worker-protocol.js";
 import type { WorkClock } from "./work-clock.js";
 import type { WorkMark } from "./php-determinism.js";
 import { startPhpWorkerThread } from "./php-worker-thread.js";
@@ -255,6 +255,15 @@ export class PhpWorkerHost {
    */
   releaseSite(late: SiteReadyOptions = {}): void {
     if (!this.gone) this.worker.postMessage({ op: "site-ready", late });
+  }
+
+  /**
+   * Gives a worker booted with `awaitSite` the core scripts to compile into OPcache while it waits
+   * for its site (boot option `precompile`, known only once the WordPress tree is there). Ignored
+   * once the site is released, or when the worker compiles a list given at boot.
+   */
+  releaseCore(precompile: CorePrecompile): void {
+    if (!this.gone) this.worker.postMessage({ op: "core-ready", precompile });
   }
 
   /** Kills the thread at once (≈20 ms), whatever PHP is doing. */

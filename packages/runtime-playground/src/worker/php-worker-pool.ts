@@ -14,7 +14,7 @@ import { FileLockManagerInMemory, exposeSyncAPI } from "@php-wasm/universal";
 import { MAX_SELF_CALL_WORKERS, WORKER_BOOT_GRACE_MS } from "@wp-codebox/runtime-core";
 import { PhpWorkerHost } from "./php-worker-host.js";
 import type { MemoryFsRestore } from "../fs/memory-fs-boot-state.js";
-import type { DeferredRequest, WorkerBootOptions, WorkerMount } from "./php-worker-protocol.js";
+import type { CorePrecompile, DeferredRequest, SiteReadyOptions, WorkerBootOptions, WorkerMount } from "./php-worker-protocol.js";
 import type { WorkClock } from "./work-clock.js";
 
 /** What a `PhpWorkerPool` needs to boot its workers. */
@@ -76,16 +76,25 @@ export class PhpWorkerPool {
   /**
    * Boots the primary worker and waits until WordPress is booted in it.
    * @param siteReady - given when the site's files are still being made (a first boot installing
-   *   the site): the worker loads and starts PHP meanwhile and boots WordPress once it resolves.
+   *   the site): called once the worker is started, so that what it starts (unpacking a release
+   *   blocks this thread) comes after; the worker loads and starts PHP meanwhile and boots
+   *   WordPress once the promise resolves.
+   * @param late - with `siteReady`: `coreReady()` (called after it) resolves with the core scripts
+   *   the worker compiles while it waits (`PhpWorkerHost.releaseCore`; undefined: none), and
+   *   `site()` gives the boot options known only once the site is ready (`PhpWorkerHost.releaseSite`).
    * @throws `boot-failed` when WordPress does not boot or the worker stops; what `siteReady` rejects with.
    */
-  async start(siteReady?: Promise<void>): Promise<void> {
-    this.primaryHost = await this.spawn(siteReady !== undefined);
+  async start(siteReady?: () => Promise<void>, late: { coreReady?: () => Promise<CorePrecompile | undefined> | undefined; site?: () => SiteReadyOptions } = {}): Promise<void> {
+    const host = await this.spawn(siteReady !== undefined);
+    this.primaryHost = host;
     if (siteReady) {
-      await siteReady;
-      this.primaryHost.releaseSite();
+      const ready = siteReady();
+      // Rejections are siteReady's to report.
+      late.coreReady?.()?.then((precompile) => precompile && host.releaseCore(precompile), () => undefined);
+      await ready;
+      host.releaseSite(late.site?.() ?? {});
     }
-    await this.primaryHost.ready;
+    await host.ready;
   }
 
   private async spawn(awaitSite = false): Promise<PhpWorkerHost> {

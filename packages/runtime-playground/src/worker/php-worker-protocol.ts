@@ -46,8 +46,10 @@ export interface WorkerBootOptions {
    * `/wordpress`, same mtimes), is mounted read-only at `/wordpress` for it and unmounted after.
    * With `awaitSite` this runs while the site installs, on a core the installer leaves idle. A
    * script that does not compile is skipped (it fails again, with its message, when included).
+   * A worker booted with `awaitSite` before the tree was known is given it later instead
+   * (`PhpWorkerHost.releaseCore`).
    */
-  precompile?: { treeDir: string; scripts: string[] };
+  precompile?: CorePrecompile;
   /**
    * OPcache compiles without its optimiser and keeps no file cache: the installer's worker when
    * the sandbox's worker makes the seed (`precompile`). An install loads core once, and optimising
@@ -99,8 +101,16 @@ export interface WorkerBootOptions {
   awaitSite?: boolean;
 }
 
+/** What a worker compiles into OPcache before its site is mounted (boot option `precompile`). */
+export interface CorePrecompile {
+  /** Host folder of the WordPress tree, mounted read-only at `/wordpress` while compiling. */
+  treeDir: string;
+  /** Scripts to compile, relative to the tree (`core-scripts.ts`). */
+  scripts: string[];
+}
+
 /** Boot options a worker booted with `awaitSite` may be given only when the site is ready. */
-export type SiteReadyOptions = Partial<Pick<WorkerBootOptions, "coreDir" | "installMode">>;
+export type SiteReadyOptions = Partial<Pick<WorkerBootOptions, "coreDir" | "installMode" | "opcacheSeedPack">>;
 
 export type WorkerRequest =
   | { op: "run"; id: number; code: string; env?: Record<string, string>; capBytes: number; mark?: WorkMark }

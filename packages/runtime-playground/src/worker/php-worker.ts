@@ -19,7 +19,7 @@ import { bootFailureMessage, engineCrashFatal, fatalFromOutput } from "./php-fat
 import { createCopyOnWriteMountHandler } from "../fs/copy-on-write-fs.js";
 import { packSeedFiles, unpackSeed, type SeedFile } from "../site/opcache-seed.js";
 import { nativeStackMbFor, type AwaitOptionsData } from "./php-worker-thread.js";
-import type { CappedStream, DeferredRequest, PhpFatal, RequestReport, SiteReadyOptions, WorkerBootOptions, WorkerMount, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
+import type { CappedStream, CorePrecompile, DeferredRequest, PhpFatal, RequestReport, SiteReadyOptions, WorkerBootOptions, WorkerMount, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
 import { phpNetworkGuardPreRun } from "./php-network-guard.js";
 import { installDeterminism, markWork, replaceRandomDevices, virtualClockUs } from "./php-determinism.js";
 import { DEFERRED_REQUESTS_DIR, opcacheCompilePhp, selfCallMuPlugin, sqliteGrammarPreload, themePatternsMuPlugin, debugDisplayMuPlugin } from "../php-source/site-php.js";
@@ -336,7 +336,7 @@ async function compileIntoOpcache(instance: PHP, list: { files?: string[]; dirs?
  * once the site replaces the mount. Never throws: a script that stops the compiling (a fatal
  * error at compile time) leaves the rest to be compiled when first included.
  */
-async function precompileCore(instance: PHP, precompile: NonNullable<WorkerBootOptions["precompile"]>): Promise<void> {
+async function precompileCore(instance: PHP, precompile: CorePrecompile): Promise<void> {
   instance.mkdir("/wordpress");
   const unmount = await instance.mount("/wordpress", createReadOnlyNodeFsMountHandler(precompile.treeDir));
   try {
@@ -508,6 +508,9 @@ async function restoreBootFs(): Promise<MemoryFsRestore> {
 /** Resolves when the runtime sends `site-ready` (boot option `awaitSite`), with the boot options known only then. */
 let releaseSite: (late: SiteReadyOptions) => void = () => undefined;
 const siteReady = new Promise<SiteReadyOptions>((resolve) => (releaseSite = resolve));
+/** Resolves when the runtime sends `core-ready` (`PhpWorkerHost.releaseCore`), with what to precompile. */
+let releaseCore: (precompile: CorePrecompile) => void = () => undefined;
+const coreReady = new Promise<CorePrecompile>((resolve) => (releaseCore = resolve));
 
 // One operation at a time: PHP is single-threaded and the runtime relies on ordering.
 let queue: Promise<unknown> = Promise.resolve();
@@ -631,7 +634,9 @@ async function boot(): Promise<void> {
         // Not on a virtual clock: there every clock read of the boot belongs to its fixed sequence.
         if (options.determinism?.clockOriginUs === undefined) await instance.run({ code: "<?php " });
         bootMarks.push(["PHP started (first request)", Date.now()]);
-        if (options.precompile) await precompileCore(instance, options.precompile);
+        // The list given at boot, or the one sent once the tree is there, unless the site comes first.
+        const precompile = options.precompile ?? (await Promise.race([coreReady, siteReady.then(() => undefined)]));
+        if (precompile) await precompileCore(instance, precompile);
         Object.assign(options, await siteReady);
         bootMarks.push(["site released", Date.now()]);
       } else if (options.precompile) await precompileCore(instance, options.precompile);
@@ -761,8 +766,9 @@ function closeLeakedRequestStreams(): void {
   }
 }
 
-port.on("message", (request: WorkerRequest | { op: "site-ready"; late?: SiteReadyOptions }) => {
+port.on("message", (request: WorkerRequest | { op: "site-ready"; late?: SiteReadyOptions } | { op: "core-ready"; precompile: CorePrecompile }) => {
   if (request.op === "site-ready") return releaseSite(request.late ?? {});
+  if (request.op === "core-ready") return releaseCore(request.precompile);
   queue = queue.then(async () => {
     // Never run anything on a crashed engine: the runtime moves this request to a replacement.
     if (engineCrashed) return;
