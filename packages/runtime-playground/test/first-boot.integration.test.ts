@@ -104,6 +104,21 @@ test("a script of the list that cannot be compiled only leaves the rest to be co
   }
 });
 
+test("a first run whose WordPress cannot be found fails with that error after its workers started, leaving no sandbox folder", { timeout: 600_000 }, async () => {
+  // An empty cache: the installer's and the sandbox's first workers start before the release is looked for.
+  const temp = sandboxTemp("unavailable-sandboxes");
+  const notZip = join(scratch, "not-a-wordpress.zip");
+  writeFileSync(notZip, "not a zip");
+  const progress: string[] = [];
+  await assert.rejects(createPlaygroundBackend({ cacheDir: join(scratch, "unavailable-cache"), offline: true }).create({ wordpress: { path: notZip }, onProgress: (m) => progress.push(m) }), (error: unknown) => {
+    assert.ok(error instanceof WpCodeboxError, String(error));
+    assert.equal(error.code, "wordpress-source-invalid");
+    return true;
+  });
+  assert.ok(progress.includes("Preparing WordPress"), `the boot had begun: ${progress.join(" | ")}`);
+  assert.deepEqual(readdirSync(temp), [], "no sandbox folder is left");
+});
+
 test("a first boot whose install fails is boot-failed with the installer's answer; no sandbox folder is left", { timeout: 600_000, ...skip }, async () => {
   const root = releaseTree("broken", (dir) => writeFileSync(join(dir, "wp-admin", "install.php"), "<?php http_response_code(500); echo 'this installer is broken';"));
   const temp = sandboxTemp("broken-sandboxes");
