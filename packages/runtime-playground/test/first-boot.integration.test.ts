@@ -2,8 +2,9 @@
  * A first boot on an empty cache starts the installer's worker before the release is unpacked and
  * the sandbox's first worker while WordPress installs (both wait for the site: `awaitSite`). The
  * sandbox boots on the installed site and says it installed it; its worker compiled core while the
- * site installed and saved the site's OPcache seed, which holds core and none of the sandbox's own
- * (its secret environment, wp-content), and which the next boot's first WordPress load runs from.
+ * site installed and saved the site's OPcache seed, which holds core and the SQLite integration's
+ * grammar and none of the sandbox's own (its secret environment, wp-content), and which the next
+ * boot's first WordPress load runs from.
  * A failing install fails the boot with the installer's answer and leaves no sandbox folder behind.
  */
 import { after, test } from "node:test";
@@ -75,8 +76,9 @@ test("a first boot installs the site, boots on it and says so; the next boot reu
       const paths = unpackSeed(bytes).map((file) => file.path);
       assert.ok(paths.some((path) => path.endsWith("/wordpress/wp-includes/load.php.bin")), "core is in the seed");
       assert.ok(paths.some((path) => path.includes("/internal/shared/")), "the sandbox's shared scripts are in the seed");
+      assert.ok(paths.some((path) => path.startsWith("wp-codebox/sqlite-grammar/")), "the SQLite integration's grammar is in the seed");
       for (const path of paths) {
-        assert.ok(!path.includes("/wp-content/") && !path.endsWith("/wp-config.php.bin") && !path.endsWith("/0-wp-codebox.php.bin"), `not core or shared: ${path}`);
+        assert.ok(!path.includes("/wp-content/") && !path.endsWith("/0-wp-codebox.php.bin"), `not the sandbox's own: ${path}`);
       }
       assert.ok(!bytes.includes(Buffer.from(secret)), "the secret environment is not in the seed");
     }
