@@ -286,8 +286,8 @@ describe("a native sandbox's preloaded WordPress", { skip, timeout: 300_000 }, (
   });
 
   it("serves a run from WordPress loaded before it was asked for, and a mounted file edited on the host since is loaded again", async () => {
-    // WP-Cron's first run (its events are due after install) makes wp-content/uploads, and boot made
-    // the mount point (mu-plugins changed): a preload in the next two seconds would not trust either.
+    // Boot made the mount point (mu-plugins changed): a preload in the next two seconds would not
+    // trust it.
     await php("<?php echo 1;");
     await sleep(2500);
     const first = await php(PROBE);
@@ -303,6 +303,16 @@ describe("a native sandbox's preloaded WordPress", { skip, timeout: 300_000 }, (
     writeProbe("v2");
     const third = await php(PROBE);
     assert.equal((third.json as [string])[0], "v2", third.stdout + third.stderr);
+  });
+
+  it("a mounted file edited on the host while the next run's WordPress loads is loaded again (runs back to back)", async () => {
+    // Each edit lands right after a run, while the server loads WordPress for the next one, which
+    // is asked for at once: the request arrives before (or while) the preload looks at its files.
+    for (const version of ["b1", "b2", "b3", "b4"]) {
+      writeProbe(version);
+      const got = await php(PROBE);
+      assert.equal((got.json as [string])[0], version, got.stdout + got.stderr);
+    }
   });
 
   it("a run past its deadline is killed and the next one runs in the same warm server", async () => {
