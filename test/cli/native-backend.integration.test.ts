@@ -129,6 +129,19 @@ describe("a native sandbox (one shared runtime)", { skip, timeout: 300_000 }, ()
     assert.equal(info.phpVersion, status.phpVersion);
   });
 
+  // A run ends when its own process says it ended; a process it forked inherits what says so.
+  const forkCases: { name: string; code: string; extra: string[]; stdout: string; exitCode: number }[] = [
+    { name: "a forked process that ends first does not end the run", code: "$p = pcntl_fork(); if ($p === 0) { exit(0); } pcntl_waitpid($p, $s); usleep(200000); echo 'parent done';", extra: ["bootstrap=none"], stdout: "parent done", exitCode: 0 },
+    { name: "the same with WordPress loaded", code: "$p = pcntl_fork(); if ($p === 0) { exit(0); } pcntl_waitpid($p, $s); usleep(200000); echo get_option('blogname') ? 'parent done' : 'no option';", extra: [], stdout: "parent done", exitCode: 0 },
+  ];
+  for (const c of forkCases) {
+    it(c.name, async () => {
+      const r = await php(`<?php ${c.code}`, c.extra);
+      assert.equal(r.stdout, c.stdout, JSON.stringify(r.error) + r.stderr);
+      assert.equal(r.exitCode, c.exitCode, JSON.stringify(r.error));
+    });
+  }
+
   it("PHP cannot read /etc/shadow, list the host's folders or reach an outside address", async () => {
     const r = await php(
       `<?php

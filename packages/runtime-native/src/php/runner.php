@@ -11,8 +11,9 @@
  * A changed file: it says "stale" and dies unseen, and the server runs the request in a fresh child.
  *
  * A run whose file returned, with no fatal error and no destructor outside WordPress's own code
- * left to run, ends by flushing its output, saying "exit0" and killing itself: freeing WordPress's
- * memory and PHP's module shutdown cost more than the run itself, and nothing can see them.
+ * left to run, ends by flushing its output, saying "exit0 <its pid>" and killing itself: freeing
+ * WordPress's memory and PHP's module shutdown cost more than the run itself, and nothing can see
+ * them. The server ends the run on those words, without waiting for the kernel to free the memory.
  */
 register_shutdown_function(static function () {
 	$e = error_get_last();
@@ -65,7 +66,8 @@ function wp_codebox_quick_exit(): void {
 		ob_end_flush();
 	}
 	flush();
-	fwrite(wp_codebox_channel(), "exit0\n");
+	// With its pid: a process the run forked inherits this socket and this shutdown function.
+	fwrite(wp_codebox_channel(), 'exit0 ' . posix_getpid() . "\n");
 	posix_kill(posix_getpid(), SIGKILL);
 }
 

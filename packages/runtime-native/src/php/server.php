@@ -145,6 +145,14 @@ while (true) {
 				break;
 			}
 		}
+		// What the child said so far: "run" (a preloaded child, just before it runs the request;
+		// without it, it did not run), "stale" and "exit0 <pid>" (it ended with code 0, its output
+		// written, and is killing itself, skipping the teardown nothing can see; a process the run
+		// forked says it with its own pid, which does not count). The run ends on the child's
+		// "exit0": tearing down WordPress's memory takes the kernel a few ms no one needs to wait for.
+		$wp_codebox_said = '';
+		$wp_codebox_talks = true;
+		stream_set_blocking($wp_codebox_pre['go'], false);
 		while (true) {
 			$wp_codebox_done = pcntl_waitpid($wp_codebox_pid, $wp_codebox_status, WNOHANG);
 			if ($wp_codebox_done !== 0) {
@@ -153,12 +161,23 @@ while (true) {
 				}
 				break;
 			}
-			$wp_codebox_read = array(STDIN, $wp_codebox_wake_r);
+			if (!$wp_codebox_killed && strpos($wp_codebox_said, "exit0 $wp_codebox_pid\n") !== false) {
+				// Reaped later (with what the run left, below, or after the next run).
+				posix_kill($wp_codebox_pid, SIGKILL);
+				break;
+			}
+			$wp_codebox_read = $wp_codebox_talks ? array(STDIN, $wp_codebox_wake_r, $wp_codebox_pre['go']) : array(STDIN, $wp_codebox_wake_r);
 			$wp_codebox_none = null;
 			$wp_codebox_none2 = null;
 			if (@stream_select($wp_codebox_read, $wp_codebox_none, $wp_codebox_none2, 5) > 0) {
 				if (in_array($wp_codebox_wake_r, $wp_codebox_read, true)) {
 					fread($wp_codebox_wake_r, 4096);
+				}
+				if (in_array($wp_codebox_pre['go'], $wp_codebox_read, true)) {
+					$wp_codebox_heard = fread($wp_codebox_pre['go'], 64);
+					// Nothing readable means the child closed its end (it died): its exit is awaited.
+					$wp_codebox_talks = is_string($wp_codebox_heard) && $wp_codebox_heard !== '';
+					$wp_codebox_said .= (string) $wp_codebox_heard;
 				}
 				if (in_array(STDIN, $wp_codebox_read, true)) {
 					$wp_codebox_line = fgets(STDIN);
@@ -173,12 +192,8 @@ while (true) {
 				}
 			}
 		}
-		// What the child said: "run" (a preloaded child, just before it runs the request; without it,
-		// it did not run) and "exit0" (it ended with code 0 and then killed itself, skipping the
-		// teardown nothing can see).
-		stream_set_blocking($wp_codebox_pre['go'], false);
-		$wp_codebox_said = (string) fread($wp_codebox_pre['go'], 64);
-		if (strpos($wp_codebox_said, 'exit0') !== false) {
+		$wp_codebox_said .= (string) fread($wp_codebox_pre['go'], 64);
+		if (strpos($wp_codebox_said, "exit0 $wp_codebox_pid\n") !== false) {
 			$wp_codebox_code = 0;
 		}
 		if ($wp_codebox_fresh || $wp_codebox_killed || strpos($wp_codebox_said, 'run') !== false) {
@@ -195,7 +210,7 @@ while (true) {
 	while (pcntl_waitpid(-1, $wp_codebox_status, WNOHANG) > 0) {
 	}
 	fread($wp_codebox_wake_r, 4096);
-	// Counted after the run's processes are gone: no connection of the run starts later.
+	// Counted after the run's processes were killed: no connection of the run starts later.
 	$wp_codebox_opened = wp_codebox_tcp_opens();
 	$wp_codebox_net = $wp_codebox_opens !== null && $wp_codebox_opened !== null ? ':' . ($wp_codebox_opened[0] - $wp_codebox_opens[0]) . ':' . ($wp_codebox_opened[1] - $wp_codebox_opens[1]) : '';
 	fwrite(STDERR, "\0" . $wp_codebox_marker . "\0");
@@ -211,6 +226,6 @@ if ($wp_codebox_pre !== null) {
 	fclose($wp_codebox_pre['go']);
 }
 $wp_codebox_preloading = $wp_codebox_mode === 'preload';
-unset($wp_codebox_wake_r, $wp_codebox_wake_w, $wp_codebox_pre, $wp_codebox_next, $wp_codebox_bootstrap, $wp_codebox_mode, $wp_codebox_line, $wp_codebox_request, $wp_codebox_marker, $wp_codebox_pid, $wp_codebox_fresh, $wp_codebox_code, $wp_codebox_killed, $wp_codebox_status, $wp_codebox_go_parent, $wp_codebox_done, $wp_codebox_read, $wp_codebox_none, $wp_codebox_none2, $wp_codebox_said, $wp_codebox_opens, $wp_codebox_opened, $wp_codebox_net);
+unset($wp_codebox_wake_r, $wp_codebox_wake_w, $wp_codebox_pre, $wp_codebox_next, $wp_codebox_bootstrap, $wp_codebox_mode, $wp_codebox_line, $wp_codebox_request, $wp_codebox_marker, $wp_codebox_pid, $wp_codebox_fresh, $wp_codebox_code, $wp_codebox_killed, $wp_codebox_status, $wp_codebox_go_parent, $wp_codebox_done, $wp_codebox_read, $wp_codebox_none, $wp_codebox_none2, $wp_codebox_said, $wp_codebox_talks, $wp_codebox_heard, $wp_codebox_opens, $wp_codebox_opened, $wp_codebox_net);
 require '/opt/wp-codebox/runner.php';
 exit(0);
