@@ -100,6 +100,66 @@ describe("the native sandbox's own site and WP-Cron", { skip, timeout: 300_000 }
   });
 });
 
+/** A mu-plugin whose admin-ajax action takes a while, then writes what was posted to an option. */
+const SETTLE_PLUGIN = `<?php
+add_action('wp_ajax_nopriv_wpc_settle', function () {
+	usleep(300000);
+	update_option('wpc_settle', wp_unslash($_POST['v'] ?? ''));
+	wp_send_json_success();
+});
+`;
+
+describe("a command waits for the requests its run sent last, and only for those", { skip, timeout: 300_000 }, () => {
+  let runtime: NativeRuntime;
+  const php = (code: string) => runtime.execute({ command: "wordpress.run-php", args: [`code=${code}`] });
+  before(async () => {
+    runtime = (await createBackend("native", { cwd: process.cwd() }).create({})) as NativeRuntime;
+    const made = await php(`<?php
+      @mkdir(WP_CONTENT_DIR . '/mu-plugins');
+      file_put_contents(WP_CONTENT_DIR . '/mu-plugins/wpc-settle.php', ${JSON.stringify(SETTLE_PLUGIN).replace(/\$/g, "\\$")});
+      echo 'made';`);
+    assert.equal(made.stdout, "made", JSON.stringify(made.error));
+  });
+  after(async () => runtime?.dispose());
+
+  // Each run clears the option, then its last statement sets it (directly, or through a request
+  // to its own site that is still under way when the run's PHP ends).
+  const cases: { name: string; last: string; value: string; relayed: number }[] = [
+    { name: "a run that makes no request does not wait", last: "update_option('wpc_settle', 'direct');", value: "direct", relayed: 0 },
+    {
+      name: "a blocking => false wp_remote_post as the last statement is awaited",
+      last: "wp_remote_post(admin_url('admin-ajax.php'), ['blocking' => false, 'timeout' => 0.01, 'body' => ['action' => 'wpc_settle', 'v' => 'api']]);",
+      value: "api",
+      relayed: 1,
+    },
+    {
+      name: "a raw request written and closed as the last statement is awaited",
+      last: "$u = parse_url(home_url()); $s = fsockopen($u['host'], $u['port'] ?? 80); $b = 'action=wpc_settle&v=raw'; fwrite($s, \"POST /wp-admin/admin-ajax.php HTTP/1.1\\r\\nHost: {$u['host']}\\r\\nContent-Type: application/x-www-form-urlencoded\\r\\nContent-Length: \" . strlen($b) . \"\\r\\nConnection: close\\r\\n\\r\\n$b\"); fclose($s);",
+      value: "raw",
+      relayed: 1,
+    },
+  ];
+  for (const c of cases) {
+    it(c.name, async () => {
+      const ran = await php(`<?php delete_option('wpc_settle'); ${c.last}`);
+      assert.equal(ran.status, "ok", JSON.stringify(ran.error));
+      // The next command sees what the request wrote: the first one waited for it to end.
+      const read = await php("<?php echo get_option('wpc_settle', 'absent');");
+      assert.equal(read.stdout, c.value);
+      const events = (await runtime.collectArtifacts()).events;
+      const end = events.findIndex((e) => e.type === "command-finished" && e.data?.id === ran.id);
+      const start = events.findIndex((e) => e.type === "command-started" && e.data?.id === ran.id);
+      const awaited = events.slice(start, end).filter((e) => e.type === "self-calls-awaited");
+      if (c.relayed === 0) {
+        assert.deepEqual(awaited, [], "a run without requests waits for nothing");
+      } else {
+        assert.equal(awaited.length, 1, JSON.stringify(events.slice(start, end)));
+        assert.equal(awaited[0]?.data?.relayed, c.relayed);
+      }
+    });
+  }
+});
+
 describe("the native sandbox's allowed origins", { skip, timeout: 300_000 }, () => {
   let runtime: NativeRuntime;
   let outside: Server;

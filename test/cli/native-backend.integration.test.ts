@@ -129,6 +129,19 @@ describe("a native sandbox (one shared runtime)", { skip, timeout: 300_000 }, ()
     assert.equal(info.phpVersion, status.phpVersion);
   });
 
+  // A run ends when its own process says it ended; a process it forked inherits what says so.
+  const forkCases: { name: string; code: string; extra: string[]; stdout: string; exitCode: number }[] = [
+    { name: "a forked process that ends first does not end the run", code: "$p = pcntl_fork(); if ($p === 0) { exit(0); } pcntl_waitpid($p, $s); usleep(200000); echo 'parent done';", extra: ["bootstrap=none"], stdout: "parent done", exitCode: 0 },
+    { name: "the same with WordPress loaded", code: "$p = pcntl_fork(); if ($p === 0) { exit(0); } pcntl_waitpid($p, $s); usleep(200000); echo get_option('blogname') ? 'parent done' : 'no option';", extra: [], stdout: "parent done", exitCode: 0 },
+  ];
+  for (const c of forkCases) {
+    it(c.name, async () => {
+      const r = await php(`<?php ${c.code}`, c.extra);
+      assert.equal(r.stdout, c.stdout, JSON.stringify(r.error) + r.stderr);
+      assert.equal(r.exitCode, c.exitCode, JSON.stringify(r.error));
+    });
+  }
+
   it("PHP cannot read /etc/shadow, list the host's folders or reach an outside address", async () => {
     const r = await php(
       `<?php
@@ -286,8 +299,8 @@ describe("a native sandbox's preloaded WordPress", { skip, timeout: 300_000 }, (
   });
 
   it("serves a run from WordPress loaded before it was asked for, and a mounted file edited on the host since is loaded again", async () => {
-    // WP-Cron's first run (its events are due after install) makes wp-content/uploads, and boot made
-    // the mount point (mu-plugins changed): a preload in the next two seconds would not trust either.
+    // Boot made the mount point (mu-plugins changed): a preload in the next two seconds would not
+    // trust it.
     await php("<?php echo 1;");
     await sleep(2500);
     const first = await php(PROBE);
@@ -303,6 +316,16 @@ describe("a native sandbox's preloaded WordPress", { skip, timeout: 300_000 }, (
     writeProbe("v2");
     const third = await php(PROBE);
     assert.equal((third.json as [string])[0], "v2", third.stdout + third.stderr);
+  });
+
+  it("a mounted file edited on the host while the next run's WordPress loads is loaded again (runs back to back)", async () => {
+    // Each edit lands right after a run, while the server loads WordPress for the next one, which
+    // is asked for at once: the request arrives before (or while) the preload looks at its files.
+    for (const version of ["b1", "b2", "b3", "b4"]) {
+      writeProbe(version);
+      const got = await php(PROBE);
+      assert.equal((got.json as [string])[0], version, got.stdout + got.stderr);
+    }
   });
 
   it("a run past its deadline is killed and the next one runs in the same warm server", async () => {

@@ -9,7 +9,7 @@
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { createServer as createHttpServer, request as httpRequest, type IncomingMessage } from "node:http";
-import { join } from "node:path";
+import { join, posix } from "node:path";
 import { giveOneToSandbox, type SiteLayout } from "./native-site.js";
 import type { Bind } from "./bubblewrap.js";
 
@@ -32,9 +32,33 @@ export interface SandboxNetwork {
 }
 
 /** Host paths of a sandbox's network folder. */
-export function networkPaths(layout: SiteLayout): { dir: string; siteSocket: string; proxySocket: string; hosts: string; nsswitch: string } {
+export function networkPaths(layout: SiteLayout): { dir: string; siteSocket: string; proxySocket: string; runSiteSocket: string; runProxySocket: string; hosts: string; nsswitch: string } {
   const dir = join(layout.root, "net");
-  return { dir, siteSocket: join(dir, "site.sock"), proxySocket: join(dir, "proxy.sock"), hosts: join(dir, "hosts"), nsswitch: join(dir, "nsswitch.conf") };
+  return {
+    dir,
+    siteSocket: join(dir, "site.sock"),
+    proxySocket: join(dir, "proxy.sock"),
+    runSiteSocket: join(dir, `${WARM_RELAY_PREFIX}site.sock`),
+    runProxySocket: join(dir, `${WARM_RELAY_PREFIX}proxy.sock`),
+    hosts: join(dir, "hosts"),
+    nsswitch: join(dir, "nsswitch.conf"),
+  };
+}
+
+/** Prefix of the sockets the warm PHP process's relays lead to (`run-site.sock`, `run-proxy.sock`). */
+const WARM_RELAY_PREFIX = "run-";
+
+/**
+ * The same network with the relays leading to sockets of their own (`run-site.sock`,
+ * `run-proxy.sock`): the warm PHP process's, so the host can count the connections that came
+ * from it apart from php-cgi's.
+ */
+export function warmProcessNetwork(network: SandboxNetwork): SandboxNetwork {
+  return {
+    binds: network.binds,
+    env: network.env,
+    listeners: network.listeners.map((l) => ({ port: l.port, socket: posix.join(posix.dirname(l.socket), `${WARM_RELAY_PREFIX}${posix.basename(l.socket)}`) })),
+  };
 }
 
 /**
@@ -97,13 +121,15 @@ export interface ProxyDenial {
 }
 
 /**
- * The policy proxy behind `proxy.sock`: a plain HTTP proxy (absolute-URL requests, and `CONNECT`
- * tunnels for https) that forwards a request when `isAllowed(host)` and answers 403 with a
- * `wp-codebox:` explanation otherwise, reporting each refusal to `onDenied`.
- * @returns the unix server (close it at dispose).
+ * The policy proxy behind the proxy sockets (`proxy.sock`, `run-proxy.sock`): a plain HTTP proxy
+ * (absolute-URL requests, and `CONNECT` tunnels for https) that forwards a request when
+ * `isAllowed(host)` and answers 403 with a `wp-codebox:` explanation otherwise, reporting each
+ * refusal to `onDenied`.
+ * @param sockets - where it listens, each with what to call for every connection accepted there.
+ * @returns the unix servers (close them at dispose).
  * @throws the listen error.
  */
-export async function startNativeEgressProxy(path: string, isAllowed: (host: string) => boolean, onDenied: (denial: ProxyDenial) => void): Promise<Server> {
+export async function startNativeEgressProxy(sockets: { path: string; onConnection?: () => void }[], isAllowed: (host: string) => boolean, onDenied: (denial: ProxyDenial) => void): Promise<Server[]> {
   const refusal = (host: string) => `wp-codebox: the runtime policy does not allow network access to ${host}; allow the host in the policy's network rule.\n`;
   const httpProxy = createHttpServer((req, res) => {
     let target: URL;
@@ -148,5 +174,12 @@ export async function startNativeEgressProxy(path: string, isAllowed: (host: str
     upstream.on("error", () => client.destroy());
     client.on("error", () => upstream.destroy());
   });
-  return listenUnix(path, (socket) => httpProxy.emit("connection", socket));
+  return Promise.all(
+    sockets.map(({ path, onConnection }) =>
+      listenUnix(path, (socket) => {
+        onConnection?.();
+        httpProxy.emit("connection", socket);
+      }),
+    ),
+  );
 }

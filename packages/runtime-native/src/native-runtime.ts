@@ -59,7 +59,7 @@ import { PhpServer } from "./php-server.js";
 import { PhpCgi } from "./php-cgi.js";
 import { SiteFiles, cgiParams, frontResponse, phpResponse, routeRequest, staticResponse, type SiteRequest, type SiteResponse } from "./native-web.js";
 import { ctimeStamp, syncTree } from "./tree-sync.js";
-import { listenUnix, networkPaths, prepareSandboxNetwork, startNativeEgressProxy, type SandboxNetwork } from "./native-network.js";
+import { listenUnix, networkPaths, prepareSandboxNetwork, startNativeEgressProxy, warmProcessNetwork, type SandboxNetwork } from "./native-network.js";
 import type { Server as NetServer } from "node:net";
 import { SANDBOX_DIR_PREFIX, markSandboxOwner, sweepStaleSandboxes } from "./stale-sandboxes.js";
 import { makeSandboxPath, readSandboxFile, removeSandboxPath, sandboxPathExists, writeSandboxFile } from "./sandbox-files.js";
@@ -109,8 +109,17 @@ const CRITICAL_ERROR_PAGE = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\
 
 /** Longest a command waits for the requests it set off (WP-Cron, loopbacks) after its own PHP ended (ms). */
 const SELF_CALL_SETTLE_TIMEOUT_MS = 60_000;
-/** How long a just-ended run's last non-blocking request may take to reach the relay's socket (ms). */
+/**
+ * How long a request a page (php-cgi) or an uncounted run sent last, `blocking => false`, may take
+ * to reach the relay's socket (ms): php-cgi's connections are not counted, so after a page the
+ * host waits this long for one to show up.
+ */
 const SELF_CALL_GRACE_MS = 50;
+/**
+ * Longest the host waits for the connections a run's relays accepted to reach it (ms). Each one
+ * takes a millisecond or so; one that never comes went to a listener of the run's own.
+ */
+const RELAY_ARRIVAL_TIMEOUT_MS = 2_000;
 
 /** Path of the one-click login URL on the loopback front (as on Playground). */
 const LOGIN_PATH = "/__wp-codebox/login";
@@ -181,6 +190,19 @@ export class NativeRuntime implements Runtime {
   private lastActivity = Date.now();
   /** PHP's network: hosts file, relay ports, proxy environment (filled at boot, read when PHP starts). */
   private readonly net: SandboxNetwork = { binds: [], listeners: [], env: {} };
+  /** The warm PHP process's: the same, its relays leading to sockets of their own (`warmProcessNetwork`). */
+  private readonly warmNet: SandboxNetwork = { binds: [], listeners: [], env: {} };
+  /** Connections that came from the warm process's relays (site and proxy), since boot. */
+  private warmRelayAccepted = 0;
+  /** How many of them the runs so far reported (the count `selfCallsSettled` waits for). */
+  private warmRelayExpected = 0;
+  /** `warmRelayExpected` when the last settling ended (what came since is the next one's). */
+  private warmRelaySettled = 0;
+  /**
+   * Something may have sent a request the host cannot count yet (a page of php-cgi, a run whose
+   * connections were not counted): `selfCallsSettled` waits `SELF_CALL_GRACE_MS` for it.
+   */
+  private graceDue = false;
   /** The unix sockets of the relay (the site, the policy proxy). */
   private readonly netServers: NetServer[] = [];
   /** PHP fatals of requests PHP made to its own site (WP-Cron, loopbacks) since the current command started. */
@@ -199,7 +221,7 @@ export class NativeRuntime implements Runtime {
     markSandboxOwner(this.layout.root);
     this.dbRootPassword = readDbRootPassword(setup.site);
     this.binds = setup.mounts.map((m) => ({ source: m.source, target: m.target, readOnly: m.mode === "readonly" }));
-    this.php = new PhpServer({ tools: setup.tools, layout: this.layout, treeDir: setup.treeDir, extraBinds: this.binds, env: { ...setup.env, ...setup.secretEnv }, network: this.net });
+    this.php = new PhpServer({ tools: setup.tools, layout: this.layout, treeDir: setup.treeDir, extraBinds: this.binds, env: { ...setup.env, ...setup.secretEnv }, network: this.warmNet });
     this.cgi = new PhpCgi({ tools: setup.tools, layout: this.layout, treeDir: setup.treeDir, extraBinds: this.binds, env: { ...setup.env, ...setup.secretEnv }, network: this.net });
     this.files = new SiteFiles(setup.treeDir, this.layout.content, setup.mounts);
   }
@@ -248,50 +270,98 @@ export class NativeRuntime implements Runtime {
   /**
    * PHP's network: the site's host name and port lead to the loopback front through the relay's
    * unix socket; with a policy that allows outbound network, the proxy port leads to the policy
-   * proxy, which records each refusal as event `network-denied` `{ host, url, method }`.
+   * proxy, which records each refusal as event `network-denied` `{ host, url, method }`. The warm
+   * PHP process's relays lead to sockets of their own, where the host counts what arrives.
    */
   private async startNetwork(front: SandboxHttpServer): Promise<void> {
     const network = this.setup.policy.network ?? "deny";
     const proxy = network !== "deny";
     Object.assign(this.net, prepareSandboxNetwork(this.layout, this.origin, proxy));
+    Object.assign(this.warmNet, warmProcessNetwork(this.net));
     const paths = networkPaths(this.layout);
+    const fromWarm = () => {
+      this.warmRelayAccepted += 1;
+      this.settleChanged();
+    };
     this.netServers.push(await listenUnix(paths.siteSocket, (socket) => front.acceptSelfCall(socket)));
+    // Counted once the front counts it as open: a waiter then sees it unsettled.
+    this.netServers.push(await listenUnix(paths.runSiteSocket, (socket) => { front.acceptSelfCall(socket); fromWarm(); }));
     // One listener for the runtime's life: each wait adds a waiter here, not a listener there.
-    front.onSelfCallsChange(() => {
-      if (front.selfCallsSettled()) for (const done of [...this.settleWaiters]) done();
-    });
+    front.onSelfCallsChange(() => this.settleChanged());
     if (proxy) {
       const site = new URL(this.origin).hostname;
       this.netServers.push(
-        await startNativeEgressProxy(
-          paths.proxySocket,
+        ...(await startNativeEgressProxy(
+          [{ path: paths.proxySocket }, { path: paths.runProxySocket, onConnection: fromWarm }],
           (host) => host !== site && isHostAllowed(this.setup.policy, host) && (!isLoopbackHost(host) || listsHost(this.setup.policy, host)),
           (denial) => this.event("network-denied", { ...denial }),
-        ),
+        )),
       );
     }
+  }
+
+  /** Wakes the waits of `selfCallsSettled` (each checks its own condition). */
+  private settleChanged(): void {
+    for (const check of [...this.settleWaiters]) check();
+  }
+
+  /** Resolves once `ready()` holds (checked at each change of the self-calls) or after `ms`. */
+  private settleWait(ready: () => boolean, ms: number): Promise<void> {
+    if (ready() || ms <= 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const check = () => {
+        if (ready()) done();
+      };
+      const done = () => {
+        clearTimeout(timer);
+        this.settleWaiters.delete(check);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.settleWaiters.add(check);
+    });
   }
 
   /**
    * Waits until the requests PHP made to its own site (WP-Cron, loopbacks, `blocking => false`
    * ones included) have ended, or `SELF_CALL_SETTLE_TIMEOUT_MS` passed, so no background request
    * races the next command, `reset()` or a snapshot.
+   *
+   * A request sent just before a run ended may still be on its way through the relay, unseen by
+   * the front. The warm process counts the connections its relays accepted during each run
+   * (`php/server.php`): the host waits until that many have arrived, then for them to end. A run
+   * that made no connection waits for nothing. php-cgi's connections are not counted: after a page
+   * (or a run that could not count) the host gives a request `SELF_CALL_GRACE_MS` to show up, again
+   * after each page that ends meanwhile (a cron run a loopback page set off).
+   * Event `self-calls-awaited` `{ relayed, graces, durationMs }` when there was anything to wait
+   * for: `relayed` connections of the warm process's relays, `graces` waits for uncounted ones.
    */
   private async selfCallsSettled(): Promise<void> {
     const front = this.front;
     if (!front) return;
-    // A request sent just before the run ended may still be on its way through the relay.
-    await new Promise((resolve) => setTimeout(resolve, SELF_CALL_GRACE_MS));
-    if (front.selfCallsSettled()) return;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.settleWaiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, SELF_CALL_SETTLE_TIMEOUT_MS);
-      this.settleWaiters.add(done);
-    });
+    const started = Date.now();
+    const deadline = started + SELF_CALL_SETTLE_TIMEOUT_MS;
+    const arrived = () => this.warmRelayAccepted >= this.warmRelayExpected;
+    let graces = 0;
+    let waited = !front.selfCallsSettled();
+    for (;;) {
+      if (!arrived()) {
+        waited = true;
+        await this.settleWait(arrived, Math.min(RELAY_ARRIVAL_TIMEOUT_MS, deadline - Date.now()));
+        // Never coming (a connection to a listener the run opened itself): not waited for again.
+        this.warmRelayExpected = Math.min(this.warmRelayExpected, this.warmRelayAccepted);
+      }
+      if (this.graceDue) {
+        this.graceDue = false;
+        graces += 1;
+        await new Promise((resolve) => setTimeout(resolve, SELF_CALL_GRACE_MS));
+      }
+      await this.settleWait(() => front.selfCallsSettled(), deadline - Date.now());
+      if ((!this.graceDue && arrived() && front.selfCallsSettled()) || Date.now() >= deadline) break;
+    }
+    const relayed = this.warmRelayExpected - this.warmRelaySettled;
+    this.warmRelaySettled = this.warmRelayExpected;
+    if (waited || relayed > 0 || graces > 0) this.event("self-calls-awaited", { relayed, graces, durationMs: Date.now() - started });
   }
 
   /** Copies the cached database and wp-content, starts MariaDB, activates inputs and site options. */
@@ -761,6 +831,8 @@ export class NativeRuntime implements Runtime {
     } finally {
       for (const t of timers) if (t) clearTimeout(t);
       options.signal?.removeEventListener("abort", onAbort);
+      // The page may have sent a request (WP-Cron) the host cannot count: settling waits for it.
+      this.graceDue = true;
     }
   }
 
@@ -956,6 +1028,7 @@ export class NativeRuntime implements Runtime {
     }
     removeSandboxPath(this.layout.internal, "last-error.json");
     this.writeInternal("request.json", JSON.stringify({ file, bootstrap, user }));
+    const relayedBefore = this.warmRelayAccepted;
     const child = this.php.run(capBytes, bootstrap, next);
     let stopped: "timeout" | "interrupted" | undefined;
     const timer = timeoutMs > 0 ? setTimeout(() => { stopped ??= "timeout"; child.kill(); }, timeoutMs) : undefined;
@@ -964,6 +1037,14 @@ export class NativeRuntime implements Runtime {
     else signal?.addEventListener("abort", onAbort, { once: true });
     try {
       const done = await child.done;
+      if (done.connections) {
+        this.warmRelayExpected = Math.max(this.warmRelayExpected, relayedBefore + done.connections.accepted);
+        // A connect that no listener accepted (refused, or cut short) may yet reach one: the grace.
+        if (done.connections.attempted > done.connections.accepted) this.graceDue = true;
+      } else {
+        // The process died under the run: what it sent last was not counted.
+        this.graceDue = true;
+      }
       return { process: { ...done, partial: child.partial() }, ...(stopped ? { stopped } : {}) };
     } finally {
       if (timer) clearTimeout(timer);

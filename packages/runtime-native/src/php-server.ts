@@ -61,6 +61,29 @@ export class RunStream {
   }
 }
 
+/**
+ * The TCP connections made in the warm process's network namespace during a run: `accepted` by a
+ * listener there (the relays, each connection on its way to the host's socket), connects
+ * `attempted` by the run (refused ones included).
+ */
+export interface RunConnections {
+  accepted: number;
+  attempted: number;
+}
+
+/** A run's outcome, with the connections it made when the server could count them. */
+export type RunOutcome = ProcessOutcome & { connections?: RunConnections };
+
+/**
+ * Reads what follows a run's stdout marker: `:<exit code>[:<accepted>:<attempted>]\0`.
+ * @returns undefined until the whole of it arrived.
+ */
+export function parseRunEnd(after: string): { exitCode: number; connections?: RunConnections } | undefined {
+  const m = /^:(\d+)(?::(\d+):(\d+))?\0/.exec(after);
+  if (!m) return undefined;
+  return { exitCode: Number(m[1]), ...(m[2] !== undefined ? { connections: { accepted: Number(m[2]), attempted: Number(m[3]) } } : {}) };
+}
+
 /** The current run's state. */
 interface CurrentRun {
   /** The process the run was sent to (output of an earlier, killed one is not the run's). */
@@ -69,8 +92,8 @@ interface CurrentRun {
   stderr: RunStream;
   stdoutDone?: Buffer;
   stderrDone: boolean;
-  resolve(outcome: ProcessOutcome): void;
-  done?: Promise<ProcessOutcome>;
+  resolve(outcome: RunOutcome): void;
+  done?: Promise<RunOutcome>;
 }
 
 /** How long a stopped run may take to end before the whole server is killed (ms). */
@@ -143,26 +166,27 @@ export class PhpServer {
     } else if (stream === "stderr" && !run.stderrDone) {
       if (run.stderr.push(chunk) !== undefined) run.stderrDone = true;
     }
-    const code = run.stdoutDone ? /^:(\d+)\0/.exec(run.stdoutDone.toString("latin1"))?.[1] : undefined;
-    if (code !== undefined && run.stderrDone) {
+    const end = run.stdoutDone ? parseRunEnd(run.stdoutDone.toString("latin1")) : undefined;
+    if (end !== undefined && run.stderrDone) {
       this.current = undefined;
-      run.resolve({ exitCode: Number(code), signal: null, stdout: run.stdout.value(), stderr: run.stderr.value() });
+      run.resolve({ exitCode: end.exitCode, signal: null, stdout: run.stdout.value(), stderr: run.stderr.value(), ...(end.connections ? { connections: end.connections } : {}) });
     }
   }
 
   /**
-   * Runs runner.php (request.json must be written) and resolves with its outcome.
+   * Runs runner.php (request.json must be written) and resolves with its outcome (with the
+   * connections it made, unless the process died under it).
    * @param capBytes - bytes kept per stream.
    * @param bootstrap - what the run loads.
    * @param next - what the next run will most likely load (default: `bootstrap`); "wordpress" has
    *   the server load WordPress for it in a new child as soon as this run ends.
    */
-  run(capBytes: number, bootstrap: "wordpress" | "none", next: "wordpress" | "none" = bootstrap): { done: Promise<ProcessOutcome>; partial(): { stdout: CapturedStream; stderr: CapturedStream }; kill(): void } {
+  run(capBytes: number, bootstrap: "wordpress" | "none", next: "wordpress" | "none" = bootstrap): { done: Promise<RunOutcome>; partial(): { stdout: CapturedStream; stderr: CapturedStream }; kill(): void } {
     const child = this.child ?? this.start();
     const marker = randomBytes(16).toString("hex");
     const needle = Buffer.from(`\0${marker}`);
     const run: Partial<CurrentRun> = { child, stdout: new RunStream(capBytes, needle), stderr: new RunStream(capBytes, Buffer.from(`\0${marker}\0`)), stderrDone: false };
-    const done = new Promise<ProcessOutcome>((resolve) => (run.resolve = resolve));
+    const done = new Promise<RunOutcome>((resolve) => (run.resolve = resolve));
     run.done = done;
     this.current = run as CurrentRun;
     child.stdin!.write(`${JSON.stringify({ marker, bootstrap, next })}\n`);

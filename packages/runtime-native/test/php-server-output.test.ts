@@ -6,7 +6,7 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { RunStream } from "../src/php-server.js";
+import { RunStream, parseRunEnd } from "../src/php-server.js";
 
 const MARKER = Buffer.from("\0" + "m".repeat(32));
 
@@ -32,5 +32,18 @@ describe("RunStream", () => {
       assert.equal(value.bytes, c.bytes);
       assert.equal(value.truncated, c.truncated);
     });
+  }
+});
+
+describe("parseRunEnd", () => {
+  const cases: { name: string; after: string; want: ReturnType<typeof parseRunEnd> }[] = [
+    { name: "exit code with the connections counted", after: ":0:2:3\0", want: { exitCode: 0, connections: { accepted: 2, attempted: 3 } } },
+    { name: "no connection made", after: ":255:0:0\0", want: { exitCode: 255, connections: { accepted: 0, attempted: 0 } } },
+    { name: "the counters unreadable: exit code only", after: ":1\0", want: { exitCode: 1 } },
+    { name: "not all arrived yet", after: ":0:2", want: undefined },
+    { name: "nothing yet", after: "", want: undefined },
+  ];
+  for (const c of cases) {
+    it(c.name, () => assert.deepEqual(parseRunEnd(c.after), c.want));
   }
 });

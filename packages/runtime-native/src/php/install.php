@@ -15,4 +15,7 @@ update_option('permalink_structure', '/%postname%/');
 update_option('blogname', 'wp-codebox');
 $GLOBALS['wp_rewrite']->init();
 $GLOBALS['wp_rewrite']->flush_rules(false);
+// The uploads folder exists from the start: WordPress would make it on a sandbox's first load,
+// changing wp-content's mtime, and the warm server's preloads would look stale for a second or two.
+wp_mkdir_p(WP_CONTENT_DIR . '/uploads');
 echo json_encode(array('userId' => $result['user_id']));

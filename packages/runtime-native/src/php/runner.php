@@ -11,8 +11,9 @@
  * A changed file: it says "stale" and dies unseen, and the server runs the request in a fresh child.
  *
  * A run whose file returned, with no fatal error and no destructor outside WordPress's own code
- * left to run, ends by flushing its output, saying "exit0" and killing itself: freeing WordPress's
- * memory and PHP's module shutdown cost more than the run itself, and nothing can see them.
+ * left to run, ends by flushing its output, saying "exit0 <its pid>" and killing itself: freeing
+ * WordPress's memory and PHP's module shutdown cost more than the run itself, and nothing can see
+ * them. The server ends the run on those words, without waiting for the kernel to free the memory.
  */
 register_shutdown_function(static function () {
 	$e = error_get_last();
@@ -65,7 +66,8 @@ function wp_codebox_quick_exit(): void {
 		ob_end_flush();
 	}
 	flush();
-	fwrite(wp_codebox_channel(), "exit0\n");
+	// With its pid: a process the run forked inherits this socket and this shutdown function.
+	fwrite(wp_codebox_channel(), 'exit0 ' . posix_getpid() . "\n");
 	posix_kill(posix_getpid(), SIGKILL);
 }
 
@@ -113,16 +115,25 @@ if ($wp_codebox_preloading) {
 		$wp_codebox_watch[] = dirname($wp_codebox_path);
 	}
 	array_push($wp_codebox_watch, WP_PLUGIN_DIR, WPMU_PLUGIN_DIR, get_theme_root(), WP_CONTENT_DIR);
-	$wp_codebox_watch = array_values(array_unique($wp_codebox_watch));
+	// Not the sandbox's root: bubblewrap made it when this process started (its mtime would make
+	// every preload of the next second or two look stale), and it holds only mount points (the
+	// one file included from it, /wp-config.php, is a bind, watched itself).
+	$wp_codebox_watch = array_values(array_diff(array_unique($wp_codebox_watch), array('/')));
+	// The request may have come while WordPress loaded (a command right after the last one): then
+	// one look at the files is enough, as anything changed since loading began is recent.
+	stream_set_blocking(wp_codebox_channel(), false);
+	$wp_codebox_asked = fgets(wp_codebox_channel());
+	stream_set_blocking(wp_codebox_channel(), true);
+	$wp_codebox_early = is_string($wp_codebox_asked) && substr($wp_codebox_asked, -1) === "\n";
 	$wp_codebox_stamps = wp_codebox_stamps($wp_codebox_watch);
 	$wp_codebox_recent = false;
 	foreach ($wp_codebox_stamps as $wp_codebox_stamp) {
 		$wp_codebox_recent = $wp_codebox_recent || ($wp_codebox_stamp !== null && $wp_codebox_stamp[0] >= $wp_codebox_since);
 	}
-	if (fgets(wp_codebox_channel()) === false) {
+	if (!$wp_codebox_early && fgets(wp_codebox_channel()) === false) {
 		posix_kill(posix_getpid(), SIGKILL);
 	}
-	if ($wp_codebox_recent || wp_codebox_stamps($wp_codebox_watch) !== $wp_codebox_stamps) {
+	if ($wp_codebox_recent || (!$wp_codebox_early && wp_codebox_stamps($wp_codebox_watch) !== $wp_codebox_stamps)) {
 		fwrite(wp_codebox_channel(), "stale\n");
 		// Not exit(): WordPress's shutdown hooks must not run for a request this child never ran.
 		posix_kill(posix_getpid(), SIGKILL);
@@ -146,7 +157,7 @@ if ($wp_codebox_preloading) {
 		fwrite(STDERR, preg_replace('/^\[[^\]]*\] /m', '', $wp_codebox_logged));
 	}
 	ob_end_flush();
-	unset($wp_codebox_holding, $wp_codebox_since, $wp_codebox_log, $wp_codebox_watch, $wp_codebox_path, $wp_codebox_stamps, $wp_codebox_stamp, $wp_codebox_recent, $wp_codebox_logged);
+	unset($wp_codebox_holding, $wp_codebox_since, $wp_codebox_log, $wp_codebox_watch, $wp_codebox_path, $wp_codebox_stamps, $wp_codebox_stamp, $wp_codebox_recent, $wp_codebox_logged, $wp_codebox_asked, $wp_codebox_early);
 	$wp_codebox_request = json_decode((string) file_get_contents('/internal/wp-codebox/request.json'), true);
 } else {
 	unset($wp_codebox_preloading);

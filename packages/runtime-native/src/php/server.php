@@ -13,6 +13,12 @@
  *
  * A line `{"kill":true}` while a run is going kills the run's processes (its deadline passed);
  * this process and OPcache live on.
+ *
+ * The exit code in the marker is followed by the TCP connections made in this process's network
+ * namespace during the run (`:accepted:attempted`, from the kernel's counters): the connections the
+ * relays accepted, each on its way to the host, and the connects PHP started. The host waits for
+ * that many relay connections before it calls the run's requests settled; a run that made none has
+ * nothing to wait for.
  */
 pcntl_async_signals(true);
 [$wp_codebox_wake_r, $wp_codebox_wake_w] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
@@ -46,6 +52,30 @@ $wp_codebox_walk = static function ($dir) use (&$wp_codebox_walk, &$wp_codebox_b
 };
 $wp_codebox_walk('/wordpress');
 unset($wp_codebox_walk, $wp_codebox_budget);
+/**
+ * TCP connections of this network namespace so far: [accepted by a listener (the relays), connects
+ * started]; null when the kernel's counters cannot be read.
+ * @return array{0:int,1:int}|null
+ */
+function wp_codebox_tcp_opens() {
+	$lines = @file('/proc/net/snmp', FILE_IGNORE_NEW_LINES);
+	$names = null;
+	foreach ($lines ?: array() as $line) {
+		if (strncmp($line, 'Tcp: ', 5) !== 0) {
+			continue;
+		}
+		if ($names === null) {
+			$names = explode(' ', $line);
+			continue;
+		}
+		$row = array_combine($names, explode(' ', $line));
+		if (!is_array($row) || !isset($row['PassiveOpens'], $row['ActiveOpens'])) {
+			return null;
+		}
+		return array((int) $row['PassiveOpens'], (int) $row['ActiveOpens']);
+	}
+	return null;
+}
 $wp_codebox_pre = null;
 $wp_codebox_next = '';
 $wp_codebox_mode = '';
@@ -87,6 +117,7 @@ while (true) {
 		pcntl_waitpid($wp_codebox_pre['pid'], $wp_codebox_status);
 		$wp_codebox_pre = null;
 	}
+	$wp_codebox_opens = wp_codebox_tcp_opens();
 	$wp_codebox_fresh = $wp_codebox_pre === null;
 	if (!$wp_codebox_fresh) {
 		$wp_codebox_pid = $wp_codebox_pre['pid'];
@@ -114,6 +145,14 @@ while (true) {
 				break;
 			}
 		}
+		// What the child said so far: "run" (a preloaded child, just before it runs the request;
+		// without it, it did not run), "stale" and "exit0 <pid>" (it ended with code 0, its output
+		// written, and is killing itself, skipping the teardown nothing can see; a process the run
+		// forked says it with its own pid, which does not count). The run ends on the child's
+		// "exit0": tearing down WordPress's memory takes the kernel a few ms no one needs to wait for.
+		$wp_codebox_said = '';
+		$wp_codebox_talks = true;
+		stream_set_blocking($wp_codebox_pre['go'], false);
 		while (true) {
 			$wp_codebox_done = pcntl_waitpid($wp_codebox_pid, $wp_codebox_status, WNOHANG);
 			if ($wp_codebox_done !== 0) {
@@ -122,12 +161,23 @@ while (true) {
 				}
 				break;
 			}
-			$wp_codebox_read = array(STDIN, $wp_codebox_wake_r);
+			if (!$wp_codebox_killed && strpos($wp_codebox_said, "exit0 $wp_codebox_pid\n") !== false) {
+				// Reaped later (with what the run left, below, or after the next run).
+				posix_kill($wp_codebox_pid, SIGKILL);
+				break;
+			}
+			$wp_codebox_read = $wp_codebox_talks ? array(STDIN, $wp_codebox_wake_r, $wp_codebox_pre['go']) : array(STDIN, $wp_codebox_wake_r);
 			$wp_codebox_none = null;
 			$wp_codebox_none2 = null;
 			if (@stream_select($wp_codebox_read, $wp_codebox_none, $wp_codebox_none2, 5) > 0) {
 				if (in_array($wp_codebox_wake_r, $wp_codebox_read, true)) {
 					fread($wp_codebox_wake_r, 4096);
+				}
+				if (in_array($wp_codebox_pre['go'], $wp_codebox_read, true)) {
+					$wp_codebox_heard = fread($wp_codebox_pre['go'], 64);
+					// Nothing readable means the child closed its end (it died): its exit is awaited.
+					$wp_codebox_talks = is_string($wp_codebox_heard) && $wp_codebox_heard !== '';
+					$wp_codebox_said .= (string) $wp_codebox_heard;
 				}
 				if (in_array(STDIN, $wp_codebox_read, true)) {
 					$wp_codebox_line = fgets(STDIN);
@@ -142,12 +192,8 @@ while (true) {
 				}
 			}
 		}
-		// What the child said: "run" (a preloaded child, just before it runs the request; without it,
-		// it did not run) and "exit0" (it ended with code 0 and then killed itself, skipping the
-		// teardown nothing can see).
-		stream_set_blocking($wp_codebox_pre['go'], false);
-		$wp_codebox_said = (string) fread($wp_codebox_pre['go'], 64);
-		if (strpos($wp_codebox_said, 'exit0') !== false) {
+		$wp_codebox_said .= (string) fread($wp_codebox_pre['go'], 64);
+		if (strpos($wp_codebox_said, "exit0 $wp_codebox_pid\n") !== false) {
 			$wp_codebox_code = 0;
 		}
 		if ($wp_codebox_fresh || $wp_codebox_killed || strpos($wp_codebox_said, 'run') !== false) {
@@ -164,8 +210,11 @@ while (true) {
 	while (pcntl_waitpid(-1, $wp_codebox_status, WNOHANG) > 0) {
 	}
 	fread($wp_codebox_wake_r, 4096);
+	// Counted after the run's processes were killed: no connection of the run starts later.
+	$wp_codebox_opened = wp_codebox_tcp_opens();
+	$wp_codebox_net = $wp_codebox_opens !== null && $wp_codebox_opened !== null ? ':' . ($wp_codebox_opened[0] - $wp_codebox_opens[0]) . ':' . ($wp_codebox_opened[1] - $wp_codebox_opens[1]) : '';
 	fwrite(STDERR, "\0" . $wp_codebox_marker . "\0");
-	fwrite(STDOUT, "\0" . $wp_codebox_marker . ':' . $wp_codebox_code . "\0");
+	fwrite(STDOUT, "\0" . $wp_codebox_marker . ':' . $wp_codebox_code . $wp_codebox_net . "\0");
 }
 // A child: a clean slate for runner.php (it runs in this global scope, as WordPress expects).
 pcntl_signal(SIGCHLD, SIG_DFL);
@@ -177,6 +226,6 @@ if ($wp_codebox_pre !== null) {
 	fclose($wp_codebox_pre['go']);
 }
 $wp_codebox_preloading = $wp_codebox_mode === 'preload';
-unset($wp_codebox_wake_r, $wp_codebox_wake_w, $wp_codebox_pre, $wp_codebox_next, $wp_codebox_bootstrap, $wp_codebox_mode, $wp_codebox_line, $wp_codebox_request, $wp_codebox_marker, $wp_codebox_pid, $wp_codebox_fresh, $wp_codebox_code, $wp_codebox_killed, $wp_codebox_status, $wp_codebox_go_parent, $wp_codebox_done, $wp_codebox_read, $wp_codebox_none, $wp_codebox_none2, $wp_codebox_said);
+unset($wp_codebox_wake_r, $wp_codebox_wake_w, $wp_codebox_pre, $wp_codebox_next, $wp_codebox_bootstrap, $wp_codebox_mode, $wp_codebox_line, $wp_codebox_request, $wp_codebox_marker, $wp_codebox_pid, $wp_codebox_fresh, $wp_codebox_code, $wp_codebox_killed, $wp_codebox_status, $wp_codebox_go_parent, $wp_codebox_done, $wp_codebox_read, $wp_codebox_none, $wp_codebox_none2, $wp_codebox_said, $wp_codebox_talks, $wp_codebox_heard, $wp_codebox_opens, $wp_codebox_opened, $wp_codebox_net);
 require '/opt/wp-codebox/runner.php';
 exit(0);
