@@ -284,12 +284,14 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
         const installing = isInstalledSiteComplete(siteDir) ? undefined : ensureInstalledSite(tree, php, cacheDir, spec.onProgress, installOptions);
         const site = installing ? undefined : await ensureInstalledSite(tree, php, cacheDir, spec.onProgress, installOptions);
         const seed = installing ? undefined : ensureSeedPack(opcacheDirFor(siteDir));
+        // Listed while the site installs (the installer's worker works meanwhile).
+        const scripts = sandboxSeeds && seed === undefined ? await coreScriptsToPrecompile(tree.dir) : [];
         Object.assign(setup, {
           siteDir,
           // Written by the installer (the worker reads it only once the site is ready), or by this sandbox.
           opcacheSeedPack: installing && !sandboxSeeds ? seedPackPath(opcacheDirFor(siteDir)) : seed,
           ...(sandboxSeeds && seed === undefined
-            ? { seedOpcache: { pack: seedPackPath(opcacheDirFor(siteDir)), precompile: { treeDir: installing ? tree.dir : siteDir, scripts: coreScriptsToPrecompile(tree.dir) } } }
+            ? { seedOpcache: { pack: seedPackPath(opcacheDirFor(siteDir)), precompile: { treeDir: installing ? tree.dir : siteDir, scripts } } }
             : {}),
           wordpressRelease: tree.release,
           ...(wordpressSource ? { wordpressSource } : {}),

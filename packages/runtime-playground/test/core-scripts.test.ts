@@ -59,7 +59,7 @@ test("fileLevelIncludes finds the includes outside function bodies", () => {
   }
 });
 
-test("coreScriptsToPrecompile follows file-level includes from the entry points, within the tree", () => {
+test("coreScriptsToPrecompile follows file-level includes from the entry points, within the tree", async () => {
   const tree = mkdtempSync(join(tmpdir(), "wp-codebox-core-scripts-"));
   const write = (rel: string, text: string): void => {
     mkdirSync(dirname(join(tree, rel)), { recursive: true });
@@ -87,7 +87,7 @@ test("coreScriptsToPrecompile follows file-level includes from the entry points,
     write("wp-includes/plugin.php", "<?php\n");
     write("wp-includes/on-demand.php", "<?php\n");
     write("wp-content/plugins/a.php", "<?php\n");
-    const scripts = coreScriptsToPrecompile(tree);
+    const scripts = await coreScriptsToPrecompile(tree);
     assert.deepEqual(scripts, ["wp-load.php", "wp-settings.php", "wp-includes/load.php", "wp-includes/plugin.php", "wp-includes/nested/deep.php"]);
     // wp-config.php is the site's (its include is indented); on-demand includes and wp-content are left out.
     for (const left of ["wp-config.php", "wp-includes/on-demand.php", "wp-content/plugins/a.php", "wp-includes/missing.php"]) {
@@ -98,11 +98,11 @@ test("coreScriptsToPrecompile follows file-level includes from the entry points,
   }
 });
 
-test("coreScriptsToPrecompile of a folder without WordPress is empty", () => {
+test("coreScriptsToPrecompile of a folder without WordPress is empty", async () => {
   const empty = mkdtempSync(join(tmpdir(), "wp-codebox-core-scripts-"));
   try {
-    assert.deepEqual(coreScriptsToPrecompile(empty), []);
-    assert.deepEqual(coreScriptsToPrecompile(join(empty, "absent")), []);
+    assert.deepEqual(await coreScriptsToPrecompile(empty), []);
+    assert.deepEqual(await coreScriptsToPrecompile(join(empty, "absent")), []);
   } finally {
     rmSync(empty, { recursive: true, force: true });
   }
