@@ -282,6 +282,8 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
         // second core while the installer runs on the first (PlaygroundRuntime.boot's `siteReady`).
         const installOptions = { ...lockOptions, ...(installer ? { installer } : {}), seedBySandbox: sandboxSeeds };
         const installing = isInstalledSiteComplete(siteDir) ? undefined : ensureInstalledSite(tree, php, cacheDir, spec.onProgress, installOptions);
+        // Its failure is the boot's to report (through `installed`), not an unhandled rejection meanwhile.
+        installing?.catch(() => undefined);
         const site = installing ? undefined : await ensureInstalledSite(tree, php, cacheDir, spec.onProgress, installOptions);
         const seed = installing ? undefined : ensureSeedPack(opcacheDirFor(siteDir));
         // Listed while the site installs (the installer's worker works meanwhile).
