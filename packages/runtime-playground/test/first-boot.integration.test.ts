@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
 import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
 import { extractZip } from "../src/site/zip.js";
@@ -89,6 +90,39 @@ test("a first boot installs the site, boots on it and says so; the next boot reu
     assert.ok(load.hits > load.files * 0.8 && load.misses < 50, `${boot}: most scripts came from OPcache: ${JSON.stringify(load)}`);
   }
   assert.deepEqual(readdirSync(temp), [], "no sandbox folder is left");
+});
+
+test("no code of the caller's runs before the first sandbox saves the seed: a drop-in that rewrites core cannot reach later sandboxes", { timeout: 600_000, ...skip }, async () => {
+  const root = releaseTree("dropin");
+  sandboxTemp("dropin-sandboxes");
+  const cacheDir = join(scratch, "dropin-cache");
+  const backend = createPlaygroundBackend({ cacheDir, offline: true });
+  // Rewrites core and copies the secrets where the seed export looks, whenever it first runs.
+  const dropin = fileURLToPath(new URL("./fixtures/dropins/object-cache-rewrites-core.php", import.meta.url));
+  const secret = "wpcb-dropin-secret-4e1d";
+  const first = await backend.create({ wordpress: { path: root }, secretEnv: { DROPIN_SECRET: secret }, mounts: [{ source: dropin, target: "/wordpress/wp-content/object-cache.php", mode: "readonly" }] });
+  try {
+    // The drop-in ran at this sandbox's first WordPress load, after the seed was saved (version.php
+    // was loaded before it then); the next load runs the rewritten core.
+    const code = "code=<?php require_once '/wordpress/wp-load.php'; echo get_bloginfo('version');";
+    await first.execute({ command: "wordpress.run-php", args: [code, "bootstrap=none"] });
+    const result = await first.execute({ command: "wordpress.run-php", args: [code, "bootstrap=none"] });
+    assert.equal(result.stdout, "6.6.6-POISONED", result.stderr);
+  } finally {
+    await first.dispose();
+  }
+  const pack = readdirSync(join(cacheDir, "sites")).find((name) => name.endsWith(".opcache.pack"))!;
+  const bytes = Buffer.concat(unpackSeed(readFileSync(join(cacheDir, "sites", pack))).map((file) => file.data));
+  assert.ok(!bytes.includes(Buffer.from("POISONED")), "the seed holds no bytecode the drop-in compiled");
+  // The must-use plugin holds the environment as base64 of its JSON.
+  for (const form of [secret, Buffer.from(JSON.stringify({ DROPIN_SECRET: secret })).toString("base64")]) assert.ok(!bytes.includes(Buffer.from(form)), `the seed holds no secret (${form})`);
+  const second = await backend.create({ wordpress: { path: root } });
+  try {
+    const result = await second.execute({ command: "wordpress.run-php", args: ["code=<?php require_once '/wordpress/wp-load.php'; echo get_bloginfo('version');", "bootstrap=none"] });
+    assert.match(result.stdout, /^\d+\.\d+(?:\.\d+)?$/, `a later sandbox runs its own core: ${result.stdout}`);
+  } finally {
+    await second.dispose();
+  }
 });
 
 test("a script of the list that cannot be compiled only leaves the rest to be compiled when included: the first boot works", { timeout: 600_000, ...skip }, async () => {

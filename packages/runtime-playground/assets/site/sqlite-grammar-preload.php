@@ -31,6 +31,23 @@ if (isset($GLOBALS['wpdb']) && is_object($GLOBALS['wpdb']) && get_class($GLOBALS
       if ($path !== null && !is_file($path)) $this->store($static, $path);
     }
 
+    /**
+     * Builds the grammar entry without loading WordPress, the way the driver builds its grammar,
+     * unless it is there already: the OPcache seed a sandbox saves right after its boot, when
+     * nothing but this package's code may run (a WordPress load would run the site's drop-ins).
+     * Returns whether the entry is there.
+     */
+    public function prime_grammar() {
+      $static = $this->grammar_property();
+      $path = $static ? $this->cache_path() : null;
+      if ($path === null) return false;
+      if (!is_file($path)) {
+        $static->setValue(null, new WP_Parser_Grammar(require self::DATABASE_DIR . '/mysql/mysql-grammar.php'));
+        $this->store($static, $path);
+      }
+      return is_file($path);
+    }
+
     /** The driver's `$mysql_grammar` static, with the integration's classes loaded; null when it is not there. */
     private function grammar_property() {
       $loader = self::DATABASE_DIR . '/load.php';

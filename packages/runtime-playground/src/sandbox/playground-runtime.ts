@@ -231,9 +231,11 @@ export class PlaygroundRuntime implements Runtime {
    * (`setup.seedOpcache`): core compiled from the release while the site installed, and the
    * integration and preload scripts under `/internal/shared` (the environment's must-use plugin is
    * never cached), with the SQLite integration's MySQL grammar built (sqlite-grammar-preload.php
-   * keeps it in OPcache's folder; a load of WordPress up to its database, `SHORTINIT`, builds it).
+   * keeps it in OPcache's folder; `prime_grammar` builds it without loading WordPress).
    * It runs right after the worker booted, before the caller's inputs are activated or any command
-   * runs, so the seed holds only what came from the release, the installed site and this package.
+   * runs, and runs no WordPress load (which would run the site's drop-ins, such as a mounted
+   * `object-cache.php`), so no code of the caller's has run in the worker: the seed holds only
+   * what came from the release and this package.
    * A seed that cannot be saved is not an error: later boots compile core themselves, and save it then.
    */
   private async saveOpcacheSeed(): Promise<void> {
@@ -243,7 +245,7 @@ export class PlaygroundRuntime implements Runtime {
     if (!existsSync(seed.pack)) {
       try {
         // Its outcome does not matter: without the grammar (a site with its own db.php) the seed lacks only it.
-        await this.pool.primary.call({ op: "run", code: "<?php define('SHORTINIT', true); require '/wordpress/wp-load.php';", capBytes: 1 << 16 }, { partOfBoot: true });
+        await this.pool.primary.call({ op: "run", code: "<?php if (isset($GLOBALS['wpdb']) && is_object($GLOBALS['wpdb']) && method_exists($GLOBALS['wpdb'], 'prime_grammar')) $GLOBALS['wpdb']->prime_grammar();", capBytes: 1 << 16 }, { partOfBoot: true });
         await this.pool.primary.call({ op: "export-opcache", hostPath: seed.pack, compileDirs: ["/internal/shared"] });
       } catch {
         return;
