@@ -2,8 +2,10 @@
 /**
  * Compiles scripts into OPcache without running them (a worker's `precompile`, and the seed a
  * sandbox's worker saves): the paths listed in /internal/wp-codebox/opcache-compile.json, and the
- * `.php` files under each folder listed there. Prints how many compiled. A script that does not
- * compile is skipped: including it later reports its error where it belongs.
+ * `.php` files under each folder listed there. Prints how many compiled. A script with a syntax
+ * error is skipped; a compile-time fatal error (a function declared twice) ends the request, and
+ * the worker boots on (php-worker.ts). Either is reported where it belongs when the script is
+ * included later.
  */
 $wp_codebox_list = json_decode((string) file_get_contents('/internal/wp-codebox/opcache-compile.json'), true);
 $wp_codebox_compiled = 0;

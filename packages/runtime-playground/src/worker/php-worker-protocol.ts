@@ -45,7 +45,9 @@ export interface WorkerBootOptions {
    * tree at host folder `treeDir`, whose files the site's core links to (same paths under
    * `/wordpress`, same mtimes), is mounted read-only at `/wordpress` for it and unmounted after.
    * With `awaitSite` this runs while the site installs, on a core the installer leaves idle. A
-   * script that does not compile is skipped (it fails again, with its message, when included).
+   * script with a syntax error is skipped; one whose compiling ends the request (a compile-time
+   * fatal error such as a function declared twice) ends the list there. Either fails again, with
+   * its message, when WordPress includes it.
    * A worker booted with `awaitSite` before the tree was known is given it later instead
    * (`PhpWorkerHost.releaseCore`).
    */
