@@ -339,3 +339,89 @@ describe("a native sandbox's preloaded WordPress", { skip, timeout: 300_000 }, (
     assert.ok(events.some((e) => e.type === "php-process-killed"));
   });
 });
+
+describe("WordPress preloaded beside a run (commands back to back)", { skip, timeout: 300_000 }, () => {
+  let runtime: Runtime;
+  let tmp: string;
+  const php = async (code: string): Promise<ExecutionResult> => {
+    const result = await runtime.execute({ command: "wordpress.run-php", args: [`code=${code}`] });
+    assert.equal(result.status, "ok", JSON.stringify(result.error) + result.stdout + result.stderr);
+    return result;
+  };
+  // Records when its process loaded WordPress; a page asked with ?wp_codebox_probe_write=V writes
+  // V; once wp_codebox_count_loads is set, every load of WordPress counts itself (a site whose
+  // loading writes to the database).
+  const MU_PLUGIN = `<?php
+$GLOBALS['wp_codebox_probe_loaded'] = microtime(true);
+if (isset($_GET['wp_codebox_probe_write'])) { update_option('wp_codebox_probe', sanitize_key($_GET['wp_codebox_probe_write'])); }
+if (get_option('wp_codebox_count_loads')) { update_option('wp_codebox_loads', (int) get_option('wp_codebox_loads') + 1); }`;
+  // What WordPress holds in memory (options are cached as it loads) and what the database holds.
+  const READ = `<?php global $wpdb; echo json_encode([get_option('wp_codebox_probe'), $wpdb->get_var("SELECT option_value FROM $wpdb->options WHERE option_name = 'wp_codebox_probe'")]);`;
+  const SOCKET = "substr(DB_HOST, strpos(DB_HOST, ':') + 1)";
+  const UPDATE = (v: string) => `"UPDATE {$GLOBALS['wpdb']->options} SET option_value = '${v}' WHERE option_name = 'wp_codebox_probe'"`;
+  // The children preloaded beside a write have read the options before it lands (the pause), or,
+  // for the open transaction, while it waits to be committed.
+  const PAUSE = "usleep(200000);";
+  const WRITERS: { name: string; write(v: string): string }[] = [
+    { name: "update_option() through $wpdb", write: (v) => `${PAUSE} update_option('wp_codebox_probe', '${v}');` },
+    { name: "a mysqli connection of the run's own", write: (v) => `${PAUSE} $db = new mysqli('localhost', DB_USER, DB_PASSWORD, DB_NAME, 0, ${SOCKET}); $db->query(${UPDATE(v)});` },
+    { name: "PDO", write: (v) => `${PAUSE} $pdo = new PDO('mysql:unix_socket=' . ${SOCKET} . ';dbname=' . DB_NAME, DB_USER, DB_PASSWORD); $pdo->exec(${UPDATE(v)});` },
+    { name: "a transaction left open, then committed by SET autocommit=1", write: (v) => `global $wpdb; $wpdb->query('SET autocommit=0'); $wpdb->query(${UPDATE(v)}); ${PAUSE} $wpdb->query('SET autocommit=1');` },
+    { name: "a process the run forked, through a connection of its own", write: (v) => `${PAUSE} $pid = pcntl_fork(); if ($pid === 0) { $db = new mysqli('localhost', DB_USER, DB_PASSWORD, DB_NAME, 0, ${SOCKET}); $db->query(${UPDATE(v)}); posix_kill(posix_getpid(), SIGKILL); } pcntl_waitpid($pid, $status);` },
+    { name: "a page of the site the run asked for", write: (v) => `${PAUSE} $r = wp_remote_get(add_query_arg('wp_codebox_probe_write', '${v}', home_url('/'))); if (wp_remote_retrieve_response_code($r) !== 200) { throw new Exception('the page answered ' . wp_remote_retrieve_response_code($r)); }` },
+  ];
+
+  before(async () => {
+    tmp = mkdtempSync(join(tmpdir(), "wp-codebox-native-pipeline-"));
+    writeFileSync(join(tmp, "probe.php"), MU_PLUGIN);
+    utimesSync(join(tmp, "probe.php"), 1_600_000_000, 1_600_000_000);
+    runtime = await createBackend("native", { cwd: process.cwd() }).create({ mounts: [{ source: join(tmp, "probe.php"), target: "/wordpress/wp-content/mu-plugins/probe.php", mode: "readonly" }] });
+    await php("<?php update_option('wp_codebox_probe', 'start', true);");
+    // Boot made the mount point: preloads trust the files once they are two seconds old.
+    await sleep(2500);
+  });
+  after(async () => {
+    await runtime?.dispose();
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it("a run right after another is served by a WordPress loaded while that one ran", async () => {
+    await php("<?php echo 1;");
+    const slow = await php("<?php usleep(300000); echo json_encode([microtime(true)]);");
+    const next = await php("<?php echo json_encode([$GLOBALS['wp_codebox_probe_loaded']]);");
+    const [ended] = slow.json as [number];
+    const [loaded] = next.json as [number];
+    assert.ok(loaded < ended, `loaded at ${loaded}, before the run before it ended (${ended})`);
+  });
+
+  for (const [i, writer] of WRITERS.entries()) {
+    it(`a write by ${writer.name} is seen by the run right after it`, async () => {
+      const value = `w${i}`;
+      await php("<?php echo 1;");
+      const wrote = await runtime.execute({ command: "wordpress.run-php", args: [`code=<?php ${writer.write(value)} echo 'written';`] });
+      assert.equal(wrote.stdout, "written", JSON.stringify(wrote.error) + wrote.stdout + wrote.stderr);
+      const read = await php(READ);
+      assert.deepEqual(read.json, [value, value]);
+    });
+  }
+
+  it("a write by a page the host served (wordpress.http-request) is seen by the run after it", async () => {
+    await php("<?php echo 1;");
+    await php("<?php usleep(200000);");
+    const page = await runtime.execute({ command: "wordpress.http-request", args: ["path=/?wp_codebox_probe_write=page", "as=anonymous"] });
+    assert.equal(page.status, "ok", JSON.stringify(page.error));
+    assert.deepEqual((await php(READ)).json, ["page", "page"]);
+  });
+
+  it("on a site whose loading writes to the database, every run back to back sees the database as it is", async () => {
+    await php("<?php update_option('wp_codebox_count_loads', 1);");
+    const seen: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const got = await php(`<?php global $wpdb; echo json_encode([(int) get_option('wp_codebox_loads'), (int) $wpdb->get_var("SELECT option_value FROM $wpdb->options WHERE option_name = 'wp_codebox_loads'")]);`);
+      const [held, stored] = got.json as [number, number];
+      assert.equal(held, stored, `run ${i}: WordPress holds ${held} loads, the database ${stored}`);
+      seen.push(held);
+    }
+    assert.ok(seen.every((n, i) => i === 0 || n > seen[i - 1]!), seen.join(", "));
+  });
+});

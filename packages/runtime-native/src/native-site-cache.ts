@@ -19,7 +19,7 @@ import { saveCleanDb } from "./clean-db.js";
 import { siteConstants } from "./native-config.js";
 
 /** Bumped when what an entry holds changes. */
-const CACHE_FORMAT = "native-site-v8";
+const CACHE_FORMAT = "native-site-v9";
 
 /** The signatures of the clean copy's tables (`php/clean-db.php`), in a cache entry's root (the host's only). */
 export const CLEAN_DB_SIGNATURES = "clean-db-signatures.json";

@@ -7,13 +7,22 @@
  * $wp_codebox_go is this child's end of a socket to the server. Preloaded (server.php set
  * $wp_codebox_preloading): WordPress is loaded before the request arrives, holding what loading
  * printed; on "go" the child checks that no file it loaded (nor a folder holding one, nor the
- * plugin and theme folders) changed since, says "run" and runs the request as a fresh child would.
- * A changed file: it says "stale" and dies unseen, and the server runs the request in a fresh child.
+ * plugin and theme folders) changed since, and that no write reached the database since it began
+ * reading it (MariaDB's write counters, see wp_codebox_db_writes()), says "run" and runs the
+ * request as a fresh child would. Otherwise it says "stale" and dies unseen, and the server runs
+ * the request in a fresh child. The database is checked in a child forked while another run went
+ * ($wp_codebox_pipelined), which read the counters as it connected (wp-content/db.php calls
+ * wp_codebox_db_connected()) and dies unless nothing but reads was under way then. One forked
+ * after the last run ended had nothing running beside it (the host drops it when a page it served,
+ * WP-CLI or reset() may have written).
  *
  * A run whose file returned, with no fatal error and no destructor outside WordPress's own code
  * left to run, ends by flushing its output, saying "exit0 <its pid>" and killing itself: freeing
  * WordPress's memory and PHP's module shutdown cost more than the run itself, and nothing can see
  * them. The server ends the run on those words, without waiting for the kernel to free the memory.
+ * A preloaded child adds " clean" when it sent nothing that may write to the database since its
+ * run started (wp_codebox_statements_that_may_write()): the children the server preloaded beside
+ * it are kept only then.
  */
 register_shutdown_function(static function () {
 	$e = error_get_last();
@@ -66,8 +75,10 @@ function wp_codebox_quick_exit(): void {
 		ob_end_flush();
 	}
 	flush();
+	$before = wp_codebox_run_writes();
+	$clean = $before !== null && $before[0] === posix_getpid() && $before[1] >= 0 && $before[1] === wp_codebox_statements_that_may_write() ? ' clean' : '';
 	// With its pid: a process the run forked inherits this socket and this shutdown function.
-	fwrite(wp_codebox_channel(), 'exit0 ' . posix_getpid() . "\n");
+	fwrite(wp_codebox_channel(), 'exit0 ' . posix_getpid() . $clean . "\n");
 	posix_kill(posix_getpid(), SIGKILL);
 }
 
@@ -86,19 +97,137 @@ function wp_codebox_stamps(array $paths): array {
 	return $stamps;
 }
 
+/**
+ * MariaDB's counters of statements that change data or may (INSERT, UPDATE, DELETE, REPLACE, LOAD
+ * DATA, counted as they start, refused ones included; transactions begun and committed; table
+ * locks; schema changes) and of rows written, updated and deleted, summed: globally (every
+ * connection of the sandbox's server, ended ones included) and for `$dbh`'s own connection. Reads
+ * (temporary tables of a SELECT included) leave them alone.
+ * @param mixed $dbh WordPress's connection ($wpdb->dbh).
+ * @param string $first a statement to run first, in the same round trip (its failure is null too).
+ * @return array{0:int,1:int}|null [global, this connection's]; null when they cannot be read.
+ */
+function wp_codebox_db_writes($dbh, string $first = '') {
+	if (!($dbh instanceof mysqli)) {
+		return null;
+	}
+	$names = "Variable_name IN ('Handler_write','Handler_update','Handler_delete','Com_insert','Com_insert_select','Com_update','Com_update_multi','Com_delete','Com_delete_multi','Com_replace','Com_replace_select','Com_load','Com_begin','Com_commit','Com_xa_commit','Com_lock_tables','Com_truncate','Com_create_table','Com_alter_table','Com_drop_table','Com_rename_table','Com_create_index','Com_drop_index','Com_create_db','Com_drop_db','Com_alter_db','Com_create_view','Com_drop_view')";
+	$sums = array();
+	try {
+		if (!mysqli_multi_query($dbh, ($first !== '' ? "$first; " : '') . "SHOW GLOBAL STATUS WHERE $names; SHOW SESSION STATUS WHERE $names")) {
+			return null;
+		}
+		do {
+			$result = mysqli_store_result($dbh);
+			if ($result instanceof mysqli_result) {
+				$sums[] = array_sum(array_map('intval', array_column($result->fetch_all(), 1)));
+				$result->free();
+			}
+		} while (mysqli_more_results($dbh) && mysqli_next_result($dbh));
+	} catch (Throwable $e) {
+		return null;
+	}
+	if (mysqli_errno($dbh) !== 0) {
+		return null;
+	}
+	return count($sums) === 2 ? array($sums[0], $sums[1]) : null;
+}
+
+/**
+ * The write counters as a preloaded child's connection was opened, before WordPress read anything
+ * (`quiet`: no other connection of the sandbox was running anything but a read then, so no write
+ * counted before was still to be committed).
+ * `sent`: wp_codebox_statements_that_may_write() then.
+ * @param array{global:int, session:int, quiet:bool, sent:int}|null $set
+ * @return array{global:int, session:int, quiet:bool, sent:int}|null
+ */
+function wp_codebox_db_baseline($set = null) {
+	static $baseline = null;
+	if ($set !== null) {
+		$baseline = $set;
+	}
+	return $baseline;
+}
+
+/**
+ * How many statements this process sent to MySQL servers, through any of its connections (PHP's
+ * mysqlnd counts them in the process), that may have changed data: statements without a result set
+ * (INSERT, UPDATE, DELETE, SET, BEGIN, COMMIT, DDL), rows reported affected, prepared statements
+ * run. Costs no query. -1 when PHP cannot count them.
+ */
+function wp_codebox_statements_that_may_write(): int {
+	if (!function_exists('mysqli_get_client_stats')) {
+		return -1;
+	}
+	$stats = mysqli_get_client_stats();
+	return (int) ($stats['non_result_set_queries'] ?? 0) + (int) ($stats['rows_affected_normal'] ?? 0) + (int) ($stats['rows_affected_ps'] ?? 0) + (int) ($stats['com_stmt_execute'] ?? 0);
+}
+
+/**
+ * This process's pid and `wp_codebox_statements_that_may_write()` when its run started (a
+ * preloaded child's), for its " clean" at exit (a process the run forks inherits it, with the
+ * wrong pid).
+ * @param array{0:int,1:int}|null $set
+ * @return array{0:int,1:int}|null
+ */
+function wp_codebox_run_writes($set = null) {
+	static $writes = null;
+	if ($set !== null) {
+		$writes = $set;
+	}
+	return $writes;
+}
+
+/**
+ * Where wp-content/db.php records a database error of this process: the run's file, or while
+ * WordPress is loaded before its run, a file of this child's own, added to the run's when the run
+ * starts (a child that never runs leaves none: the server removes it).
+ * @param bool|null $holding set while loading before the run
+ */
+function wp_codebox_db_errors_file($holding = null): string {
+	static $held = false;
+	if ($holding !== null) {
+		$held = $holding;
+	}
+	return $held ? '/internal/wp-codebox/db-errors-preload-' . posix_getpid() . '.jsonl' : '/internal/wp-codebox/db-errors.jsonl';
+}
+
 wp_codebox_channel($wp_codebox_go);
 unset($wp_codebox_go);
 if ($wp_codebox_preloading) {
 	$wp_codebox_holding = true;
+	wp_codebox_db_errors_file(true);
 	// Whole seconds: a file changed in the second before loading began may have been read half old.
 	$wp_codebox_since = (int) floor(microtime(true)) - 1;
-	$wp_codebox_log = '/tmp/wp-codebox-preload.log';
+	$wp_codebox_log = '/tmp/wp-codebox-preload-' . posix_getpid() . '.log';
 	ini_set('error_log', $wp_codebox_log);
 	// WP-Cron belongs to the command this child will run: loading WordPress before it comes must not
 	// spawn it (no jobs look due until then; the run spawns it as a page load would).
 	$GLOBALS['wp_filter']['pre_get_ready_cron_jobs'][10][] = array('function' => 'wp_codebox_no_cron_yet', 'accepted_args' => 1);
 	function wp_codebox_no_cron_yet() {
 		return array();
+	}
+	/** Called by wp-content/db.php once WordPress's connection is open, before its first query. */
+	function wp_codebox_db_connected($wpdb) {
+		if (empty($GLOBALS['wp_codebox_pipelined'])) {
+			return;
+		}
+		// Its loading must not change the database under the run beside it: a write WordPress
+		// tries is refused (and counted, see below) until the child's own run starts.
+		$writes = wp_codebox_db_writes($wpdb->dbh ?? null, 'SET SESSION TRANSACTION READ ONLY');
+		if ($writes === null) {
+			return;
+		}
+		// Read after the counters: a write counted before them is committed by now unless its
+		// connection is still running something other than a read (or holds a transaction, whose
+		// COMMIT then counts).
+		try {
+			$busy = mysqli_query($wpdb->dbh, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND COMMAND <> 'Sleep' AND (INFO IS NULL OR INFO NOT REGEXP '^[[:space:]]*(SELECT|SHOW)[[:space:]]')");
+			$quiet = $busy instanceof mysqli_result && (int) $busy->fetch_row()[0] === 0;
+		} catch (Throwable $e) {
+			$quiet = false;
+		}
+		wp_codebox_db_baseline(array('global' => $writes[0], 'session' => $writes[1], 'quiet' => $quiet, 'sent' => wp_codebox_statements_that_may_write()));
 	}
 	ob_start();
 	require_once '/wordpress/wp-load.php';
@@ -109,6 +238,11 @@ if ($wp_codebox_preloading) {
 	$wp_codebox_admin = $wp_codebox_admins ? (int) $wp_codebox_admins[0] : 0;
 	if ($wp_codebox_admin > 0) {
 		get_userdata($wp_codebox_admin);
+	}
+	if ($wp_codebox_pipelined && (wp_codebox_db_baseline() === null || !wp_codebox_db_baseline()['quiet'])) {
+		// What it read may miss a write the run beside it made: the server forks another child
+		// once that run ended.
+		posix_kill(posix_getpid(), SIGKILL);
 	}
 	$wp_codebox_watch = get_included_files();
 	foreach ($wp_codebox_watch as $wp_codebox_path) {
@@ -133,7 +267,24 @@ if ($wp_codebox_preloading) {
 	if (!$wp_codebox_early && fgets(wp_codebox_channel()) === false) {
 		posix_kill(posix_getpid(), SIGKILL);
 	}
-	if ($wp_codebox_recent || (!$wp_codebox_early && wp_codebox_stamps($wp_codebox_watch) !== $wp_codebox_stamps)) {
+	// Forked while a run went: no write may have reached the database since it began reading it
+	// (the global count's growth less this connection's own). Forked after the last run ended,
+	// nothing ran beside it (a page the host served meanwhile, or WP-CLI, has it dropped).
+	$wp_codebox_db_stale = false;
+	if ($wp_codebox_pipelined) {
+		$wp_codebox_baseline = wp_codebox_db_baseline();
+		$wp_codebox_sent = wp_codebox_statements_that_may_write();
+		$wp_codebox_writes = wp_codebox_db_writes($GLOBALS['wpdb']->dbh ?? null, 'SET SESSION TRANSACTION READ WRITE');
+		$wp_codebox_db_stale = $wp_codebox_writes === null || $wp_codebox_writes[0] !== $wp_codebox_baseline['global'];
+		if ($wp_codebox_sent !== $wp_codebox_baseline['sent'] || ($wp_codebox_writes !== null && $wp_codebox_writes[1] !== $wp_codebox_baseline['session'])) {
+			// Loading this site writes to the database (or may: refused on WordPress's connection,
+			// so this load is not the site's): the server stops preloading beside runs.
+			fwrite(wp_codebox_channel(), "load-writes\n");
+			$wp_codebox_db_stale = true;
+		}
+	}
+	wp_codebox_run_writes(array(posix_getpid(), wp_codebox_statements_that_may_write()));
+	if ($wp_codebox_db_stale || $wp_codebox_recent || (!$wp_codebox_early && wp_codebox_stamps($wp_codebox_watch) !== $wp_codebox_stamps)) {
 		fwrite(wp_codebox_channel(), "stale\n");
 		// Not exit(): WordPress's shutdown hooks must not run for a request this child never ran.
 		posix_kill(posix_getpid(), SIGKILL);
@@ -152,15 +303,21 @@ if ($wp_codebox_preloading) {
 	ini_restore('error_log');
 	$wp_codebox_logged = (string) @file_get_contents($wp_codebox_log);
 	@unlink($wp_codebox_log);
+	$wp_codebox_held_errors = wp_codebox_db_errors_file();
+	wp_codebox_db_errors_file(false);
+	if (is_file($wp_codebox_held_errors)) {
+		@file_put_contents(wp_codebox_db_errors_file(), (string) file_get_contents($wp_codebox_held_errors), FILE_APPEND);
+		@unlink($wp_codebox_held_errors);
+	}
 	if ($wp_codebox_logged !== '') {
 		// As PHP's command line logs to stderr: without the date a log file's lines carry.
 		fwrite(STDERR, preg_replace('/^\[[^\]]*\] /m', '', $wp_codebox_logged));
 	}
 	ob_end_flush();
-	unset($wp_codebox_holding, $wp_codebox_since, $wp_codebox_log, $wp_codebox_watch, $wp_codebox_path, $wp_codebox_stamps, $wp_codebox_stamp, $wp_codebox_recent, $wp_codebox_logged, $wp_codebox_asked, $wp_codebox_early);
+	unset($wp_codebox_holding, $wp_codebox_since, $wp_codebox_log, $wp_codebox_watch, $wp_codebox_path, $wp_codebox_stamps, $wp_codebox_stamp, $wp_codebox_recent, $wp_codebox_logged, $wp_codebox_asked, $wp_codebox_early, $wp_codebox_writes, $wp_codebox_baseline, $wp_codebox_db_stale, $wp_codebox_pipelined, $wp_codebox_held_errors, $wp_codebox_sent);
 	$wp_codebox_request = json_decode((string) file_get_contents('/internal/wp-codebox/request.json'), true);
 } else {
-	unset($wp_codebox_preloading);
+	unset($wp_codebox_preloading, $wp_codebox_pipelined);
 	$wp_codebox_request = json_decode((string) file_get_contents('/internal/wp-codebox/request.json'), true);
 	if ($wp_codebox_request['bootstrap'] === 'wordpress') {
 		require_once '/wordpress/wp-load.php';

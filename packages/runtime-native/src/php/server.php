@@ -6,10 +6,16 @@
  * whatever the run left behind in the sandbox and ends the run's output on stdout and stderr with
  * the request's marker (and, on stdout, the exit code).
  *
- * After a run whose `next` (by default its bootstrap) is "wordpress", the next child is forked at once and loads WordPress before
- * its request arrives (a "preloaded" child, see runner.php): a run then costs only the caller's
- * code. A preloaded child that finds a file it loaded changed since (or that died loading) is
- * replaced by a fresh child for that run.
+ * After a run whose `next` (by default its bootstrap) is "wordpress", the next child is forked at
+ * once and loads WordPress before its request arrives (a "preloaded" child, see runner.php): a run
+ * then costs only the caller's code. When a request comes right after the last run ended (commands
+ * back to back), up to WP_CODEBOX_PRELOADS more children start loading WordPress for the runs after
+ * it while it runs, on the other core. Those overlap a run, so they are kept only while every run
+ * ends "clean" (it sent nothing that may write to the database and left no process behind), and
+ * each checks MariaDB's write counters before it runs (runner.php). A preloaded child that finds a
+ * file it loaded changed since, or the database written, (or that died loading) is replaced by a
+ * fresh child for that run. A site whose loading writes to the database ("load-writes") is never
+ * preloaded beside a run again.
  *
  * A line `{"kill":true}` while a run is going kills the run's processes (its deadline passed);
  * this process and OPcache live on.
@@ -76,24 +82,117 @@ function wp_codebox_tcp_opens() {
 	}
 	return null;
 }
-$wp_codebox_pre = null;
+/** How many children may load WordPress beside a run, for the runs after it. */
+const WP_CODEBOX_PRELOADS = 2;
+
+/** A request that comes this soon after the last run ended is one of commands back to back (s). */
+const WP_CODEBOX_BACK_TO_BACK_S = 0.1;
+
+/**
+ * Forks a child with a socket to it.
+ * @return array{pid:int, go?:resource} pid 0 in the child (go: its end), -1 when fork failed, else
+ *   the child's pid (go: this process's end).
+ */
+function wp_codebox_fork() {
+	[$parent, $child] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
+	$pid = pcntl_fork();
+	if ($pid === 0) {
+		fclose($parent);
+		return array('pid' => 0, 'go' => $child);
+	}
+	fclose($child);
+	if ($pid < 0) {
+		fclose($parent);
+		return array('pid' => -1);
+	}
+	return array('pid' => $pid, 'go' => $parent);
+}
+
+/**
+ * Removes what a preloaded child held for its run (PHP's messages and the database errors of its
+ * loading, see runner.php), when it will not run.
+ */
+function wp_codebox_forget(int $pid): void {
+	@unlink("/tmp/wp-codebox-preload-$pid.log");
+	@unlink("/internal/wp-codebox/db-errors-preload-$pid.jsonl");
+}
+
+/**
+ * Kills the preloaded children.
+ * @param array<int, array{pid:int, go:resource}> $children
+ */
+function wp_codebox_drop(array &$children): void {
+	foreach ($children as $child) {
+		posix_kill($child['pid'], SIGKILL);
+		fclose($child['go']);
+		pcntl_waitpid($child['pid'], $status);
+		wp_codebox_forget($child['pid']);
+	}
+	$children = array();
+}
+
+/**
+ * Kills every process of this PID namespace this process may signal except itself and `$keep`
+ * (the preloaded children): what a run started must not outlive it. Scans /proc until a pass
+ * finds no process it has not killed yet, so one forked during a pass is caught by the next.
+ * @param array<int, true> $keep pids
+ * @param int $run the run's child (killed once it said "exit0")
+ * @return bool whether it killed another process than `$run`
+ */
+function wp_codebox_end_run(array $keep, int $run): bool {
+	// Killed by an earlier call and maybe not gone yet (the kernel frees a process's memory first).
+	static $dying = array();
+	$self = posix_getpid();
+	$killed = array();
+	do {
+		$more = false;
+		foreach (scandir('/proc') ?: array() as $entry) {
+			$pid = (int) $entry;
+			if ((string) $pid !== $entry || $pid <= 1 || $pid === $self || isset($keep[$pid])) {
+				continue;
+			}
+			if (!isset($killed[$pid]) && posix_kill($pid, SIGKILL)) {
+				$killed[$pid] = true;
+				$more = true;
+			}
+		}
+	} while ($more);
+	while (pcntl_waitpid(-1, $status, WNOHANG) > 0) {
+	}
+	$others = array_diff_key($killed, $dying, array($run => true));
+	$dying = $killed;
+	return $others !== array();
+}
+
+// Children that loaded WordPress for the runs to come, oldest first: one forked after each
+// WordPress run, more forked while a run goes (see the header). The current run's child is $wp_codebox_run.
+$wp_codebox_ready = array();
+$wp_codebox_run = null;
 $wp_codebox_next = '';
 $wp_codebox_mode = '';
+$wp_codebox_pipelined = false;
+$wp_codebox_ended = 0.0;
+// Set once a child said that loading this site writes to the database.
+$wp_codebox_load_writes = false;
 while (true) {
-	if ($wp_codebox_pre === null && $wp_codebox_next === 'wordpress') {
-		[$wp_codebox_go_parent, $wp_codebox_go] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
-		$wp_codebox_pid = pcntl_fork();
-		if ($wp_codebox_pid === 0) {
-			fclose($wp_codebox_go_parent);
+	// A preloaded child that died (a fatal while loading) is replaced.
+	foreach ($wp_codebox_ready as $wp_codebox_i => $wp_codebox_child) {
+		if (pcntl_waitpid($wp_codebox_child['pid'], $wp_codebox_status, WNOHANG) !== 0) {
+			fclose($wp_codebox_child['go']);
+			wp_codebox_forget($wp_codebox_child['pid']);
+			unset($wp_codebox_ready[$wp_codebox_i]);
+		}
+	}
+	$wp_codebox_ready = array_values($wp_codebox_ready);
+	if (!$wp_codebox_ready && $wp_codebox_next === 'wordpress') {
+		$wp_codebox_child = wp_codebox_fork();
+		if ($wp_codebox_child['pid'] === 0) {
 			$wp_codebox_mode = 'preload';
 			break;
 		}
-		fclose($wp_codebox_go);
-		unset($wp_codebox_go);
 		// No preload when fork fails (the process limit): the run forks its own child.
-		$wp_codebox_pre = $wp_codebox_pid > 0 ? array('pid' => $wp_codebox_pid, 'go' => $wp_codebox_go_parent) : null;
-		if ($wp_codebox_pid < 0) {
-			fclose($wp_codebox_go_parent);
+		if ($wp_codebox_child['pid'] > 0) {
+			$wp_codebox_ready[] = $wp_codebox_child;
 		}
 	}
 	$wp_codebox_line = fgets(STDIN);
@@ -112,47 +211,61 @@ while (true) {
 	$wp_codebox_marker = (string) $wp_codebox_request['marker'];
 	$wp_codebox_bootstrap = (string) ($wp_codebox_request['bootstrap'] ?? '');
 	$wp_codebox_next = (string) ($wp_codebox_request['next'] ?? $wp_codebox_bootstrap);
-	if ($wp_codebox_pre !== null && $wp_codebox_bootstrap !== 'wordpress') {
-		posix_kill($wp_codebox_pre['pid'], SIGKILL);
-		pcntl_waitpid($wp_codebox_pre['pid'], $wp_codebox_status);
-		$wp_codebox_pre = null;
+	if ($wp_codebox_bootstrap !== 'wordpress') {
+		wp_codebox_drop($wp_codebox_ready);
 	}
 	$wp_codebox_opens = wp_codebox_tcp_opens();
-	$wp_codebox_fresh = $wp_codebox_pre === null;
+	$wp_codebox_fresh = !$wp_codebox_ready;
 	if (!$wp_codebox_fresh) {
-		$wp_codebox_pid = $wp_codebox_pre['pid'];
-		@fwrite($wp_codebox_pre['go'], "go\n");
+		$wp_codebox_run = array_shift($wp_codebox_ready);
+		@fwrite($wp_codebox_run['go'], "go\n");
+		// Commands back to back (this one came right after the last ended): the next runs' children
+		// load WordPress while this one runs, on the other core. Each is trusted only if no write
+		// reached the database since it began reading it (see runner.php). A caller that paused
+		// gets its next child after this run, as it would not use it sooner.
+		while ($wp_codebox_next === 'wordpress' && !$wp_codebox_load_writes && microtime(true) - $wp_codebox_ended < WP_CODEBOX_BACK_TO_BACK_S && count($wp_codebox_ready) < WP_CODEBOX_PRELOADS) {
+			$wp_codebox_child = wp_codebox_fork();
+			if ($wp_codebox_child['pid'] === 0) {
+				$wp_codebox_mode = 'preload';
+				$wp_codebox_pipelined = true;
+				break 2;
+			}
+			if ($wp_codebox_child['pid'] < 0) {
+				break;
+			}
+			$wp_codebox_ready[] = $wp_codebox_child;
+		}
 	}
 	$wp_codebox_code = 255;
 	$wp_codebox_killed = false;
+	$wp_codebox_said = '';
 	while (true) {
 		if ($wp_codebox_fresh) {
-			if ($wp_codebox_pre !== null) {
-				fclose($wp_codebox_pre['go']);
+			if ($wp_codebox_run !== null) {
+				fclose($wp_codebox_run['go']);
+				$wp_codebox_run = null;
 			}
-			[$wp_codebox_go_parent, $wp_codebox_go] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
-			$wp_codebox_pid = pcntl_fork();
-			if ($wp_codebox_pid === 0) {
-				fclose($wp_codebox_go_parent);
-				$wp_codebox_pre = null;
+			$wp_codebox_child = wp_codebox_fork();
+			if ($wp_codebox_child['pid'] === 0) {
 				$wp_codebox_mode = 'run';
 				break 2;
 			}
-			fclose($wp_codebox_go);
-			unset($wp_codebox_go);
-			$wp_codebox_pre = array('pid' => $wp_codebox_pid, 'go' => $wp_codebox_go_parent);
-			if ($wp_codebox_pid < 0) {
+			if ($wp_codebox_child['pid'] < 0) {
 				break;
 			}
+			$wp_codebox_run = $wp_codebox_child;
 		}
+		$wp_codebox_pid = $wp_codebox_run['pid'];
 		// What the child said so far: "run" (a preloaded child, just before it runs the request;
-		// without it, it did not run), "stale" and "exit0 <pid>" (it ended with code 0, its output
-		// written, and is killing itself, skipping the teardown nothing can see; a process the run
-		// forked says it with its own pid, which does not count). The run ends on the child's
-		// "exit0": tearing down WordPress's memory takes the kernel a few ms no one needs to wait for.
+		// without it, it did not run), "stale" and "exit0 <pid>[ clean]" (it ended with code 0, its
+		// output written, and is killing itself, skipping the teardown nothing can see; "clean": no
+		// write reached the database while it ran; a process the run forked says it with its own
+		// pid, which does not count). The run ends on the child's "exit0": tearing down WordPress's
+		// memory takes the kernel a few ms no one needs to wait for.
 		$wp_codebox_said = '';
 		$wp_codebox_talks = true;
-		stream_set_blocking($wp_codebox_pre['go'], false);
+		$wp_codebox_exit0 = '/(?:^|\n)exit0 ' . $wp_codebox_pid . '( clean)?\n/';
+		stream_set_blocking($wp_codebox_run['go'], false);
 		while (true) {
 			$wp_codebox_done = pcntl_waitpid($wp_codebox_pid, $wp_codebox_status, WNOHANG);
 			if ($wp_codebox_done !== 0) {
@@ -161,20 +274,20 @@ while (true) {
 				}
 				break;
 			}
-			if (!$wp_codebox_killed && strpos($wp_codebox_said, "exit0 $wp_codebox_pid\n") !== false) {
+			if (!$wp_codebox_killed && preg_match($wp_codebox_exit0, $wp_codebox_said)) {
 				// Reaped later (with what the run left, below, or after the next run).
 				posix_kill($wp_codebox_pid, SIGKILL);
 				break;
 			}
-			$wp_codebox_read = $wp_codebox_talks ? array(STDIN, $wp_codebox_wake_r, $wp_codebox_pre['go']) : array(STDIN, $wp_codebox_wake_r);
+			$wp_codebox_read = $wp_codebox_talks ? array(STDIN, $wp_codebox_wake_r, $wp_codebox_run['go']) : array(STDIN, $wp_codebox_wake_r);
 			$wp_codebox_none = null;
 			$wp_codebox_none2 = null;
 			if (@stream_select($wp_codebox_read, $wp_codebox_none, $wp_codebox_none2, 5) > 0) {
 				if (in_array($wp_codebox_wake_r, $wp_codebox_read, true)) {
 					fread($wp_codebox_wake_r, 4096);
 				}
-				if (in_array($wp_codebox_pre['go'], $wp_codebox_read, true)) {
-					$wp_codebox_heard = fread($wp_codebox_pre['go'], 64);
+				if (in_array($wp_codebox_run['go'], $wp_codebox_read, true)) {
+					$wp_codebox_heard = fread($wp_codebox_run['go'], 64);
 					// Nothing readable means the child closed its end (it died): its exit is awaited.
 					$wp_codebox_talks = is_string($wp_codebox_heard) && $wp_codebox_heard !== '';
 					$wp_codebox_said .= (string) $wp_codebox_heard;
@@ -192,22 +305,30 @@ while (true) {
 				}
 			}
 		}
-		$wp_codebox_said .= (string) fread($wp_codebox_pre['go'], 64);
-		if (strpos($wp_codebox_said, "exit0 $wp_codebox_pid\n") !== false) {
+		$wp_codebox_said .= (string) fread($wp_codebox_run['go'], 64);
+		$wp_codebox_load_writes = $wp_codebox_load_writes || strpos($wp_codebox_said, "load-writes\n") !== false;
+		if (preg_match($wp_codebox_exit0, $wp_codebox_said)) {
 			$wp_codebox_code = 0;
 		}
 		if ($wp_codebox_fresh || $wp_codebox_killed || strpos($wp_codebox_said, 'run') !== false) {
 			break;
 		}
+		wp_codebox_forget($wp_codebox_pid);
 		$wp_codebox_fresh = true;
 	}
-	if ($wp_codebox_pre !== null) {
-		fclose($wp_codebox_pre['go']);
-		$wp_codebox_pre = null;
+	$wp_codebox_clean = $wp_codebox_run !== null && !$wp_codebox_killed && preg_match($wp_codebox_exit0, $wp_codebox_said, $wp_codebox_m) && ($wp_codebox_m[1] ?? '') === ' clean';
+	$wp_codebox_ran = $wp_codebox_run['pid'] ?? 0;
+	if ($wp_codebox_run !== null) {
+		fclose($wp_codebox_run['go']);
+		$wp_codebox_run = null;
 	}
 	// Processes the run started (in this PID namespace only) must not outlive it.
-	posix_kill(-1, SIGKILL);
-	while (pcntl_waitpid(-1, $wp_codebox_status, WNOHANG) > 0) {
+	$wp_codebox_others = wp_codebox_end_run(array_fill_keys(array_column($wp_codebox_ready, 'pid'), true), $wp_codebox_ran);
+	// The children preloaded while this run went stay only if the next run loads WordPress and
+	// this one ended saying it sent nothing that may write to the database, with no process of its
+	// own left (one could have written through a connection of its own).
+	if (!$wp_codebox_clean || $wp_codebox_others || $wp_codebox_next !== 'wordpress') {
+		wp_codebox_drop($wp_codebox_ready);
 	}
 	fread($wp_codebox_wake_r, 4096);
 	// Counted after the run's processes were killed: no connection of the run starts later.
@@ -215,6 +336,7 @@ while (true) {
 	$wp_codebox_net = $wp_codebox_opens !== null && $wp_codebox_opened !== null ? ':' . ($wp_codebox_opened[0] - $wp_codebox_opens[0]) . ':' . ($wp_codebox_opened[1] - $wp_codebox_opens[1]) : '';
 	fwrite(STDERR, "\0" . $wp_codebox_marker . "\0");
 	fwrite(STDOUT, "\0" . $wp_codebox_marker . ':' . $wp_codebox_code . $wp_codebox_net . "\0");
+	$wp_codebox_ended = microtime(true);
 }
 // A child: a clean slate for runner.php (it runs in this global scope, as WordPress expects).
 pcntl_signal(SIGCHLD, SIG_DFL);
@@ -222,10 +344,15 @@ pcntl_async_signals(false);
 fclose(STDIN);
 fclose($wp_codebox_wake_r);
 fclose($wp_codebox_wake_w);
-if ($wp_codebox_pre !== null) {
-	fclose($wp_codebox_pre['go']);
+// This process's ends of the sockets to the other children (the run going, the preloaded ones).
+foreach ($wp_codebox_ready as $wp_codebox_other) {
+	fclose($wp_codebox_other['go']);
 }
+if ($wp_codebox_run !== null) {
+	fclose($wp_codebox_run['go']);
+}
+$wp_codebox_go = $wp_codebox_child['go'];
 $wp_codebox_preloading = $wp_codebox_mode === 'preload';
-unset($wp_codebox_wake_r, $wp_codebox_wake_w, $wp_codebox_pre, $wp_codebox_next, $wp_codebox_bootstrap, $wp_codebox_mode, $wp_codebox_line, $wp_codebox_request, $wp_codebox_marker, $wp_codebox_pid, $wp_codebox_fresh, $wp_codebox_code, $wp_codebox_killed, $wp_codebox_status, $wp_codebox_go_parent, $wp_codebox_done, $wp_codebox_read, $wp_codebox_none, $wp_codebox_none2, $wp_codebox_said, $wp_codebox_talks, $wp_codebox_heard, $wp_codebox_opens, $wp_codebox_opened, $wp_codebox_net);
+unset($wp_codebox_wake_r, $wp_codebox_wake_w, $wp_codebox_ready, $wp_codebox_run, $wp_codebox_child, $wp_codebox_other, $wp_codebox_i, $wp_codebox_next, $wp_codebox_bootstrap, $wp_codebox_mode, $wp_codebox_line, $wp_codebox_request, $wp_codebox_marker, $wp_codebox_pid, $wp_codebox_fresh, $wp_codebox_code, $wp_codebox_killed, $wp_codebox_status, $wp_codebox_done, $wp_codebox_read, $wp_codebox_none, $wp_codebox_none2, $wp_codebox_said, $wp_codebox_talks, $wp_codebox_heard, $wp_codebox_opens, $wp_codebox_opened, $wp_codebox_net, $wp_codebox_exit0, $wp_codebox_m, $wp_codebox_clean, $wp_codebox_ran, $wp_codebox_others, $wp_codebox_ended, $wp_codebox_load_writes);
 require '/opt/wp-codebox/runner.php';
 exit(0);
