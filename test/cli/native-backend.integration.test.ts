@@ -238,6 +238,23 @@ describe("a native sandbox (one shared runtime)", { skip, timeout: 300_000 }, ()
     assert.match(big.error!.message, /memory/i);
   });
 
+  // What a run leaves at its code file's path (its own file, or the code folder) is replaced by the
+  // next run's code, never written through.
+  const plantedCases: { name: string; plant: string }[] = [
+    { name: "a link to a wp-content file", plant: "unlink(__FILE__); symlink('/wordpress/wp-content/victim.txt', __FILE__);" },
+    { name: "a folder holding a file", plant: "unlink(__FILE__); mkdir(__FILE__); file_put_contents(__FILE__ . '/inner.php', 'x');" },
+    { name: "the code folder swapped for a link to wp-content", plant: "rename(dirname(__FILE__), dirname(__FILE__) . '-old'); symlink('/wordpress/wp-content', dirname(__FILE__));" },
+  ];
+  for (const c of plantedCases) {
+    it(`the next run's code replaces ${c.name} left at its path`, async () => {
+      const planted = await php(`<?php file_put_contents('/wordpress/wp-content/victim.txt', 'intact'); @unlink('/wordpress/wp-content/code.php'); ${c.plant} echo 'planted';`, ["bootstrap=none"]);
+      assert.equal(planted.stdout, "planted", planted.stderr);
+      const next = await php("<?php echo json_encode([file_get_contents('/wordpress/wp-content/victim.txt'), file_exists('/wordpress/wp-content/code.php'), __FILE__]);", ["bootstrap=none"]);
+      assert.equal(next.status, "ok", JSON.stringify(next.error) + next.stderr);
+      assert.deepEqual(next.json, ["intact", false, "/internal/wp-codebox/code/code.php"]);
+    });
+  }
+
   it("output past the cap is cut and counted, and the next command's output is its own", async () => {
     const big = await php(`<?php echo str_repeat('x', ${DEFAULT_OUTPUT_CAP_BYTES} + 4096); fwrite(STDERR, 'to stderr');`, ["bootstrap=none"]);
     assert.equal(big.status, "ok");

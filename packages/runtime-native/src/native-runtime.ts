@@ -55,7 +55,7 @@ import { pharFromSpec, runNativeWpCli, wpCliOutcome } from "./native-wp-cli.js";
 import { allocateSandboxUid, type Bind } from "./bubblewrap.js";
 import { HOST_STEP_DEADLINE_MS, type CapturedStream, type ProcessOutcome } from "./confined-process.js";
 import { siteConstants } from "./native-config.js";
-import { PhpServer } from "./php-server.js";
+import { PhpServer, type RunCode } from "./php-server.js";
 import { PhpCgi } from "./php-cgi.js";
 import { SiteFiles, cgiParams, frontResponse, phpResponse, routeRequest, staticResponse, type SiteRequest, type SiteResponse } from "./native-web.js";
 import { ctimeStamp, syncTree } from "./tree-sync.js";
@@ -382,6 +382,9 @@ export class NativeRuntime implements Runtime {
     giveToSandbox(this.layout.content, this.layout.uid);
     this.createMountPoints();
     this.contentCleanAtNs = ctimeStamp(this.layout.root);
+    // Read by the warm server as it starts: the WordPress tree less these never changes, so a
+    // preloaded WordPress does not look at its files again (php/server.php).
+    this.writeInternal("mount-targets.json", JSON.stringify(this.setup.mounts.map((m) => m.target)));
     this.php.warm();
     this.server = await starting;
     if (this.activates()) {
@@ -582,15 +585,17 @@ export class NativeRuntime implements Runtime {
       source = rest.startsWith("<?php") ? "<?php\n" + rest.slice(5) : rest;
     }
     if (!/^\s*<\?(php|=)?/.test(source)) source = `<?php\n${source}`;
-    this.writeInternal(`code/${name}`, source);
     const bootstrap = args.bootstrap === "none" ? "none" : "wordpress";
-    return this.runCommandFile(posix.join(SANDBOX_PATHS.internal, "code", name), "wordpress.run-php", this.actor(args.as), timeoutMs, signal, bootstrap);
+    // The warm server writes the code file (php-server.ts): no file of the sandbox is touched from the host.
+    return this.runCommandFile(posix.join(SANDBOX_PATHS.internal, "code", name), "wordpress.run-php", this.actor(args.as), timeoutMs, signal, bootstrap, bootstrap, { name, source });
   }
 
-  /** Runs a command's PHP file with the command's deadline: a stopped run is `timed-out` (deadline or interrupt). */
-  private async runCommandFile(file: string, command: string, user: number | "admin", timeoutMs: number, signal: AbortSignal | undefined, bootstrap: "wordpress" | "none" = "wordpress", next: "wordpress" | "none" = bootstrap): Promise<{ outcome: Outcome; dbErrors: DbErrorRecord[] }> {
-    removeSandboxPath(this.layout.internal, "actor-missing");
-    const run = await this.runPhpFile(file, bootstrap, user, this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES, timeoutMs, signal, next);
+  /**
+   * Runs a command's PHP file with the command's deadline: a stopped run is `timed-out` (deadline or
+   * interrupt). `code`: the caller's code, written as `code/<name>` of the internal folder first.
+   */
+  private async runCommandFile(file: string, command: string, user: number | "admin", timeoutMs: number, signal: AbortSignal | undefined, bootstrap: "wordpress" | "none" = "wordpress", next: "wordpress" | "none" = bootstrap, code?: RunCode): Promise<{ outcome: Outcome; dbErrors: DbErrorRecord[] }> {
+    const run = await this.runPhpFile(file, bootstrap, user, this.setup.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES, timeoutMs, signal, next, code);
     const dbErrors = this.takeDbErrors();
     // Only a run as a user id can miss its user (the runner then leaves this file).
     if (typeof user === "number" && user !== 0 && sandboxPathExists(this.layout.internal, "actor-missing")) {
@@ -1019,6 +1024,7 @@ export class NativeRuntime implements Runtime {
     timeoutMs = 0,
     signal?: AbortSignal,
     next: "wordpress" | "none" = bootstrap,
+    code?: RunCode,
   ): Promise<{ process: ProcessOutcome & { partial: { stdout: CapturedStream; stderr: CapturedStream } }; stopped?: "timeout" | "interrupted" }> {
     this.lastActivity = Date.now();
     if (this.pagesSincePreload && bootstrap === "wordpress") {
@@ -1026,10 +1032,8 @@ export class NativeRuntime implements Runtime {
       this.pagesSincePreload = false;
       await this.dropPreloadedWordPress();
     }
-    removeSandboxPath(this.layout.internal, "last-error.json");
-    this.writeInternal("request.json", JSON.stringify({ file, bootstrap, user }));
     const relayedBefore = this.warmRelayAccepted;
-    const child = this.php.run(capBytes, bootstrap, next);
+    const child = this.php.run(capBytes, { file, bootstrap, user }, next, code);
     let stopped: "timeout" | "interrupted" | undefined;
     const timer = timeoutMs > 0 ? setTimeout(() => { stopped ??= "timeout"; child.kill(); }, timeoutMs) : undefined;
     const onAbort = () => { stopped ??= "interrupted"; child.kill(); };

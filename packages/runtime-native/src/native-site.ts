@@ -23,7 +23,7 @@ export const SANDBOX_PATHS = Object.freeze({
   content: "/wordpress/wp-content",
   /** Read-only: wp-config.php and its config.json. */
   config: "/etc/wp-codebox",
-  /** Read-write: request.json, last-error.json, db-errors.jsonl, code files. */
+  /** Read-write: last-error.json, db-errors.jsonl, code files. */
   internal: "/internal/wp-codebox",
   /** MariaDB's socket folder. */
   dbRun: "/run/mysqld",

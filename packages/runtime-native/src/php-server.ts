@@ -97,6 +97,19 @@ interface CurrentRun {
   done?: Promise<RunOutcome>;
 }
 
+/** What a run runs: a sandbox path, what it loads first, and as whom (a user id, or the first administrator). */
+export interface RunRequest {
+  file: string;
+  bootstrap: "wordpress" | "none";
+  user: number | "admin";
+}
+
+/** The caller's code of a run: the file's name in the internal `code/` folder, and its text. */
+export interface RunCode {
+  name: string;
+  source: string;
+}
+
 /** How long a stopped run may take to end before the whole server is killed (ms). */
 const STOP_GRACE_MS = 3_000;
 
@@ -175,14 +188,18 @@ export class PhpServer {
   }
 
   /**
-   * Runs runner.php (request.json must be written) and resolves with its outcome (with the
-   * connections it made, unless the process died under it).
+   * Runs runner.php and resolves with its outcome (with the connections it made, unless the process
+   * died under it). The request and the code reach the server on its input, and the server clears
+   * the last run's files (`last-error.json`, `actor-missing`) and writes the code file itself: a run
+   * touches no file of the sandbox from the host.
    * @param capBytes - bytes kept per stream.
-   * @param bootstrap - what the run loads.
-   * @param next - what the next run will most likely load (default: `bootstrap`); "wordpress" has
-   *   the server load WordPress for it in a new child as soon as this run ends.
+   * @param request - the file to run (a sandbox path), what it loads, and its actor.
+   * @param next - what the next run will most likely load (default: what this one loads);
+   *   "wordpress" has the server load WordPress for it in a new child as soon as this run ends.
+   * @param code - written as `code/<name>` of the internal folder before the run (`name` has no `/`).
    */
-  run(capBytes: number, bootstrap: "wordpress" | "none", next: "wordpress" | "none" = bootstrap): { done: Promise<RunOutcome>; partial(): { stdout: CapturedStream; stderr: CapturedStream }; kill(): void } {
+  run(capBytes: number, request: RunRequest, next: "wordpress" | "none" = request.bootstrap, code?: RunCode): { done: Promise<RunOutcome>; partial(): { stdout: CapturedStream; stderr: CapturedStream }; kill(): void } {
+    const bootstrap = request.bootstrap;
     const child = this.child ?? this.start();
     const marker = randomBytes(16).toString("hex");
     const needle = Buffer.from(`\0${marker}`);
@@ -190,7 +207,7 @@ export class PhpServer {
     const done = new Promise<RunOutcome>((resolve) => (run.resolve = resolve));
     run.done = done;
     this.current = run as CurrentRun;
-    child.stdin!.write(`${JSON.stringify({ marker, bootstrap, next })}\n`);
+    child.stdin!.write(`${JSON.stringify({ marker, bootstrap, next, request, ...(code ? { code } : {}) })}\n`);
     return {
       done,
       partial: () => ({ stdout: run.stdout!.value(), stderr: run.stderr!.value() }),

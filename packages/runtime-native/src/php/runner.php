@@ -2,19 +2,20 @@
 /**
  * Runs one `wordpress.run-php` request of a native sandbox: records a fatal error's message, file
  * and line, loads WordPress (unless bootstrap is none), switches user and includes the caller's file.
- * The request comes from request.json beside the internal files.
+ * The request (`{file, bootstrap, user}`) comes from the server: inherited as $wp_codebox_job by a
+ * child forked for the run, on the socket ("go <request>") for a preloaded one.
  *
  * $wp_codebox_go is this child's end of a socket to the server. Preloaded (server.php set
  * $wp_codebox_preloading): WordPress is loaded before the request arrives, holding what loading
  * printed; on "go" the child checks that no file it loaded (nor a folder holding one, nor the
- * plugin and theme folders) changed since, and that no write reached the database since it began
- * reading it (MariaDB's write counters, see wp_codebox_db_writes()), says "run" and runs the
- * request as a fresh child would. Otherwise it says "stale" and dies unseen, and the server runs
- * the request in a fresh child. The database is checked in a child forked while another run went
- * ($wp_codebox_pipelined), which read the counters as it connected (wp-content/db.php calls
- * wp_codebox_db_connected()) and dies unless nothing but reads was under way then. One forked
- * after the last run ended had nothing running beside it (the host drops it when a page it served,
- * WP-CLI or reset() may have written).
+ * plugin and theme folders) changed since, of those that can (wp_codebox_may_change()), and that
+ * no write reached the database since it began reading it (MariaDB's write counters, see
+ * wp_codebox_db_writes()), says "run" and runs the request as a fresh child would. Otherwise it
+ * says "stale" and dies unseen, and the server runs the request in a fresh child. The database is
+ * checked in a child forked while another run went ($wp_codebox_pipelined), which read the
+ * counters as it connected (wp-content/db.php calls wp_codebox_db_connected()) and dies unless
+ * nothing but reads was under way then. One forked after the last run ended had nothing running
+ * beside it (the host drops it when a page it served, WP-CLI or reset() may have written).
  *
  * A run whose file returned, with no fatal error and no destructor outside WordPress's own code
  * left to run, ends by flushing its output, saying "exit0 <its pid>" and killing itself: freeing
@@ -252,20 +253,25 @@ if ($wp_codebox_preloading) {
 	// Not the sandbox's root: bubblewrap made it when this process started (its mtime would make
 	// every preload of the next second or two look stale), and it holds only mount points (the
 	// one file included from it, /wp-config.php, is a bind, watched itself).
-	$wp_codebox_watch = array_values(array_diff(array_unique($wp_codebox_watch), array('/')));
+	$wp_codebox_watch = array_values(array_filter(array_diff(array_unique($wp_codebox_watch), array('/')), 'wp_codebox_may_change'));
 	// The request may have come while WordPress loaded (a command right after the last one): then
 	// one look at the files is enough, as anything changed since loading began is recent.
 	stream_set_blocking(wp_codebox_channel(), false);
-	$wp_codebox_asked = fgets(wp_codebox_channel());
+	$wp_codebox_asked = (string) fgets(wp_codebox_channel());
 	stream_set_blocking(wp_codebox_channel(), true);
-	$wp_codebox_early = is_string($wp_codebox_asked) && substr($wp_codebox_asked, -1) === "\n";
+	$wp_codebox_early = substr($wp_codebox_asked, -1) === "\n";
 	$wp_codebox_stamps = wp_codebox_stamps($wp_codebox_watch);
 	$wp_codebox_recent = false;
 	foreach ($wp_codebox_stamps as $wp_codebox_stamp) {
 		$wp_codebox_recent = $wp_codebox_recent || ($wp_codebox_stamp !== null && $wp_codebox_stamp[0] >= $wp_codebox_since);
 	}
-	if (!$wp_codebox_early && fgets(wp_codebox_channel()) === false) {
-		posix_kill(posix_getpid(), SIGKILL);
+	if (!$wp_codebox_early) {
+		// The rest of "go <request>\n" (all of it, unless part had come).
+		$wp_codebox_rest = fgets(wp_codebox_channel());
+		if ($wp_codebox_rest === false) {
+			posix_kill(posix_getpid(), SIGKILL);
+		}
+		$wp_codebox_asked .= $wp_codebox_rest;
 	}
 	// Forked while a run went: no write may have reached the database since it began reading it
 	// (the global count's growth less this connection's own). Forked after the last run ended,
@@ -314,11 +320,13 @@ if ($wp_codebox_preloading) {
 		fwrite(STDERR, preg_replace('/^\[[^\]]*\] /m', '', $wp_codebox_logged));
 	}
 	ob_end_flush();
-	unset($wp_codebox_holding, $wp_codebox_since, $wp_codebox_log, $wp_codebox_watch, $wp_codebox_path, $wp_codebox_stamps, $wp_codebox_stamp, $wp_codebox_recent, $wp_codebox_logged, $wp_codebox_asked, $wp_codebox_early, $wp_codebox_writes, $wp_codebox_baseline, $wp_codebox_db_stale, $wp_codebox_pipelined, $wp_codebox_held_errors, $wp_codebox_sent);
-	$wp_codebox_request = json_decode((string) file_get_contents('/internal/wp-codebox/request.json'), true);
+	unset($wp_codebox_holding, $wp_codebox_since, $wp_codebox_log, $wp_codebox_watch, $wp_codebox_path, $wp_codebox_stamps, $wp_codebox_stamp, $wp_codebox_recent, $wp_codebox_logged, $wp_codebox_early, $wp_codebox_writes, $wp_codebox_baseline, $wp_codebox_db_stale, $wp_codebox_pipelined, $wp_codebox_held_errors, $wp_codebox_sent);
+	$wp_codebox_request = json_decode(substr($wp_codebox_asked, 3), true);
+	unset($wp_codebox_asked, $wp_codebox_rest, $wp_codebox_job);
 } else {
 	unset($wp_codebox_preloading, $wp_codebox_pipelined);
-	$wp_codebox_request = json_decode((string) file_get_contents('/internal/wp-codebox/request.json'), true);
+	$wp_codebox_request = json_decode((string) $wp_codebox_job, true);
+	unset($wp_codebox_job);
 	if ($wp_codebox_request['bootstrap'] === 'wordpress') {
 		require_once '/wordpress/wp-load.php';
 		require_once ABSPATH . 'wp-admin/includes/admin.php';

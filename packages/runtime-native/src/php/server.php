@@ -58,6 +58,29 @@ $wp_codebox_walk = static function ($dir) use (&$wp_codebox_walk, &$wp_codebox_b
 };
 $wp_codebox_walk('/wordpress');
 unset($wp_codebox_walk, $wp_codebox_budget);
+
+/**
+ * Whether a file or folder of the sandbox can change while it lives: everything but the WordPress
+ * tree at /wordpress, which is bound read-only from the cache, less wp-content and the caller's
+ * mounts inside it (their targets are in mount-targets.json, read once as this process starts).
+ */
+function wp_codebox_may_change(string $path): bool {
+	static $targets = null;
+	if ($targets === null) {
+		$listed = json_decode((string) @file_get_contents('/internal/wp-codebox/mount-targets.json'), true);
+		$targets = is_array($listed) ? array_values(array_filter($listed, 'is_string')) : null;
+	}
+	if ($targets === null || ($path !== '/wordpress' && strncmp($path, '/wordpress/', 11) !== 0) || $path === '/wordpress/wp-content' || strncmp($path, '/wordpress/wp-content/', 22) === 0) {
+		return true;
+	}
+	foreach ($targets as $target) {
+		if ($path === $target || strncmp($path, $target . '/', strlen($target) + 1) === 0) {
+			return true;
+		}
+	}
+	return false;
+}
+wp_codebox_may_change('/');
 /**
  * TCP connections of this network namespace so far: [accepted by a listener (the relays), connects
  * started]; null when the kernel's counters cannot be read.
@@ -164,6 +187,48 @@ function wp_codebox_end_run(array $keep, int $run): bool {
 	return $others !== array();
 }
 
+/**
+ * Before a run: removes what the last run left for the host to read (its fatal error, a missing
+ * actor) and writes the run's code file, `code/<name>` of the internal folder, replacing whatever
+ * is there (this process is confined like the run: nothing it writes can reach the host).
+ * @param mixed $code `{name, source}` from the request, or null.
+ */
+function wp_codebox_prepare_run($code): void {
+	@unlink('/internal/wp-codebox/last-error.json');
+	@unlink('/internal/wp-codebox/actor-missing');
+	if (!is_array($code) || !is_string($code['name'] ?? null) || !is_string($code['source'] ?? null)) {
+		return;
+	}
+	$name = $code['name'];
+	if ($name === '' || $name === '.' || $name === '..' || strpbrk($name, "/\0") !== false) {
+		return;
+	}
+	$dir = '/internal/wp-codebox/code';
+	if (is_link($dir) || (file_exists($dir) && !is_dir($dir))) {
+		@unlink($dir);
+	}
+	@mkdir($dir, 0755);
+	$path = "$dir/$name";
+	if (is_link($path) || is_dir($path)) {
+		wp_codebox_remove($path);
+	}
+	@file_put_contents($path, $code['source']);
+}
+
+/** Removes a file, a link or a folder with what it holds. */
+function wp_codebox_remove(string $path): void {
+	if (is_dir($path) && !is_link($path)) {
+		foreach (@scandir($path) ?: array() as $name) {
+			if ($name !== '.' && $name !== '..') {
+				wp_codebox_remove("$path/$name");
+			}
+		}
+		@rmdir($path);
+		return;
+	}
+	@unlink($path);
+}
+
 // Children that loaded WordPress for the runs to come, oldest first: one forked after each
 // WordPress run, more forked while a run goes (see the header). The current run's child is $wp_codebox_run.
 $wp_codebox_ready = array();
@@ -211,6 +276,9 @@ while (true) {
 	$wp_codebox_marker = (string) $wp_codebox_request['marker'];
 	$wp_codebox_bootstrap = (string) ($wp_codebox_request['bootstrap'] ?? '');
 	$wp_codebox_next = (string) ($wp_codebox_request['next'] ?? $wp_codebox_bootstrap);
+	// What the run's child gets: on its socket when preloaded, inherited when forked for the run.
+	$wp_codebox_job = json_encode($wp_codebox_request['request'] ?? null);
+	wp_codebox_prepare_run($wp_codebox_request['code'] ?? null);
 	if ($wp_codebox_bootstrap !== 'wordpress') {
 		wp_codebox_drop($wp_codebox_ready);
 	}
@@ -218,7 +286,7 @@ while (true) {
 	$wp_codebox_fresh = !$wp_codebox_ready;
 	if (!$wp_codebox_fresh) {
 		$wp_codebox_run = array_shift($wp_codebox_ready);
-		@fwrite($wp_codebox_run['go'], "go\n");
+		@fwrite($wp_codebox_run['go'], "go $wp_codebox_job\n");
 		// Commands back to back (this one came right after the last ended): the next runs' children
 		// load WordPress while this one runs, on the other core. Each is trusted only if no write
 		// reached the database since it began reading it (see runner.php). A caller that paused
@@ -353,6 +421,8 @@ if ($wp_codebox_run !== null) {
 }
 $wp_codebox_go = $wp_codebox_child['go'];
 $wp_codebox_preloading = $wp_codebox_mode === 'preload';
+// A preloaded child gets its request when its run starts (see runner.php).
+$wp_codebox_job = $wp_codebox_preloading ? null : $wp_codebox_job;
 unset($wp_codebox_wake_r, $wp_codebox_wake_w, $wp_codebox_ready, $wp_codebox_run, $wp_codebox_child, $wp_codebox_other, $wp_codebox_i, $wp_codebox_next, $wp_codebox_bootstrap, $wp_codebox_mode, $wp_codebox_line, $wp_codebox_request, $wp_codebox_marker, $wp_codebox_pid, $wp_codebox_fresh, $wp_codebox_code, $wp_codebox_killed, $wp_codebox_status, $wp_codebox_done, $wp_codebox_read, $wp_codebox_none, $wp_codebox_none2, $wp_codebox_said, $wp_codebox_talks, $wp_codebox_heard, $wp_codebox_opens, $wp_codebox_opened, $wp_codebox_net, $wp_codebox_exit0, $wp_codebox_m, $wp_codebox_clean, $wp_codebox_ran, $wp_codebox_others, $wp_codebox_ended, $wp_codebox_load_writes);
 require '/opt/wp-codebox/runner.php';
 exit(0);
