@@ -13,7 +13,8 @@
  * admin's login cookies, the editor; `editorStepsMs` is the script's steps alone; checked
  * afterwards that the post is published with its paragraph, then `reset()`); and the sandbox's peak
  * memory while all that runs (`peakMemMB`; see `MemoryMeter`). Prints figures (medians over
- * BENCH_SAMPLES, the publish over at most 3) and the machine's load average; never passes or fails
+ * BENCH_SAMPLES, the run-php figures over at least 25, the publish over at most 3; memory is not
+ * sampled while run-php is timed, only once after) and the machine's load average; never passes or fails
  * on time. Needs the native backend's Debian packages (`wp-codebox doctor`) and Chromium.
  *
  *   npm run bench:native
@@ -28,6 +29,8 @@ import { createBackend } from "../packages/cli/src/commands/backends.js";
 import { runBenchChild } from "./bench-child.js";
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 7);
+/** Samples of each run-php figure: runs take ms and vary run to run, so more of them than of the rest. */
+const RUN_SAMPLES = Math.max(SAMPLES, 25);
 const PUBLISH_SAMPLES = Math.min(SAMPLES, 3);
 const WP_CODE = "code=<?php echo get_bloginfo('version');";
 const BARE_CODE = "code=<?php echo 1;";
@@ -99,7 +102,7 @@ function comm(pid: number): string {
  *   meter starts (/proc/self/clear_refs), minus the RSS at that moment. Chromium is another process.
  */
 class MemoryMeter {
-  private readonly timer: NodeJS.Timeout | undefined;
+  private timer: NodeJS.Timeout | undefined;
   private readonly baseRss: number;
   private peakPss = 0;
   private peakRss = 0;
@@ -129,6 +132,21 @@ class MemoryMeter {
     }
     this.peakPss = Math.max(this.peakPss, pss);
     this.peakRss = Math.max(this.peakRss, rss);
+  }
+
+  /**
+   * Runs `work` without sampling (reading a process's smaps_rollup walks its page tables and holds
+   * its memory map's lock, which would slow the few-ms runs being timed), then samples once.
+   */
+  async quiet<T>(work: () => Promise<T>): Promise<T> {
+    if (this.timer === undefined) return work();
+    clearInterval(this.timer);
+    try {
+      return await work();
+    } finally {
+      this.sample();
+      this.timer = setInterval(() => this.sample(), MEMORY_SAMPLE_MS);
+    }
   }
 
   /** Stops sampling. @returns the peak (MB) and, on native, the peak of the RSS sum (MB). */
@@ -163,9 +181,9 @@ async function measure(name: string, backend: RuntimeBackend): Promise<Figures> 
     const frontPageMs = await timed(page("path=/", "as=anonymous"));
     const adminPageMs = await timed(page("path=/wp-admin/"));
     await run(WP_CODE)(); // warm: the first run compiles WordPress
-    const wpRunMs = await timed(run(WP_CODE));
-    const wpRunIdleMs = await timed(run(WP_CODE), SAMPLES, IDLE_MS);
-    const bareRunMs = await timed(run(BARE_CODE));
+    const wpRunMs = await meter.quiet(() => timed(run(WP_CODE), RUN_SAMPLES));
+    const wpRunIdleMs = await meter.quiet(() => timed(run(WP_CODE), RUN_SAMPLES, IDLE_MS));
+    const bareRunMs = await meter.quiet(() => timed(run(BARE_CODE), RUN_SAMPLES));
     const resetMs = await timed(() => runtime.reset!(), Math.min(SAMPLES, 3));
     // reset() after a command that wrote an option, a post and a wp-content file (only reset() timed).
     const dirtyResets: number[] = [];
@@ -217,7 +235,7 @@ if (process.env.BENCH_CHILD) {
       if (cache) rmSync(cache, { recursive: true, force: true });
     }
   });
-  console.log(`cores ${cpus().length}, load average ${loadBefore} before, ${load()} after; ${SAMPLES} samples, ${PUBLISH_SAMPLES} publishes (medians, ms; memory MB)`);
+  console.log(`cores ${cpus().length}, load average ${loadBefore} before, ${load()} after; ${SAMPLES} samples (run-php ${RUN_SAMPLES}), ${PUBLISH_SAMPLES} publishes (medians, ms; memory MB)`);
   console.table(rows);
   const [native, playground] = rows as [Record<string, number>, Record<string, number>];
   const ratio = (key: string) => (native[key] && playground[key] ? `${(playground[key] / native[key]).toFixed(2)}x` : "n/a");

@@ -283,8 +283,9 @@ if ($wp_codebox_preloading) {
 		$wp_codebox_writes = wp_codebox_db_writes($GLOBALS['wpdb']->dbh ?? null, 'SET SESSION TRANSACTION READ WRITE');
 		$wp_codebox_db_stale = $wp_codebox_writes === null || $wp_codebox_writes[0] !== $wp_codebox_baseline['global'];
 		if ($wp_codebox_sent !== $wp_codebox_baseline['sent'] || ($wp_codebox_writes !== null && $wp_codebox_writes[1] !== $wp_codebox_baseline['session'])) {
-			// Loading this site writes to the database (or may: refused on WordPress's connection,
-			// so this load is not the site's): the server stops preloading beside runs.
+			// Loading this site wrote to the database (or may have: refused on WordPress's
+			// connection, so this load is not the site's): the server stops loading WordPress
+			// beside runs for a while.
 			fwrite(wp_codebox_channel(), "load-writes\n");
 			$wp_codebox_db_stale = true;
 		}

@@ -14,8 +14,8 @@
  * ends "clean" (it sent nothing that may write to the database and left no process behind), and
  * each checks MariaDB's write counters before it runs (runner.php). A preloaded child that finds a
  * file it loaded changed since, or the database written, (or that died loading) is replaced by a
- * fresh child for that run. A site whose loading writes to the database ("load-writes") is never
- * preloaded beside a run again.
+ * fresh child for that run. After a load that wrote to the database ("load-writes"), the next
+ * WP_CODEBOX_LOAD_WRITES_PAUSE runs get no children loading beside them.
  *
  * A line `{"kill":true}` while a run is going kills the run's processes (its deadline passed);
  * this process and OPcache live on.
@@ -107,6 +107,9 @@ function wp_codebox_tcp_opens() {
 }
 /** How many children may load WordPress beside a run, for the runs after it. */
 const WP_CODEBOX_PRELOADS = 2;
+
+/** Runs without children loading beside them after a load that wrote to the database. */
+const WP_CODEBOX_LOAD_WRITES_PAUSE = 8;
 
 /** A request that comes this soon after the last run ended is one of commands back to back (s). */
 const WP_CODEBOX_BACK_TO_BACK_S = 0.1;
@@ -237,8 +240,9 @@ $wp_codebox_next = '';
 $wp_codebox_mode = '';
 $wp_codebox_pipelined = false;
 $wp_codebox_ended = 0.0;
-// Set once a child said that loading this site writes to the database.
-$wp_codebox_load_writes = false;
+// Runs left before children load beside a run again, after one said its loading wrote to the
+// database (an expired transient deleted, a plugin's option: maybe once, maybe every time).
+$wp_codebox_load_writes = 0;
 while (true) {
 	// A preloaded child that died (a fatal while loading) is replaced.
 	foreach ($wp_codebox_ready as $wp_codebox_i => $wp_codebox_child) {
@@ -291,7 +295,8 @@ while (true) {
 		// load WordPress while this one runs, on the other core. Each is trusted only if no write
 		// reached the database since it began reading it (see runner.php). A caller that paused
 		// gets its next child after this run, as it would not use it sooner.
-		while ($wp_codebox_next === 'wordpress' && !$wp_codebox_load_writes && microtime(true) - $wp_codebox_ended < WP_CODEBOX_BACK_TO_BACK_S && count($wp_codebox_ready) < WP_CODEBOX_PRELOADS) {
+		$wp_codebox_load_writes = max(0, $wp_codebox_load_writes - 1);
+		while ($wp_codebox_next === 'wordpress' && $wp_codebox_load_writes === 0 && microtime(true) - $wp_codebox_ended < WP_CODEBOX_BACK_TO_BACK_S && count($wp_codebox_ready) < WP_CODEBOX_PRELOADS) {
 			$wp_codebox_child = wp_codebox_fork();
 			if ($wp_codebox_child['pid'] === 0) {
 				$wp_codebox_mode = 'preload';
@@ -374,7 +379,9 @@ while (true) {
 			}
 		}
 		$wp_codebox_said .= (string) fread($wp_codebox_run['go'], 64);
-		$wp_codebox_load_writes = $wp_codebox_load_writes || strpos($wp_codebox_said, "load-writes\n") !== false;
+		if (strpos($wp_codebox_said, "load-writes\n") !== false) {
+			$wp_codebox_load_writes = WP_CODEBOX_LOAD_WRITES_PAUSE;
+		}
 		if (preg_match($wp_codebox_exit0, $wp_codebox_said)) {
 			$wp_codebox_code = 0;
 		}
