@@ -244,6 +244,7 @@ describe("a native sandbox (one shared runtime)", { skip, timeout: 300_000 }, ()
     { name: "a link to a wp-content file", plant: "unlink(__FILE__); symlink('/wordpress/wp-content/victim.txt', __FILE__);" },
     { name: "a folder holding a file", plant: "unlink(__FILE__); mkdir(__FILE__); file_put_contents(__FILE__ . '/inner.php', 'x');" },
     { name: "the code folder swapped for a link to wp-content", plant: "rename(dirname(__FILE__), dirname(__FILE__) . '-old'); symlink('/wordpress/wp-content', dirname(__FILE__));" },
+    { name: "a FIFO (opening it would block)", plant: "unlink(__FILE__); posix_mkfifo(__FILE__, 0644);" },
   ];
   for (const c of plantedCases) {
     it(`the next run's code replaces ${c.name} left at its path`, async () => {
@@ -371,7 +372,19 @@ describe("WordPress preloaded beside a run (commands back to back)", { skip, tim
   const MU_PLUGIN = `<?php
 $GLOBALS['wp_codebox_probe_loaded'] = microtime(true);
 if (isset($_GET['wp_codebox_probe_write'])) { update_option('wp_codebox_probe', sanitize_key($_GET['wp_codebox_probe_write'])); }
-if (get_option('wp_codebox_count_loads')) { update_option('wp_codebox_loads', (int) get_option('wp_codebox_loads') + 1); }`;
+if (get_option('wp_codebox_count_loads')) { update_option('wp_codebox_loads', (int) get_option('wp_codebox_loads') + 1); }
+if (file_exists('/tmp/wp-codebox-boom')) { wp_codebox_undefined_function(); }
+$GLOBALS['wp_codebox_probe_data'] = @file_get_contents(WP_CONTENT_DIR . '/wp-codebox-data/data.txt');
+if (isset($_GET['wp_codebox_probe_later'])) { exec('php /wordpress/wp-content/wp-codebox-later.php ' . implode(' ', array_map('escapeshellarg', [DB_USER, DB_PASSWORD, DB_NAME, substr(DB_HOST, strpos(DB_HOST, ':') + 1), $GLOBALS['wpdb']->options, sanitize_key($_GET['wp_codebox_probe_later'])])) . ' > /dev/null 2>&1 &'); }`;
+  // Started by a page, it outlives it: writes V in a transaction, holds it open 0.8 s, then
+  // commits it with SET autocommit=1 (which moves none of MariaDB's write counters).
+  const LATER = `<?php
+[, $user, $password, $name, $socket, $table, $value] = $argv;
+$db = new mysqli('localhost', $user, $password, $name, 0, $socket);
+$db->query('SET autocommit=0');
+$db->query("UPDATE $table SET option_value = '$value' WHERE option_name = 'wp_codebox_probe'");
+usleep(800000);
+$db->query('SET autocommit=1');`;
   // What WordPress holds in memory (options are cached as it loads) and what the database holds.
   const READ = `<?php global $wpdb; echo json_encode([get_option('wp_codebox_probe'), $wpdb->get_var("SELECT option_value FROM $wpdb->options WHERE option_name = 'wp_codebox_probe'")]);`;
   const SOCKET = "substr(DB_HOST, strpos(DB_HOST, ':') + 1)";
@@ -391,9 +404,15 @@ if (get_option('wp_codebox_count_loads')) { update_option('wp_codebox_loads', (i
   before(async () => {
     tmp = mkdtempSync(join(tmpdir(), "wp-codebox-native-pipeline-"));
     writeFileSync(join(tmp, "probe.php"), MU_PLUGIN);
-    utimesSync(join(tmp, "probe.php"), 1_600_000_000, 1_600_000_000);
-    runtime = await createBackend("native", { cwd: process.cwd() }).create({ mounts: [{ source: join(tmp, "probe.php"), target: "/wordpress/wp-content/mu-plugins/probe.php", mode: "readonly" }] });
-    await php("<?php update_option('wp_codebox_probe', 'start', true);");
+    writeFileSync(join(tmp, "later.php"), LATER);
+    for (const file of ["probe.php", "later.php"]) utimesSync(join(tmp, file), 1_600_000_000, 1_600_000_000);
+    runtime = await createBackend("native", { cwd: process.cwd() }).create({
+      mounts: [
+        { source: join(tmp, "probe.php"), target: "/wordpress/wp-content/mu-plugins/probe.php", mode: "readonly" },
+        { source: join(tmp, "later.php"), target: "/wordpress/wp-content/wp-codebox-later.php", mode: "readonly" },
+      ],
+    });
+    await php("<?php update_option('wp_codebox_probe', 'start', true); mkdir(WP_CONTENT_DIR . '/wp-codebox-data'); file_put_contents(WP_CONTENT_DIR . '/wp-codebox-data/data.txt', 'd0');");
     // Boot made the mount point: preloads trust the files once they are two seconds old.
     await sleep(2500);
   });
@@ -428,6 +447,42 @@ if (get_option('wp_codebox_count_loads')) { update_option('wp_codebox_loads', (i
     const page = await runtime.execute({ command: "wordpress.http-request", args: ["path=/?wp_codebox_probe_write=page", "as=anonymous"] });
     assert.equal(page.status, "ok", JSON.stringify(page.error));
     assert.deepEqual((await php(READ)).json, ["page", "page"]);
+  });
+
+  it("a transaction a process started by a page holds open, committed after that command by SET autocommit=1, is seen by the runs after it (back to back, and after a pause)", async () => {
+    const start = (value: string) => `<?php $r = wp_remote_get(add_query_arg('wp_codebox_probe_later', '${value}', home_url('/'))); echo wp_remote_retrieve_response_code($r);`;
+    await php("<?php echo 1;");
+    assert.equal((await php(start("later1"))).stdout, "200");
+    // Back to back: WordPress loads beside this run while the transaction is open, then it commits.
+    await php("<?php usleep(1200000);");
+    assert.deepEqual((await php(READ)).json, ["later1", "later1"]);
+    assert.equal((await php(start("later2"))).stdout, "200");
+    // A pause: the WordPress loaded after that command read the database before the commit.
+    await sleep(1200);
+    assert.deepEqual((await php(READ)).json, ["later2", "later2"]);
+  });
+
+  it("a file WordPress reads as it loads (not a script), rewritten in place by a run, is read again by the run right after it", async () => {
+    await php("<?php echo 1;");
+    await php("<?php usleep(200000); file_put_contents(WP_CONTENT_DIR . '/wp-codebox-data/data.txt', 'd1');");
+    assert.equal((await php("<?php echo $GLOBALS['wp_codebox_probe_data'];")).stdout, "d1");
+  });
+
+  it("a fatal error of WordPress loading beside a run is not that run's, and the next run loads WordPress again", async () => {
+    await php("<?php echo 1;");
+    // While the flag is there, every load of WordPress dies (the mu-plugin calls an undefined function).
+    const ran = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php touch('/tmp/wp-codebox-boom'); usleep(400000); unlink('/tmp/wp-codebox-boom'); echo 'ran';"] });
+    assert.equal(ran.status, "ok", JSON.stringify(ran.error));
+    assert.equal(ran.stdout, "ran");
+    assert.equal((await php("<?php echo 'next';")).stdout, "next");
+  });
+
+  it("a run that stops the processes loading WordPress beside it (SIGSTOP) does not stall the next command", async () => {
+    await php("<?php echo 1;");
+    await php("<?php usleep(100000); foreach (scandir('/proc') as $p) { if (!ctype_digit($p) || (int) $p === getmypid()) { continue; } $st = (string) @file_get_contents(\"/proc/$p/stat\"); $f = explode(' ', substr($st, strrpos($st, ')') + 2)); if ((int) ($f[1] ?? 0) === posix_getppid()) { posix_kill((int) $p, SIGSTOP); } } echo 'stopped';");
+    const next = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo get_option('blogname') !== false ? 'next' : 'no option';"], timeoutMs: 8000 });
+    assert.equal(next.status, "ok", JSON.stringify(next.error));
+    assert.equal(next.stdout, "next");
   });
 
   it("on a site whose loading writes to the database, every run back to back sees the database as it is", async () => {

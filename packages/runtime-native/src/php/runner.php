@@ -11,11 +11,12 @@
  * plugin and theme folders) changed since, of those that can (wp_codebox_may_change()), and that
  * no write reached the database since it began reading it (MariaDB's write counters, see
  * wp_codebox_db_writes()), says "run" and runs the request as a fresh child would. Otherwise it
- * says "stale" and dies unseen, and the server runs the request in a fresh child. The database is
- * checked in a child forked while another run went ($wp_codebox_pipelined), which read the
- * counters as it connected (wp-content/db.php calls wp_codebox_db_connected()) and dies unless
- * nothing but reads was under way then. One forked after the last run ended had nothing running
- * beside it (the host drops it when a page it served, WP-CLI or reset() may have written).
+ * says "stale" and dies unseen, and the server runs the request in a fresh child. The counters are
+ * read as WordPress's connection opens (wp-content/db.php calls wp_codebox_db_connected()); with
+ * another db.php, a child forked after the last run ended is trusted as before (the host drops it
+ * when a page it served, WP-CLI or reset() may have written). A child forked while another run
+ * went ($wp_codebox_pipelined) loads on a read-only connection and dies unless nothing but reads
+ * was under way as it connected.
  *
  * A run whose file returned, with no fatal error and no destructor outside WordPress's own code
  * left to run, ends by flushing its output, saying "exit0 <its pid>" and killing itself: freeing
@@ -27,7 +28,10 @@
  */
 register_shutdown_function(static function () {
 	$e = error_get_last();
-	if ($e !== null && ($e['type'] & (E_ERROR | E_PARSE | E_CORE_ERROR | E_COMPILE_ERROR | E_USER_ERROR | E_RECOVERABLE_ERROR))) {
+	// A child that dies loading WordPress before its run is no run's: the fresh child that runs the
+	// request instead meets the same error, as the run's (one loading beside a run must not be
+	// taken for that run's).
+	if ($e !== null && ($e['type'] & (E_ERROR | E_PARSE | E_CORE_ERROR | E_COMPILE_ERROR | E_USER_ERROR | E_RECOVERABLE_ERROR)) && empty($GLOBALS['wp_codebox_holding'])) {
 		@file_put_contents('/internal/wp-codebox/last-error.json', json_encode($e));
 	}
 	// A preloaded child that dies before its request (a fatal while loading) prints nothing: the
@@ -102,26 +106,38 @@ function wp_codebox_stamps(array $paths): array {
  * MariaDB's counters of statements that change data or may (INSERT, UPDATE, DELETE, REPLACE, LOAD
  * DATA, counted as they start, refused ones included; transactions begun and committed; table
  * locks; schema changes) and of rows written, updated and deleted, summed: globally (every
- * connection of the sandbox's server, ended ones included) and for `$dbh`'s own connection. Reads
+ * connection of the sandbox's server, ended ones included) and for `$dbh`'s own connection; and
+ * InnoDB's log sequence number, which moves with every change InnoDB logs, a commit included (a
+ * transaction committed by `SET autocommit=1` or `ANALYZE TABLE` moves no counter). Reads
  * (temporary tables of a SELECT included) leave them alone.
  * @param mixed $dbh WordPress's connection ($wpdb->dbh).
  * @param string $first a statement to run first, in the same round trip (its failure is null too).
- * @return array{0:int,1:int}|null [global, this connection's]; null when they cannot be read.
+ * @return array{0:int,1:int,2:int}|null [global, this connection's, log sequence number]; null when
+ *   they cannot be read.
  */
 function wp_codebox_db_writes($dbh, string $first = '') {
 	if (!($dbh instanceof mysqli)) {
 		return null;
 	}
-	$names = "Variable_name IN ('Handler_write','Handler_update','Handler_delete','Com_insert','Com_insert_select','Com_update','Com_update_multi','Com_delete','Com_delete_multi','Com_replace','Com_replace_select','Com_load','Com_begin','Com_commit','Com_xa_commit','Com_lock_tables','Com_truncate','Com_create_table','Com_alter_table','Com_drop_table','Com_rename_table','Com_create_index','Com_drop_index','Com_create_db','Com_drop_db','Com_alter_db','Com_create_view','Com_drop_view')";
+	$names = "Variable_name IN ('Innodb_lsn_current','Handler_write','Handler_update','Handler_delete','Com_insert','Com_insert_select','Com_update','Com_update_multi','Com_delete','Com_delete_multi','Com_replace','Com_replace_select','Com_load','Com_begin','Com_commit','Com_xa_commit','Com_lock_tables','Com_truncate','Com_create_table','Com_alter_table','Com_drop_table','Com_rename_table','Com_create_index','Com_drop_index','Com_create_db','Com_drop_db','Com_alter_db','Com_create_view','Com_drop_view')";
 	$sums = array();
 	try {
 		if (!mysqli_multi_query($dbh, ($first !== '' ? "$first; " : '') . "SHOW GLOBAL STATUS WHERE $names; SHOW SESSION STATUS WHERE $names")) {
 			return null;
 		}
+		$lsn = null;
 		do {
 			$result = mysqli_store_result($dbh);
 			if ($result instanceof mysqli_result) {
-				$sums[] = array_sum(array_map('intval', array_column($result->fetch_all(), 1)));
+				$sum = 0;
+				foreach ($result->fetch_all() as $row) {
+					if ($row[0] === 'Innodb_lsn_current') {
+						$lsn ??= (int) $row[1];
+					} else {
+						$sum += (int) $row[1];
+					}
+				}
+				$sums[] = $sum;
 				$result->free();
 			}
 		} while (mysqli_more_results($dbh) && mysqli_next_result($dbh));
@@ -131,7 +147,7 @@ function wp_codebox_db_writes($dbh, string $first = '') {
 	if (mysqli_errno($dbh) !== 0) {
 		return null;
 	}
-	return count($sums) === 2 ? array($sums[0], $sums[1]) : null;
+	return count($sums) === 2 && $lsn !== null ? array($sums[0], $sums[1], $lsn) : null;
 }
 
 /**
@@ -139,8 +155,8 @@ function wp_codebox_db_writes($dbh, string $first = '') {
  * (`quiet`: no other connection of the sandbox was running anything but a read then, so no write
  * counted before was still to be committed).
  * `sent`: wp_codebox_statements_that_may_write() then.
- * @param array{global:int, session:int, quiet:bool, sent:int}|null $set
- * @return array{global:int, session:int, quiet:bool, sent:int}|null
+ * @param array{global:int, session:int, lsn:int, quiet:bool, sent:int}|null $set
+ * @return array{global:int, session:int, lsn:int, quiet:bool, sent:int}|null
  */
 function wp_codebox_db_baseline($set = null) {
 	static $baseline = null;
@@ -201,6 +217,9 @@ if ($wp_codebox_preloading) {
 	// Whole seconds: a file changed in the second before loading began may have been read half old.
 	$wp_codebox_since = (int) floor(microtime(true)) - 1;
 	$wp_codebox_log = '/tmp/wp-codebox-preload-' . posix_getpid() . '.log';
+	// Whatever a run left at this child's paths (a FIFO would block it) goes first.
+	wp_codebox_remove($wp_codebox_log);
+	wp_codebox_remove(wp_codebox_db_errors_file());
 	ini_set('error_log', $wp_codebox_log);
 	// WP-Cron belongs to the command this child will run: loading WordPress before it comes must not
 	// spawn it (no jobs look due until then; the run spawns it as a page load would).
@@ -210,25 +229,22 @@ if ($wp_codebox_preloading) {
 	}
 	/** Called by wp-content/db.php once WordPress's connection is open, before its first query. */
 	function wp_codebox_db_connected($wpdb) {
-		if (empty($GLOBALS['wp_codebox_pipelined'])) {
-			return;
-		}
-		// Its loading must not change the database under the run beside it: a write WordPress
-		// tries is refused (and counted, see below) until the child's own run starts.
-		$writes = wp_codebox_db_writes($wpdb->dbh ?? null, 'SET SESSION TRANSACTION READ ONLY');
+		// Loading beside a run must not change the database under it: a write WordPress tries is
+		// refused (and counted, see below) until the child's own run starts.
+		$writes = wp_codebox_db_writes($wpdb->dbh ?? null, empty($GLOBALS['wp_codebox_pipelined']) ? '' : 'SET SESSION TRANSACTION READ ONLY');
 		if ($writes === null) {
 			return;
 		}
 		// Read after the counters: a write counted before them is committed by now unless its
-		// connection is still running something other than a read (or holds a transaction, whose
-		// COMMIT then counts).
+		// connection is still running something other than a read (a transaction it holds open is
+		// seen by the log sequence number when it commits).
 		try {
 			$busy = mysqli_query($wpdb->dbh, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND COMMAND <> 'Sleep' AND (INFO IS NULL OR INFO NOT REGEXP '^[[:space:]]*(SELECT|SHOW)[[:space:]]')");
 			$quiet = $busy instanceof mysqli_result && (int) $busy->fetch_row()[0] === 0;
 		} catch (Throwable $e) {
 			$quiet = false;
 		}
-		wp_codebox_db_baseline(array('global' => $writes[0], 'session' => $writes[1], 'quiet' => $quiet, 'sent' => wp_codebox_statements_that_may_write()));
+		wp_codebox_db_baseline(array('global' => $writes[0], 'session' => $writes[1], 'lsn' => $writes[2], 'quiet' => $quiet, 'sent' => wp_codebox_statements_that_may_write()));
 	}
 	ob_start();
 	require_once '/wordpress/wp-load.php';
@@ -273,19 +289,19 @@ if ($wp_codebox_preloading) {
 		}
 		$wp_codebox_asked .= $wp_codebox_rest;
 	}
-	// Forked while a run went: no write may have reached the database since it began reading it
-	// (the global count's growth less this connection's own). Forked after the last run ended,
-	// nothing ran beside it (a page the host served meanwhile, or WP-CLI, has it dropped).
+	// No write may have reached the database since this child began reading it: the global count's
+	// growth is this connection's own, and the log sequence number moved only if this connection
+	// wrote (a commit no counter sees moves it too), with nothing but reads under way as it
+	// connected. Forked while a run went, its own writes were refused: that load was not the site's.
 	$wp_codebox_db_stale = false;
-	if ($wp_codebox_pipelined) {
-		$wp_codebox_baseline = wp_codebox_db_baseline();
+	$wp_codebox_baseline = wp_codebox_db_baseline();
+	if ($wp_codebox_baseline !== null) {
 		$wp_codebox_sent = wp_codebox_statements_that_may_write();
-		$wp_codebox_writes = wp_codebox_db_writes($GLOBALS['wpdb']->dbh ?? null, 'SET SESSION TRANSACTION READ WRITE');
-		$wp_codebox_db_stale = $wp_codebox_writes === null || $wp_codebox_writes[0] !== $wp_codebox_baseline['global'];
-		if ($wp_codebox_sent !== $wp_codebox_baseline['sent'] || ($wp_codebox_writes !== null && $wp_codebox_writes[1] !== $wp_codebox_baseline['session'])) {
-			// Loading this site wrote to the database (or may have: refused on WordPress's
-			// connection, so this load is not the site's): the server stops loading WordPress
-			// beside runs for a while.
+		$wp_codebox_writes = wp_codebox_db_writes($GLOBALS['wpdb']->dbh ?? null, $wp_codebox_pipelined ? 'SET SESSION TRANSACTION READ WRITE' : '');
+		$wp_codebox_own = $wp_codebox_writes === null ? 0 : $wp_codebox_writes[1] - $wp_codebox_baseline['session'];
+		$wp_codebox_db_stale = $wp_codebox_writes === null || !$wp_codebox_baseline['quiet'] || $wp_codebox_writes[0] - $wp_codebox_baseline['global'] !== $wp_codebox_own || ($wp_codebox_own === 0 && $wp_codebox_writes[2] !== $wp_codebox_baseline['lsn']);
+		if ($wp_codebox_pipelined && ($wp_codebox_own !== 0 || $wp_codebox_sent !== $wp_codebox_baseline['sent'])) {
+			// The server stops loading WordPress beside runs for a while.
 			fwrite(wp_codebox_channel(), "load-writes\n");
 			$wp_codebox_db_stale = true;
 		}
@@ -321,7 +337,7 @@ if ($wp_codebox_preloading) {
 		fwrite(STDERR, preg_replace('/^\[[^\]]*\] /m', '', $wp_codebox_logged));
 	}
 	ob_end_flush();
-	unset($wp_codebox_holding, $wp_codebox_since, $wp_codebox_log, $wp_codebox_watch, $wp_codebox_path, $wp_codebox_stamps, $wp_codebox_stamp, $wp_codebox_recent, $wp_codebox_logged, $wp_codebox_early, $wp_codebox_writes, $wp_codebox_baseline, $wp_codebox_db_stale, $wp_codebox_pipelined, $wp_codebox_held_errors, $wp_codebox_sent);
+	unset($wp_codebox_holding, $wp_codebox_since, $wp_codebox_log, $wp_codebox_watch, $wp_codebox_path, $wp_codebox_stamps, $wp_codebox_stamp, $wp_codebox_recent, $wp_codebox_logged, $wp_codebox_early, $wp_codebox_writes, $wp_codebox_baseline, $wp_codebox_db_stale, $wp_codebox_pipelined, $wp_codebox_held_errors, $wp_codebox_sent, $wp_codebox_own);
 	$wp_codebox_request = json_decode(substr($wp_codebox_asked, 3), true);
 	unset($wp_codebox_asked, $wp_codebox_rest, $wp_codebox_job);
 } else {

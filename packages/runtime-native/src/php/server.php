@@ -14,7 +14,9 @@
  * ends "clean" (it sent nothing that may write to the database and left no process behind), and
  * each checks MariaDB's write counters before it runs (runner.php). A preloaded child that finds a
  * file it loaded changed since, or the database written, (or that died loading) is replaced by a
- * fresh child for that run. After a load that wrote to the database ("load-writes"), the next
+ * fresh child for that run. A child forked beside a run is also dropped once any file of wp-content
+ * or the mounts changed after its fork (fs-watch.php: it may have read a file no check looks at
+ * again); without inotify, no child is forked beside a run. After a load that wrote to the database ("load-writes"), the next
  * WP_CODEBOX_LOAD_WRITES_PAUSE runs get no children loading beside them.
  *
  * A line `{"kill":true}` while a run is going kills the run's processes (its deadline passed);
@@ -60,16 +62,25 @@ $wp_codebox_walk('/wordpress');
 unset($wp_codebox_walk, $wp_codebox_budget);
 
 /**
+ * The caller's mount targets (sandbox paths), from mount-targets.json, read once as this process
+ * starts. @return string[]|null null when the file is missing or not a list.
+ */
+function wp_codebox_mount_targets() {
+	static $targets = false;
+	if ($targets === false) {
+		$listed = json_decode((string) @file_get_contents('/internal/wp-codebox/mount-targets.json'), true);
+		$targets = is_array($listed) ? array_values(array_filter($listed, 'is_string')) : null;
+	}
+	return $targets;
+}
+
+/**
  * Whether a file or folder of the sandbox can change while it lives: everything but the WordPress
  * tree at /wordpress, which is bound read-only from the cache, less wp-content and the caller's
  * mounts inside it (their targets are in mount-targets.json, read once as this process starts).
  */
 function wp_codebox_may_change(string $path): bool {
-	static $targets = null;
-	if ($targets === null) {
-		$listed = json_decode((string) @file_get_contents('/internal/wp-codebox/mount-targets.json'), true);
-		$targets = is_array($listed) ? array_values(array_filter($listed, 'is_string')) : null;
-	}
+	$targets = wp_codebox_mount_targets();
 	if ($targets === null || ($path !== '/wordpress' && strncmp($path, '/wordpress/', 11) !== 0) || $path === '/wordpress/wp-content' || strncmp($path, '/wordpress/wp-content/', 22) === 0) {
 		return true;
 	}
@@ -81,6 +92,8 @@ function wp_codebox_may_change(string $path): bool {
 	return false;
 }
 wp_codebox_may_change('/');
+require __DIR__ . '/fs-watch.php';
+wp_codebox_fs_watch_start(wp_codebox_mount_targets() ?? array());
 /**
  * TCP connections of this network namespace so far: [accepted by a listener (the relays), connects
  * started]; null when the kernel's counters cannot be read.
@@ -212,7 +225,8 @@ function wp_codebox_prepare_run($code): void {
 	}
 	@mkdir($dir, 0755);
 	$path = "$dir/$name";
-	if (is_link($path) || is_dir($path)) {
+	if (is_link($path) || (file_exists($path) && !is_file($path))) {
+		// A link, a folder, a FIFO (opening it would block): replaced, never written through.
 		wp_codebox_remove($path);
 	}
 	@file_put_contents($path, $code['source']);
@@ -243,6 +257,9 @@ $wp_codebox_ended = 0.0;
 // Runs left before children load beside a run again, after one said its loading wrote to the
 // database (an expired transient deleted, a plugin's option: maybe once, maybe every time).
 $wp_codebox_load_writes = 0;
+// Counts the times wp_codebox_fs_changed() saw a change: a child forked beside a run keeps the
+// count of its fork and is used only while it stays the same.
+$wp_codebox_fs_epoch = 0;
 while (true) {
 	// A preloaded child that died (a fatal while loading) is replaced.
 	foreach ($wp_codebox_ready as $wp_codebox_i => $wp_codebox_child) {
@@ -286,17 +303,31 @@ while (true) {
 	if ($wp_codebox_bootstrap !== 'wordpress') {
 		wp_codebox_drop($wp_codebox_ready);
 	}
+	if (wp_codebox_fs_changed()) {
+		$wp_codebox_fs_epoch++;
+	}
+	foreach ($wp_codebox_ready as $wp_codebox_i => $wp_codebox_child) {
+		// Forked beside a run, it may have read a file (not a script) changed since.
+		if (($wp_codebox_child['epoch'] ?? $wp_codebox_fs_epoch) !== $wp_codebox_fs_epoch) {
+			$wp_codebox_stale = array($wp_codebox_child);
+			wp_codebox_drop($wp_codebox_stale);
+			unset($wp_codebox_ready[$wp_codebox_i]);
+		}
+	}
+	$wp_codebox_ready = array_values($wp_codebox_ready);
 	$wp_codebox_opens = wp_codebox_tcp_opens();
 	$wp_codebox_fresh = !$wp_codebox_ready;
 	if (!$wp_codebox_fresh) {
 		$wp_codebox_run = array_shift($wp_codebox_ready);
+		// A run may have stopped it (SIGSTOP): it would never answer.
+		posix_kill($wp_codebox_run['pid'], SIGCONT);
 		@fwrite($wp_codebox_run['go'], "go $wp_codebox_job\n");
 		// Commands back to back (this one came right after the last ended): the next runs' children
 		// load WordPress while this one runs, on the other core. Each is trusted only if no write
 		// reached the database since it began reading it (see runner.php). A caller that paused
 		// gets its next child after this run, as it would not use it sooner.
 		$wp_codebox_load_writes = max(0, $wp_codebox_load_writes - 1);
-		while ($wp_codebox_next === 'wordpress' && $wp_codebox_load_writes === 0 && microtime(true) - $wp_codebox_ended < WP_CODEBOX_BACK_TO_BACK_S && count($wp_codebox_ready) < WP_CODEBOX_PRELOADS) {
+		while ($wp_codebox_next === 'wordpress' && $wp_codebox_load_writes === 0 && (wp_codebox_fs_watch()['ok'] ?? false) && microtime(true) - $wp_codebox_ended < WP_CODEBOX_BACK_TO_BACK_S && count($wp_codebox_ready) < WP_CODEBOX_PRELOADS) {
 			$wp_codebox_child = wp_codebox_fork();
 			if ($wp_codebox_child['pid'] === 0) {
 				$wp_codebox_mode = 'preload';
@@ -306,7 +337,7 @@ while (true) {
 			if ($wp_codebox_child['pid'] < 0) {
 				break;
 			}
-			$wp_codebox_ready[] = $wp_codebox_child;
+			$wp_codebox_ready[] = $wp_codebox_child + array('epoch' => $wp_codebox_fs_epoch);
 		}
 	}
 	$wp_codebox_code = 255;
@@ -430,6 +461,6 @@ $wp_codebox_go = $wp_codebox_child['go'];
 $wp_codebox_preloading = $wp_codebox_mode === 'preload';
 // A preloaded child gets its request when its run starts (see runner.php).
 $wp_codebox_job = $wp_codebox_preloading ? null : $wp_codebox_job;
-unset($wp_codebox_wake_r, $wp_codebox_wake_w, $wp_codebox_ready, $wp_codebox_run, $wp_codebox_child, $wp_codebox_other, $wp_codebox_i, $wp_codebox_next, $wp_codebox_bootstrap, $wp_codebox_mode, $wp_codebox_line, $wp_codebox_request, $wp_codebox_marker, $wp_codebox_pid, $wp_codebox_fresh, $wp_codebox_code, $wp_codebox_killed, $wp_codebox_status, $wp_codebox_done, $wp_codebox_read, $wp_codebox_none, $wp_codebox_none2, $wp_codebox_said, $wp_codebox_talks, $wp_codebox_heard, $wp_codebox_opens, $wp_codebox_opened, $wp_codebox_net, $wp_codebox_exit0, $wp_codebox_m, $wp_codebox_clean, $wp_codebox_ran, $wp_codebox_others, $wp_codebox_ended, $wp_codebox_load_writes);
+unset($wp_codebox_wake_r, $wp_codebox_wake_w, $wp_codebox_ready, $wp_codebox_run, $wp_codebox_child, $wp_codebox_other, $wp_codebox_i, $wp_codebox_next, $wp_codebox_bootstrap, $wp_codebox_mode, $wp_codebox_line, $wp_codebox_request, $wp_codebox_marker, $wp_codebox_pid, $wp_codebox_fresh, $wp_codebox_code, $wp_codebox_killed, $wp_codebox_status, $wp_codebox_done, $wp_codebox_read, $wp_codebox_none, $wp_codebox_none2, $wp_codebox_said, $wp_codebox_talks, $wp_codebox_heard, $wp_codebox_opens, $wp_codebox_opened, $wp_codebox_net, $wp_codebox_exit0, $wp_codebox_m, $wp_codebox_clean, $wp_codebox_ran, $wp_codebox_others, $wp_codebox_ended, $wp_codebox_load_writes, $wp_codebox_fs_epoch, $wp_codebox_stale);
 require '/opt/wp-codebox/runner.php';
 exit(0);
