@@ -16,8 +16,8 @@
  * file it loaded changed since, or the database written, (or that died loading) is replaced by a
  * fresh child for that run. A child forked beside a run is also dropped once any file of wp-content
  * or the mounts changed after its fork (fs-watch.php: it may have read a file no check looks at
- * again); without inotify, no child is forked beside a run. After a load that wrote to the database ("load-writes"), the next
- * WP_CODEBOX_LOAD_WRITES_PAUSE runs get no children loading beside them.
+ * again); without inotify, no child is forked beside a run. After a load that wrote to the
+ * database ("load-writes"), the next WP_CODEBOX_LOAD_WRITES_PAUSE runs get no children beside them.
  *
  * A line `{"kill":true}` while a run is going kills the run's processes (its deadline passed);
  * this process and OPcache live on.
@@ -91,7 +91,6 @@ function wp_codebox_may_change(string $path): bool {
 	}
 	return false;
 }
-wp_codebox_may_change('/');
 require __DIR__ . '/fs-watch.php';
 wp_codebox_fs_watch_start(wp_codebox_mount_targets() ?? array());
 /**
@@ -225,11 +224,13 @@ function wp_codebox_prepare_run($code): void {
 	}
 	@mkdir($dir, 0755);
 	$path = "$dir/$name";
-	if (is_link($path) || (file_exists($path) && !is_file($path))) {
-		// A link, a folder, a FIFO (opening it would block): replaced, never written through.
-		wp_codebox_remove($path);
+	// Whatever is there goes first (a link is never written through, a FIFO would block), so a
+	// write that fails (a full disk) leaves no file: the run then fails on it by name instead of
+	// running the last run's code.
+	wp_codebox_remove($path);
+	if (@file_put_contents($path, $code['source']) !== strlen($code['source'])) {
+		@unlink($path);
 	}
-	@file_put_contents($path, $code['source']);
 }
 
 /** Removes a file, a link or a folder with what it holds. */
