@@ -2,9 +2,10 @@
  * The warm PHP process of a native sandbox (`php/server.php`, confined): one run at a time, each in
  * a forked child, so a run costs a fork and a WordPress load from OPcache's shared memory instead
  * of starting bubblewrap and PHP; after a WordPress run the next child loads WordPress before its
- * request comes, and while commands come back to back more children load it beside the running one,
- * each used only if nothing wrote to the database meanwhile (see server.php). A run's output is what the process printed between the request
- * and the run's marker (random per run). A run that must stop (deadline, interrupt) is killed by
+ * request comes, and while commands come back to back more children load it beside the running
+ * one, each used only if nothing wrote to the database or changed a file meanwhile (see
+ * server.php). A run's output is what the process printed between the request and the run's
+ * marker (random per run). A run that must stop (deadline, interrupt) is killed by
  * the server, which lives on; a server that does not end it in time is killed itself, and the next
  * run starts a new one.
  */
