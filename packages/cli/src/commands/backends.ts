@@ -4,7 +4,7 @@
  * build), resolved by the Playground package's `resolveWordPressTree`.
  */
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
-import { createNamedBackend, type BackendOptions } from "@wp-codebox/batch";
+import { createNamedBackend, type BackendOptions } from "@wp-codebox/batch/task-backend";
 
 export type { BackendOptions };
 
