@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 // @ts-expect-error: a plain ES module script without declarations.
-import { checkFolderRules } from "../scripts/check-layers.mjs";
+import { checkFolderRules, checkStaticImports } from "../scripts/check-layers.mjs";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
@@ -86,6 +86,28 @@ test("a violation and a stale entry in one tree are both reported", () => {
     t.done();
   }
 });
+
+const STATIC_CASES: { name: string; source: string; reported: boolean }[] = [
+  { name: "a static import", source: 'import { runLocalBatch } from "@wp-codebox/batch";\n', reported: true },
+  { name: "a type-only import (erased)", source: 'import type { BatchOutcome } from "@wp-codebox/batch";\n', reported: false },
+  { name: "a re-export", source: 'export { runLocalBatch } from "@wp-codebox/batch";\n', reported: true },
+  { name: "a bare side-effect import", source: 'import "@wp-codebox/batch";\n', reported: true },
+  { name: "a dynamic import()", source: 'const batch = await import("@wp-codebox/batch");\n', reported: false },
+  { name: "a subpath of the package", source: 'import { createNamedBackend } from "@wp-codebox/batch/task-backend";\n', reported: false },
+];
+
+for (const c of STATIC_CASES) {
+  test(`modules loaded only through import(): ${c.name} ${c.reported ? "is" : "is not"} reported`, () => {
+    const t = tree({ "cli.ts": c.source });
+    try {
+      const problems: string[] = checkStaticImports(t.src, [/^@wp-codebox\/batch$/]);
+      assert.equal(problems.length, c.reported ? 1 : 0, problems.join("\n"));
+      if (c.reported) assert.match(problems[0]!, /^static import: .*cli\.ts imports @wp-codebox\/batch; load it with import\(\) where it is used$/);
+    } finally {
+      t.done();
+    }
+  });
+}
 
 test("the real tree passes node scripts/check-layers.mjs", () => {
   const r = spawnSync(process.execPath, [join(ROOT, "scripts/check-layers.mjs")], { cwd: ROOT, encoding: "utf8" });
