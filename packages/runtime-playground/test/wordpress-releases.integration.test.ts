@@ -8,7 +8,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { createServer, type Server } from "node:http";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, utimesSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
@@ -102,6 +102,29 @@ test("a release with only an .md5 published is verified with it, fetched once, t
   assert.equal(again.fetched, false);
   assert.equal(again.zipPath, first.zipPath);
   assert.equal(requests.filter((r) => r.endsWith(".zip")).length, 1, requests.join(", "));
+});
+
+test("a cached zip is hashed once and trusted while unchanged; one changed afterwards is hashed again, dropped and fetched again", async () => {
+  const own = mkdtempSync(join(tmpdir(), "wp-codebox-releases-verified-"));
+  try {
+    requests.length = 0;
+    const first = await ensureWordPressRelease(build.release, { cacheDir: own, mirror });
+    const stamp = JSON.parse(readFileSync(`${first.zipPath}.verified`, "utf8")) as { size: number; value: string };
+    assert.deepEqual([stamp.size, stamp.value], [zip.byteLength, md5]);
+    // Unchanged: served offline from the cache (the stamp stands for the hash).
+    assert.equal((await ensureWordPressRelease(build.release, { cacheDir: own, offline: true })).zipPath, first.zipPath);
+    // Changed after it was verified, even with its old modification time put back: the size differs.
+    appendFileSync(first.zipPath, "x");
+    utimesSync(first.zipPath, new Date(), new Date(Date.now() - 60_000));
+    await assert.rejects(ensureWordPressRelease(build.release, { cacheDir: own, offline: true }), isCode("wordpress-version-unavailable"));
+    assert.equal(existsSync(`${first.zipPath}.verified`), false);
+    const again = await ensureWordPressRelease(build.release, { cacheDir: own, mirror });
+    assert.equal(again.fetched, true);
+    assert.equal(readFileSync(again.zipPath).byteLength, zip.byteLength);
+    assert.equal(requests.filter((r) => r.endsWith(".zip")).length, 2, requests.join(", "));
+  } finally {
+    rmSync(own, { recursive: true, force: true });
+  }
 });
 
 test("--wp latest from the loopback mirror boots that build after checking its checksum; offline it is then served from the cache", async () => {

@@ -7,7 +7,7 @@
  * releases can be used. The zip then boots through the same path as `--wordpress PATH`.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { WpCodeboxError, compareWordPressVersions, isLatestCheckFresh, quoteValue } from "@wp-codebox/runtime-core";
 import { unzipSync } from "fflate";
@@ -235,8 +235,47 @@ async function fetchRelease(version: string, dir: string, recordPath: string, mi
   mkdirSync(dir, { recursive: true });
   const file = `wordpress-${release}-${checksum.value.slice(0, 12)}.zip`;
   writeFileAtomic(join(dir, file), got.body);
+  markZipVerified(join(dir, file), checksum);
   writeRecord(recordPath, { requested: version, release, file, checksum, mirror, fetchedAt: checkedAt, checkedAt });
   return { requested: version, release, zipPath: join(dir, file), checksum, fetched: true };
+}
+
+/** The size and modification time of a cached zip when it last matched its checksum (`<zip>.verified`). */
+interface ZipVerified {
+  size: number;
+  mtimeMs: number;
+  algorithm: string;
+  value: string;
+}
+
+/**
+ * Whether the cached zip at `zipPath` has `checksum`. It is hashed once (reading and hashing a
+ * 30 MB release took ~70 ms of every boot of it, and every cached zip was hashed again to find the
+ * newest); after that, while its size and modification time are the ones recorded beside it
+ * (`<zip>.verified`), it is taken to be the same file. A zip changed in any other way is hashed
+ * again, and dropped when it no longer matches.
+ */
+function zipHasChecksum(zipPath: string, checksum: CachedRelease["checksum"]): boolean {
+  const info = statSync(zipPath);
+  const stampPath = `${zipPath}.verified`;
+  try {
+    const stamp = JSON.parse(readFileSync(stampPath, "utf8")) as Partial<ZipVerified>;
+    if (stamp.size === info.size && stamp.mtimeMs === info.mtimeMs && stamp.algorithm === checksum.algorithm && stamp.value === checksum.value) return true;
+  } catch {
+    // no stamp yet, or an unreadable one: hash the zip
+  }
+  if (hash(checksum.algorithm, readFileSync(zipPath)) !== checksum.value) {
+    rmSync(stampPath, { force: true });
+    return false;
+  }
+  markZipVerified(zipPath, checksum);
+  return true;
+}
+
+/** Records that the zip at `zipPath`, as it is now, has `checksum` (see `zipHasChecksum`). */
+function markZipVerified(zipPath: string, checksum: CachedRelease["checksum"]): void {
+  const info = statSync(zipPath);
+  writeFileAtomic(`${zipPath}.verified`, JSON.stringify({ size: info.size, mtimeMs: info.mtimeMs, algorithm: checksum.algorithm, value: checksum.value } satisfies ZipVerified));
 }
 
 function writeRecord(recordPath: string, record: CacheRecord): void {
@@ -269,7 +308,7 @@ function readRecord(recordPath: string, dir: string): CachedRecord | undefined {
   try {
     const record = JSON.parse(readFileSync(recordPath, "utf8")) as CacheRecord;
     const zipPath = join(dir, record.file);
-    if (existsSync(zipPath) && hash(record.checksum.algorithm, readFileSync(zipPath)) === record.checksum.value) {
+    if (existsSync(zipPath) && zipHasChecksum(zipPath, record.checksum)) {
       return { requested: record.requested, release: record.release, zipPath, checksum: record.checksum, mirror: record.mirror, fetchedAt: record.fetchedAt, ...(record.checkedAt ? { checkedAt: record.checkedAt } : {}) };
     }
   } catch {
