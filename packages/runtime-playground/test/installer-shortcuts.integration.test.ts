@@ -16,40 +16,47 @@ import { ensureWordPressTree, findWordPressBuild } from "@wp-codebox/runtime-pla
 import { ensureCustomWordPressTree } from "../src/site/wordpress-builds.js";
 import { sharedWordPressReleasesDir, WORDPRESS_MIRROR_SKIP } from "../../../test/support/wordpress-mirror.js";
 import { installInto, opcacheDirFor } from "../src/sandbox/installed-site.js";
-import { PhpWorkerHost } from "../src/worker/php-worker-host.js";
-import { sqliteIntegrationZipPath } from "../src/site/sqlite-integration.js";
+import { createNodeFsMountHandler, loadNodeRuntime } from "@php-wasm/node";
+import { PHP } from "@php-wasm/universal";
 import { seedPackPath, unpackSeed } from "../src/site/opcache-seed.js";
-import type { WorkerRunResult } from "../src/worker/php-worker-protocol.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "wp-codebox-shortcuts-"));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
-/** Every row of every table of the site's SQLite database, read with PDO (WordPress is not loaded). */
+/**
+ * Every row of every table of the site's SQLite database, read with PDO in a bare PHP: WordPress
+ * is not loaded (a load would schedule its recurring events into the dump).
+ */
 async function dumpDatabase(siteDir: string): Promise<Record<string, Record<string, unknown>[]>> {
-  const host = new PhpWorkerHost({ phpVersion: "8.3", siteUrl: "http://127.0.0.1", coreDir: siteDir, coreWritable: true, mounts: [], installMode: "do-not-attempt-installing", sqliteZipPath: sqliteIntegrationZipPath(), constants: {}, processId: 1 });
+  const php = new PHP(await loadNodeRuntime("8.3", { emscriptenOptions: { processId: 1 } }));
   try {
-    await host.ready;
-    const result = await host.call<WorkerRunResult>({
-      op: "run",
-      capBytes: 1 << 24,
+    php.mkdir("/site");
+    await php.mount("/site", createNodeFsMountHandler(siteDir));
+    const result = await php.run({
       code: `<?php
-$pdo = new PDO('sqlite:/wordpress/wp-content/database/.ht.sqlite');
+$pdo = new PDO('sqlite:/site/wp-content/database/.ht.sqlite');
 $out = [];
 foreach ($pdo->query("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'wp\\_%' ESCAPE '\\\\' ORDER BY name")->fetchAll(PDO::FETCH_COLUMN) as $table) {
   $out[$table] = $pdo->query("SELECT * FROM \\"$table\\"")->fetchAll(PDO::FETCH_ASSOC);
 }
 echo json_encode($out);`,
     });
-    assert.equal(result.exitCode, 0, new TextDecoder().decode(result.stderr.data));
-    return JSON.parse(new TextDecoder().decode(result.stdout.data)) as Record<string, Record<string, unknown>[]>;
+    assert.equal(result.exitCode, 0, result.errors);
+    return JSON.parse(result.text) as Record<string, Record<string, unknown>[]>;
   } finally {
-    await host.terminate();
+    php.exit();
   }
 }
 
 /** Values every install makes anew: dates and times, password hashes, random keys and nonces. */
 const VOLATILE_COLUMNS = new Set(["user_registered", "user_pass", "post_date", "post_date_gmt", "post_modified", "post_modified_gmt", "comment_date", "comment_date_gmt"]);
-const VOLATILE_OPTIONS = new Set(["cron", "admin_email_lifespan", "recovery_keys", "initial_db_version", "fresh_site"]);
+const VOLATILE_OPTIONS = new Set(["admin_email_lifespan", "recovery_keys", "initial_db_version", "fresh_site"]);
+
+/** WP-Cron's events without their times (each install schedules them at its own time): hook and schedule, sorted. */
+function cronEvents(serialized: unknown): string {
+  const events = [...String(serialized).matchAll(/s:\d+:"([a-z0-9_]+)";a:\d+:\{s:32:"[0-9a-f]{32}";a:\d+:\{s:8:"schedule";(?:s:\d+:"([a-z]+)"|b:0)/g)].map((m) => `${m[1]}/${m[2] ?? "single"}`);
+  return events.sort().join(" ");
+}
 const VOLATILE_OPTION_PATTERN = /(_key|_salt|^_transient_timeout_|^_site_transient_timeout_)/;
 
 function normalise(dump: Record<string, Record<string, unknown>[]>): Record<string, string[]> {
@@ -60,6 +67,7 @@ function normalise(dump: Record<string, Record<string, unknown>[]>): Record<stri
         const copy: Record<string, unknown> = {};
         for (const [column, value] of Object.entries(row)) copy[column] = VOLATILE_COLUMNS.has(column) ? "(volatile)" : value;
         if (table === "wp_options" && (VOLATILE_OPTIONS.has(String(row.option_name)) || VOLATILE_OPTION_PATTERN.test(String(row.option_name)))) copy.option_value = "(volatile)";
+        if (table === "wp_options" && row.option_name === "cron") copy.option_value = cronEvents(row.option_value);
         return JSON.stringify(copy);
       })
       .sort();
@@ -114,6 +122,10 @@ for (const c of cases) {
     assert.ok(a.wp_options?.some((row) => row.includes('"option_name":"siteurl"')), "siteurl is stored");
     assert.ok(a.wp_options?.some((row) => row.includes('"option_name":"permalink_structure","option_value":"/%postname%/"')), "the post-install permalinks are set");
     assert.ok(a.wp_users?.some((row) => row.includes('"user_login":"admin"') && row.includes('"user_email":"admin@localhost.com"')), "the administrator is the one Playground's installer makes");
+    // The recurring events WordPress's first load after an install schedules (the post-install setup's load).
+    for (const hook of ["wp_version_check/twicedaily", "wp_update_plugins/twicedaily", "wp_site_health_scheduled_check/weekly"]) {
+      assert.ok(a.wp_options?.some((row) => row.includes('"option_name":"cron"') && row.includes(hook)), `${hook} is scheduled: ${a.wp_options?.find((row) => row.includes('"option_name":"cron"'))}`);
+    }
     assert.deepEqual(a, b);
     const seeded = unpackSeed(readFileSync(seedPackPath(opcacheDirFor(fast)))).map((file) => file.path);
     assert.ok(seeded.some((path) => path.includes("wp-includes")), "the OPcache seed holds compiled core");
