@@ -6,11 +6,14 @@
  * is done before timing starts. Each scenario runs in a fresh Node process; prints figures and
  * ratios, never passes or fails on time. `npm run bench:first-boot` builds first and measures the
  * build, as users run it; started with `--conditions=source` it measures the sources, where every
- * PHP worker thread compiles the TypeScript again (two workers on a first boot, one warm).
+ * PHP worker thread compiles the TypeScript again (two workers on a first boot, one warm). It also
+ * times the CLI itself, `wp-codebox run` from process start to exit, first and warm.
  *
  *   WP_CODEBOX_TEST_SHARED=/path/to/shared npm run bench:first-boot
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { runBenchChild } from "./bench-child.js";
@@ -20,10 +23,16 @@ const WP_CODE = "<?php require_once '/wordpress/wp-load.php'; echo get_bloginfo(
 
 type Figures = { readyMs: number; firstResultMs: number; output: string; stages?: [string, number][] };
 
-/** Child: wp-codebox from nothing in memory to the first WordPress-loading result, with the stages it reported. */
+/**
+ * Child: wp-codebox from nothing in memory to the first WordPress-loading result, with the stages
+ * it reported. Its first PHP worker thread is started before the backend is loaded, as the CLI
+ * starts it (packages/cli/src/main.ts).
+ */
 async function childCodebox(cacheDir: string, version: string): Promise<Figures> {
   const t0 = performance.now();
   const stages: [string, number][] = [];
+  const { prestartPhpWorker } = await import("@wp-codebox/runtime-playground/worker-prestart");
+  prestartPhpWorker();
   const { createPlaygroundBackend } = await import("@wp-codebox/runtime-playground");
   const runtime = await createPlaygroundBackend({ cacheDir, offline: true }).create({
     wordpress: { version },
@@ -49,6 +58,23 @@ async function childRunCli(siteDir: string, installMode: string): Promise<Figure
 
 function runChild(args: string[]): Figures | { error: string } {
   return runBenchChild<Figures>(import.meta.url, args);
+}
+
+/**
+ * `wp-codebox run` as a user starts it (the built CLI, `--wp version`, offline with the release in
+ * `cacheDir`): ms from spawning the process to its exit, a WordPress-loading run-php and its
+ * verified bundle included; or `{ error }` with the end of its output.
+ */
+function timeCliRun(cacheDir: string, version: string, artifacts: string): { ms: number } | { error: string } {
+  const cli = fileURLToPath(new URL("../bin/wp-codebox.js", import.meta.url));
+  const started = performance.now();
+  const r = spawnSync(process.execPath, [cli, "run", "--wp", version, "--command", "wordpress.run-php", "--arg", `code=${WP_CODE}`, "--arg", "bootstrap=none", "--artifacts", artifacts], {
+    encoding: "utf8",
+    timeout: 600_000,
+    env: { ...process.env, WP_CODEBOX_CACHE_DIR: cacheDir, WP_CODEBOX_OFFLINE: "1" },
+  });
+  const ms = performance.now() - started;
+  return r.status === 0 ? { ms } : { error: `exit ${r.status ?? r.signal}: ${(r.stderr || r.stdout).trim().split("\n").slice(-3).join(" | ")}` };
 }
 
 async function main(): Promise<void> {
@@ -78,6 +104,12 @@ async function main(): Promise<void> {
     const first = runChild(["codebox", cache, version]);
     console.error("bench: wp-codebox warm boot …");
     const warm = runChild(["codebox", cache, version]);
+    // The CLI, end to end, on a cache of its own holding only the downloaded release.
+    const cliCache = join(work, "cli-cache");
+    cpSync(join(cache, "releases"), join(cliCache, "releases"), { recursive: true });
+    console.error("bench: wp-codebox run (CLI) first, then warm …");
+    const cliFirst = timeCliRun(cliCache, version, join(work, "cli-first"));
+    const cliWarm = timeCliRun(cliCache, version, join(work, "cli-warm"));
     const site = join(work, "runcli-site");
     extractZip(release.zipPath, site);
     const siteRoot = join(site, "wordpress");
@@ -100,6 +132,8 @@ async function main(): Promise<void> {
     const ratio = (a: Figures | { error: string }, b: Figures | { error: string }) => ("error" in a || "error" in b ? "n/a" : (a.firstResultMs / b.firstResultMs).toFixed(2));
     console.log(`ratios (1st WP result): wp-codebox first / runCLI first ${ratio(first, runCliFirst)}; wp-codebox warm / runCLI warm ${ratio(warm, runCliWarm)}; wp-codebox first / wp-codebox warm ${ratio(first, warm)}`);
     if (!("error" in first) && first.stages) console.log(`wp-codebox first boot stages (ms since start): ${first.stages.map(([m, t]) => `${t} ${m}`).join(" | ")}`);
+    const cli = (f: { ms: number } | { error: string }) => ("error" in f ? `failed: ${f.error}` : `${f.ms.toFixed(0)} ms`);
+    console.log(`wp-codebox run (the CLI, process start to exit, bundle written and verified): first ${cli(cliFirst)}, warm ${cli(cliWarm)}`);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
