@@ -6,6 +6,7 @@
  * grammar and none of the sandbox's own (its secret environment, wp-content), and which the next
  * boot's first WordPress load runs from.
  * A failing install fails the boot with the installer's answer and leaves no sandbox folder behind.
+ * A first boot works on every kind of php-wasm build (with and without OPcache shared memory).
  */
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
@@ -187,3 +188,21 @@ test("a first boot whose install fails is boot-failed with the installer's answe
   assert.deepEqual(readdirSync(temp), [], "no sandbox folder is left");
   assert.ok(!existsSync(join(cacheDir, "sites")) || readdirSync(join(cacheDir, "sites")).every((name) => name.endsWith(".lock") === false && !name.includes("staging")), "no half-installed site is left");
 });
+
+// Each kind of php-wasm build, on a machine's first boot (an empty cache: the installer's worker
+// compiles without keeping a file cache). The 7.4 and 8.0 builds have no OPcache shared memory,
+// only its file cache; without that their PHP did not start at all (exit -2, nothing printed).
+for (const php of ["7.4", "8.0", "8.5"]) {
+  test(`a first boot on an empty cache works on PHP ${php}`, { timeout: 600_000 }, async () => {
+    sandboxTemp(`php-${php}-sandboxes`);
+    const runtime = await createPlaygroundBackend({ cacheDir: join(scratch, `php-${php}-cache`), offline: true }).create({ wordpress: { version: "6.5" }, php });
+    try {
+      assert.equal(runtime.info().bootMode, "installed");
+      const result = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo PHP_MAJOR_VERSION . '.' . PHP_MINOR_VERSION, ' ', get_bloginfo('name');"] });
+      assert.equal(result.status, "ok", result.stderr);
+      assert.equal(result.stdout, `${php} wp-codebox`);
+    } finally {
+      await runtime.dispose();
+    }
+  });
+}

@@ -673,7 +673,9 @@ async function boot(): Promise<void> {
       // the sandbox rewrote a moment ago (a generated include, a core file) from its old bytecode.
       // It costs a stat per included file: measured 20-40 ms CPU per WordPress load of ~430 files.
       "opcache.revalidate_freq": "0",
-      ...(options.quickCompile ? { "opcache.optimization_level": "0", "opcache.file_cache": "" } : {}),
+      // Without the file cache a file-cache-only build has no OPcache at all: PHP then fails to
+      // start (exit -2, nothing printed), so there the installer keeps it.
+      ...(options.quickCompile ? { "opcache.optimization_level": "0", ...(FILE_CACHE_ONLY_PHP.has(options.phpVersion) ? {} : { "opcache.file_cache": "" }) } : {}),
       "zend.max_allowed_stack_size": PHP_STACK_LIMIT,
       // With a virtual clock every clock read moves time on. PHP's realpath cache reads the clock
       // on each path lookup to expire its entries, so how much of it a worker had warmed (a fresh
