@@ -1,9 +1,13 @@
 /**
  * Integration: the opt-in pool of PHP workers (`workers: 2`). Extra workers join on the first
  * loopback request, share the HTTP traffic and one SQLite database through a shared lock manager.
+ * The plugin check's recorder, appending from pages served by both workers at once, keeps every
+ * row although php-wasm's file locks never wait (a blocking flock() fails while another holds it).
  */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { createPlaygroundBackend, type PlaygroundRuntime } from "@wp-codebox/runtime-playground";
 
 let runtime: PlaygroundRuntime;
@@ -35,4 +39,33 @@ test("extra workers start only with loopback traffic, then serve concurrent requ
   assert.ok(results.every((r) => r.status === "ok" && Number(r.stdout) > 0));
   const count = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo count(get_posts(['s' => 'pool', 'numberposts' => -1]));"] });
   assert.equal(count.stdout, "5");
+});
+
+test("the plugin check's recorder loses no row when two workers append at the same time (php-wasm's flock() never waits)", async () => {
+  // The recorder (commands/assets/plugin-check/collector.php) and a page that records 400 rows with it, in the sandbox's wp-content.
+  const collector = readFileSync(fileURLToPath(new URL("../../commands/assets/plugin-check/collector.php", import.meta.url)), "utf8");
+  const page = `<?php
+require '/wordpress/wp-load.php';
+$wp_codebox_check_config = ['log' => WP_CONTENT_DIR . '/check-rows/rows.jsonl', 'origins' => WP_CONTENT_DIR . '/check-rows/origins.jsonl', 'token' => 't', 'pluginDir' => WP_CONTENT_DIR . '/plugins/none'];
+require WP_CONTENT_DIR . '/check-collector.php';
+for ($i = 0; $i < 400; $i++) wp_codebox_check_append('log', ['writer' => $_GET['writer'], 'i' => $i, 'pad' => str_repeat('x', 200)]);
+echo 'done';`;
+  const setup = await runtime.execute({
+    command: "wordpress.run-php",
+    args: [`code=<?php file_put_contents(WP_CONTENT_DIR . '/check-collector.php', base64_decode('${Buffer.from(collector).toString("base64")}')); file_put_contents(WP_CONTENT_DIR . '/check-rows.php', base64_decode('${Buffer.from(page).toString("base64")}')); echo 'ok';`],
+  });
+  assert.equal(setup.stdout, "ok", setup.stderr);
+  for (let i = 0; i < 100 && !(await joined()); i++) {
+    await fetch(`${runtime.siteUrl}/wp-login.php`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(await joined(), true, "two workers serve the pages");
+  const writers = ["a", "b", "c", "d"];
+  const bodies = await Promise.all(writers.map((w) => fetch(`${runtime.siteUrl}/wp-content/check-rows.php?writer=${w}`).then((r) => r.text())));
+  assert.deepEqual(bodies, writers.map(() => "done"));
+  const counted = await runtime.execute({
+    command: "wordpress.run-php",
+    args: ["code=<?php $n = []; foreach (file(WP_CONTENT_DIR . '/check-rows/rows.jsonl') as $l) { $r = json_decode($l, true); $n[$r['writer'] ?? 'torn'] = ($n[$r['writer'] ?? 'torn'] ?? 0) + 1; } ksort($n); echo json_encode($n);"],
+  });
+  assert.deepEqual(JSON.parse(counted.stdout), { a: 400, b: 400, c: 400, d: 400 }, counted.stdout + counted.stderr);
 });

@@ -32,8 +32,37 @@ function wp_codebox_check_append(string $key, array $row): void {
 	if ($tag !== '') {
 		$row['request'] = $tag;
 	}
-	@file_put_contents($path, json_encode($row, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_INVALID_UTF8_SUBSTITUTE | JSON_PARTIAL_OUTPUT_ON_ERROR) . "\n", FILE_APPEND | LOCK_EX);
+	wp_codebox_check_append_line($path, json_encode($row, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_INVALID_UTF8_SUBSTITUTE | JSON_PARTIAL_OUTPUT_ON_ERROR) . "\n");
 	$busy = false;
+}
+
+/** How many times wp_codebox_check_append_line() tries for the file's lock, 1 ms apart. */
+const WP_CODEBOX_CHECK_LOCK_TRIES = 5000;
+
+/**
+ * Appends $line to the file at $path under an exclusive lock; returns whether all of it was written.
+ * Requests checked at the same time on other PHP workers append to the same file. php-wasm's
+ * flock() never waits: while another worker holds the lock, even a blocking LOCK_EX fails at once,
+ * and file_put_contents(..., LOCK_EX) then wrote nothing (a finding went missing). So the lock is
+ * asked for without blocking, again every millisecond, for up to 5 s; past that the line is written
+ * with O_APPEND alone, which keeps a line of one write() whole.
+ */
+function wp_codebox_check_append_line(string $path, string $line): bool {
+	$handle = @fopen($path, 'ab');
+	if ($handle === false) {
+		return false;
+	}
+	$locked = false;
+	for ($try = 0; $try < WP_CODEBOX_CHECK_LOCK_TRIES && !($locked = flock($handle, LOCK_EX | LOCK_NB)); $try++) {
+		usleep(1000);
+	}
+	$written = fwrite($handle, $line);
+	fflush($handle);
+	if ($locked) {
+		flock($handle, LOCK_UN);
+	}
+	fclose($handle);
+	return $written === strlen($line);
 }
 
 /**
