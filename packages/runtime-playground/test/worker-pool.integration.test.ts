@@ -42,13 +42,18 @@ test("extra workers start only with loopback traffic, then serve concurrent requ
 });
 
 test("the plugin check's recorder loses no row when two workers append at the same time (php-wasm's flock() never waits)", async () => {
-  // The recorder (commands/assets/plugin-check/collector.php) and a page that records 400 rows with it, in the sandbox's wp-content.
+  // The recorder (commands/assets/plugin-check/collector.php) and a page that records 400 rows with it (200 through PHP's error handler), in the sandbox's wp-content.
   const collector = readFileSync(fileURLToPath(new URL("../../commands/assets/plugin-check/collector.php", import.meta.url)), "utf8");
   const page = `<?php
 require '/wordpress/wp-load.php';
 $wp_codebox_check_config = ['log' => WP_CONTENT_DIR . '/check-rows/rows.jsonl', 'origins' => WP_CONTENT_DIR . '/check-rows/origins.jsonl', 'token' => 't', 'pluginDir' => WP_CONTENT_DIR . '/plugins/none'];
 require WP_CONTENT_DIR . '/check-collector.php';
-for ($i = 0; $i < 400; $i++) wp_codebox_check_append('log', ['writer' => $_GET['writer'], 'i' => $i, 'pad' => str_repeat('x', 200)]);
+// Half the rows straight, half as PHP warnings through the recorder's error handler (where a
+// sleep between tries for the lock stopped the worker).
+for ($i = 0; $i < 200; $i++) {
+  wp_codebox_check_append('log', ['writer' => $_GET['writer'], 'i' => $i, 'pad' => str_repeat('x', 200)]);
+  trigger_error('writer ' . $_GET['writer'] . ' row ' . $i, E_USER_WARNING);
+}
 echo 'done';`;
   const setup = await runtime.execute({
     command: "wordpress.run-php",
@@ -65,7 +70,7 @@ echo 'done';`;
   assert.deepEqual(bodies, writers.map(() => "done"));
   const counted = await runtime.execute({
     command: "wordpress.run-php",
-    args: ["code=<?php $n = []; foreach (file(WP_CONTENT_DIR . '/check-rows/rows.jsonl') as $l) { $r = json_decode($l, true); $n[$r['writer'] ?? 'torn'] = ($n[$r['writer'] ?? 'torn'] ?? 0) + 1; } ksort($n); echo json_encode($n);"],
+    args: ["code=<?php $n = []; foreach (file(WP_CONTENT_DIR . '/check-rows/rows.jsonl') as $l) { $r = json_decode($l, true); $w = $r['writer'] ?? (preg_match('/^writer (\\w) row /', $r['message'] ?? '', $m) ? $m[1] : 'torn'); $n[$w] = ($n[$w] ?? 0) + 1; } ksort($n); echo json_encode($n);"],
   });
   assert.deepEqual(JSON.parse(counted.stdout), { a: 400, b: 400, c: 400, d: 400 }, counted.stdout + counted.stderr);
 });

@@ -36,25 +36,29 @@ function wp_codebox_check_append(string $key, array $row): void {
 	$busy = false;
 }
 
-/** How many times wp_codebox_check_append_line() tries for the file's lock, 1 ms apart. */
-const WP_CODEBOX_CHECK_LOCK_TRIES = 5000;
+/** How many more times wp_codebox_check_append_line() asks for the file's lock in one request, in all. */
+const WP_CODEBOX_CHECK_LOCK_TRIES = 20000;
 
 /**
  * Appends $line to the file at $path under an exclusive lock; returns whether all of it was written.
- * Requests checked at the same time on other PHP workers append to the same file. php-wasm's
- * flock() never waits: while another worker holds the lock, even a blocking LOCK_EX fails at once,
- * and file_put_contents(..., LOCK_EX) then wrote nothing (a finding went missing). So the lock is
- * asked for without blocking, again every millisecond, for up to 5 s; past that the line is written
- * with O_APPEND alone, which keeps a line of one write() whole.
+ * Requests checked at the same time on other PHP workers append to the same file. Real PHP waits
+ * for the lock; php-wasm's flock() never waits: while another worker holds it, even a blocking
+ * LOCK_EX fails at once, and file_put_contents(..., LOCK_EX) then wrote nothing (a finding went
+ * missing). So a lock refused is asked for again without blocking, up to 20,000 times in one request
+ * (each a round trip to the worker's lock manager; usleep() cannot be used: this runs inside PHP's
+ * error handler, where sleeping stops a php-wasm worker), and past that a line is written with
+ * O_APPEND alone, which keeps a line of one write() whole.
  */
 function wp_codebox_check_append_line(string $path, string $line): bool {
+	static $tries_left = WP_CODEBOX_CHECK_LOCK_TRIES;
 	$handle = @fopen($path, 'ab');
 	if ($handle === false) {
 		return false;
 	}
-	$locked = false;
-	for ($try = 0; $try < WP_CODEBOX_CHECK_LOCK_TRIES && !($locked = flock($handle, LOCK_EX | LOCK_NB)); $try++) {
-		usleep(1000);
+	$locked = flock($handle, LOCK_EX);
+	while (!$locked && $tries_left > 0) {
+		$tries_left--;
+		$locked = flock($handle, LOCK_EX | LOCK_NB);
 	}
 	$written = fwrite($handle, $line);
 	fflush($handle);
