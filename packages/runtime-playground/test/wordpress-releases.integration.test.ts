@@ -8,7 +8,8 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { createServer, type Server } from "node:http";
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, utimesSync } from "node:fs";
+import { appendFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
@@ -104,24 +105,94 @@ test("a release with only an .md5 published is verified with it, fetched once, t
   assert.equal(requests.filter((r) => r.endsWith(".zip")).length, 1, requests.join(", "));
 });
 
-test("a cached zip is hashed once and trusted while unchanged; one changed afterwards is hashed again, dropped and fetched again", async () => {
-  const own = mkdtempSync(join(tmpdir(), "wp-codebox-releases-verified-"));
+/** Ways a cached zip changes after it was verified: each is hashed again and dropped. */
+const ZIP_CHANGES: { name: string; change: (zipPath: string) => void }[] = [
+  {
+    // The size stays: the modification time tells.
+    name: "a byte overwritten in place",
+    change: (zipPath) => {
+      const bytes = readFileSync(zipPath);
+      bytes[bytes.length >> 1] ^= 0xff;
+      writeFileSync(zipPath, bytes);
+    },
+  },
+  {
+    // Its modification time the stamp's (a file system whose clock does not move): the size tells.
+    name: "a byte appended, at the modification time its stamp records",
+    change: (zipPath) => {
+      appendFileSync(zipPath, "x");
+      const stamp = JSON.parse(readFileSync(`${zipPath}.verified`, "utf8")) as { mtimeMs: number };
+      writeFileSync(`${zipPath}.verified`, JSON.stringify({ ...stamp, mtimeMs: statSync(zipPath).mtimeMs }));
+    },
+  },
+];
+
+for (const c of ZIP_CHANGES) {
+  test(`a cached zip is hashed once and trusted while unchanged; ${c.name} is hashed again, dropped and fetched again`, async () => {
+    const own = mkdtempSync(join(tmpdir(), "wp-codebox-releases-verified-"));
+    try {
+      requests.length = 0;
+      const first = await ensureWordPressRelease(build.release, { cacheDir: own, mirror });
+      const stamp = JSON.parse(readFileSync(`${first.zipPath}.verified`, "utf8")) as { size: number; value: string };
+      assert.deepEqual([stamp.size, stamp.value], [zip.byteLength, md5]);
+      // Unchanged: served offline from the cache (the stamp stands for the hash).
+      assert.equal((await ensureWordPressRelease(build.release, { cacheDir: own, offline: true })).zipPath, first.zipPath);
+      c.change(first.zipPath);
+      await assert.rejects(ensureWordPressRelease(build.release, { cacheDir: own, offline: true }), isCode("wordpress-version-unavailable"));
+      assert.equal(existsSync(`${first.zipPath}.verified`), false);
+      const again = await ensureWordPressRelease(build.release, { cacheDir: own, mirror });
+      assert.equal(again.fetched, true);
+      assert.deepEqual(readFileSync(again.zipPath), zip);
+      assert.equal(requests.filter((r) => r.endsWith(".zip")).length, 2, requests.join(", "));
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+  });
+}
+
+/** What may be found at a cached zip's stamp path: none of it is trusted, blocks the read or breaks the next write. */
+const BAD_STAMPS: { name: string; plant: (stampPath: string) => void }[] = [
+  { name: "text that is not JSON", plant: (path) => writeFileSync(path, "not json") },
+  { name: "a stamp larger than any stamp", plant: (path) => writeFileSync(path, Buffer.alloc(1 << 20, 0x20)) },
+  { name: "a folder", plant: (path) => mkdirSync(path) },
+  { name: "a FIFO (a read would block)", plant: (path) => assert.equal(spawnSync("mkfifo", [path]).status, 0) },
+  { name: "a link to /dev/zero (a read would never end)", plant: (path) => symlinkSync("/dev/zero", path) },
+];
+
+for (const c of BAD_STAMPS) {
+  test(`a cached zip whose stamp is ${c.name} is hashed again and stamped anew`, async () => {
+    const own = mkdtempSync(join(tmpdir(), "wp-codebox-releases-stamp-"));
+    try {
+      const first = await ensureWordPressRelease(build.release, { cacheDir: own, mirror });
+      const stampPath = `${first.zipPath}.verified`;
+      rmSync(stampPath);
+      c.plant(stampPath);
+      // In a process of its own: a read that blocks would stop this one's test timeouts too.
+      const again = spawnSync(
+        process.execPath,
+        ["--conditions=source", "--import", "tsx", "--input-type=module", "-e", `const { ensureWordPressRelease } = await import("@wp-codebox/runtime-playground"); process.stdout.write((await ensureWordPressRelease(${JSON.stringify(build.release)}, { cacheDir: ${JSON.stringify(own)}, offline: true })).zipPath);`],
+        { encoding: "utf8", timeout: 60_000 },
+      );
+      assert.equal(again.signal, null, "it ends without being killed");
+      assert.equal(again.stdout, first.zipPath, again.stderr);
+      assert.ok(lstatSync(stampPath).isFile(), "a regular stamp again");
+      assert.equal((JSON.parse(readFileSync(stampPath, "utf8")) as { value: string }).value, md5);
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+  });
+}
+
+test("a folder where a cached zip was is not a release: offline it is unavailable, and it is fetched again", async () => {
+  const own = mkdtempSync(join(tmpdir(), "wp-codebox-releases-zip-folder-"));
   try {
-    requests.length = 0;
     const first = await ensureWordPressRelease(build.release, { cacheDir: own, mirror });
-    const stamp = JSON.parse(readFileSync(`${first.zipPath}.verified`, "utf8")) as { size: number; value: string };
-    assert.deepEqual([stamp.size, stamp.value], [zip.byteLength, md5]);
-    // Unchanged: served offline from the cache (the stamp stands for the hash).
-    assert.equal((await ensureWordPressRelease(build.release, { cacheDir: own, offline: true })).zipPath, first.zipPath);
-    // Changed after it was verified, even with its old modification time put back: the size differs.
-    appendFileSync(first.zipPath, "x");
-    utimesSync(first.zipPath, new Date(), new Date(Date.now() - 60_000));
+    rmSync(first.zipPath);
+    mkdirSync(first.zipPath);
     await assert.rejects(ensureWordPressRelease(build.release, { cacheDir: own, offline: true }), isCode("wordpress-version-unavailable"));
-    assert.equal(existsSync(`${first.zipPath}.verified`), false);
     const again = await ensureWordPressRelease(build.release, { cacheDir: own, mirror });
     assert.equal(again.fetched, true);
-    assert.equal(readFileSync(again.zipPath).byteLength, zip.byteLength);
-    assert.equal(requests.filter((r) => r.endsWith(".zip")).length, 2, requests.join(", "));
+    assert.deepEqual(readFileSync(again.zipPath), zip);
   } finally {
     rmSync(own, { recursive: true, force: true });
   }

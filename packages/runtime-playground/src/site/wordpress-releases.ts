@@ -7,7 +7,7 @@
  * releases can be used. The zip then boots through the same path as `--wordpress PATH`.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { WpCodeboxError, compareWordPressVersions, isLatestCheckFresh, quoteValue } from "@wp-codebox/runtime-core";
 import { unzipSync } from "fflate";
@@ -234,6 +234,8 @@ async function fetchRelease(version: string, dir: string, recordPath: string, mi
   }
   mkdirSync(dir, { recursive: true });
   const file = `wordpress-${release}-${checksum.value.slice(0, 12)}.zip`;
+  // Whatever is at the zip's path (a folder would refuse the rename) is replaced.
+  rmSync(join(dir, file), { recursive: true, force: true });
   writeFileAtomic(join(dir, file), got.body);
   markZipVerified(join(dir, file), checksum);
   writeRecord(recordPath, { requested: version, release, file, checksum, mirror, fetchedAt: checkedAt, checkedAt });
@@ -257,25 +259,45 @@ interface ZipVerified {
  */
 function zipHasChecksum(zipPath: string, checksum: CachedRelease["checksum"]): boolean {
   const info = statSync(zipPath);
+  if (!info.isFile()) return false;
   const stampPath = `${zipPath}.verified`;
-  try {
-    const stamp = JSON.parse(readFileSync(stampPath, "utf8")) as Partial<ZipVerified>;
-    if (stamp.size === info.size && stamp.mtimeMs === info.mtimeMs && stamp.algorithm === checksum.algorithm && stamp.value === checksum.value) return true;
-  } catch {
-    // no stamp yet, or an unreadable one: hash the zip
-  }
+  const stamp = readStamp(stampPath);
+  if (stamp && stamp.size === info.size && stamp.mtimeMs === info.mtimeMs && stamp.algorithm === checksum.algorithm && stamp.value === checksum.value) return true;
   if (hash(checksum.algorithm, readFileSync(zipPath)) !== checksum.value) {
-    rmSync(stampPath, { force: true });
+    rmSync(stampPath, { recursive: true, force: true });
     return false;
   }
   markZipVerified(zipPath, checksum);
   return true;
 }
 
+/** Stamps are this small; anything larger, or not a regular file (a FIFO would block the read), is no stamp. */
+const MAX_STAMP_BYTES = 4096;
+
+/** The stamp at `stampPath`, or undefined when there is none or it is not one (then removed). */
+function readStamp(stampPath: string): Partial<ZipVerified> | undefined {
+  let info;
+  try {
+    info = lstatSync(stampPath);
+  } catch {
+    return undefined;
+  }
+  try {
+    if (info.isFile() && info.size <= MAX_STAMP_BYTES) return JSON.parse(readFileSync(stampPath, "utf8")) as Partial<ZipVerified>;
+  } catch {
+    // unreadable: replaced below
+  }
+  rmSync(stampPath, { recursive: true, force: true });
+  return undefined;
+}
+
 /** Records that the zip at `zipPath`, as it is now, has `checksum` (see `zipHasChecksum`). */
 function markZipVerified(zipPath: string, checksum: CachedRelease["checksum"]): void {
   const info = statSync(zipPath);
-  writeFileAtomic(`${zipPath}.verified`, JSON.stringify({ size: info.size, mtimeMs: info.mtimeMs, algorithm: checksum.algorithm, value: checksum.value } satisfies ZipVerified));
+  const stampPath = `${zipPath}.verified`;
+  // A folder there would refuse the rename.
+  rmSync(stampPath, { recursive: true, force: true });
+  writeFileAtomic(stampPath, JSON.stringify({ size: info.size, mtimeMs: info.mtimeMs, algorithm: checksum.algorithm, value: checksum.value } satisfies ZipVerified));
 }
 
 function writeRecord(recordPath: string, record: CacheRecord): void {
