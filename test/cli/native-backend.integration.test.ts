@@ -422,12 +422,20 @@ $db->query('SET autocommit=1');`;
   });
 
   it("a run right after another is served by a WordPress loaded while that one ran", async () => {
-    await php("<?php echo 1;");
-    const slow = await php("<?php usleep(300000); echo json_encode([microtime(true)]);");
-    const next = await php("<?php echo json_encode([$GLOBALS['wp_codebox_probe_loaded']]);");
-    const [ended] = slow.json as [number];
-    const [loaded] = next.json as [number];
-    assert.ok(loaded < ended, `loaded at ${loaded}, before the run before it ended (${ended})`);
+    // Only a request that reaches the server within 0.1 s of the last run's end counts as back to
+    // back (php/server.php); a loaded machine can delay this process past that now and then, so
+    // the pair is tried a few times and one preloaded run proves it.
+    const tries: string[] = [];
+    for (let attempt = 0; attempt < 5; attempt++) {
+      await php("<?php echo 1;");
+      const slow = await php("<?php usleep(300000); echo json_encode([microtime(true)]);");
+      const next = await php("<?php echo json_encode([$GLOBALS['wp_codebox_probe_loaded']]);");
+      const [ended] = slow.json as [number];
+      const [loaded] = next.json as [number];
+      if (loaded < ended) return;
+      tries.push(`loaded at ${loaded}, after the run before it ended (${ended})`);
+    }
+    assert.fail(`no run was served by a WordPress loaded beside the one before it: ${tries.join("; ")}`);
   });
 
   for (const [i, writer] of WRITERS.entries()) {
