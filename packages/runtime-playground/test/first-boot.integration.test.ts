@@ -195,7 +195,8 @@ test("a first boot whose install fails is boot-failed with the installer's answe
 for (const php of ["7.4", "8.0", "8.5"]) {
   test(`a first boot on an empty cache works on PHP ${php}`, { timeout: 600_000 }, async () => {
     sandboxTemp(`php-${php}-sandboxes`);
-    const runtime = await createPlaygroundBackend({ cacheDir: join(scratch, `php-${php}-cache`), offline: true }).create({ wordpress: { version: "6.5" }, php });
+    const cacheDir = join(scratch, `php-${php}-cache`);
+    const runtime = await createPlaygroundBackend({ cacheDir, offline: true }).create({ wordpress: { version: "6.5" }, php });
     try {
       assert.equal(runtime.info().bootMode, "installed");
       const result = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo PHP_MAJOR_VERSION . '.' . PHP_MINOR_VERSION, ' ', get_bloginfo('name');"] });
@@ -203,6 +204,22 @@ for (const php of ["7.4", "8.0", "8.5"]) {
       assert.equal(result.stdout, `${php} wp-codebox`);
     } finally {
       await runtime.dispose();
+    }
+    // The sandbox saved the site's OPcache seed, the SQLite integration's scripts in it (compiling
+    // them failed on the file-cache-only builds, which then never had a seed).
+    const packs = readdirSync(join(cacheDir, "sites")).filter((name) => name.endsWith(".opcache.pack"));
+    assert.equal(packs.length, 1, `the first boot saved the site's seed: ${readdirSync(join(cacheDir, "sites")).join(", ")}`);
+    const paths = unpackSeed(readFileSync(join(cacheDir, "sites", packs[0]!))).map((file) => file.path);
+    assert.ok(paths.some((path) => path.includes("/internal/shared/sqlite-database-integration/")), `the integration is in the seed: ${paths.length} files`);
+    // The next boot starts from it and loads WordPress from it.
+    const warm = await createPlaygroundBackend({ cacheDir, offline: true }).create({ wordpress: { version: "6.5" }, php });
+    try {
+      assert.equal(warm.info().bootMode, "cached");
+      const result = await warm.execute({ command: "wordpress.run-php", args: ["code=<?php echo get_bloginfo('name');"] });
+      assert.equal(result.status, "ok", result.stderr);
+      assert.equal(result.stdout, "wp-codebox");
+    } finally {
+      await warm.dispose();
     }
   });
 }

@@ -9,10 +9,12 @@
  */
 $wp_codebox_list = json_decode((string) file_get_contents('/internal/wp-codebox/opcache-compile.json'), true);
 $wp_codebox_compiled = 0;
-$wp_codebox_compile = static function ($path) use (&$wp_codebox_compiled) {
-	// A script that ran in this request (a preload) is cached already, and compiling it again
-	// would declare its functions a second time, a fatal error.
-	if (opcache_is_script_cached($path)) {
+// The scripts that ran in this request (the preloads): cached already, and compiling one again
+// would declare its functions a second time, a fatal error. opcache_is_script_cached() alone does
+// not say so where OPcache has only its file cache (php-wasm's PHP 7.4 and 8.0): it is false there.
+$wp_codebox_ran = array_flip(get_included_files());
+$wp_codebox_compile = static function ($path) use (&$wp_codebox_compiled, $wp_codebox_ran) {
+	if (isset($wp_codebox_ran[$path]) || opcache_is_script_cached($path)) {
 		++$wp_codebox_compiled;
 		return;
 	}
