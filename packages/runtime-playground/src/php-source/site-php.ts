@@ -51,6 +51,13 @@ export function sqliteGrammarPreload(): string {
   return phpAsset("site/sqlite-grammar-preload.php");
 }
 
+/**
+ * Builds the grammar entry `sqliteGrammarPreload` keeps, without loading WordPress, when the
+ * SQLite integration is the one that preload knows (prints nothing; does nothing otherwise):
+ * part of the OPcache seed a sandbox saves.
+ */
+export const PRIME_SQLITE_GRAMMAR_PHP = "<?php if (isset($GLOBALS['wpdb']) && is_object($GLOBALS['wpdb']) && method_exists($GLOBALS['wpdb'], 'prime_grammar')) $GLOBALS['wpdb']->prime_grammar();";
+
 
 /**
  * Must-use plugin of the installer's worker (installed-site.ts), active only while WordPress

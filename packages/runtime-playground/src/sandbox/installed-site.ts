@@ -10,7 +10,7 @@ import { replaceWithStaged, siblingTempPath, sweepEntryLeftovers, withCacheLock,
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
 import { PhpWorkerHost } from "../worker/php-worker-host.js";
 import { sqliteIntegrationZipPath } from "../site/sqlite-integration.js";
-import { seedPackPath } from "../site/opcache-seed.js";
+import { seedPackPath, writeSeedPack } from "../site/opcache-seed.js";
 import { baseConstants } from "../site/wordpress-constants.js";
 import type { WorkerBootOptions, WorkerHttpResult, WorkerRunResult } from "../worker/php-worker-protocol.js";
 import { installerMuPlugin } from "../php-source/site-php.js";
@@ -203,7 +203,8 @@ echo json_encode(['version' => get_bloginfo('version'), 'admin' => (bool) get_us
     await host.call({ op: "http", method: "GET", url: "http://127.0.0.1/wp-login.php", headers: {}, capBytes: 0 });
     await host.call({ op: "http", method: "GET", url: "http://127.0.0.1/?rest_route=/", headers: {}, capBytes: 0 });
     await step("warm");
-    await host.call({ op: "export-opcache", hostPath: seedPackPath(opcacheDirFor(staging)) });
+    const { pack } = await host.call<{ pack: Uint8Array }>({ op: "export-opcache" });
+    await writeSeedPack(pack, seedPackPath(opcacheDirFor(staging)));
     await step("export");
   } finally {
     await host.terminate();

@@ -59,6 +59,8 @@ import {
   type PlaygroundRuntimeSetup,
 } from "./sandbox-boot.js";
 import { removeSandboxDir } from "./sandbox-dirs.js";
+import { writeSeedPack } from "../site/opcache-seed.js";
+import { PRIME_SQLITE_GRAMMAR_PHP } from "../php-source/site-php.js";
 import type { SandboxOrigin } from "../worker/sandbox-origin.js";
 import { SiteActors } from "./site-actors.js";
 import { WorkClock } from "../worker/work-clock.js";
@@ -112,6 +114,8 @@ export class PlaygroundRuntime implements Runtime {
   private contentSync: ContentSync | undefined;
   private disposed = false;
   private bootDurationMs = 0;
+  /** The installed site's OPcache seed being written (`saveOpcacheSeed`); never rejects. */
+  private seedWrite: Promise<void> | undefined;
   private warmedHttp = false;
   /** Commands and forwarded requests hold it shared; reset/snapshot/restore hold it exclusive. */
   private readonly lock = new RuntimeLock();
@@ -237,22 +241,33 @@ export class PlaygroundRuntime implements Runtime {
    * `object-cache.php`), so no code of the caller's has run in the worker: the seed holds only
    * what came from the release and this package.
    * A seed that cannot be saved is not an error: later boots compile core themselves, and save it then.
+   * The worker hands over its cache packed; writing it (~28 MB) happens while the sandbox goes on
+   * (`seedWrite`, awaited by `dispose`).
    */
   private async saveOpcacheSeed(): Promise<void> {
     const seed = this.setup.seedOpcache;
     if (!seed) return;
     delete this.setup.seedOpcache;
-    if (!existsSync(seed.pack)) {
-      try {
-        // Its outcome does not matter: without the grammar (a site with its own db.php) the seed lacks only it.
-        await this.pool.primary.call({ op: "run", code: "<?php if (isset($GLOBALS['wpdb']) && is_object($GLOBALS['wpdb']) && method_exists($GLOBALS['wpdb'], 'prime_grammar')) $GLOBALS['wpdb']->prime_grammar();", capBytes: 1 << 16 }, { partOfBoot: true });
-        await this.pool.primary.call({ op: "export-opcache", hostPath: seed.pack, compileDirs: ["/internal/shared"] });
-      } catch {
-        return;
-      }
+    if (existsSync(seed.pack)) {
+      this.setup.opcacheSeedPack = seed.pack;
+      return;
     }
-    // Workers booted later (for HTTP, or to replace one) start from it.
-    this.setup.opcacheSeedPack = seed.pack;
+    let pack: Uint8Array;
+    try {
+      // Its outcome does not matter: without the grammar (a site with its own db.php) the seed lacks only it.
+      await this.pool.primary.call({ op: "run", code: PRIME_SQLITE_GRAMMAR_PHP, capBytes: 1 << 16 }, { partOfBoot: true });
+      ({ pack } = await this.pool.primary.call<{ pack: Uint8Array }>({ op: "export-opcache", compileDirs: ["/internal/shared"] }));
+    } catch {
+      return;
+    }
+    // Workers booted later (for HTTP, or to replace one) start from it once it is written; until
+    // then they compile core themselves.
+    this.seedWrite = writeSeedPack(pack, seed.pack).then(
+      () => {
+        this.setup.opcacheSeedPack = seed.pack;
+      },
+      () => undefined,
+    );
   }
 
   /**
@@ -743,6 +758,8 @@ export class PlaygroundRuntime implements Runtime {
     this.notifySettleWaiters();
     await this.pool.dispose();
     await this.server?.close().catch(() => undefined);
+    // The installed site's seed, still being written when the caller was done with the sandbox.
+    await this.seedWrite;
     if (this.sandboxDir) removeSandboxDir(this.sandboxDir);
   }
 }

@@ -15,6 +15,7 @@
  * builders (a lock taken over from a holder that was only slow) leave one complete entry.
  */
 import { randomBytes } from "node:crypto";
+import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { linkSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
@@ -278,8 +279,9 @@ export function replaceWithStaged(staging: string, target: string): void {
 }
 
 /**
- * Writes a small file atomically: to a unique sibling, then renamed over `path` (readers see the
- * old content or the new, never part of it).
+ * Writes a file atomically: to a unique sibling, then renamed over `path` (readers see the old
+ * content or the new, never part of it). `writeFileAtomicAsync` does the same without blocking
+ * the event loop.
  */
 export function writeFileAtomic(path: string, data: string | Uint8Array): void {
   mkdirSync(dirname(path), { recursive: true });
@@ -289,6 +291,18 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
     renameSync(temp, path);
   } finally {
     rmSync(temp, { force: true });
+  }
+}
+
+/** `writeFileAtomic`, with the write done by Node's thread pool. */
+export async function writeFileAtomicAsync(path: string, data: string | Uint8Array): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const temp = siblingTempPath(path, "partial");
+  try {
+    await writeFile(temp, data);
+    await rename(temp, path);
+  } finally {
+    await rm(temp, { force: true });
   }
 }
 

@@ -98,7 +98,9 @@ export class PhpWorkerPool {
   }
 
   private async spawn(awaitSite = false): Promise<PhpWorkerHost> {
-    const options: WorkerBootOptions = { ...this.options.bootOptions(), mounts: this.options.mounts, processId: this.nextProcessId++, ...(awaitSite ? { awaitSite } : {}) };
+    // A sandbox's site is an installed one: its worker may boot before the site comes.
+    const siteAfterBoot = awaitSite && !this.options.clock?.active;
+    const options: WorkerBootOptions = { ...this.options.bootOptions(), mounts: this.options.mounts, processId: this.nextProcessId++, ...(awaitSite ? { awaitSite } : {}), ...(siteAfterBoot ? { siteAfterBoot } : {}) };
     const owned: { close(): void }[] = [];
     // One lock manager for every worker, the primary of a one-worker sandbox included: a worker
     // booted later (for a self-call, or for a command's parallel requests) shares the same SQLite

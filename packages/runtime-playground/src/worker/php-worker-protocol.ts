@@ -101,6 +101,17 @@ export interface WorkerBootOptions {
    * anything and boots WordPress.
    */
   awaitSite?: boolean;
+  /**
+   * With `awaitSite`, for a site installed already (its `wp-config.php` and Playground's patches
+   * of core made when it was installed, so Playground's boot reads and writes nothing of the
+   * site's): the worker boots PHP's side of WordPress (constants, the SQLite integration,
+   * wp-codebox's preloads) before the site comes, and mounts the site once it is released. After
+   * a `precompile` it also compiles the SQLite integration and builds its grammar meanwhile (the
+   * rest of the installed site's OPcache seed). Not for the installer, whose site Playground's
+   * boot makes (`wp-config.php`, its install checks), nor with a virtual clock (the boot's clock
+   * reads keep their order).
+   */
+  siteAfterBoot?: boolean;
 }
 
 /** What a worker compiles into OPcache before its site is mounted (boot option `precompile`). */
@@ -129,11 +140,12 @@ export type WorkerRequest =
   | { op: "read-file"; id: number; path: string }
   | { op: "mount"; id: number; mount: WorkerMount }
   /**
-   * Writes OPcache's file cache, packed (opcache-seed.ts), to the host file `hostPath` (a
-   * temporary file renamed into place); answers the number of files. `compileDirs`: folders of
-   * PHP's filesystem whose `.php` files are compiled into the cache first (never run).
+   * Answers OPcache's file cache as it is now, packed: `{ pack: Uint8Array }` (opcache-seed.ts,
+   * transferred to the runtime), for the runtime to write (`writeSeedPack`) while this worker
+   * goes on. `compileDirs`: folders of PHP's filesystem whose
+   * `.php` files are compiled into the cache first (never run).
    */
-  | { op: "export-opcache"; id: number; hostPath: string; compileDirs?: string[] }
+  | { op: "export-opcache"; id: number; compileDirs?: string[] }
   /** Forgets cached filesystem nodes under `vfsPath` after the host changed the files (reset, restore). */
   | { op: "forget-cached-files"; id: number; vfsPath: string }
   | { op: "write-file"; id: number; path: string; data: Uint8Array | string }

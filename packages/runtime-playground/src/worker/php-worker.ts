@@ -4,9 +4,8 @@
  * `max_execution_time`, do not fire under php-wasm), then starts a fresh one on the same host files.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
 import { createHash } from "node:crypto";
 import { setFlagsFromString } from "node:v8";
 import { loadNodeRuntime, createNodeFsMountHandler, getPHPLoaderModule } from "@php-wasm/node";
@@ -22,7 +21,7 @@ import { nativeStackMbFor, type AwaitOptionsData } from "./php-worker-thread.js"
 import type { CappedStream, CorePrecompile, DeferredRequest, PhpFatal, RequestReport, SiteReadyOptions, WorkerBootOptions, WorkerMount, WorkerRequest, WorkerResponse, WorkerEvent } from "./php-worker-protocol.js";
 import { phpNetworkGuardPreRun } from "./php-network-guard.js";
 import { installDeterminism, markWork, replaceRandomDevices, virtualClockUs } from "./php-determinism.js";
-import { DEFERRED_REQUESTS_DIR, opcacheCompilePhp, selfCallMuPlugin, sqliteGrammarPreload, themePatternsMuPlugin, debugDisplayMuPlugin } from "../php-source/site-php.js";
+import { DEFERRED_REQUESTS_DIR, PRIME_SQLITE_GRAMMAR_PHP, opcacheCompilePhp, selfCallMuPlugin, sqliteGrammarPreload, themePatternsMuPlugin, debugDisplayMuPlugin } from "../php-source/site-php.js";
 import { errorMessage } from "@wp-codebox/runtime-core";
 import { cutAtCharacter } from "./utf8-cut.js";
 import { MemoryFsBootState, type EmscriptenFs, type MemoryFsRestore } from "../fs/memory-fs-boot-state.js";
@@ -122,8 +121,13 @@ function takeReport(): RequestReport {
   }
 }
 
-function post(message: WorkerResponse | WorkerEvent): void {
-  port.postMessage(message);
+function post(message: WorkerResponse | WorkerEvent, transfer?: ArrayBuffer[]): void {
+  port.postMessage(message, transfer);
+}
+
+/** The buffers an answer hands over rather than copies: an exported OPcache's pack (~28 MB). */
+function transferablesOf(request: WorkerRequest, value: unknown): ArrayBuffer[] | undefined {
+  return request.op === "export-opcache" ? [(value as { pack: Uint8Array }).pack.buffer as ArrayBuffer] : undefined;
 }
 
 async function mountAll(php: PHP): Promise<void> {
@@ -140,6 +144,34 @@ async function mountAll(php: PHP): Promise<void> {
     if (!options.mounts.some((m) => m.vfsPath === "/workspace")) await php.mount("/workspace", createNodeFsMountHandler(options.workspaceDir));
   }
   for (const m of options.mounts) await mountOne(php, m);
+}
+
+/** Mounts the site (`mountAll`), puts the installer's must-use plugin in place and seeds OPcache from the site's pack. */
+async function mountSite(instance: PHP): Promise<void> {
+  await mountAll(instance);
+  if (options.installerMuPlugin) {
+    instance.mkdir(INSTALLER_MU_PLUGIN.slice(0, INSTALLER_MU_PLUGIN.lastIndexOf("/")));
+    instance.writeFile(INSTALLER_MU_PLUGIN, options.installerMuPlugin);
+  }
+  if (options.opcacheSeedPack && existsSync(options.opcacheSeedPack)) seedFromPack(instance, options.opcacheSeedPack, OPCACHE_DIR);
+}
+
+/**
+ * Compiles the SQLite integration (the scripts under `/internal/shared`) into OPcache and builds
+ * its grammar entry while the worker waits for its site (boot option `siteAfterBoot`): the parts
+ * of the installed site's OPcache seed that are not core, made by the sandbox that saves it (it
+ * asks for both again, `PlaygroundRuntime.saveOpcacheSeed`, and finds them done). Never throws:
+ * what is not done here is done then.
+ */
+async function warmSqliteIntegration(instance: PHP): Promise<void> {
+  try {
+    await instance.run({ code: PRIME_SQLITE_GRAMMAR_PHP });
+    await compileIntoOpcache(instance, { dirs: ["/internal/shared"] });
+    sharedCompiled = true;
+    bootMarks.push(["SQLite integration compiled, its grammar built", Date.now()]);
+  } catch (error) {
+    bootMarks.push([`SQLite integration not compiled: ${errorMessage(error).slice(0, 200)}`, Date.now()]);
+  }
 }
 
 async function mountOne(instance: PHP, m: WorkerMount): Promise<void> {
@@ -288,32 +320,53 @@ function seedFromPack(instance: PHP, packPath: string, vfsDir: string): void {
 }
 
 /**
- * Writes the files under `vfsDir` of PHP's filesystem to the host file `hostPath` as one pack
- * (opcache-seed.ts): one host write, instead of one per compiled script and a second pass that
- * read them back to pack them (~0.3 s of a first boot).
- * @returns how many files it packed.
+ * The files under `vfsDir` of PHP's in-memory filesystem packed into one buffer
+ * (`packSeedFiles`: sorted by name folder by folder, as `packSeed` lists a folder, so the same
+ * cache packs to the same bytes), which is its own ArrayBuffer (transferable). Walks MEMFS's nodes
+ * and packs views of their contents, one copy in all: reading the ~560 compiled scripts by path
+ * and copying each took ~55 ms of a first boot's critical path, a copy per file ~100 ms.
  */
-function exportPackToHost(instance: PHP, vfsDir: string, hostPath: string): number {
+function packOpcacheDir(instance: PHP, vfsDir: string): Uint8Array {
+  type MemfsNode = { mode: number; contents: Record<string, MemfsNode> | Uint8Array | number[] | null; usedBytes?: number };
+  const fs = (instance as unknown as Record<symbol, { FS?: { lookupPath(path: string): { node: MemfsNode }; isDir(mode: number): boolean; isFile(mode: number): boolean } }>)[__private__dont__use]?.FS;
   const files: SeedFile[] = [];
-  const walk = (rel: string): void => {
-    // Sorted by name, as packSeed lists a folder: the same cache packs to the same bytes.
-    for (const name of instance.listFiles(rel ? `${vfsDir}/${rel}` : vfsDir).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
-      const path = rel ? `${rel}/${name}` : name;
-      if (instance.isDir(`${vfsDir}/${path}`)) walk(path);
-      else files.push({ path, data: instance.readFileAsBuffer(`${vfsDir}/${path}`) });
-    }
-  };
-  if (instance.isDir(vfsDir)) walk("");
-  mkdirSync(dirname(hostPath), { recursive: true });
-  // Renamed into place: another process may boot from this seed while it is written.
-  const partial = `${hostPath}.partial-${process.pid}-${options.processId}`;
+  const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+  let root: MemfsNode | undefined;
   try {
-    writeFileSync(partial, packSeedFiles(files));
-    renameSync(partial, hostPath);
-  } finally {
-    rmSync(partial, { force: true });
+    root = instance.isDir(vfsDir) ? fs?.lookupPath(vfsDir).node : undefined;
+  } catch {
+    root = undefined;
   }
-  return files.length;
+  if (fs && root?.contents && !ArrayBuffer.isView(root.contents) && !Array.isArray(root.contents)) {
+    const walk = (dir: MemfsNode, rel: string): void => {
+      const entries = dir.contents as Record<string, MemfsNode>;
+      for (const name of Object.keys(entries).sort(byName)) {
+        const node = entries[name]!;
+        const path = rel ? `${rel}/${name}` : name;
+        if (fs.isDir(node.mode)) walk(node, path);
+        else if (fs.isFile(node.mode)) {
+          const size = node.usedBytes ?? 0;
+          // MEMFS holds a file's bytes as an Int8Array (a slice of PHP's heap) or a Uint8Array, sometimes larger than the file.
+          const contents = node.contents as ArrayBufferView | number[] | null;
+          files.push({ path, data: !contents || !size ? new Uint8Array(0) : ArrayBuffer.isView(contents) ? new Uint8Array(contents.buffer, contents.byteOffset, size) : Uint8Array.from(contents.slice(0, size)) });
+        }
+      }
+    };
+    walk(root, "");
+  } else if (instance.isDir(vfsDir)) {
+    // Another filesystem there than MEMFS: by path.
+    const walk = (rel: string): void => {
+      for (const name of instance.listFiles(rel ? `${vfsDir}/${rel}` : vfsDir).sort(byName)) {
+        const path = rel ? `${rel}/${name}` : name;
+        if (instance.isDir(`${vfsDir}/${path}`)) walk(path);
+        else files.push({ path, data: instance.readFileAsBuffer(`${vfsDir}/${path}`) });
+      }
+    };
+    walk("");
+  }
+  const pack = packSeedFiles(files);
+  // Transferred whole: copied when it is a slice of Node's shared pool (a small pack).
+  return pack.byteOffset === 0 && pack.buffer.byteLength === pack.byteLength ? pack : new Uint8Array(pack);
 }
 
 /**
@@ -505,6 +558,13 @@ async function restoreBootFs(): Promise<MemoryFsRestore> {
   }
   return result;
 }
+/** Whether this worker compiled core before its site came (`precompile`): it is making the installed site's seed. */
+let precompiled = false;
+/**
+ * Whether `warmSqliteIntegration` compiled `/internal/shared` before the site came: nothing is
+ * written there after it, so `export-opcache` need not walk it again.
+ */
+let sharedCompiled = false;
 /** Resolves when the runtime sends `site-ready` (boot option `awaitSite`), with the boot options known only then. */
 let releaseSite: (late: SiteReadyOptions) => void = () => undefined;
 const siteReady = new Promise<SiteReadyOptions>((resolve) => (releaseSite = resolve));
@@ -594,8 +654,8 @@ async function handle(request: WorkerRequest): Promise<unknown> {
     case "forget-cached-files":
       return forgetCachedNodes(php, request.vfsPath);
     case "export-opcache":
-      if (request.compileDirs?.length) await compileIntoOpcache(php, { dirs: request.compileDirs });
-      return exportPackToHost(php, OPCACHE_DIR, request.hostPath);
+      if (request.compileDirs?.length && !sharedCompiled) await compileIntoOpcache(php, { dirs: request.compileDirs });
+      return { pack: packOpcacheDir(php, OPCACHE_DIR) };
     case "mount":
       await mountOne(php, request.mount);
       return true;
@@ -636,16 +696,16 @@ async function boot(): Promise<void> {
         bootMarks.push(["PHP started (first request)", Date.now()]);
         // The list given at boot, or the one sent once the tree is there, unless the site comes first.
         const precompile = options.precompile ?? (await Promise.race([coreReady, siteReady.then(() => undefined)]));
-        if (precompile) await precompileCore(instance, precompile);
+        if (precompile) {
+          await precompileCore(instance, precompile);
+          precompiled = true;
+        }
+        // Mounted once Playground's boot is done (boot()).
+        if (options.siteAfterBoot) return;
         Object.assign(options, await siteReady);
         bootMarks.push(["site released", Date.now()]);
       } else if (options.precompile) await precompileCore(instance, options.precompile);
-      await mountAll(instance);
-      if (options.installerMuPlugin) {
-        instance.mkdir(INSTALLER_MU_PLUGIN.slice(0, INSTALLER_MU_PLUGIN.lastIndexOf("/")));
-        instance.writeFile(INSTALLER_MU_PLUGIN, options.installerMuPlugin);
-      }
-      if (options.opcacheSeedPack && existsSync(options.opcacheSeedPack)) seedFromPack(instance, options.opcacheSeedPack, OPCACHE_DIR);
+      await mountSite(instance);
     },
     sqliteIntegrationPluginZip: new File([readFileSync(options.sqliteZipPath)], "sqlite-database-integration.zip"),
     // Read once the PHP instance is created and the site mounted: `awaitSite` may set it only then.
@@ -690,7 +750,7 @@ async function boot(): Promise<void> {
     createFiles: { "/internal/shared/opcache-blacklist.txt": `/wordpress/wp-content/*\n/workspace/*\n/internal/eval.php\n/internal/wp-codebox/code/*\n${INSTALLER_MU_PLUGIN}\n${ENV_MU_PLUGIN}\n` },
   });
   php = await handler.getPrimaryPhp();
-  bootMarks.push(["WordPress boot done (SQLite integration set up)", Date.now()]);
+  bootMarks.push([options.siteAfterBoot ? "WordPress runtime booted (SQLite integration set up, no site yet)" : "WordPress boot done (SQLite integration set up)", Date.now()]);
   // php-wasm swaps in a new PHP runtime on the request after any that exited non-zero (every PHP
   // fatal error) and after every 400 requests. That cost ~1.2 s on the next request, threw away
   // OPcache's shared memory, and left this worker watching the old runtime's file system (a
@@ -706,6 +766,13 @@ async function boot(): Promise<void> {
   php.writeFile("/internal/shared/preload/0-wp-codebox-sqlite-grammar.php", sqliteGrammarPreload());
   if (options.muPlugin) php.writeFile(ENV_MU_PLUGIN, options.muPlugin);
   stabiliseMtimes(php, "/internal/shared");
+  if (options.siteAfterBoot) {
+    // While the site installs: only this package's code has run here.
+    if (precompiled) await warmSqliteIntegration(php);
+    Object.assign(options, await siteReady);
+    bootMarks.push(["site released", Date.now()]);
+    await mountSite(php);
+  }
   const fs = (php as unknown as Record<symbol, { FS?: EmscriptenFs }>)[__private__dont__use]?.FS;
   if (fs) {
     replaceRandomDevices(fs as unknown as Parameters<typeof replaceRandomDevices>[0]);
@@ -775,9 +842,11 @@ port.on("message", (request: WorkerRequest | { op: "site-ready"; late?: SiteRead
     // Never run anything on a crashed engine: the runtime moves this request to a replacement.
     if (engineCrashed) return;
     let reply: WorkerResponse;
+    let transfer: ArrayBuffer[] | undefined;
     try {
       const value = await handle(request);
       reply = { id: request.id, ok: true, value };
+      transfer = transferablesOf(request, value);
     } catch (error) {
       reply = { id: request.id, ok: false, error: { message: errorMessage(error), stack: (error as Error | undefined)?.stack } };
     }
@@ -788,7 +857,7 @@ port.on("message", (request: WorkerRequest | { op: "site-ready"; late?: SiteRead
     closeLeakedRequestStreams();
     // Before the reply: the runtime counts them as running before it learns the work is done.
     if (request.op === "run" || request.op === "http") for (const deferred of takeDeferredRequests()) post({ event: "deferred-request", request: deferred });
-    post(reply);
+    post(reply, transfer);
   });
 });
 
