@@ -7,7 +7,10 @@
  * ratios, never passes or fails on time. `npm run bench:first-boot` builds first and measures the
  * build, as users run it; started with `--conditions=source` it measures the sources, where every
  * PHP worker thread compiles the TypeScript again (two workers on a first boot, one warm). It also
- * times the CLI itself, `wp-codebox run` from process start to exit, first and warm.
+ * times the CLI itself, `wp-codebox run` from process start to exit, first and warm. Unpacking
+ * creates 4,400 files: on an ext4 file system without a journal, file creation skips over inodes
+ * freed in the last minutes, so run it a few minutes after anything deleted thousands of files
+ * (its own previous run included), or the unpack is up to ~1 s slower.
  *
  *   WP_CODEBOX_TEST_SHARED=/path/to/shared npm run bench:first-boot
  */
