@@ -64,6 +64,13 @@ test("a first boot installs the site, boots on it and says so; the next boot reu
     const runtime = await backend.create({ wordpress: { path: root }, secretEnv: { SEED_SECRET: secret } });
     try {
       assert.equal(runtime.info().bootMode, expected);
+      if (expected === "installed") {
+        // The sandbox's worker compiled the SQLite integration (the seed's rest) while the site
+        // installed, and mounted the site only after that (boot option siteAfterBoot).
+        const marks = (runtime as unknown as { pool: { primary: { bootMarks: [string, number][] } } }).pool.primary.bootMarks.map(([step]) => step);
+        const compiled = marks.indexOf("SQLite integration compiled, its grammar built");
+        assert.ok(compiled >= 0 && compiled < marks.indexOf("site released"), `the worker's boot steps: ${marks.join(" | ")}`);
+      }
       // The installed site has WordPress's recurring events (the post-install setup's load of
       // WordPress scheduled them), and the boot moved the overdue ones past its clock: no
       // event is due when the first command starts, so it does not start by running WP-Cron.
