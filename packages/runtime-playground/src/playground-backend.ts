@@ -32,7 +32,7 @@ import { resolveCacheDir } from "./site/cache-dir.js";
 import { findWordPressBuild } from "./site/wordpress-builds.js";
 import { resolveWordPressTree } from "./site/wordpress-source.js";
 import { ensureInstalledSite, hasInstalledSite, installedSiteDir, isInstalledSiteComplete, opcacheDirFor, startInstallerWorker, type InstalledSite } from "./sandbox/installed-site.js";
-import { ensureSeedPack, seedPackPath } from "./site/opcache-seed.js";
+import { ensureSeedPack, seedPackPath, sweepStaleSeedPartials } from "./site/opcache-seed.js";
 import { coreScriptsToPrecompile } from "./site/core-scripts.js";
 import { sqliteIntegrationZipPath } from "./site/sqlite-integration.js";
 import { DEVELOPER_SITE_CONSTANTS, baseConstants } from "./site/wordpress-constants.js";
@@ -278,6 +278,8 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
           throw error;
         }
         const siteDir = installedSiteDir(tree, php, cacheDir);
+        // What a process killed while writing this site's seed left.
+        sweepStaleSeedPartials(seedPackPath(opcacheDirFor(siteDir)));
         // A first boot of the release: the sandbox's first PHP worker loads and starts PHP on the
         // second core while the installer runs on the first (PlaygroundRuntime.boot's `siteReady`).
         const installOptions = { ...lockOptions, ...(installer ? { installer } : {}), seedBySandbox: sandboxSeeds };

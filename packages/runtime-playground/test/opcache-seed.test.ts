@@ -4,10 +4,10 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync, readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync, existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { ensureSeedPack, packSeed, seedPackPath, unpackSeed } from "../src/site/opcache-seed.js";
+import { basename, join } from "node:path";
+import { ensureSeedPack, packSeed, seedPackPath, sweepStaleSeedPartials, unpackSeed, writeSeedPack } from "../src/site/opcache-seed.js";
 
 test("a seed folder packs and unpacks to the same files, in path order", () => {
   const dir = mkdtempSync(join(tmpdir(), "wp-codebox-seed-"));
@@ -63,3 +63,34 @@ for (const [name, pack] of [
     assert.throws(() => unpackSeed(pack), /OPcache seed pack/);
   });
 }
+
+test("a killed seed write's partial file is swept once it is a minute old; nothing else beside the pack is touched", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "wp-codebox-seed-partials-"));
+  try {
+    const pack = join(dir, "wp-7.0.4-php-8.3-abcd1234.opcache.pack");
+    const old = Date.now() / 1000 - 120;
+    // [name, age: "old" (2 minutes) or "new" (now), swept?]
+    const cases: [string, "old" | "new", boolean][] = [
+      [`${basename(pack)}.partial-485-59f0d61d`, "old", true], // writeSeedPack's name (writeFileAtomicAsync)
+      [`${basename(pack)}.partial-2028-1`, "old", true], // an older version's name (pid-worker id)
+      [`${basename(pack)}.partial-3726-09fcb518`, "new", false], // another process writing it now
+      [basename(pack), "old", false], // the seed itself
+      [`${basename(pack)}.partial-x`, "old", false], // not a name we write
+      ["wp-7.0.4-php-8.3-abcd1234", "old", false], // the site
+      ["wp-7.0.4-php-8.3-abcd1234.lock", "old", false],
+      ["wp-6.9.4-php-8.3-ffff0000.opcache.pack.partial-11-aa", "old", false], // another site's: swept with that site
+    ];
+    for (const [name, age] of cases) {
+      writeFileSync(join(dir, name), "x");
+      if (age === "old") utimesSync(join(dir, name), old, old);
+    }
+    assert.equal(sweepStaleSeedPartials(pack), cases.filter(([, , swept]) => swept).length);
+    assert.deepEqual(readdirSync(dir).sort(), cases.filter(([, , swept]) => !swept).map(([name]) => name).sort());
+    assert.equal(sweepStaleSeedPartials(join(dir, "missing", "x.pack")), 0, "a folder that is not there is nothing to sweep");
+    // A pack written and renamed into place leaves no partial of its own.
+    await writeSeedPack(new Uint8Array([1, 2, 3]), join(dir, "fresh.opcache.pack"));
+    assert.deepEqual(readdirSync(dir).filter((name) => name.startsWith("fresh.")), ["fresh.opcache.pack"]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
