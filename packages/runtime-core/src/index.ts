@@ -44,6 +44,7 @@ export { PHPUNIT_FAILURE_SCHEMA, PHPUNIT_RESULTS_SCHEMA, PHPUNIT_RESULTS_SCHEMA_
 export { SerialQueue } from "./serial-queue.js";
 export { SANDBOX_HTTP_MAX_BODY_BYTES, startSandboxHttpServer, type SandboxHttpResponse, type SandboxHttpServer, type SandboxRequestHandler } from "./sandbox-http-server.js";
 export { assertDefines, DEFINE_NAME_PATTERN, defineNameProblem, defineProblems, parseDefineFlags, parseDefineValue, WP_DEFINES_SCHEMA, type WpDefineValue } from "./wp-defines.js";
+export { PLUGIN_ACTIVATION_OUTPUT_EVENT, type PluginActivationOutput, pluginActivationOutputNotice, pluginActivationOutputs } from "./plugin-activation-output.js";
 export { assertRequirementsMet, type DeclaredRequirements, describeUnmetRequirement, fileHeader, isConcreteVersion, readDeclaredRequirements, type UnmetRequirement, unmetRequirements, versionMeets } from "./plugin-requirements.js";
 export { ABILITIES_API_MIN_WORDPRESS, type AbilitiesObservation, ABILITY_NAME_MAX_CHARS, ABILITY_NAME_PATTERN, type AbilityDescription, checkAbilityName, isAbilityName, schemaFromPhp } from "./abilities.js";
 export { chooseDefaultWordPress, compareWordPressVersions, type DefaultWordPressChoice, type DefaultWordPressInputs, isLatestCheckFresh, LATEST_CHECK_MAX_AGE_MS, OFFLINE_NOTICE_PREFIX, type WordPressChoiceRecord, type WordPressChosenBy, type WordPressSourceKind } from "./wordpress-choice.js";

@@ -17,6 +17,9 @@ import {
   startSandboxHttpServer,
   type SandboxHttpServer,
   PolicyDeniedError,
+  PLUGIN_ACTIVATION_OUTPUT_EVENT,
+  pluginActivationOutputNotice,
+  pluginActivationOutputs,
   STABLE_SITE_ORIGIN,
   SerialQueue,
   WpCodeboxError,
@@ -394,6 +397,18 @@ export class NativeRuntime implements Runtime {
       const outcome = this.outcome(run.process);
       if (outcome.status !== "ok") {
         throw new WpCodeboxError("boot-failed", `Activating the plugins and themes failed: ${outcome.error?.message ?? outcome.stderr.slice(0, 800)}`);
+      }
+      // A plugin that printed while it was activated: active, as in WordPress (activate.php).
+      const lines = outcome.stdout.split("\n").flatMap((line) => {
+        try {
+          return [JSON.parse(line) as unknown];
+        } catch {
+          return [];
+        }
+      });
+      for (const printed of pluginActivationOutputs(lines)) {
+        this.setup.onProgress?.(pluginActivationOutputNotice(printed));
+        this.event(PLUGIN_ACTIVATION_OUTPUT_EVENT, { ...printed });
       }
     }
   }

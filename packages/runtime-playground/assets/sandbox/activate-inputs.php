@@ -1,7 +1,10 @@
 <?php
 /**
  * Boot: activates the --plugin and --theme inputs and applies site options, then prints
- * { plugins: [{ dir, file?, error }], themes: [{ dir, error }] } as JSON (error null on success).
+ * { plugins: [{ dir, file?, error, output? }], themes: [{ dir, error }] } as JSON (error null on
+ * success). A plugin that printed while it was activated is active, as on the Plugins screen
+ * (activate_plugin() saves it, then answers `unexpected_output`): `output` holds what it printed
+ * (the first 4 KB) and `outputBytes` how much.
  * When something ends PHP on the way (a plugin calling exit or die as it loads), it prints
  * { ended: { kind: "plugin" | "theme" | "site options" | "WordPress", name } } instead, naming
  * what was being done, and whatever was printed before is dropped.
@@ -32,7 +35,8 @@ foreach ($wp_codebox_plugins as $dir) {
   if ($found === null) { $out['plugins'][] = ['dir' => $dir, 'error' => 'no plugin header found in wp-content/plugins/' . $dir]; continue; }
   $wp_codebox_stage = ['kind' => 'plugin', 'name' => $dir];
   $r = activate_plugin($found);
-  $out['plugins'][] = ['dir' => $dir, 'file' => $found, 'error' => is_wp_error($r) ? $r->get_error_message() : null];
+  $printed = is_wp_error($r) && $r->get_error_code() === 'unexpected_output' ? (string) $r->get_error_data() : null;
+  $out['plugins'][] = ['dir' => $dir, 'file' => $found, 'error' => is_wp_error($r) && $printed === null ? $r->get_error_message() : null] + ($printed === null ? [] : ['output' => substr($printed, 0, 4096), 'outputBytes' => strlen($printed)]);
 }
 foreach ($wp_codebox_themes as $dir) {
   $theme = wp_get_theme($dir);

@@ -32,6 +32,7 @@ import {
   type ObservationSpec,
   type Runtime,
   OBSERVATION_TYPES,
+  PLUGIN_ACTIVATION_OUTPUT_EVENT,
   type RuntimeArtifacts,
   type RuntimeInfo,
   type WordPressRuntimeSnapshot,
@@ -215,7 +216,7 @@ export class PlaygroundRuntime implements Runtime {
     this.server.setHandler((request, meta) => this.forward(request, meta));
     const moved = await fastForwardCron(this.pool.primary);
     if (moved > 0) this.ledger.event("cron-fast-forwarded", { events: moved });
-    if (await activateInputs(this.pool.primary, this.setup)) this.ledger.event("inputs-activated", { plugins: this.setup.plugins, themes: this.setup.themes });
+    if (await activateInputs(this.pool.primary, this.setup, (printed) => this.ledger.event(PLUGIN_ACTIVATION_OUTPUT_EVENT, { ...printed }))) this.ledger.event("inputs-activated", { plugins: this.setup.plugins, themes: this.setup.themes });
     await this.selfCallsSettled();
     this.snapshots.markClean();
     this.bootClock = this.clock.position();

@@ -5,7 +5,7 @@
  */
 import { cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { SELF_CALL_MIN_TIMEOUT_MS, WpCodeboxError, type ResolvedMount, type RuntimeDeterminism, type RuntimePolicy, type WordPressChoiceRecord } from "@wp-codebox/runtime-core";
+import { SELF_CALL_MIN_TIMEOUT_MS, WpCodeboxError, pluginActivationOutputNotice, pluginActivationOutputs, type PluginActivationOutput, type ResolvedMount, type RuntimeDeterminism, type RuntimePolicy, type WordPressChoiceRecord } from "@wp-codebox/runtime-core";
 import type { PhpWorkerHost } from "../worker/php-worker-host.js";
 import type { WorkerBootOptions, WorkerMount, WorkerRunResult } from "../worker/php-worker-protocol.js";
 import { phpProgram } from "../php-source/php-assets.js";
@@ -210,7 +210,7 @@ export function workerBootOptions(
 
 /** What `assets/sandbox/activate-inputs.php` prints: the activation report, or what was being done when PHP ended. */
 interface ActivationReport {
-  plugins: { dir: string; error: string | null }[];
+  plugins: { dir: string; error: string | null; output?: string; outputBytes?: number }[];
   themes: { dir: string; error: string | null }[];
   ended?: { kind: string; name: string };
 }
@@ -225,11 +225,13 @@ function activationEndedMessage(ended: ActivationReport["ended"] | undefined, st
 
 /**
  * Activates `--plugin`/`--theme` inputs and applies site options, in the booted primary worker.
+ * A plugin that printed while it was activated stays active, as in WordPress: `onOutput` is told,
+ * and the progress says so (`pluginActivationOutputNotice`).
  * @returns true when there was something to activate.
  * @throws `boot-failed` naming every input that did not activate, with WordPress's reason, or the
  *   input during whose activation PHP ended (exit or die; `data.ended`).
  */
-export async function activateInputs(host: PhpWorkerHost, setup: PlaygroundRuntimeSetup): Promise<boolean> {
+export async function activateInputs(host: PhpWorkerHost, setup: PlaygroundRuntimeSetup, onOutput?: (printed: PluginActivationOutput) => void): Promise<boolean> {
   const { plugins, themes, siteOptions } = setup;
   if (!plugins.length && !themes.length && !Object.keys(siteOptions).length) return false;
   setup.onProgress?.("Activating plugins and themes");
@@ -253,6 +255,10 @@ export async function activateInputs(host: PhpWorkerHost, setup: PlaygroundRunti
       `Could not activate: ${failed.map((f) => `${f.dir} (${f.error})`).join("; ")}. Check the plugin/theme header and that it loads without a fatal error.`,
       { failed },
     );
+  }
+  for (const printed of pluginActivationOutputs(report.plugins.map((p) => (p.output !== undefined ? { plugin: p.dir, output: p.output, outputBytes: p.outputBytes } : null)))) {
+    setup.onProgress?.(pluginActivationOutputNotice(printed));
+    onOutput?.(printed);
   }
   return true;
 }
