@@ -87,8 +87,24 @@ test("coreScriptsToPrecompile follows file-level includes from the entry points,
     write("wp-includes/plugin.php", "<?php\n");
     write("wp-includes/on-demand.php", "<?php\n");
     write("wp-content/plugins/a.php", "<?php\n");
+    // Named on-demand scripts and the block patterns' folder, where the tree has them.
+    write("wp-includes/cache.php", "<?php\nrequire_once ABSPATH . WPINC . '/class-wp-object-cache.php';\n");
+    write("wp-includes/class-wp-object-cache.php", "<?php\n");
+    write("wp-includes/block-patterns/b.php", "<?php\n");
+    write("wp-includes/block-patterns/a.php", "<?php\n");
+    write("wp-includes/block-patterns/readme.txt", "not a script");
     const scripts = await coreScriptsToPrecompile(tree);
-    assert.deepEqual(scripts, ["wp-load.php", "wp-settings.php", "wp-includes/load.php", "wp-includes/plugin.php", "wp-includes/nested/deep.php"]);
+    assert.deepEqual(scripts, [
+      "wp-load.php",
+      "wp-settings.php",
+      "wp-includes/cache.php",
+      "wp-includes/class-wp-object-cache.php",
+      "wp-includes/block-patterns/a.php",
+      "wp-includes/block-patterns/b.php",
+      "wp-includes/load.php",
+      "wp-includes/plugin.php",
+      "wp-includes/nested/deep.php",
+    ]);
     // wp-config.php is the site's (its include is indented); on-demand includes and wp-content are left out.
     for (const left of ["wp-config.php", "wp-includes/on-demand.php", "wp-content/plugins/a.php", "wp-includes/missing.php"]) {
       assert.ok(!scripts.includes(left), left);

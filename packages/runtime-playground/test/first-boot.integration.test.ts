@@ -114,7 +114,8 @@ test("a first boot installs the site, boots on it and says so; the next boot reu
   // Each boot's first WordPress load ran core from OPcache: compiled while the site installed, then from the seed.
   for (const [boot, load] of Object.entries(firstLoads)) {
     assert.ok(load.files > 300, `${boot}: WordPress loaded (${load.files} files)`);
-    assert.ok(load.hits > load.files * 0.8 && load.misses < 50, `${boot}: most scripts came from OPcache: ${JSON.stringify(load)}`);
+    // What few are compiled then: the site's wp-config.php and classes an autoloader loads (WordPress 7.0's AI client).
+    assert.ok(load.hits > load.files * 0.8 && load.misses < 20, `${boot}: most scripts came from OPcache: ${JSON.stringify(load)}`);
   }
   assert.deepEqual(readdirSync(temp), [], "no sandbox folder is left");
 });

@@ -7,10 +7,11 @@
  * only from literals and `ABSPATH`, `WPINC`, `BLOCKS_PATH`, `__DIR__` or `dirname( __FILE__ )`.
  * That is how `wp-settings.php` and the loaders it names spell their includes in every release,
  * minified builds included (whole files on one line), so the list follows the release instead of
- * being kept by hand. A script the list misses is compiled when it is first included, as without
+ * being kept by hand, but for a few scripts every load includes from inside a function
+ * (`ON_DEMAND_SCRIPTS`). A script the list misses is compiled when it is first included, as without
  * a list; one it lists needlessly (a multisite file) is compiled and not run.
  */
-import { readFile, stat } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
 import { join, posix } from "node:path";
 
 /**
@@ -18,6 +19,28 @@ import { join, posix } from "node:path";
  * login page a browser script starts at, the widgets every theme's load registers.
  */
 const ENTRY_POINTS = ["wp-load.php", "wp-settings.php", "wp-blog-header.php", "index.php", "wp-admin/includes/admin.php", "wp-login.php", "wp-includes/default-widgets.php", "wp-includes/blocks/index.php"];
+
+/**
+ * Scripts every WordPress load includes from inside a function (the walk does not follow those),
+ * seen missing from OPcache at a warm sandbox's first load of 6.5 and 7.0: the database class
+ * (the SQLite integration extends it), the object cache, the core blocks' metadata, the Requests
+ * library's hooks, and every script of the folders named (core's block patterns, registered on
+ * each load). Those a release does not have are left out, as any missing script.
+ */
+const ON_DEMAND_SCRIPTS = [
+  "wp-includes/class-wpdb.php",
+  "wp-includes/cache.php",
+  "wp-includes/class-wp-object-cache.php",
+  "wp-includes/cache-compat.php",
+  "wp-includes/blocks/blocks-json.php",
+  "wp-includes/blocks/require-static-blocks.php",
+  "wp-includes/build/routes/registry.php",
+  "wp-includes/Requests/src/Requests.php",
+  "wp-includes/Requests/src/Hooks.php",
+  "wp-includes/Requests/src/HookManager.php",
+  "wp-includes/Requests/src/Utility/InputValidator.php",
+];
+const ON_DEMAND_FOLDERS = ["wp-includes/block-patterns"];
 
 /** At most this many scripts: a tree whose includes lead everywhere still gets a bounded list. */
 const MAX_SCRIPTS = 2000;
@@ -121,7 +144,8 @@ function isCoreScript(rel: string): boolean {
  */
 export async function coreScriptsToPrecompile(treeDir: string): Promise<string[]> {
   const found = new Set<string>();
-  const queue = [...ENTRY_POINTS];
+  const folders = await Promise.all(ON_DEMAND_FOLDERS.map(async (folder) => (await readdir(join(treeDir, folder)).catch(() => [] as string[])).filter((name) => name.endsWith(".php")).sort().map((name) => `${folder}/${name}`)));
+  const queue = [...ENTRY_POINTS, ...ON_DEMAND_SCRIPTS, ...folders.flat()];
   while (queue.length > 0 && found.size < MAX_SCRIPTS) {
     const rel = queue.shift()!;
     if (found.has(rel) || !isCoreScript(rel)) continue;
