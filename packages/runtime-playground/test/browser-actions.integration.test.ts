@@ -95,7 +95,9 @@ test("browser-probe renders the front page anonymously", async () => {
 
 test("publish a post through the block editor, then see it on the front end", async () => {
   const script = readFileSync(fileURLToPath(new URL("../../../examples/browser/block-editor-publish.json", import.meta.url)), "utf8");
-  const result = await runtime.execute({ command: "wordpress.browser-actions", args: [`steps-json=${script}`, "step-timeout=30s", "timeout=240s"] });
+  // 60 s a step: on a loaded CI machine the title field was present at once but its click waited
+  // out 30 s (the step error does not say what held it).
+  const result = await runtime.execute({ command: "wordpress.browser-actions", args: [`steps-json=${script}`, "step-timeout=60s", "timeout=300s"] });
   assert.equal(result.status, "ok", result.stdout);
   const summary = result.json as { finalUrl: string; assertions: { failed: number } };
   assert.equal(summary.assertions.failed, 0);
