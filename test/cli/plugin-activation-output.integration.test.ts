@@ -35,6 +35,8 @@ for (const backend of ["playground", "native"] as const) {
           [{ plugin: "printer-plugin", output: PRINTED, outputBytes: Buffer.byteLength(PRINTED) }],
         );
         assert.ok(progress.some((line) => line.includes("printer-plugin") && line.includes(`${Buffer.byteLength(PRINTED)} characters of unexpected output`)), progress.join("\n"));
+        // Progress goes to stderr unredacted: it never quotes what the plugin printed.
+        assert.ok(!progress.some((line) => line.includes("Hello from the activation hook")), progress.join("\n"));
       } finally {
         await runtime.dispose();
       }

@@ -16,10 +16,13 @@ export interface PluginActivationOutput {
 /** The event type a backend records for each `PluginActivationOutput`. */
 export const PLUGIN_ACTIVATION_OUTPUT_EVENT = "plugin-activation-output";
 
-/** The progress line about `printed`, in WordPress's words. */
+/**
+ * The progress line about `printed`, in WordPress's words. It quotes none of the output: progress
+ * goes to stderr unredacted, and a plugin may print a secret; the bundle's event (redacted like
+ * every artifact) holds it.
+ */
 export function pluginActivationOutputNotice(printed: PluginActivationOutput): string {
-  const excerpt = printed.output.trim().replace(/\s+/g, " ").slice(0, 200);
-  return `The plugin ${printed.plugin} generated ${printed.outputBytes} characters of unexpected output during activation; it is active, as WordPress leaves it${excerpt ? `: ${JSON.stringify(excerpt)}` : ""}`;
+  return `The plugin ${printed.plugin} generated ${printed.outputBytes} characters of unexpected output during activation; it is active, as WordPress leaves it (the output is in the bundle's ${PLUGIN_ACTIVATION_OUTPUT_EVENT} event)`;
 }
 
 /**
