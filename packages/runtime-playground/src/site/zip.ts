@@ -14,7 +14,7 @@ import { unzipSync } from "fflate";
  * @throws Error on a corrupt zip or an escaping entry.
  */
 export function extractZip(zipPath: string, destination: string): number {
-  const entries = readZipEntries(readFileSync(zipPath));
+  const zip = readFileSync(zipPath);
   const made = new Set<string>();
   const mkdir = (dir: string): void => {
     if (made.has(dir)) return;
@@ -22,7 +22,7 @@ export function extractZip(zipPath: string, destination: string): number {
     made.add(dir);
   };
   let count = 0;
-  for (const { name, data, mtimeMs } of entries) {
+  const write = ({ name, data, mtimeMs }: ZipEntry): void => {
     const rel = normalize(name);
     if (rel.startsWith("..") || rel.startsWith(sep) || /^[a-zA-Z]:/.test(rel)) {
       throw new Error(`zip entry escapes the destination: ${name}`);
@@ -30,7 +30,7 @@ export function extractZip(zipPath: string, destination: string): number {
     const out = join(destination, rel);
     if (name.endsWith("/")) {
       mkdir(out);
-      continue;
+      return;
     }
     mkdir(dirname(out));
     // One open file for the bytes and the time: a second lookup of the path per file was measurable.
@@ -42,7 +42,12 @@ export function extractZip(zipPath: string, destination: string): number {
       closeSync(fd);
     }
     count++;
-  }
+  };
+  // A plain zip is inflated one entry at a time as it is written: holding a release's 85 MB of
+  // inflated files at once made the unpack ~10% slower (allocation and garbage collection).
+  const directory = readPlainZipDirectory(zip);
+  if (directory) for (const entry of directory) write(inflateEntry(zip, entry));
+  else for (const entry of fflateEntries(zip)) write(entry);
   return count;
 }
 
@@ -82,15 +87,38 @@ export function dosDateTimeMs(date: number, time: number, now = Date.now()): num
  *   the size the directory records).
  */
 export function readZipEntries(zip: Uint8Array): ZipEntry[] {
-  return readPlainZip(zip) ?? Object.entries(unzipSync(zip)).map(([name, data]) => ({ name, data }));
+  const directory = readPlainZipDirectory(zip);
+  return directory ? directory.map((entry) => inflateEntry(zip, entry)) : fflateEntries(zip);
+}
+
+function fflateEntries(zip: Uint8Array): ZipEntry[] {
+  return Object.entries(unzipSync(zip)).map(([name, data]) => ({ name, data }));
 }
 
 const EOCD = 0x06054b50;
 const CENTRAL = 0x02014b50;
 const LOCAL = 0x04034b50;
 
-/** Reads a plain zip (see `readZipEntries`), or returns undefined when it is not one. */
-function readPlainZip(zip: Uint8Array): ZipEntry[] | undefined {
+/** Where one entry of a plain zip is and what it holds, read from the central directory. */
+interface PlainZipEntry {
+  name: string;
+  /** 0 stored, 8 deflated. */
+  method: number;
+  /** Byte offset of its stored bytes in the zip, and their length. */
+  start: number;
+  compressedSize: number;
+  /** Its uncompressed size, in bytes. */
+  size: number;
+  mtimeMs?: number;
+}
+
+/**
+ * The entries of a plain zip (see `readZipEntries`), located but not inflated, or undefined when
+ * it is not one. Every entry is checked before any is inflated, so a zip that is not plain goes
+ * whole to fflate.
+ * @throws Error when an entry's bytes run past the end of the zip.
+ */
+function readPlainZipDirectory(zip: Uint8Array): PlainZipEntry[] | undefined {
   const buf = Buffer.from(zip.buffer, zip.byteOffset, zip.byteLength);
   // The end-of-central-directory record: 22 bytes plus a comment of at most 65,535.
   let eocd = -1;
@@ -106,7 +134,7 @@ function readPlainZip(zip: Uint8Array): ZipEntry[] | undefined {
   const directoryOffset = buf.readUInt32LE(eocd + 16);
   // Zip64 marks its counts and offsets 0xFFFF / 0xFFFFFFFF.
   if (entries === 0xffff || directoryOffset === 0xffffffff || directoryOffset + directorySize > eocd) return undefined;
-  const out: ZipEntry[] = [];
+  const out: PlainZipEntry[] = [];
   let p = directoryOffset;
   for (let i = 0; i < entries; i += 1) {
     if (p + 46 > eocd || buf.readUInt32LE(p) !== CENTRAL) return undefined;
@@ -127,12 +155,20 @@ function readPlainZip(zip: Uint8Array): ZipEntry[] | undefined {
     if (local + 30 > buf.length || buf.readUInt32LE(local) !== LOCAL) return undefined;
     const start = local + 30 + buf.readUInt16LE(local + 26) + buf.readUInt16LE(local + 28);
     if (start + compressedSize > buf.length) throw new Error(`zip entry runs past the end of the file: ${name}`);
-    const stored = buf.subarray(start, start + compressedSize);
-    // Never inflate past the recorded size: a bomb stops there (a RangeError).
-    const data = method === 0 ? stored : inflateRawSync(stored, { maxOutputLength: Math.max(size, 1) });
-    if (data.byteLength !== size) throw new Error(`zip entry ${name}: ${data.byteLength} bytes inflated, ${size} recorded`);
-    out.push(mtimeMs === undefined ? { name, data } : { name, data, mtimeMs });
+    out.push({ name, method, start, compressedSize, size, ...(mtimeMs === undefined ? {} : { mtimeMs }) });
     p += 46 + nameLength + extraLength + commentLength;
   }
   return out;
+}
+
+/**
+ * The bytes of one entry of a plain zip, inflated.
+ * @throws Error when they do not come to the size the directory records (a RangeError from zlib
+ *   when they would run past it: a bomb stops there).
+ */
+function inflateEntry(zip: Uint8Array, entry: PlainZipEntry): ZipEntry {
+  const stored = zip.subarray(entry.start, entry.start + entry.compressedSize);
+  const data = entry.method === 0 ? stored : inflateRawSync(stored, { maxOutputLength: Math.max(entry.size, 1) });
+  if (data.byteLength !== entry.size) throw new Error(`zip entry ${entry.name}: ${data.byteLength} bytes inflated, ${entry.size} recorded`);
+  return entry.mtimeMs === undefined ? { name: entry.name, data } : { name: entry.name, data, mtimeMs: entry.mtimeMs };
 }
