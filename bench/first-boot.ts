@@ -5,8 +5,9 @@
  * `$WP_CODEBOX_TEST_SHARED/wordpress-releases` (BENCH_WP, default the newest there); the download
  * is done before timing starts. Each scenario runs in a fresh Node process; prints figures and
  * ratios, never passes or fails on time. `npm run bench:first-boot` builds first and measures the
- * build, as users run it; started with `--conditions=source` it measures the sources, where every
- * PHP worker thread compiles the TypeScript again (two workers on a first boot, one warm). It also
+ * build, as users run it: each scenario is `first-boot-child.mjs`, a plain ES module, with no
+ * TypeScript loader in its process. Started with `--conditions=source` it measures the sources,
+ * where every PHP worker thread compiles the TypeScript again (two workers on a first boot). It also
  * times the CLI itself, `wp-codebox run` from process start to exit, first and warm. Unpacking
  * creates 4,400 files: on an ext4 file system without a journal, file creation skips over inodes
  * freed in the last minutes, so run it a few minutes after anything deleted thousands of files
@@ -19,48 +20,27 @@ import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
-import { runBenchChild } from "./bench-child.js";
-import { startPlainRunCli } from "./plain-playground.js";
 
 const WP_CODE = "<?php require_once '/wordpress/wp-load.php'; echo get_bloginfo('version');";
 
 type Figures = { readyMs: number; firstResultMs: number; output: string; stages?: [string, number][] };
 
+const CHILD = fileURLToPath(new URL("./first-boot-child.mjs", import.meta.url));
+const FROM_SOURCE = process.execArgv.includes("--conditions=source");
+
 /**
- * Child: wp-codebox from nothing in memory to the first WordPress-loading result, with the stages
- * it reported. Its first PHP worker thread is started before the backend is loaded, as the CLI
- * starts it (packages/cli/src/main.ts).
+ * Runs one scenario of first-boot-child.mjs in a fresh Node process: with no flags when measuring
+ * the build (as users run it: no TypeScript loader), from the sources with tsx.
+ * @returns its figures, or `{ error }` with the end of its output.
  */
-async function childCodebox(cacheDir: string, version: string): Promise<Figures> {
-  const t0 = performance.now();
-  const stages: [string, number][] = [];
-  const { prestartPhpWorker } = await import("@wp-codebox/runtime-playground/worker-prestart");
-  prestartPhpWorker();
-  const { createPlaygroundBackend } = await import("@wp-codebox/runtime-playground");
-  const runtime = await createPlaygroundBackend({ cacheDir, offline: true }).create({
-    wordpress: { version },
-    onProgress: (message) => stages.push([message.slice(0, 60), Math.round(performance.now() - t0)]),
-  });
-  const readyMs = performance.now() - t0;
-  const first = await runtime.execute({ command: "wordpress.run-php", args: [`code=${WP_CODE}`, "bootstrap=none"] });
-  const firstResultMs = performance.now() - t0;
-  await runtime.dispose();
-  return { readyMs, firstResultMs, output: first.stdout, stages };
-}
-
-/** Child: plain runCLI on an unpacked copy of the release (`install-from-existing-files`: it installs; then the installed copy). */
-async function childRunCli(siteDir: string, installMode: string): Promise<Figures> {
-  const t0 = performance.now();
-  const cli = await startPlainRunCli(siteDir, installMode);
-  const readyMs = performance.now() - t0;
-  const first = await cli.playground.run({ code: WP_CODE });
-  const firstResultMs = performance.now() - t0;
-  await cli[Symbol.asyncDispose]();
-  return { readyMs, firstResultMs, output: first.text };
-}
-
 function runChild(args: string[]): Figures | { error: string } {
-  return runBenchChild<Figures>(import.meta.url, args);
+  const r = spawnSync(process.execPath, [...(FROM_SOURCE ? ["--conditions=source", "--import", "tsx"] : []), CHILD, ...args], { encoding: "utf8", timeout: 600_000 });
+  if (r.signal !== null) return { error: `killed (${r.signal}): the child did not end on its own` };
+  try {
+    return JSON.parse(r.stdout.trim().split("\n").pop() ?? "") as Figures;
+  } catch {
+    return { error: (r.stderr || r.stdout || `exit ${r.status}`).trim().split("\n").slice(-3).join(" | ") };
+  }
 }
 
 /**
@@ -81,12 +61,6 @@ function timeCliRun(cacheDir: string, version: string, artifacts: string): { ms:
 }
 
 async function main(): Promise<void> {
-  if (process.env.BENCH_CHILD) {
-    const [kind, a, b] = process.argv.slice(2);
-    const figures = kind === "codebox" ? await childCodebox(a!, b!) : await childRunCli(a!, b!);
-    process.stdout.write(`${JSON.stringify(figures)}\n`);
-    process.exit(0);
-  }
   const { serveWordPressMirror } = await import("../test/support/wordpress-mirror.js");
   const { ensureWordPressRelease } = await import("@wp-codebox/runtime-playground");
   const { extractZip } = await import("../packages/runtime-playground/src/site/zip.js");
@@ -109,7 +83,8 @@ async function main(): Promise<void> {
     const warm = runChild(["codebox", cache, version]);
     // The CLI, end to end, on a cache of its own holding only the downloaded release.
     const cliCache = join(work, "cli-cache");
-    cpSync(join(cache, "releases"), join(cliCache, "releases"), { recursive: true });
+    // Timestamps kept: a zip whose mtime changed is hashed again before it is trusted (~50 ms).
+    cpSync(join(cache, "releases"), join(cliCache, "releases"), { recursive: true, preserveTimestamps: true });
     console.error("bench: wp-codebox run (CLI) first, then warm …");
     const cliFirst = timeCliRun(cliCache, version, join(work, "cli-first"));
     const cliWarm = timeCliRun(cliCache, version, join(work, "cli-warm"));
