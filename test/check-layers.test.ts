@@ -109,6 +109,17 @@ for (const c of STATIC_CASES) {
   });
 }
 
+test("modules loaded only through import(): a file the rule excepts (the lazily loaded module itself) may import them statically", () => {
+  const t = tree({ "compare-screenshots.ts": 'import { PNG } from "pngjs";\n', "run-step.ts": 'import { compareScreenshots } from "./compare-screenshots.js";\n' });
+  try {
+    const problems: string[] = checkStaticImports(t.src, [/^pngjs$/, /\/compare-screenshots\.js$/], [/compare-screenshots\.ts$/]);
+    assert.equal(problems.length, 1, problems.join("\n"));
+    assert.match(problems[0]!, /run-step\.ts imports \.\/compare-screenshots\.js/);
+  } finally {
+    t.done();
+  }
+});
+
 test("the real tree passes node scripts/check-layers.mjs", () => {
   const r = spawnSync(process.execPath, [join(ROOT, "scripts/check-layers.mjs")], { cwd: ROOT, encoding: "utf8" });
   assert.equal(r.status, 0, r.stderr);

@@ -14,7 +14,6 @@ import {
   type BrowserScreenshotComparison,
   type BrowserStepError,
 } from "./browser-script-outcome.js";
-import { compareScreenshots } from "./compare-screenshots.js";
 import { expectLocatorState, type ExpectOutcome, type ObservedLocatorState } from "./expect-locator-state.js";
 import type { ScreenshotNamer } from "./screenshot-namer.js";
 
@@ -171,7 +170,7 @@ export async function runStep(step: BrowserInteractionStep, ctx: StepContext): P
  * written as the baseline; otherwise it is compared and the step's assertion says how it went.
  * @throws Error when the baseline is not a PNG (the step then fails as browser-step-failed).
  */
-function compareWithBaseline(step: ScreenshotStep, compare: string, screenshot: BrowserScreenshot, ctx: StepContext): StepEffect {
+async function compareWithBaseline(step: ScreenshotStep, compare: string, screenshot: BrowserScreenshot, ctx: StepContext): Promise<StepEffect> {
   const baseline = ctx.baselines?.get(ctx.index);
   if (!baseline) throw new Error(`no baseline was resolved for ${compare}`);
   if (ctx.updateBaselines) return { screenshot: { ...screenshot, updateBaseline: baseline.path }, baselineUpdated: compare };
@@ -184,6 +183,8 @@ function compareWithBaseline(step: ScreenshotStep, compare: string, screenshot: 
       },
     };
   }
+  // Loaded here, not with the catalog: its PNG codec would cost every command's start.
+  const { compareScreenshots } = await import("./compare-screenshots.js");
   const result = compareScreenshots(screenshot.bytes, baseline.bytes, {
     ...(step.threshold !== undefined ? { threshold: step.threshold } : {}),
     ...(step.maxDiffPixels !== undefined ? { maxDiffPixels: step.maxDiffPixels } : {}),

@@ -21,7 +21,6 @@ import { phpAsset } from "../php-source/php-assets.js";
 import { PHPUNIT_RESULTS_SCHEMA_ID, WpCodeboxError, quoteValue, readInputFile, type ArtifactFile, type PhpunitFailure, type PhpunitResults, type ResolvedMount, type TestCounts } from "@wp-codebox/runtime-core";
 import { text, type CommandContext, type CommandHandler, type CommandOutcome, type TestDatabase } from "./command-context.js";
 import { FATAL_RECORDER, outcomeFromRun } from "./run-php.js";
-import { MULTISITE_ENV, multisiteFromConfig, readPhpunitConfig } from "./phpunit-config.js";
 
 const WORK = "/internal/wp-codebox/phpunit";
 const JUNIT = `${WORK}/junit.xml`;
@@ -272,6 +271,8 @@ export const phpunit: CommandHandler = async (ctx, args) => {
   let installOutput = "";
   let installRan = false;
   const installScript = library ? `${library.dir}/includes/install.php` : undefined;
+  // Loaded here, not with the catalog: its XML parser would cost every command's start ~20 ms.
+  const { MULTISITE_ENV, multisiteFromConfig, readPhpunitConfig } = await import("./phpunit-config.js");
   // The host's WP_MULTISITE goes in as it is (any value, even empty), so that PHPUnit, applying the
   // configuration's <env> inside the sandbox, keeps or overrides it as it would on the host.
   const hostMultisite = process.env[MULTISITE_ENV];
