@@ -209,14 +209,19 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
       // Waiting for another process that fills the cache ends when the caller's signal aborts.
       const lockOptions = spec.signal ? { signal: spec.signal } : {};
       const version = spec.wordpress?.version ?? pinnedDefaultWordPress();
-      // No site installed for this PHP version yet (a machine's first run): the installer's worker
-      // loads and starts PHP on the second core while the release is found and unpacked. It takes
-      // the thread prestarted above.
+      // A release not installed yet for this PHP version: the installer's worker loads and starts
+      // PHP on the second core while the release is unpacked, taking the thread prestarted above.
+      // With no site of this PHP version at all (a machine's first run) it starts now; else once
+      // the tree is located, if its site is not there (a new release: the default is the newest),
+      // so that a warm boot never has it compete with the sandbox's worker.
       // The sandbox's own first worker compiles core and saves the site's OPcache seed, so the
       // installer compiles without optimising (a third less CPU) and saves none. Not with a virtual
       // clock: every PHP run of the boot reads it, in a fixed sequence.
       const sandboxSeeds = determinism.clock !== "virtual";
-      const installer = hasInstalledSite(php, cacheDir) ? undefined : startInstallerWorker(php, { quickCompile: sandboxSeeds });
+      let installer = hasInstalledSite(php, cacheDir) ? undefined : startInstallerWorker(php, { quickCompile: sandboxSeeds });
+      const onTreeLocated = (tree: { dir: string; release: string }): void => {
+        if (installer === undefined && !isInstalledSiteComplete(installedSiteDir(tree, php, cacheDir))) installer = startInstallerWorker(php, { quickCompile: sandboxSeeds });
+      };
       // The sandbox's setup; the fields that depend on the WordPress tree (which release, where its
       // site is installed) are filled in by `prepareSite` (placeholders until then).
       const setup: PlaygroundRuntimeSetup = {
@@ -264,6 +269,7 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
             ...(options.wordpressMirror !== undefined ? { wordpressMirror: options.wordpressMirror } : {}),
             ...(options.offline !== undefined ? { offline: options.offline } : {}),
             ...(spec.onProgress ? { onProgress: spec.onProgress } : {}),
+            onTreeLocated,
             ...lockOptions,
           });
           tree = { dir: resolved.dir, release: resolved.release };

@@ -13,7 +13,7 @@ import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
-import { createPlaygroundBackend, ensureWordPressRelease, findWordPressBuild } from "@wp-codebox/runtime-playground";
+import { createPlaygroundBackend, ensureWordPressRelease, findWordPressBuild, resolveWordPressTree } from "@wp-codebox/runtime-playground";
 
 const build = findWordPressBuild("6.4");
 const zip = readFileSync(build.zipPath);
@@ -240,3 +240,31 @@ test("latest whose published checksum is a release already cached is neither fet
     rmSync(own, { recursive: true, force: true });
   }
 });
+
+// A boot starts installing a release it has not installed yet while the release is unpacked; it
+// knows which site that is from where the tree will go, so the located tree must be the resolved one.
+const LOCATED_CASES = [
+  { name: "a release from the mirror", wordpress: { version: build.release }, source: "release" },
+  { name: "a bundled build", wordpress: { version: "6.4" }, source: "bundled" },
+] as const;
+for (const c of LOCATED_CASES) {
+  test(`the tree of ${c.name} is located, before it is unpacked, where it is then unpacked`, async () => {
+    const fresh = mkdtempSync(join(tmpdir(), "wp-codebox-located-"));
+    try {
+      if (c.source === "release") await ensureWordPressRelease(build.release, { cacheDir: fresh, mirror, offline: false });
+      const located: { dir: string; release: string; unpacked: boolean }[] = [];
+      const resolved = await resolveWordPressTree(
+        { wordpress: c.wordpress },
+        { cwd: fresh, cacheDir: fresh, offline: true, onTreeLocated: (tree) => located.push({ ...tree, unpacked: existsSync(join(tree.dir, "wp-load.php")) }) },
+      );
+      assert.deepEqual(located, [{ dir: resolved.dir, release: resolved.release, unpacked: false }]);
+      assert.ok(existsSync(join(resolved.dir, "wp-load.php")));
+      // Resolved again, the tree is located at the same place (now unpacked).
+      located.length = 0;
+      await resolveWordPressTree({ wordpress: c.wordpress }, { cwd: fresh, cacheDir: fresh, offline: true, onTreeLocated: (tree) => located.push({ ...tree, unpacked: existsSync(join(tree.dir, "wp-load.php")) }) });
+      assert.deepEqual(located, [{ dir: resolved.dir, release: resolved.release, unpacked: true }]);
+    } finally {
+      rmSync(fresh, { recursive: true, force: true });
+    }
+  });
+}

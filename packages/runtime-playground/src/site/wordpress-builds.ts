@@ -92,7 +92,7 @@ export function countFiles(dir: string): number {
  *   `options.signal` aborts while another process builds it.
  */
 export async function ensureWordPressTree(build: WordPressBuild, cacheDir: string, options: CacheLockOptions = {}): Promise<string> {
-  const target = join(cacheDir, "wordpress", build.release);
+  const target = bundledTreeDir(build, cacheDir);
   await ensureCacheEntry(target, {
     ...options,
     isComplete: (dir) => {
@@ -131,6 +131,26 @@ export async function ensureWordPressTree(build: WordPressBuild, cacheDir: strin
 }
 
 /**
+ * Where `ensureCustomWordPressTree` unpacks the zip at `zipPath`: a folder of the cache
+ * keyed by the zip's path, size and modification time, so a changed zip is unpacked anew. Known
+ * before anything is unpacked.
+ * @throws the error of `statSync` when the zip does not exist.
+ */
+export function customZipTreeDir(zipPath: string, cacheDir: string): string {
+  const abs = resolve(zipPath);
+  const st = statSync(abs);
+  const key = Buffer.from(`${abs}:${st.size}:${st.mtimeMs}`).toString("base64url").slice(-32);
+  return join(cacheDir, "wordpress", `custom-${key}`);
+}
+
+/**
+ * Where `ensureWordPressTree` puts the tree of a bundled build (known before it is unpacked).
+ */
+export function bundledTreeDir(build: WordPressBuild, cacheDir: string): string {
+  return join(cacheDir, "wordpress", build.release);
+}
+
+/**
  * Prepares a user-supplied WordPress (`--wordpress PATH`, a zip or a directory) as a tree in the
  * cache keyed by its path and modification time (a zip is unpacked once, under the entry's lock).
  * @throws `wordpress-source-invalid` when the path is missing or holds no `wp-load.php`;
@@ -144,8 +164,7 @@ export async function ensureCustomWordPressTree(path: string, cacheDir: string, 
   const st = statSync(abs);
   let dir = abs;
   if (st.isFile()) {
-    const key = Buffer.from(`${abs}:${st.size}:${st.mtimeMs}`).toString("base64url").slice(-32);
-    dir = join(cacheDir, "wordpress", `custom-${key}`);
+    dir = customZipTreeDir(abs, cacheDir);
     await ensureCacheEntry(dir, {
       ...options,
       isComplete: (d) => existsSync(join(d, "wp-load.php")),

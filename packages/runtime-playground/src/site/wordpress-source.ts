@@ -6,7 +6,7 @@
 import { resolve } from "node:path";
 import type { RuntimeCreateSpec, WordPressChoiceRecord } from "@wp-codebox/runtime-core";
 import type { CacheLockOptions } from "./cache-entry.js";
-import { ensureCustomWordPressTree, ensureWordPressTree, findWordPressBuild, type WordPressBuild } from "./wordpress-builds.js";
+import { bundledTreeDir, customZipTreeDir, ensureCustomWordPressTree, ensureWordPressTree, findWordPressBuild, type WordPressBuild } from "./wordpress-builds.js";
 import { pinnedDefaultWordPress, resolveDefaultWordPress } from "./wordpress-default.js";
 import { ensureWordPressRelease, isBundledWordPress, type CachedRelease } from "./wordpress-releases.js";
 
@@ -25,6 +25,13 @@ export interface WordPressTreeOptions extends CacheLockOptions {
   wordpressMirror?: string;
   offline?: boolean;
   onProgress?: (message: string) => void;
+  /**
+   * Called once it is known which tree a bundled build or a release from the mirror will be and
+   * where it goes, before it is unpacked (not for the caller's own `wordpress.path`): its folder
+   * and release, as the resolved tree will have them. A boot starts installing a release it has
+   * not installed yet meanwhile.
+   */
+  onTreeLocated?: (tree: { dir: string; release: string }) => void;
 }
 
 /**
@@ -49,11 +56,17 @@ export async function resolveWordPressTree(
     ...lockOptions,
   };
   // A release zip from the mirror (checked against its published checksum, cached), booted like a user's own --wordpress zip.
-  const fromRelease = async (release: CachedRelease) => ({
-    ...(await ensureCustomWordPressTree(release.zipPath, options.cacheDir, lockOptions)),
-    source: { requested: release.requested, release: release.release, checksum: release.checksum, fetched: release.fetched },
-  });
-  const fromBuild = async (build: WordPressBuild) => ({ dir: await ensureWordPressTree(build, options.cacheDir, lockOptions), release: build.release });
+  const fromRelease = async (release: CachedRelease) => {
+    options.onTreeLocated?.({ dir: customZipTreeDir(release.zipPath, options.cacheDir), release: release.release });
+    return {
+      ...(await ensureCustomWordPressTree(release.zipPath, options.cacheDir, lockOptions)),
+      source: { requested: release.requested, release: release.release, checksum: release.checksum, fetched: release.fetched },
+    };
+  };
+  const fromBuild = async (build: WordPressBuild) => {
+    options.onTreeLocated?.({ dir: bundledTreeDir(build, options.cacheDir), release: build.release });
+    return { dir: await ensureWordPressTree(build, options.cacheDir, lockOptions), release: build.release };
+  };
   if (spec.wordpress?.path) {
     return { ...(await ensureCustomWordPressTree(resolve(options.cwd, spec.wordpress.path), options.cacheDir, lockOptions)), chosen: { source: "custom", chosenBy: "named" } };
   }
