@@ -219,8 +219,17 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
       // clock: every PHP run of the boot reads it, in a fixed sequence.
       const sandboxSeeds = determinism.clock !== "virtual";
       let installer = hasInstalledSite(php, cacheDir) ? undefined : startInstallerWorker(php, { quickCompile: sandboxSeeds });
-      const onTreeLocated = (tree: { dir: string; release: string }): void => {
-        if (installer === undefined && !isInstalledSiteComplete(installedSiteDir(tree, php, cacheDir))) installer = startInstallerWorker(php, { quickCompile: sandboxSeeds });
+      // Set while a boot that started without the installer waits to know whether the release is
+      // installed (see the end): told true when it is not, and the unpack then waits for `unpack`.
+      let located: ((installing: boolean) => void) | undefined;
+      let unpack: { go: () => void; stop: (error: unknown) => void } | undefined;
+      const onTreeLocated = async (tree: { dir: string; release: string }): Promise<void> => {
+        if (installer !== undefined || isInstalledSiteComplete(installedSiteDir(tree, php, cacheDir))) return;
+        installer = startInstallerWorker(php, { quickCompile: sandboxSeeds });
+        if (!located || !sandboxSeeds) return;
+        const started = new Promise<void>((go, stop) => (unpack = { go, stop }));
+        located(true);
+        await started;
       };
       // The sandbox's setup; the fields that depend on the WordPress tree (which release, where its
       // site is installed) are filled in by `prepareSite` (placeholders until then).
@@ -317,22 +326,51 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
           // A site installed by an older wp-codebox has its seed as a folder only.
           setup.opcacheSeedPack = ensureSeedPack(opcacheDirFor(done.dir));
         });
-      if (installer && sandboxSeeds) {
-        // A machine's first run: the sandbox's first worker is started now too, and loads and
-        // starts PHP while the release is unpacked; it compiles core once the tree is there
-        // (`coreReady`) and boots WordPress once the site is installed.
-        // Called by the boot once that worker is started: unpacking blocks this thread.
-        return PlaygroundRuntime.boot(setup, () => {
-          const prepared = prepareSite();
-          const coreReady = prepared.then(() => undefined);
-          const siteReady = prepared.then(({ installing }) => (installing ? installed(installing) : undefined));
-          // Awaited by the boot; handled here so a failure is never unhandled meanwhile.
-          coreReady.catch(() => undefined);
-          siteReady.catch(() => undefined);
-          return { siteReady, coreReady };
-        });
+      /**
+       * Boots while the site is prepared: the sandbox's first worker loads and starts PHP while
+       * the release is unpacked, compiles core once the tree is there (`coreReady`) and boots
+       * WordPress once the site is installed. `prepare` is called by the boot once that worker is
+       * started (unpacking blocks this thread); `abandon` when the boot failed before that.
+       */
+      const bootBesideInstall = async (prepare: () => Promise<{ installing?: Promise<InstalledSite> }>, abandon: (error: unknown) => Promise<void>): Promise<PlaygroundRuntime> => {
+        let prepared: Promise<{ installing?: Promise<InstalledSite> }> | undefined;
+        try {
+          return await PlaygroundRuntime.boot(setup, () => {
+            prepared = prepare();
+            const coreReady = prepared.then(() => undefined);
+            const siteReady = prepared.then(({ installing }) => (installing ? installed(installing) : undefined));
+            // Awaited by the boot; handled here so a failure is never unhandled meanwhile.
+            coreReady.catch(() => undefined);
+            siteReady.catch(() => undefined);
+            return { siteReady, coreReady };
+          });
+        } catch (error) {
+          if (!prepared) await abandon(error);
+          throw error;
+        }
+      };
+      // A machine's first run: the installer was started above.
+      if (installer && sandboxSeeds) return bootBesideInstall(prepareSite, async () => void (await installer?.terminate()));
+      // Otherwise the tree is located first (downloaded if need be): a release not installed yet
+      // for this PHP version boots as a machine's first run does (`onTreeLocated`).
+      const notInstalled = new Promise<boolean>((resolve) => (located = resolve));
+      const preparing = prepareSite();
+      preparing.catch(() => undefined);
+      if (await Promise.race([notInstalled, preparing.then(() => false, () => false)])) {
+        return bootBesideInstall(
+          () => {
+            unpack!.go();
+            return preparing;
+          },
+          async (error) => {
+            // The resolution then ends, and terminates the installer.
+            unpack!.stop(error);
+            await preparing.catch(() => undefined);
+          },
+        );
       }
-      const { installing } = await prepareSite();
+      located = undefined;
+      const { installing } = await preparing;
       const siteReady = installing ? installed(installing) : undefined;
       // Awaited by the boot once its worker is started; handled here so a failure is never unhandled meanwhile.
       siteReady?.catch(() => undefined);

@@ -231,3 +231,50 @@ for (const php of ["7.4", "8.0", "8.5"]) {
     }
   });
 }
+
+// The default WordPress is the newest release, so a machine that has installed one release meets
+// the next as a first boot of it: its workers start before the release is unpacked, as on an empty
+// cache. The sandbox's folder is made just before its first worker starts, so it exists when the
+// install begins only if the sandbox's worker was started first.
+test("a release not installed yet, where another one is, boots beside its install as a first run does", { timeout: 600_000 }, async () => {
+  const temp = sandboxTemp("second-release-sandboxes");
+  const backend = createPlaygroundBackend({ cacheDir: join(scratch, "second-release-cache"), offline: true });
+  for (const version of ["6.5", "6.4"]) {
+    const sandboxesAtInstall: number[] = [];
+    const runtime = await backend.create({ wordpress: { version }, onProgress: (m) => void (m.startsWith("Installing WordPress") && sandboxesAtInstall.push(readdirSync(temp).length)) });
+    try {
+      assert.equal(runtime.info().bootMode, "installed");
+      assert.deepEqual(sandboxesAtInstall, [1], `${version}: the sandbox's worker had started when the install began`);
+      const result = await runtime.execute({ command: "wordpress.run-php", args: ["code=<?php echo get_bloginfo('version');"] });
+      assert.equal(result.status, "ok", result.stderr);
+      assert.ok(result.stdout.startsWith(version), result.stdout);
+    } finally {
+      await runtime.dispose();
+    }
+  }
+});
+
+// What a boot started before the release is unpacked (the installer's worker) ends when the boot
+// fails before its own worker starts: here the sandbox's folder cannot be made. Nothing hangs, and
+// the next boot installs the release.
+for (const c of [
+  { name: "on an empty cache", installedFirst: false },
+  { name: "where another release is installed", installedFirst: true },
+]) {
+  test(`a first boot that fails before the sandbox's worker starts ends the install it began, ${c.name}`, { timeout: 600_000 }, async () => {
+    const temp = sandboxTemp(`early-failure-${c.installedFirst}-sandboxes`);
+    const backend = createPlaygroundBackend({ cacheDir: join(scratch, `early-failure-${c.installedFirst}-cache`), offline: true });
+    if (c.installedFirst) await (await backend.create({ wordpress: { version: "6.5" } })).dispose();
+    const notAFolder = join(scratch, `early-failure-${c.installedFirst}-file`);
+    writeFileSync(notAFolder, "a file where the sandboxes' folder should be");
+    process.env.WP_CODEBOX_TMPDIR = notAFolder;
+    await assert.rejects(backend.create({ wordpress: { version: "6.4" } }));
+    process.env.WP_CODEBOX_TMPDIR = temp;
+    const runtime = await backend.create({ wordpress: { version: "6.4" } });
+    try {
+      assert.equal(runtime.info().bootMode, "installed");
+    } finally {
+      await runtime.dispose();
+    }
+  });
+}

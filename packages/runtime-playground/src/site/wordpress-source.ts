@@ -28,10 +28,11 @@ export interface WordPressTreeOptions extends CacheLockOptions {
   /**
    * Called once it is known which tree a bundled build or a release from the mirror will be and
    * where it goes, before it is unpacked (not for the caller's own `wordpress.path`): its folder
-   * and release, as the resolved tree will have them. A boot starts installing a release it has
-   * not installed yet meanwhile.
+   * and release, as the resolved tree will have them. The unpack waits for what it returns (a
+   * boot starts the workers of a release it has not installed yet first: unpacking blocks the
+   * thread); a rejection ends the resolution with it.
    */
-  onTreeLocated?: (tree: { dir: string; release: string }) => void;
+  onTreeLocated?: (tree: { dir: string; release: string }) => void | Promise<void>;
 }
 
 /**
@@ -57,14 +58,14 @@ export async function resolveWordPressTree(
   };
   // A release zip from the mirror (checked against its published checksum, cached), booted like a user's own --wordpress zip.
   const fromRelease = async (release: CachedRelease) => {
-    options.onTreeLocated?.({ dir: customZipTreeDir(release.zipPath, options.cacheDir), release: release.release });
+    await options.onTreeLocated?.({ dir: customZipTreeDir(release.zipPath, options.cacheDir), release: release.release });
     return {
       ...(await ensureCustomWordPressTree(release.zipPath, options.cacheDir, lockOptions)),
       source: { requested: release.requested, release: release.release, checksum: release.checksum, fetched: release.fetched },
     };
   };
   const fromBuild = async (build: WordPressBuild) => {
-    options.onTreeLocated?.({ dir: bundledTreeDir(build, options.cacheDir), release: build.release });
+    await options.onTreeLocated?.({ dir: bundledTreeDir(build, options.cacheDir), release: build.release });
     return { dir: await ensureWordPressTree(build, options.cacheDir, lockOptions), release: build.release };
   };
   if (spec.wordpress?.path) {
