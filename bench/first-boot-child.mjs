@@ -28,16 +28,8 @@ async function codebox(cacheDir, version) {
 
 /** Plain runCLI on an unpacked copy of the release, PHP 8.3 (`install-from-existing-files` installs it; then the installed copy). */
 async function runcli(siteDir, installMode) {
-  const { runCLI } = await import("@wp-playground/cli");
-  const cli = await runCLI({
-    command: "server",
-    php: "8.3",
-    port: 0,
-    quiet: true,
-    skipBrowser: true,
-    "mount-before-install": [{ hostPath: siteDir, vfsPath: "/wordpress" }],
-    wordpressInstallMode: installMode,
-  });
+  const { startPlainRunCli } = await import("./plain-runcli.mjs");
+  const cli = await startPlainRunCli(siteDir, installMode);
   const readyMs = performance.now() - t0;
   const first = await cli.playground.run({ code: WP_CODE });
   const firstResultMs = performance.now() - t0;

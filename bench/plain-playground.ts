@@ -1,7 +1,8 @@
 /**
  * The baseline every benchmark compares against: plain `@wp-playground/cli` `runCLI` serving a
- * WordPress tree mounted from the host, with no wp-codebox code in the path.
+ * WordPress tree mounted from the host, with no wp-codebox code in the path (plain-runcli.mjs).
  */
+import { startPlainRunCli as start } from "./plain-runcli.mjs";
 
 /** What the benchmarks use of a runCLI server. */
 export interface PlainRunCliServer {
@@ -15,16 +16,5 @@ export interface PlainRunCliServer {
  * install). `define` adds wp-config constants.
  */
 export async function startPlainRunCli(siteDir: string, installMode: string, define?: Record<string, string>): Promise<PlainRunCliServer> {
-  const { runCLI } = await import("@wp-playground/cli");
-  return (await runCLI({
-    command: "server",
-    php: "8.3",
-    port: 0,
-    quiet: true,
-    skipBrowser: true,
-    // runCLI reads its options under their CLI (kebab-case) names.
-    "mount-before-install": [{ hostPath: siteDir, vfsPath: "/wordpress" }],
-    wordpressInstallMode: installMode,
-    ...(define ? { define } : {}),
-  } as never)) as unknown as PlainRunCliServer;
+  return (await start(siteDir, installMode, define)) as unknown as PlainRunCliServer;
 }

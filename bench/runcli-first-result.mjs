@@ -2,16 +2,8 @@
 // argv[3], on the WordPress tree argv[2] (already installed). A plain ES module run by Node (no
 // tsx), so the timing holds only runCLI's own start-up. Prints "RESULT <output>" on stdout.
 const [site, code] = process.argv.slice(2);
-const { runCLI } = await import("@wp-playground/cli");
-const cli = await runCLI({
-  command: "server",
-  php: "8.3",
-  port: 0,
-  quiet: true,
-  skipBrowser: true,
-  "mount-before-install": [{ hostPath: site, vfsPath: "/wordpress" }],
-  wordpressInstallMode: "do-not-attempt-installing",
-});
+const { startPlainRunCli } = await import("./plain-runcli.mjs");
+const cli = await startPlainRunCli(site, "do-not-attempt-installing");
 const first = await cli.playground.run({ code });
 process.stdout.write(`RESULT ${first.text}\n`);
 await cli[Symbol.asyncDispose]();
