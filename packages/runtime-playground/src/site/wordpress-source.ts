@@ -58,7 +58,15 @@ export async function resolveWordPressTree(
   };
   // A release zip from the mirror (checked against its published checksum, cached), booted like a user's own --wordpress zip.
   const fromRelease = async (release: CachedRelease) => {
-    await options.onTreeLocated?.({ dir: customZipTreeDir(release.zipPath, options.cacheDir), release: release.release });
+    if (options.onTreeLocated) {
+      let dir: string | undefined;
+      try {
+        dir = customZipTreeDir(release.zipPath, options.cacheDir);
+      } catch {
+        // The zip is gone meanwhile (another process replacing it): ensureCustomWordPressTree says so.
+      }
+      if (dir !== undefined) await options.onTreeLocated({ dir, release: release.release });
+    }
     return {
       ...(await ensureCustomWordPressTree(release.zipPath, options.cacheDir, lockOptions)),
       source: { requested: release.requested, release: release.release, checksum: release.checksum, fetched: release.fetched },
