@@ -1,6 +1,6 @@
 /**
  * Integration: `wp-codebox run` really boots WordPress (about 2 s per boot from the cached
- * installed site; the first run ever installs it, about 20 s). Uses the default cache directory so
+ * installed site; the first run ever installs it, a few seconds). Uses the default cache directory so
  * runs share the installed site. The CLI paths that boot nothing are in `test/cli/cli.integration.test.ts`.
  */
 import { after, before, describe, it } from "node:test";
