@@ -60,6 +60,28 @@ describe("--artifacts is checked before boot", { timeout: 240_000 }, () => {
   }
 });
 
+// The cache and the sandboxes' scratch folder are the host's too: a file where either folder
+// should be is host-dir-unusable (exit 3) naming the variable, before anything boots.
+const HOST_DIRS: Array<[string, string]> = [
+  ["WP_CODEBOX_CACHE_DIR", "the cache"],
+  ["WP_CODEBOX_TMPDIR", "the sandboxes' scratch folder"],
+];
+describe("the cache and the scratch folder are checked before boot", { timeout: 240_000 }, () => {
+  for (const [variable, role] of HOST_DIRS) {
+    for (const [name, argv] of COMMANDS.filter(([n]) => ["run", "recipe run", "episode run", "check"].includes(n))) {
+      it(`${name}: ${variable} naming a file → host-dir-unusable, exit 3, nothing booted`, async () => {
+        const file = join(tmp, `${variable}-file`);
+        writeFileSync(file, "a file where a folder should be");
+        const run = await spawnCli(argv(mkdtempSync(join(tmp, "out-"))), { env: { [variable]: file, WP_CODEBOX_OFFLINE: "1" } });
+        assert.equal(run.code, 3, show(run));
+        assert.match(run.stderr, /error\[host-dir-unusable\]/, show(run));
+        assert.ok(run.stderr.includes(`Point ${variable}`) && run.stderr.toLowerCase().includes(role), show(run));
+        assert.doesNotMatch(run.stderr, /Booting WordPress|Installing WordPress|internal-error/, show(run));
+      });
+    }
+  }
+});
+
 describe("a lost bundle in the CLI's exit mapping", () => {
   it("bundleLostError / sessionExitError: exit 3 with the write error, before the work's own error; text says NOT WRITTEN", async () => {
     const { bundleLostError, bundleVerifyText, sessionExitError } = await import("../../packages/cli/src/cli-exit-error.js");

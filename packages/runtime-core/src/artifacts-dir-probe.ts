@@ -84,20 +84,7 @@ export function artifactsMinFreeBytes(env: NodeJS.ProcessEnv = process.env): num
  */
 export function probeArtifactsDir(directory: string, minFreeBytes = artifactsMinFreeBytes()): void {
   const abs = resolve(directory);
-  const step = (what: string, action: () => void): void => {
-    try {
-      action();
-    } catch (error) {
-      const errno = errnoOf(error);
-      if (!errno) throw error;
-      const cause = mkdirCause(failedPath(error) ?? abs, errno);
-      throw unwritable(abs, cause, `${what}: ${CAUSES[cause] ?? (error as Error).message}`);
-    }
-  };
-  step("the folder cannot be created", () => mkdirSync(abs, { recursive: true }));
-  const probe = join(abs, `.wp-codebox-probe-${randomBytes(4).toString("hex")}`);
-  step("a file cannot be written in it", () => writeFileSync(probe, "probe"));
-  step("a file cannot be removed from it", () => rmSync(probe));
+  const step = probeSteps(abs, unwritable);
   if (minFreeBytes <= 0) return;
   let freeBytes: number | undefined;
   step("its free space cannot be read", () => {
@@ -107,6 +94,43 @@ export function probeArtifactsDir(directory: string, minFreeBytes = artifactsMin
   if (freeBytes !== undefined && freeBytes < minFreeBytes) {
     throw unwritable(abs, "ENOSPC", `only ${freeBytes} bytes are free, less than the ${minFreeBytes} a run needs (WP_CODEBOX_ARTIFACTS_MIN_FREE_BYTES)`, { freeBytes, requiredBytes: minFreeBytes });
   }
+}
+
+/**
+ * Creates `abs` (and its parents), writes and removes a probe file in it; a filesystem failure
+ * becomes `fail(abs, errno, reason)`. Returns the step runner for further checks.
+ */
+function probeSteps(abs: string, fail: (directory: string, cause: string, reason: string) => WpCodeboxError): (what: string, action: () => void) => void {
+  const step = (what: string, action: () => void): void => {
+    try {
+      action();
+    } catch (error) {
+      const errno = errnoOf(error);
+      if (!errno) throw error;
+      const cause = mkdirCause(failedPath(error) ?? abs, errno);
+      throw fail(abs, cause, `${what}: ${CAUSES[cause] ?? (error as Error).message}`);
+    }
+  };
+  step("the folder cannot be created", () => mkdirSync(abs, { recursive: true }));
+  const probe = join(abs, `.wp-codebox-probe-${randomBytes(4).toString("hex")}`);
+  step("a file cannot be written in it", () => writeFileSync(probe, "probe"));
+  step("a file cannot be removed from it", () => rmSync(probe));
+  return step;
+}
+
+/**
+ * Checks, before boot, a folder wp-codebox keeps files in outside the bundle: creates it if
+ * needed, writes and removes a probe file in it.
+ * @param directory - the folder (`resolveCacheDir()`, the sandboxes' scratch base).
+ * @param role - what it is, for the message (`"the cache"`).
+ * @param variable - the environment variable that chooses it (`"WP_CODEBOX_CACHE_DIR"`).
+ * @throws WpCodeboxError `host-dir-unusable` (exit 3) naming the folder, the variable and the
+ *   errno (`ENOTDIR`, `EACCES`, `EROFS`, …) as `data.cause`.
+ */
+export function probeHostDir(directory: string, role: string, variable: string): void {
+  probeSteps(resolve(directory), (abs, cause, reason) =>
+    new WpCodeboxError("host-dir-unusable", `${role[0]!.toUpperCase()}${role.slice(1)} (${abs}) cannot be used: ${reason} (${cause}). Point ${variable} at a folder you can write in.`, { directory: abs, cause, variable }),
+  );
 }
 
 /**

@@ -21,6 +21,7 @@ export const ERROR_CODE_HELP: { readonly [Code in ErrorCode]: string } = {
   "artifacts-dir-outside-base": "An MCP `collect_artifacts` directory leaves the session's bundle folder; name a folder inside it.",
   "artifacts-dir-unwritable": "The bundle folder cannot be created or written, or has less than 64 MiB free (checked before boot); free space or fix permissions. After a run, the result is still printed with `bundle.written: false`.",
   "host-disk-full": "A disk wp-codebox writes to outside the bundle folder is full (`ENOSPC` or `EDQUOT`), most often the cache (`WP_CODEBOX_CACHE_DIR`, `~/.cache/wp-codebox` by default) while a WordPress release is assembled and installed; free space there or point `WP_CODEBOX_CACHE_DIR` and `TMPDIR` at a filesystem with room.",
+  "host-dir-unusable": "The cache folder (`WP_CODEBOX_CACHE_DIR`, `~/.cache/wp-codebox` by default) or the folder sandboxes keep their scratch files in (`WP_CODEBOX_TMPDIR`, else `/dev/shm` or `TMPDIR`) cannot be created or written: a file is in the way, a permission is missing or the filesystem is read-only. Checked before boot; point the variable at a writable folder.",
   "mount-source-missing": "A mount source does not exist on the host; create it or fix the path.",
   "mount-escape": "A mount target leaves the sandbox's file tree (`..`); name a target inside `/wordpress`.",
   "mount-target-outside-sandbox": "A mount target is outside the places the sandbox lets you mount; use an absolute path under `/wordpress/wp-content/` or `/workspace/` (not the database folder or `db.php`).",

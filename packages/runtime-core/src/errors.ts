@@ -25,6 +25,8 @@ export const ERROR_CODES = {
   "artifacts-dir-unwritable": "environment",
   /** A disk wp-codebox writes to outside the bundle folder (the cache, a scratch folder) is full. */
   "host-disk-full": "environment",
+  /** The cache folder or the sandboxes' scratch folder is not a folder wp-codebox can write in; checked before boot. */
+  "host-dir-unusable": "environment",
   "mount-source-missing": "input",
   "mount-escape": "input",
   "mount-target-outside-sandbox": "input",

@@ -32,7 +32,7 @@ export { assertUsableArtifactsDir, type CommandRunPlan, type CommandRunRequest, 
 export { ENV_NAME_PATTERN, assertEnvironment, environmentVariableProblem, isEnvName, loneSurrogateIndex, readSecretEnv } from "./environment.js";
 export { SECRET_MIN_CHARS, assertSecretsSafe, bundleStructureWords, secretValueProblem } from "./secrets/secret-safety.js";
 export { exitCodeForError, INTERRUPT_EXIT_CODES, runSession, type RunSessionOptions, type RunSessionOutcome, type SessionBundle } from "./session/run-session.js";
-export { ARTIFACTS_MIN_FREE_BYTES, artifactsMinFreeBytes, bundleWriteError, bundleWriteFailure, probeArtifactsDir } from "./artifacts-dir-probe.js";
+export { ARTIFACTS_MIN_FREE_BYTES, artifactsMinFreeBytes, bundleWriteError, bundleWriteFailure, probeArtifactsDir, probeHostDir } from "./artifacts-dir-probe.js";
 export { type EpisodeScriptOutcome, runEpisodeScript, type RunEpisodeScriptOptions } from "./session/episode-script-run.js";
 export { EPISODE_REPLAY_DIGEST_DOMAIN, EPISODE_REPLAY_NONDETERMINISTIC_COMMANDS, EPISODE_REPLAY_NONDETERMINISTIC_OBSERVATIONS, EPISODE_REPLAY_VOLATILE_FIELDS, type EpisodeReplayComparison, type EpisodeReplayReport, type EpisodeReplayStepReport, type EpisodeReplayVolatileField, normalizeForReplay, observationRequestFromRecord, replayEpisodeBundle } from "./episode/episode-replay.js";
 export { failedExecutionResult } from "./failed-execution-result.js";

@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bundleWriteError, probeArtifactsDir } from "../src/artifacts-dir-probe.js";
+import { bundleWriteError, probeArtifactsDir, probeHostDir } from "../src/artifacts-dir-probe.js";
 import { WpCodeboxError, exitCodeForCategory } from "../src/errors.js";
 import { planRun, type RunRequest } from "../src/session/run-plan.js";
 import { runSession } from "../src/session/run-session.js";
@@ -78,6 +78,40 @@ describe("probeArtifactsDir", () => {
     assert.equal(bundleWriteError(new Error("a bug"), dir), undefined);
     assert.equal(bundleWriteError(new WpCodeboxError("bundle-invalid", "bad"), dir), undefined);
   });
+});
+
+// The cache and the sandboxes' scratch folder, checked before boot: the same faults as a bundle
+// folder, as host-dir-unusable naming the variable that chooses the folder.
+describe("probeHostDir", () => {
+  it("accepts a writable folder: creates it, leaves it empty", () => {
+    const target = join(dir, "host-ok", "cache");
+    probeHostDir(target, "the cache", "WP_CODEBOX_CACHE_DIR");
+    assert.deepEqual(readdirSync(target), []);
+  });
+  const file = join(dir, "host-file");
+  writeFileSync(file, "x");
+  const rows: Array<[string, () => string | { skip: string }, string]> = [
+    ["a regular file where the folder should be", () => file, "EEXIST"],
+    ["a folder under a regular file", () => join(file, "cache"), "ENOTDIR"],
+    ["a 300-character folder name", () => join(dir, "h".repeat(300)), "ENAMETOOLONG"],
+    ["a read-only filesystem", () => { const m = tmpfs("ro,size=1m"); return typeof m === "string" ? join(m, "cache") : m; }, "EROFS"],
+  ];
+  for (const [name, target, cause] of rows) {
+    it(`refuses ${name} with ${cause} (exit 3), naming the variable`, (t) => {
+      const path = target();
+      if (typeof path !== "string") return t.skip(path.skip);
+      try {
+        probeHostDir(path, "the sandboxes' scratch folder", "WP_CODEBOX_TMPDIR");
+        assert.fail("the probe accepted the folder");
+      } catch (error) {
+        assert.ok(error instanceof WpCodeboxError, String(error));
+        assert.equal(error.code, "host-dir-unusable");
+        assert.equal(error.data.cause, cause);
+        assert.equal(exitCodeForCategory(error.category), 3);
+        assert.match(error.message, /^The sandboxes' scratch folder \(.*\) cannot be used: .*Point WP_CODEBOX_TMPDIR at a folder you can write in\.$/);
+      }
+    });
+  }
 });
 
 // --- a bundle lost after the work ran -----------------------------------------------------------

@@ -15,6 +15,7 @@ import {
   defaultRuntimePolicy,
   normalizePolicy,
   pluginMount,
+  probeHostDir,
   resolveDeterminism,
   resolveMounts,
   themeMount,
@@ -43,6 +44,7 @@ import { pinnedDefaultWordPress } from "./site/wordpress-default.js";
 import { resolvePhpExtensions } from "./site/php-extensions.js";
 import { DEFAULT_PHP_VERSION } from "./site/php-versions.js";
 import { prestartPhpWorker } from "./worker/php-worker-thread.js";
+import { sandboxTempBase } from "./sandbox/sandbox-dirs.js";
 import { assertPhpData } from "@wp-codebox/commands";
 
 /** PHP versions `@php-wasm/node` runs, newest first: the library's own list (`SupportedPHPVersions`). */
@@ -180,6 +182,9 @@ export function createPlaygroundBackend(options: PlaygroundBackendOptions = {}):
       const cacheDir = resolveCacheDir(options.cacheDir);
       const policy = spec.policy === undefined ? defaultPolicy() : normalizePolicy(spec.policy);
       backend.preflight(spec);
+      // Both are written on every boot: a file in the way or a missing permission is the host's to fix, said before anything starts.
+      probeHostDir(cacheDir, "the cache", "WP_CODEBOX_CACHE_DIR");
+      probeHostDir(sandboxTempBase(), "the sandboxes' scratch folder", process.env.WP_CODEBOX_TMPDIR ? "WP_CODEBOX_TMPDIR" : "WP_CODEBOX_TMPDIR (or TMPDIR)");
       const determinism = resolveDeterminism({ clock: spec.clock, seed: spec.seed, origin: spec.origin }, policy.network);
       const php = spec.php ?? DEFAULT_PHP_VERSION;
       for (const p of [...(spec.plugins ?? []), ...(spec.themes ?? [])]) {

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlink
 import { hostname, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { cacheLockPath, ensureCacheEntry, isStaleLock, withCacheLock, writeFileAtomic, type CacheLockOwner } from "../src/site/cache-entry.js";
+import { cacheLockPath, ensureCacheEntry, isStaleLock, sweepStalePartials, withCacheLock, writeFileAtomic, type CacheLockOwner } from "../src/site/cache-entry.js";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
 
 const linux = existsSync("/proc/self/stat");
@@ -208,6 +208,35 @@ test("writeFileAtomic replaces a file whole and leaves no temporary file", () =>
     writeFileAtomic(file, "two");
     assert.equal(readFileSync(file, "utf8"), "two");
     assert.deepEqual(readdirSync(join(dir, "releases")), ["6.8.json"]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// A download saved by writeFileAtomic and cut off by a killed process left its partial file in the
+// cache's releases folder for good; the next resolution of any release sweeps the stale ones.
+test("sweepStalePartials removes partial files older than a minute, of every file or of the one named", () => {
+  const dir = mkdtempSync(join(tmpdir(), "wp-codebox-partials-"));
+  try {
+    const old = Date.now() / 1000 - 120;
+    // [name, age, swept by a sweep of the whole folder?]
+    const cases: [string, "old" | "new", boolean][] = [
+      ["wordpress-6.9.4-29e587a8e945.zip.partial-7781-a1b2c3d4", "old", true], // a killed download
+      ["6.9.4.json.partial-7781-0f0f0f0f", "old", true], // its record, killed mid-write
+      ["wordpress-7.0.4-7a4aaeff993b.zip.partial-9120-deadbeef", "new", false], // another process saving it now
+      ["wordpress-6.9.4-29e587a8e945.zip", "old", false], // a release
+      ["6.9.4.json", "old", false],
+      ["6.9.4.json.lock", "old", false], // a lock: withCacheLock's to judge
+      ["notes.partial-x", "old", false], // not a name writeFileAtomic makes
+    ];
+    for (const [name, age] of cases) {
+      writeFileSync(join(dir, name), "x");
+      if (age === "old") utimesSync(join(dir, name), old, old);
+    }
+    assert.equal(sweepStalePartials(dir, "something-else.zip"), 0, "only the named file's partials when a name is given");
+    assert.equal(sweepStalePartials(dir), cases.filter(([, , swept]) => swept).length);
+    assert.deepEqual(readdirSync(dir).sort(), cases.filter(([, , swept]) => !swept).map(([name]) => name).sort());
+    assert.equal(sweepStalePartials(join(dir, "missing")), 0, "a folder that is not there is nothing to sweep");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

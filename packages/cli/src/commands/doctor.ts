@@ -5,7 +5,7 @@
  * (optional: only browser commands need it), a WP-CLI phar (optional) and the Debian packages of
  * `--backend native` (optional).
  */
-import { accessSync, constants, existsSync, readFileSync, readdirSync } from "node:fs";
+import { accessSync, constants, existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { LATEST_CHECK_MAX_AGE_MS, chooseDefaultWordPress, isLatestCheckFresh } from "@wp-codebox/runtime-core";
 import { NATIVE_DEBIAN_PACKAGES, nativeToolsStatus } from "@wp-codebox/runtime-native";
@@ -66,6 +66,8 @@ function isWritable(dir: string): boolean {
     probe = parent;
   }
   try {
+    // A file where the folder (or a parent) should be cannot hold the cache, writable or not.
+    if (!statSync(probe).isDirectory()) return false;
     accessSync(probe, constants.W_OK);
     return true;
   } catch {

@@ -88,6 +88,39 @@ export function siblingTempPath(path: string, tag: "staging" | "discard" | "part
   return `${path}.${tag}-${process.pid}-${randomBytes(4).toString("hex")}`;
 }
 
+/** A file written through `siblingTempPath(…, "partial")` is renamed into place within seconds: one older than this was left by a killed process. */
+const STALE_PARTIAL_MS = 60_000;
+
+/**
+ * Removes the partial files in `dir` (`<name>.partial-<pid>-<hex>`, from `writeFileAtomic` and
+ * `writeFileAtomicAsync`) older than a minute, of the file `name` only when given: a process
+ * killed while it wrote one (a downloaded release, a site's OPcache seed) leaves it, and nothing
+ * else would remove it. A write in progress (another process on this cache) is younger.
+ * @returns how many it removed.
+ */
+export function sweepStalePartials(dir: string, name?: string, now = Date.now()): number {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const entry of names) {
+    const match = /^(.+)\.partial-\d+-[0-9a-f]+$/.exec(entry);
+    if (!match || (name !== undefined && match[1] !== name)) continue;
+    const path = join(dir, entry);
+    try {
+      if (now - statSync(path).mtimeMs < STALE_PARTIAL_MS) continue;
+      rmSync(path, { force: true, recursive: true });
+      removed++;
+    } catch {
+      // Gone meanwhile (its writer renamed or removed it).
+    }
+  }
+  return removed;
+}
+
 /** The lock file of a cache entry. */
 export function cacheLockPath(entryPath: string): string {
   return `${entryPath}.lock`;

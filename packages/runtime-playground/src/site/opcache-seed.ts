@@ -10,7 +10,7 @@
  */
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { writeFileAtomic, writeFileAtomicAsync } from "./cache-entry.js";
+import { sweepStalePartials, writeFileAtomic, writeFileAtomicAsync } from "./cache-entry.js";
 
 /** One file of a pack: its path relative to the seed folder (`/`-separated) and its bytes. */
 export interface SeedFile {
@@ -82,38 +82,15 @@ export async function writeSeedPack(pack: Uint8Array, packPath: string): Promise
   await writeFileAtomicAsync(packPath, pack);
 }
 
-/** A pack being written is renamed into place within seconds: one older than this was left by a killed process. */
-const STALE_PARTIAL_MS = 60_000;
-
 /**
  * Removes the partial files of the pack at `packPath` (`<pack>.partial-<pid>-<hex>`, written by
  * `writeSeedPack` or by older versions) that are older than a minute: a process killed while it
  * wrote the seed (~28 MB) leaves one, and the seed is written only while none exists, so nothing
- * else would ever remove them. A write in progress (another process on this cache) is younger.
+ * else would ever remove them (`sweepStalePartials`).
  * @returns how many it removed.
  */
 export function sweepStaleSeedPartials(packPath: string, now = Date.now()): number {
-  const dir = dirname(packPath);
-  const prefix = `${basename(packPath)}.partial-`;
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return 0;
-  }
-  let removed = 0;
-  for (const name of names) {
-    if (!name.startsWith(prefix) || !/^\d+-[0-9a-f]+$/.test(name.slice(prefix.length))) continue;
-    const path = join(dir, name);
-    try {
-      if (now - statSync(path).mtimeMs < STALE_PARTIAL_MS) continue;
-      rmSync(path, { force: true, recursive: true });
-      removed++;
-    } catch {
-      // Gone meanwhile (its writer renamed or removed it).
-    }
-  }
-  return removed;
+  return sweepStalePartials(dirname(packPath), basename(packPath), now);
 }
 
 /**

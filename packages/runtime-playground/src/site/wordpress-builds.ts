@@ -5,6 +5,7 @@
  * `public/wp-X.Y/` (or `public/wp-X.Y/wordpress/` in some releases). A complete tree is the zip's
  * root with the assets merged over it.
  */
+import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, cpSync, statSync, writeFileSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -139,7 +140,9 @@ export async function ensureWordPressTree(build: WordPressBuild, cacheDir: strin
 export function customZipTreeDir(zipPath: string, cacheDir: string): string {
   const abs = resolve(zipPath);
   const st = statSync(abs);
-  const key = Buffer.from(`${abs}:${st.size}:${st.mtimeMs}`).toString("base64url").slice(-32);
+  // Hashed: the tail of the base64 of the three kept only the size and time, so two zips of one
+  // size and time at different paths shared a tree.
+  const key = createHash("sha256").update(`${abs}\0${st.size}\0${st.mtimeMs}`).digest("base64url").slice(0, 32);
   return join(cacheDir, "wordpress", `custom-${key}`);
 }
 

@@ -12,7 +12,7 @@ import { basename, join } from "node:path";
 import { WpCodeboxError, compareWordPressVersions, isLatestCheckFresh, quoteValue } from "@wp-codebox/runtime-core";
 import { unzipSync } from "fflate";
 import { findWordPressBuild, listWordPressBuilds } from "./wordpress-builds.js";
-import { withCacheLock, writeFileAtomic } from "./cache-entry.js";
+import { sweepStalePartials, withCacheLock, writeFileAtomic } from "./cache-entry.js";
 
 /** The official WordPress release archive. */
 export const DEFAULT_WORDPRESS_MIRROR = "https://wordpress.org/";
@@ -167,6 +167,8 @@ export async function ensureWordPressRelease(version: string, options: WordPress
     throw new WpCodeboxError("invalid-argument", `--wp ${quoteValue(version)}: expected a version such as 6.7 or 6.7.1, or "latest".`, { requested: version });
   }
   const dir = join(options.cacheDir, "releases");
+  // What a process killed while it saved a download (a zip, a record) left.
+  sweepStalePartials(dir);
   const recordPath = join(dir, `${version}.json`);
   const offline = options.offline ?? process.env.WP_CODEBOX_OFFLINE === "1";
   const timeoutMs = options.timeoutMs ?? 120_000;
