@@ -268,3 +268,27 @@ for (const c of LOCATED_CASES) {
     }
   });
 }
+
+test("a process that waits for another one's download of the release says so, then uses what it cached", async () => {
+  const fresh = mkdtempSync(join(tmpdir(), "wp-codebox-download-wait-"));
+  try {
+    const { withCacheLock } = await import("../src/site/cache-entry.js");
+    mkdirSync(join(fresh, "releases"), { recursive: true });
+    const progress: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // This process holds the release's lock, as another process downloading it would.
+    const holder = withCacheLock(join(fresh, "releases", `${build.release}.json`), () => held);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const waiting = ensureWordPressRelease(build.release, { cacheDir: fresh, mirror, offline: false, onProgress: (m) => progress.push(m) });
+    // Until it says it waits (bounded, so that a process that never says so fails the test below instead of hanging it).
+    for (let i = 0; i < 200 && !progress.some((m) => m.startsWith("Waiting")); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    release();
+    await holder;
+    const cached = await waiting;
+    assert.equal(cached.release, build.release);
+    assert.deepEqual(progress.filter((m) => m.startsWith("Waiting")), [`Waiting for another wp-codebox process (pid ${process.pid}) to download WordPress ${build.release}`]);
+  } finally {
+    rmSync(fresh, { recursive: true, force: true });
+  }
+});

@@ -183,7 +183,11 @@ export async function ensureWordPressRelease(version: string, options: WordPress
   if (cached && version !== "latest") return { ...cached, fetched: false };
   if (cached && cached.mirror === mirror && isLatestCheckFresh(cached.checkedAt, Date.now(), options.maxAgeMs ?? 0)) return { ...cached, fetched: false };
   // One process fetches; concurrent ones wait and then read what it cached.
-  return withCacheLock(recordPath, () => fetchRelease(version, dir, recordPath, mirror, zipUrl, timeoutMs, options), options.signal ? { signal: options.signal } : {});
+  return withCacheLock(recordPath, () => fetchRelease(version, dir, recordPath, mirror, zipUrl, timeoutMs, options), {
+    ...(options.signal ? { signal: options.signal } : {}),
+    // Said once: a download can take a while, and the waiting process would otherwise print nothing.
+    onWait: (owner) => options.onProgress?.(`Waiting for another wp-codebox process${owner ? ` (pid ${owner.pid})` : ""} to download WordPress ${version}`),
+  });
 }
 
 async function fetchRelease(version: string, dir: string, recordPath: string, mirror: string, zipUrl: string, timeoutMs: number, options: WordPressReleaseOptions): Promise<CachedRelease> {
