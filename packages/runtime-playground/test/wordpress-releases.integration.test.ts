@@ -292,3 +292,30 @@ test("a process that waits for another one's download of the release says so, th
     rmSync(fresh, { recursive: true, force: true });
   }
 });
+
+test("a cached release whose zip was damaged is dropped and said so: offline the error names it, online it is fetched again with a notice", async () => {
+  const fresh = mkdtempSync(join(tmpdir(), "wp-codebox-damaged-"));
+  try {
+    const first = await ensureWordPressRelease(build.release, { cacheDir: fresh, mirror, offline: false });
+    const damage = () => writeFileSync(first.zipPath, readFileSync(first.zipPath).subarray(0, 10_000));
+    damage();
+    await assert.rejects(ensureWordPressRelease(build.release, { cacheDir: fresh, mirror, offline: true }), (error: unknown) => {
+      assert.ok(error instanceof WpCodeboxError, String(error));
+      assert.equal(error.code, "wordpress-version-unavailable");
+      assert.match(error.message, /its cached zip no longer matches its checksum \(damaged or changed\) and was dropped/);
+      assert.equal(error.data.dropped, true);
+      return true;
+    });
+    // The record went with it: the next offline resolution finds no release at all.
+    await assert.rejects(ensureWordPressRelease(build.release, { cacheDir: fresh, mirror, offline: true }), /not in the cache/);
+    const again = await ensureWordPressRelease(build.release, { cacheDir: fresh, mirror, offline: false });
+    assert.equal(again.fetched, true);
+    damage();
+    const progress: string[] = [];
+    const refetched = await ensureWordPressRelease(build.release, { cacheDir: fresh, mirror, offline: false, onProgress: (m) => progress.push(m) });
+    assert.equal(refetched.fetched, true);
+    assert.ok(progress.includes(`The cached WordPress ${build.release} zip no longer matches its checksum (damaged or changed): dropped, fetching it again`), progress.join(" | "));
+  } finally {
+    rmSync(fresh, { recursive: true, force: true });
+  }
+});

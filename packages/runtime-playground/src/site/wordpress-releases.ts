@@ -172,11 +172,16 @@ export async function ensureWordPressRelease(version: string, options: WordPress
   const recordPath = join(dir, `${version}.json`);
   const offline = options.offline ?? process.env.WP_CODEBOX_OFFLINE === "1";
   const timeoutMs = options.timeoutMs ?? 120_000;
+  const recorded = existsSync(recordPath);
   const cached = readRecord(recordPath, dir);
+  // A record whose zip no longer matches its checksum is dropped by readRecord: said, not hidden.
+  const dropped = recorded && !cached;
   if (offline) {
     if (cached) return { ...cached, fetched: false };
+    if (dropped) throw unavailable(version, "its cached zip no longer matches its checksum (damaged or changed) and was dropped, and WP_CODEBOX_OFFLINE=1 forbids fetching it again", { offline: true, dropped: true });
     throw unavailable(version, "it is not bundled, not in the cache, and WP_CODEBOX_OFFLINE=1 forbids fetching it", { offline: true });
   }
+  if (dropped) options.onProgress?.(`The cached WordPress ${version} zip no longer matches its checksum (damaged or changed): dropped, fetching it again`);
   const mirror = wordpressMirror(options.mirror);
   const zipUrl = new URL(releaseZipName(version), mirror).toString();
   // A fixed version never changes: a verified cached copy is used without asking the mirror.
