@@ -77,6 +77,8 @@ describe("the cache and the scratch folder are checked before boot", { timeout: 
         assert.match(run.stderr, /error\[host-dir-unusable\]/, show(run));
         assert.ok(run.stderr.includes(`Point ${variable}`) && run.stderr.toLowerCase().includes(role), show(run));
         assert.doesNotMatch(run.stderr, /Booting WordPress|Installing WordPress|internal-error/, show(run));
+        // The run's bundle, which says why, is written and verifies.
+        assert.match(run.stderr, /verify:\s+valid/, show(run));
       });
     }
   }

@@ -11,11 +11,13 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { WpCodeboxError } from "@wp-codebox/runtime-core";
 import { createPlaygroundBackend } from "@wp-codebox/runtime-playground";
+import { PlaygroundRuntime } from "../src/sandbox/playground-runtime.js";
 import { extractZip } from "../src/site/zip.js";
 import { unpackSeed } from "../src/site/opcache-seed.js";
 import { sharedWordPressReleasesDir, WORDPRESS_MIRROR_SKIP } from "../../../test/support/wordpress-mirror.js";
@@ -255,21 +257,39 @@ test("a release not installed yet, where another one is, boots beside its instal
 });
 
 // What a boot started before the release is unpacked (the installer's worker) ends when the boot
-// fails before its own worker starts: here the sandbox's folder cannot be made. Nothing hangs, and
-// the next boot installs the release.
+// fails before its own worker starts (here the sandbox cannot start: its start is made to throw).
+// Nothing hangs, and the next boot installs the release. A scratch folder that is a file is
+// refused before any of that starts (host-dir-unusable): no worker is started for it at all.
 for (const c of [
   { name: "on an empty cache", installedFirst: false },
   { name: "where another release is installed", installedFirst: true },
 ]) {
-  test(`a first boot that fails before the sandbox's worker starts ends the install it began, ${c.name}`, { timeout: 600_000 }, async () => {
+  test(`a first boot that fails before the sandbox's worker starts ends the install it began, ${c.name}`, { timeout: 600_000 }, async (t) => {
     const temp = sandboxTemp(`early-failure-${c.installedFirst}-sandboxes`);
     const backend = createPlaygroundBackend({ cacheDir: join(scratch, `early-failure-${c.installedFirst}-cache`), offline: true });
     if (c.installedFirst) await (await backend.create({ wordpress: { version: "6.5" } })).dispose();
     const notAFolder = join(scratch, `early-failure-${c.installedFirst}-file`);
     writeFileSync(notAFolder, "a file where the sandboxes' folder should be");
+    // The process's threads: the installer's worker is one of them while it lives. (Node's own
+    // thread pool is started first, so that it does not count as the boot's.)
+    await readFile(notAFolder);
+    const threads = (): number => readdirSync("/proc/self/task").length;
+    const settled = async (before: number): Promise<number> => {
+      for (let i = 0; i < 100 && threads() > before; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      return threads();
+    };
+    const before = threads();
     process.env.WP_CODEBOX_TMPDIR = notAFolder;
-    await assert.rejects(backend.create({ wordpress: { version: "6.4" } }));
+    await assert.rejects(backend.create({ wordpress: { version: "6.4" } }), (error: unknown) => error instanceof WpCodeboxError && error.code === "host-dir-unusable");
+    assert.ok((await settled(before)) <= before, `no worker was left: ${threads()} threads, ${before} before the boot`);
     process.env.WP_CODEBOX_TMPDIR = temp;
+    const start = t.mock.method(PlaygroundRuntime.prototype as unknown as { start: () => Promise<void> }, "start", async () => {
+      throw new Error("the sandbox could not start");
+    });
+    await assert.rejects(backend.create({ wordpress: { version: "6.4" } }), /the sandbox could not start/);
+    assert.equal(start.mock.callCount(), 1);
+    start.mock.restore();
+    assert.ok((await settled(before)) <= before, `the installer's worker was ended: ${threads()} threads, ${before} before the boot`);
     const runtime = await backend.create({ wordpress: { version: "6.4" } });
     try {
       assert.equal(runtime.info().bootMode, "installed");

@@ -8,7 +8,7 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { createServer, type Server } from "node:http";
-import { appendFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -296,7 +296,13 @@ test("a process that waits for another one's download of the release says so, th
 test("a cached release whose zip was damaged is dropped and said so: offline the error names it, online it is fetched again with a notice", async () => {
   const fresh = mkdtempSync(join(tmpdir(), "wp-codebox-damaged-"));
   try {
+    // What a download killed two minutes ago left: swept by the next resolution of any release.
+    const killed = join(fresh, "releases", `wordpress-${build.release}-0123456789ab.zip.partial-4242-a1b2c3d4`);
+    mkdirSync(join(fresh, "releases"), { recursive: true });
+    writeFileSync(killed, "half a zip");
+    utimesSync(killed, Date.now() / 1000 - 120, Date.now() / 1000 - 120);
     const first = await ensureWordPressRelease(build.release, { cacheDir: fresh, mirror, offline: false });
+    assert.ok(!existsSync(killed), "the killed download's partial file is gone");
     const damage = () => writeFileSync(first.zipPath, readFileSync(first.zipPath).subarray(0, 10_000));
     damage();
     await assert.rejects(ensureWordPressRelease(build.release, { cacheDir: fresh, mirror, offline: true }), (error: unknown) => {
